@@ -1,0 +1,93 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import { badRequest, bodyProblems, commonProblems, conflict, notFound } from './problems.ts';
+import { CursorSchema, ID_PATTERN, IdSchema, LimitSchema, NextCursorSchema, TimestampSchema } from './schemas.ts';
+import { requires } from './scopes.ts';
+
+const c = initContract();
+
+export const USER_SUBJECT_PATTERN = new RegExp(`^user:${ID_PATTERN.source.slice(1, -1)}$`);
+
+export const CreateAgentSchema = z
+  .object({
+    external_id: IdSchema.describe("The agent's own id; its subject is agent:<external_id>"),
+    display_name: z.string().min(1).max(256).optional(),
+    owner: z.string().regex(USER_SUBJECT_PATTERN, 'must be a user subject, user:<id>').optional().describe('The user the agent acts for'),
+    scope: z
+      .array(z.string().min(1).max(256))
+      .max(256)
+      .describe('Scope mask: <namespace>:<relation> entries, either side may be *, e.g. document:viewer or *:*'),
+  })
+  .strict();
+
+export const AgentSchema = z.object({
+  external_id: z.string(),
+  subject: z.string().describe('agent:<external_id>'),
+  display_name: z.string().nullable(),
+  owner: z.string().nullable(),
+  scope: z.array(z.string()),
+  created_at: TimestampSchema,
+});
+
+export const AgentPathSchema = z.object({ external_id: IdSchema });
+
+export const agentsContract = c.router({
+  create: {
+    method: 'POST',
+    path: '/agents',
+    summary: 'Register an agent',
+    description: 'Reserves the subject agent:<external_id>; creates no grants.',
+    body: CreateAgentSchema,
+    responses: {
+      201: AgentSchema,
+      ...badRequest(['invalid-request', 'invalid-subject']),
+      ...conflict(['agent-exists']),
+      ...bodyProblems,
+      ...commonProblems,
+    },
+    metadata: requires('grant:write'),
+  },
+  list: {
+    method: 'GET',
+    path: '/agents',
+    summary: 'List agents',
+    description: 'Ordered by external_id; keyset-paginated.',
+    query: z.object({ cursor: CursorSchema.optional(), limit: LimitSchema }).strict(),
+    responses: {
+      200: z.object({ agents: z.array(AgentSchema), next_cursor: NextCursorSchema }),
+      ...badRequest(['invalid-request', 'invalid-cursor']),
+      ...commonProblems,
+    },
+    metadata: requires('grant:read'),
+  },
+  get: {
+    method: 'GET',
+    path: '/agents/:external_id',
+    summary: 'Get an agent',
+    pathParams: AgentPathSchema,
+    responses: {
+      200: AgentSchema,
+      ...badRequest(['invalid-request']),
+      ...notFound(['agent-not-found']),
+      ...commonProblems,
+    },
+    metadata: requires('grant:read'),
+  },
+  delete: {
+    method: 'DELETE',
+    path: '/agents/:external_id',
+    summary: 'Kill an agent',
+    description:
+      'Killswitch: removes the agent and every grant naming it, as subject or object, in one transaction. ' +
+      'A grant written concurrently either lands before and is removed, or is refused.',
+    pathParams: AgentPathSchema,
+    body: c.noBody(),
+    responses: {
+      200: z.object({ external_id: z.string(), grants_removed: z.number().int() }),
+      ...badRequest(['invalid-request']),
+      ...notFound(['agent-not-found']),
+      ...commonProblems,
+    },
+    metadata: requires('grant:write'),
+  },
+});

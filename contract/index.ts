@@ -1,0 +1,29 @@
+import { initContract } from '@ts-rest/core';
+import { agentsContract } from './agents.ts';
+import { checkContract } from './check.ts';
+import { grantsContract } from './grants.ts';
+import { keysContract } from './keys.ts';
+import { namespacesContract } from './namespaces.ts';
+import { objectsContract } from './objects.ts';
+
+const c = initContract();
+
+/** The whole /v1 API: the server is type-checked against it, the OpenAPI document and the client derive from it. */
+export const contract = c.router(
+  {
+    check: checkContract.check,
+    checkBulk: checkContract.checkBulk,
+    objects: objectsContract,
+    grants: grantsContract,
+    namespaces: namespacesContract,
+    agents: agentsContract,
+    keys: keysContract,
+  },
+  { pathPrefix: '/v1', strictStatusCodes: true },
+);
+
+export type Contract = typeof contract;
+export * from './problems.ts';
+export * from './schemas.ts';
+export * from './scopes.ts';
+export { NamespaceSchema, RelationsSchema, INCLUDE_PATTERN } from './namespaces.ts';

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+
+// Shapes shared by several resources (API.md, "Names and shapes").
+export const NAME_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;
+export const ID_PATTERN = /^[A-Za-z0-9._\-@|~+=]{1,256}$/;
+export const REF_PATTERN = /^[a-z][a-z0-9_]{0,62}:[A-Za-z0-9._\-@|~+=]{1,256}$/;
+
+export const NameSchema = z.string().regex(NAME_PATTERN, 'must match ^[a-z][a-z0-9_]{0,62}$');
+export const IdSchema = z.string().regex(ID_PATTERN, 'must be 1-256 characters of A-Z a-z 0-9 . _ - @ | ~ + =');
+
+const refMessage = 'must be <namespace>:<id>, e.g. user:alice';
+/** A malformed subject is answered with `invalid-subject`, a malformed object with `invalid-object`. */
+export const SubjectSchema = z.string().regex(REF_PATTERN, refMessage).describe('Subject, <namespace>:<id>, e.g. user:alice');
+export const ObjectSchema = z.string().regex(REF_PATTERN, refMessage).describe('Object, <namespace>:<id>, e.g. document:q3');
+export const RelationSchema = NameSchema.describe('Relation name, e.g. viewer');
+
+export const TimestampSchema = z.string().datetime().describe('ISO 8601 UTC timestamp');
+
+export const TripleSchema = z
+  .object({ subject: SubjectSchema, relation: RelationSchema, object: ObjectSchema })
+  .strict()
+  .describe('A grant triple');
+
+export const LimitSchema = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(1000)
+  .default(100)
+  .describe('Page size, 1 to 1000 (default 100)');
+export const CursorSchema = z.string().min(1).max(2048).describe('Opaque cursor from the previous page\'s next_cursor');
+export const NextCursorSchema = z
+  .string()
+  .nullable()
+  .describe('Cursor for the next page; null when the result is exhausted');
+
+export const EmptySchema = z.object({}).strict();

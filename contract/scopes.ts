@@ -1,0 +1,10 @@
+import { z } from 'zod';
+
+/** Capabilities an API key can carry; `admin` implies every other one. */
+export const KEY_SCOPES = ['check:read', 'grant:read', 'grant:write', 'admin'] as const;
+export const KeyScopeSchema = z.enum(KEY_SCOPES);
+export type KeyScope = z.infer<typeof KeyScopeSchema>;
+
+/** Route metadata read by the server's authentication middleware and by the OpenAPI generator. */
+export const requires = (scope: KeyScope) => ({ scope }) as const;
+export type RouteMetadata = ReturnType<typeof requires>;

@@ -1,0 +1,48 @@
+import type { Server } from 'node:http';
+import type { Config } from '../config.ts';
+import { createApp } from '../http/app.ts';
+import { createLogger, createServices, openDatabase } from '../runtime.ts';
+import { migrate } from '../store/migrate.ts';
+import { countTenants, createTenant, type CreatedTenant } from '../store/tenants.ts';
+import { printAdminKey } from './tenant.ts';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+export async function serveCommand(config: Config): Promise<number> {
+  const logger = createLogger(config);
+  const database = await openDatabase(config, logger);
+  const services = createServices(database.url, config.GRANTD_DB_POOL_SIZE, logger);
+  let bootstrapped: CreatedTenant | null = null;
+  const applied = await migrate(database.url, async () => {
+    // Under the migration lock, so that nodes starting together on an empty database make one tenant.
+    if ((await countTenants(services.db)) === 0) bootstrapped = await createTenant(services.db, 'default');
+  });
+  if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');
+  if (bootstrapped) printAdminKey(bootstrapped, (text) => process.stderr.write(text));
+
+  const app = createApp(services);
+  const server: Server = await new Promise((resolve) => {
+    const listening = app.listen(config.PORT, config.HOST, () => resolve(listening));
+  });
+  logger.info({ port: config.PORT, host: config.HOST, database: database.embedded ? 'embedded' : 'external' }, 'grantd listening');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const forced = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    });
+    clearTimeout(forced);
+    await services.db.$disconnect();
+    await database.stop();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  return 0;
+}

@@ -1,0 +1,41 @@
+import { z } from 'zod';
+
+const optionalPositiveInt = (name: string) =>
+  z
+    .string()
+    .regex(/^[1-9][0-9]{0,8}$/, `${name} must be a positive integer`)
+    .transform(Number)
+    .optional();
+
+const EnvSchema = z.object({
+  PORT: z
+    .string()
+    .regex(/^[0-9]{1,5}$/, 'PORT must be a port number')
+    .transform(Number)
+    .refine((p) => p <= 65535, 'PORT must be at most 65535')
+    .default('8080'),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must be a postgres:// or postgresql:// URL')
+    .optional(),
+  GRANTD_DATA_DIR: z.string().min(1).default('./.grantd'),
+  GRANTD_DB_POOL_SIZE: optionalPositiveInt('GRANTD_DB_POOL_SIZE').default('10'),
+  GRANTD_RATE_LIMIT: optionalPositiveInt('GRANTD_RATE_LIMIT'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = z.infer<typeof EnvSchema>;
+
+/** Reads grantd's settings from the environment; throws one line per bad value, naming it. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}
+
+export class ConfigError extends Error {}

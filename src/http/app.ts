@@ -1,0 +1,64 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createExpressEndpoints, initServer } from '@ts-rest/express';
+import express, { type Express } from 'express';
+import helmet from 'helmet';
+import { contract } from '../../contract/index.ts';
+import { packageRoot } from '../package-root.ts';
+import type { AppDeps } from './context.ts';
+import { authenticate } from './middleware/authenticate.ts';
+import { jsonBody } from './middleware/body.ts';
+import { errorHandler, notFound, validationProblem } from './middleware/errors.ts';
+import { requestLog } from './middleware/request-log.ts';
+import { sendProblem } from './problem.ts';
+import { agentRoutes } from './routes/agents.ts';
+import { checkRoutes } from './routes/check.ts';
+import { grantRoutes } from './routes/grants.ts';
+import { keyRoutes } from './routes/keys.ts';
+import { namespaceRoutes } from './routes/namespaces.ts';
+import { objectRoutes } from './routes/objects.ts';
+
+const s = initServer();
+
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  app.use(requestLog(deps.logger));
+  app.use(helmet());
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await deps.ready();
+      res.json({ status: 'ready' });
+    } catch {
+      res.setHeader('Retry-After', '1');
+      sendProblem(res, 'unavailable', 'the database is unreachable');
+    }
+  });
+  const openapi = readFileSync(join(packageRoot(), 'generated', 'openapi.json'), 'utf8');
+  app.get('/openapi.json', (_req, res) => {
+    res.type('application/json').send(openapi);
+  });
+
+  const router = s.router(contract, {
+    ...checkRoutes(deps),
+    objects: objectRoutes(deps),
+    grants: grantRoutes(deps),
+    namespaces: namespaceRoutes(deps),
+    agents: agentRoutes(deps),
+    keys: keyRoutes(deps),
+  });
+  createExpressEndpoints(contract, router, app, {
+    globalMiddleware: [authenticate(deps.keys), jsonBody],
+    requestValidationErrorHandler: validationProblem,
+  });
+
+  app.use(notFound);
+  app.use(errorHandler(deps.logger));
+  return app;
+}

@@ -1,0 +1,30 @@
+import type { Logger } from 'pino';
+import type { KeyVerifier } from '../auth/verifier.ts';
+import type { AuthorizationEngine } from '../engine/engine.ts';
+import type { Db } from '../store/db.ts';
+import type { SchemaCache } from '../store/graph.ts';
+import type { KeyPrincipal } from '../store/keys.ts';
+
+/** What the HTTP layer is built from. */
+export interface AppDeps {
+  db: Db;
+  engine: AuthorizationEngine;
+  schemas: SchemaCache;
+  keys: KeyVerifier;
+  logger: Logger;
+  /** Answers /readyz: resolves when the database answers. */
+  ready: () => Promise<void>;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    principal?: KeyPrincipal;
+    id?: string;
+  }
+}
+
+/** The authenticated caller; routes run only after the authenticate middleware set it. */
+export function principalOf(req: { principal?: KeyPrincipal }): KeyPrincipal {
+  if (!req.principal) throw new Error('route reached without authentication');
+  return req.principal;
+}

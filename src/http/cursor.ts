@@ -1,0 +1,39 @@
+import { createHmac } from 'node:crypto';
+import { DomainError } from '../errors.ts';
+import { digestsEqual } from '../auth/secrets.ts';
+
+/**
+ * Opaque keyset cursors: the position as base64url JSON, and an HMAC (with the tenant's cursor key)
+ * over the position and the query it belongs to. A cursor replayed with another query, forged,
+ * edited, or from another tenant fails verification and is answered with `invalid-cursor`.
+ */
+export function encodeCursor(key: Buffer, query: unknown, position: unknown): string {
+  const payload = Buffer.from(JSON.stringify(position)).toString('base64url');
+  return `${payload}.${sign(key, query, payload).toString('base64url')}`;
+}
+
+export function decodeCursor(key: Buffer, query: unknown, cursor: string): unknown {
+  const dot = cursor.indexOf('.');
+  const payload = cursor.slice(0, dot);
+  const signature = Buffer.from(cursor.slice(dot + 1), 'base64url');
+  if (dot < 0 || !digestsEqual(signature, sign(key, query, payload))) {
+    throw new DomainError('invalid-cursor', 'the cursor was not issued for this query');
+  }
+  try {
+    return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  } catch {
+    throw new DomainError('invalid-cursor', 'the cursor is malformed');
+  }
+}
+
+const sign = (key: Buffer, query: unknown, payload: string): Buffer =>
+  createHmac('sha256', key).update(JSON.stringify(query)).update('\n').update(payload).digest().subarray(0, 16);
+
+/** Decodes a cursor that must hold an array of `length` strings. */
+export function decodeStringTuple(key: Buffer, query: unknown, cursor: string, length: number): string[] {
+  const position = decodeCursor(key, query, cursor);
+  if (!Array.isArray(position) || position.length !== length || !position.every((p) => typeof p === 'string')) {
+    throw new DomainError('invalid-cursor', 'the cursor is malformed');
+  }
+  return position;
+}

@@ -1,0 +1,84 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { RequestValidationError } from '@ts-rest/express';
+import type { Logger } from 'pino';
+import type { ZodIssue } from 'zod';
+import type { ProblemType } from '../../../contract/index.ts';
+import { DomainError } from '../../errors.ts';
+import { sendProblem } from '../problem.ts';
+
+/** Fields whose malformed value has its own problem type (API.md). */
+const REF_FIELDS: Record<string, ProblemType> = { subject: 'invalid-subject', owner: 'invalid-subject', object: 'invalid-object' };
+
+function refProblem(issue: ZodIssue): ProblemType | undefined {
+  const field = issue.path.at(-1);
+  return issue.code === 'invalid_string' && typeof field === 'string' ? REF_FIELDS[field] : undefined;
+}
+
+/** Schema failures of ts-rest's request validation, as one problem listing every failure. */
+export function validationProblem(err: RequestValidationError, _req: Request, res: Response, _next: NextFunction): void {
+  const parts = [
+    ['path', err.pathParams],
+    ['query', err.query],
+    ['header', err.headers],
+    ['body', err.body],
+  ] as const;
+  const issues = parts.flatMap(([where, error]) =>
+    (error?.issues ?? []).map((issue) => ({ issue, path: [where, ...issue.path].join('.') })),
+  );
+  const refTypes = issues.map(({ issue }) => refProblem(issue));
+  const type = refTypes.length > 0 && refTypes.every((t) => t !== undefined) ? refTypes[0]! : 'invalid-request';
+  const errors = issues.map(({ issue, path }) => ({ path, message: issue.message }));
+  const first = errors[0];
+  sendProblem(res, type, first ? `${first.path}: ${first.message}` : 'the request does not match the schema', errors);
+}
+
+/** Errors a database outage surfaces as (driver, pool and Prisma), answered 503 rather than 500. */
+function isUnavailable(error: unknown): boolean {
+  const e = error as { code?: string; name?: string; message?: string; cause?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  if (e.name === 'PrismaClientInitializationError') return true;
+  if (['P1001', 'P1002', 'P1017', 'P2024', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '08006', '08001', '08003'].includes(e.code ?? '')) {
+    return true;
+  }
+  if (/connection terminated|connection timeout|Connection terminated|timeout exceeded when trying to connect|Can't reach database/.test(e.message ?? '')) {
+    return true;
+  }
+  return e.cause !== undefined && e.cause !== error && isUnavailable(e.cause);
+}
+
+/** The last error handler: every error leaves as a problem, never a stack trace or SQL. */
+export function errorHandler(logger: Logger) {
+  return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    if (res.headersSent) return;
+    if (error instanceof DomainError) return sendProblem(res, error.type, error.detail, error.errors);
+    const parserError = error as { type?: string; status?: number };
+    switch (parserError.type) {
+      case 'entity.too.large':
+        return sendProblem(res, 'payload-too-large', 'the body is larger than 1 MiB');
+      case 'entity.parse.failed':
+        return sendProblem(res, 'invalid-request', 'the body is not valid JSON');
+      case 'encoding.unsupported':
+      case 'charset.unsupported':
+        return sendProblem(res, 'unsupported-media-type', 'send the body as UTF-8 JSON');
+    }
+    if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
+      return sendProblem(res, 'invalid-request', 'the request body could not be read');
+    }
+    if (isUnavailable(error)) {
+      logger.warn({ reqId: req.id, err: describe(error) }, 'database unavailable');
+      res.setHeader('Retry-After', '1');
+      return sendProblem(res, 'unavailable', 'the database is unreachable; retry shortly');
+    }
+    logger.error({ reqId: req.id, err: error }, 'unhandled error');
+    sendProblem(res, 'internal', `an internal error occurred; quote request id ${req.id ?? 'unknown'} when reporting it`);
+  };
+}
+
+const describe = (error: unknown) => {
+  const e = error as { name?: string; code?: string };
+  return { name: e?.name, code: e?.code };
+};
+
+export function notFound(req: Request, res: Response): void {
+  sendProblem(res, 'not-found', `no route ${req.method} ${req.path.slice(0, 200)}`);
+}

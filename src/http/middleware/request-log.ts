@@ -1,0 +1,29 @@
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
+
+const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Gives each request an id (the caller's X-Request-Id when sane), echoes it, and logs one line per request. */
+export function requestLog(logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const given = req.headers['x-request-id'];
+    req.id = typeof given === 'string' && ACCEPTABLE_ID.test(given) ? given : randomUUID();
+    res.setHeader('X-Request-Id', req.id);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      logger.info(
+        {
+          reqId: req.id,
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          ms: Number(process.hrtime.bigint() - started) / 1e6,
+          key: req.principal?.keyId,
+        },
+        'request',
+      );
+    });
+    next();
+  };
+}

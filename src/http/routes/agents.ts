@@ -1,0 +1,58 @@
+import { initServer } from '@ts-rest/express';
+import { contract } from '../../../contract/index.ts';
+import { AGENT_NAMESPACE, formatRef } from '../../engine/refs.ts';
+import { DomainError } from '../../errors.ts';
+import { createAgent, deleteAgent, getAgent, listAgents, type AgentRow } from '../../store/agents.ts';
+import { principalOf, type AppDeps } from '../context.ts';
+import { decodeStringTuple, encodeCursor } from '../cursor.ts';
+
+const s = initServer();
+
+const present = (a: AgentRow) => ({
+  external_id: a.externalId,
+  subject: formatRef({ ns: AGENT_NAMESPACE, id: a.externalId }),
+  display_name: a.displayName,
+  owner: a.owner,
+  scope: a.scope,
+  created_at: a.createdAt.toISOString(),
+});
+
+const notFound = (id: string) => new DomainError('agent-not-found', `agent ${id} is not registered`);
+
+export const agentRoutes = ({ db }: AppDeps) =>
+  s.router(contract.agents, {
+    create: async ({ body, req }) => {
+      const agent = await createAgent(db, principalOf(req).tenantId, {
+        externalId: body.external_id,
+        displayName: body.display_name ?? null,
+        owner: body.owner ?? null,
+        scope: [...new Set(body.scope)],
+      });
+      return { status: 201, body: present(agent) };
+    },
+    list: async ({ query, req }) => {
+      const { tenantId, cursorSecret } = principalOf(req);
+      const binding = ['agents'];
+      const after = query.cursor ? decodeStringTuple(cursorSecret, binding, query.cursor, 1)[0]! : null;
+      const rows = await listAgents(db, tenantId, after, query.limit + 1);
+      const page = rows.slice(0, query.limit);
+      const last = page.at(-1);
+      return {
+        status: 200,
+        body: {
+          agents: page.map(present),
+          next_cursor: rows.length > query.limit && last ? encodeCursor(cursorSecret, binding, [last.externalId]) : null,
+        },
+      };
+    },
+    get: async ({ params, req }) => {
+      const agent = await getAgent(db, principalOf(req).tenantId, params.external_id);
+      if (!agent) throw notFound(params.external_id);
+      return { status: 200, body: present(agent) };
+    },
+    delete: async ({ params, req }) => {
+      const removed = await deleteAgent(db, principalOf(req).tenantId, params.external_id);
+      if (removed === null) throw notFound(params.external_id);
+      return { status: 200, body: { external_id: params.external_id, grants_removed: removed } };
+    },
+  });

@@ -1,0 +1,67 @@
+import { initServer } from '@ts-rest/express';
+import { contract } from '../../../contract/index.ts';
+import { parseTriples } from '../../engine/engine.ts';
+import { formatRef, parseRef } from '../../engine/refs.ts';
+import { DomainError } from '../../errors.ts';
+import { applyBatch, createGrant, deleteGrant, grantKey, listGrants, type GrantKey, type GrantRow } from '../../store/grants.ts';
+import { principalOf, type AppDeps } from '../context.ts';
+import { decodeStringTuple, encodeCursor } from '../cursor.ts';
+
+const s = initServer();
+
+const present = (g: GrantRow) => ({
+  subject: formatRef({ ns: g.subjectNs, id: g.subjectId }),
+  relation: g.relation,
+  object: formatRef({ ns: g.objectNs, id: g.objectId }),
+  created_at: g.createdAt.toISOString(),
+});
+
+const tripleId = (t: { subject: string; relation: string; object: string }) => JSON.stringify([t.subject, t.relation, t.object]);
+
+export const grantRoutes = ({ db, engine }: AppDeps) =>
+  s.router(contract.grants, {
+    create: async ({ body, req }) => {
+      const { tenantId } = principalOf(req);
+      const [triple] = await parseTriples(engine.store, tenantId, [body], true);
+      const { row, created } = await createGrant(db, tenantId, triple!);
+      return { status: created ? 201 : 200, body: present(row) };
+    },
+    revoke: async ({ body, req }) => {
+      const { tenantId } = principalOf(req);
+      const [triple] = await parseTriples(engine.store, tenantId, [body], false);
+      await deleteGrant(db, tenantId, triple!);
+      return { status: 204, body: undefined };
+    },
+    list: async ({ query, req }) => {
+      const { tenantId, cursorSecret } = principalOf(req);
+      const filter = {
+        ...(query.subject ? { subject: parseRef(query.subject, 'subject') } : {}),
+        ...(query.relation ? { relation: query.relation } : {}),
+        ...(query.object ? { object: parseRef(query.object, 'object') } : {}),
+        ...(query.namespace ? { namespace: query.namespace } : {}),
+      };
+      const binding = ['grants', query.subject ?? null, query.relation ?? null, query.object ?? null, query.namespace ?? null];
+      const after = query.cursor ? (decodeStringTuple(cursorSecret, binding, query.cursor, 5) as GrantKey) : null;
+      const rows = await listGrants(db, tenantId, filter, after, query.limit + 1);
+      const page = rows.slice(0, query.limit);
+      const last = page.at(-1);
+      return {
+        status: 200,
+        body: {
+          grants: page.map(present),
+          next_cursor: rows.length > query.limit && last ? encodeCursor(cursorSecret, binding, grantKey(last)) : null,
+        },
+      };
+    },
+    batch: async ({ body, req }) => {
+      const { tenantId } = principalOf(req);
+      const writing = new Set(body.writes.map(tripleId));
+      const both = body.deletes.find((t) => writing.has(tripleId(t)));
+      if (both) {
+        throw new DomainError('invalid-request', `${tripleId(both)} is both written and deleted; send it in one list only`);
+      }
+      const writes = await parseTriples(engine.store, tenantId, body.writes, true);
+      const deletes = await parseTriples(engine.store, tenantId, body.deletes, false);
+      return { status: 200, body: await applyBatch(db, tenantId, writes, deletes) };
+    },
+  });

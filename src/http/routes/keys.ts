@@ -1,0 +1,41 @@
+import { initServer } from '@ts-rest/express';
+import { contract, type KeyScope } from '../../../contract/index.ts';
+import { DomainError } from '../../errors.ts';
+import { createKey, listKeys, revokeKey } from '../../store/keys.ts';
+import { principalOf, type AppDeps } from '../context.ts';
+
+const s = initServer();
+
+export const keyRoutes = ({ db, keys }: AppDeps) =>
+  s.router(contract.keys, {
+    create: async ({ body, req }) => {
+      const key = await createKey(db, principalOf(req).tenantId, body.label, body.scopes);
+      return {
+        status: 201,
+        body: { id: key.id, prefix: key.prefix, secret: key.secret, label: key.label, scopes: key.scopes, created_at: key.createdAt.toISOString() },
+      };
+    },
+    list: async ({ req }) => {
+      const rows = await listKeys(db, principalOf(req).tenantId);
+      return {
+        status: 200,
+        body: {
+          keys: rows.map((k) => ({
+            id: k.id,
+            prefix: k.prefix,
+            label: k.label,
+            scopes: k.scopes as KeyScope[],
+            created_at: k.createdAt.toISOString(),
+            last_used_at: k.lastUsedAt?.toISOString() ?? null,
+          })),
+        },
+      };
+    },
+    revoke: async ({ params, req }) => {
+      if (!(await revokeKey(db, principalOf(req).tenantId, params.id))) {
+        throw new DomainError('key-not-found', `no live key ${params.id.slice(0, 128)}`);
+      }
+      keys.forgetAll();
+      return { status: 204, body: undefined };
+    },
+  });

@@ -1,0 +1,24 @@
+import { initServer } from '@ts-rest/express';
+import { contract } from '../../../contract/index.ts';
+import { validateRelations } from '../../engine/schema.ts';
+import { createNamespace, listNamespaces, type NamespaceRow } from '../../store/namespaces.ts';
+import { principalOf, type AppDeps } from '../context.ts';
+
+const s = initServer();
+
+const present = (ns: NamespaceRow) => ({ name: ns.name, relations: ns.relations, created_at: ns.createdAt.toISOString() });
+
+export const namespaceRoutes = ({ db, schemas }: AppDeps) =>
+  s.router(contract.namespaces, {
+    create: async ({ body, req }) => {
+      const { tenantId } = principalOf(req);
+      if (body.relations) validateRelations(body.relations);
+      const created = await createNamespace(db, tenantId, body.name, body.relations ?? null);
+      schemas.invalidate(tenantId);
+      return { status: 201, body: present(created) };
+    },
+    list: async ({ req }) => {
+      const rows = await listNamespaces(db, principalOf(req).tenantId);
+      return { status: 200, body: { namespaces: rows.map(present) } };
+    },
+  });

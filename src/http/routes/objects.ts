@@ -1,0 +1,25 @@
+import { initServer } from '@ts-rest/express';
+import { contract } from '../../../contract/index.ts';
+import { principalOf, type AppDeps } from '../context.ts';
+import { decodeStringTuple, encodeCursor } from '../cursor.ts';
+
+const s = initServer();
+
+export const objectRoutes = ({ engine }: AppDeps) =>
+  s.router(contract.objects, {
+    list: async ({ query, req }) => {
+      const { tenantId, cursorSecret } = principalOf(req);
+      const binding = ['objects', query.namespace, query.subject, query.relation];
+      const after = query.cursor ? decodeStringTuple(cursorSecret, binding, query.cursor, 1)[0]! : null;
+      const page = await engine.listObjects(tenantId, { ...query, after });
+      const last = page.ids.at(-1);
+      return {
+        status: 200,
+        body: {
+          namespace: query.namespace,
+          objects: page.ids,
+          next_cursor: page.more && last !== undefined ? encodeCursor(cursorSecret, binding, [last]) : null,
+        },
+      };
+    },
+  });

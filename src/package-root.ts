@@ -1,0 +1,14 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The folder holding grantd's package.json, whether running from src/ or from dist/src/. */
+export function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'prisma', 'migrations'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('cannot find grantd\'s prisma/migrations folder');
+    dir = parent;
+  }
+  return dir;
+}

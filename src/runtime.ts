@@ -1,0 +1,35 @@
+import pino, { type Logger } from 'pino';
+import { KeyVerifier } from './auth/verifier.ts';
+import type { Config } from './config.ts';
+import { AuthorizationEngine } from './engine/engine.ts';
+import type { AppDeps } from './http/context.ts';
+import { connect } from './store/db.ts';
+import { startEmbedded } from './store/embedded.ts';
+import { PrismaGraphStore, SchemaCache } from './store/graph.ts';
+
+export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): Logger {
+  return pino({ level: config.LOG_LEVEL, base: { service: 'grantd' }, redact: ['req.headers.authorization'] });
+}
+
+/** The configured database: DATABASE_URL, or the embedded PostgreSQL under GRANTD_DATA_DIR. */
+export async function openDatabase(config: Config, logger: Logger): Promise<{ url: string; embedded: boolean; stop: () => Promise<void> }> {
+  if (config.DATABASE_URL) return { url: config.DATABASE_URL, embedded: false, stop: async () => undefined };
+  const embedded = await startEmbedded(config.GRANTD_DATA_DIR, (line) => logger.warn(line));
+  return { url: embedded.url, embedded: true, stop: embedded.stop };
+}
+
+/** Everything the HTTP app needs, over one database. */
+export function createServices(url: string, poolSize: number, logger: Logger): AppDeps {
+  const db = connect(url, poolSize);
+  const schemas = new SchemaCache(db);
+  return {
+    db,
+    schemas,
+    engine: new AuthorizationEngine(new PrismaGraphStore(db, schemas)),
+    keys: new KeyVerifier(db),
+    logger,
+    ready: async () => {
+      await db.$queryRaw`SELECT 1`;
+    },
+  };
+}

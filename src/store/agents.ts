@@ -1,0 +1,65 @@
+import { AGENT_NAMESPACE } from '../engine/refs.ts';
+import { DomainError } from '../errors.ts';
+import type { Db } from './db.ts';
+import { Prisma } from './prisma/client.ts';
+
+export interface AgentRow {
+  externalId: string;
+  displayName: string | null;
+  owner: string | null;
+  scope: string[];
+  createdAt: Date;
+}
+
+const agentColumns = { externalId: true, displayName: true, owner: true, scope: true, createdAt: true } as const;
+
+export async function createAgent(
+  db: Db,
+  tenantId: string,
+  agent: { externalId: string; displayName: string | null; owner: string | null; scope: string[] },
+): Promise<AgentRow> {
+  try {
+    return await db.agent.create({ data: { tenantId, ...agent }, select: agentColumns });
+  } catch (error) {
+    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
+      throw new DomainError('agent-exists', `agent ${agent.externalId} already exists`);
+    }
+    throw error;
+  }
+}
+
+export const getAgent = (db: Db, tenantId: string, externalId: string): Promise<AgentRow | null> =>
+  db.agent.findUnique({ where: { tenantId_externalId: { tenantId, externalId } }, select: agentColumns });
+
+export const listAgents = (db: Db, tenantId: string, after: string | null, take: number): Promise<AgentRow[]> =>
+  db.agent.findMany({
+    where: { tenantId, ...(after === null ? {} : { externalId: { gt: after } }) },
+    orderBy: { externalId: 'asc' },
+    take,
+    select: agentColumns,
+  });
+
+/**
+ * The killswitch: the agent and every grant naming it, in one transaction. Grant writes hold a
+ * KEY SHARE lock on the agents they name (see lockAgents), so deleting the agent row waits for
+ * them to commit, and the grant delete that follows, in a new snapshot, sees what they wrote.
+ */
+export async function deleteAgent(db: Db, tenantId: string, externalId: string): Promise<number | null> {
+  return db.$transaction(
+    async (tx) => {
+      const { count } = await tx.agent.deleteMany({ where: { tenantId, externalId } });
+      if (count === 0) return null;
+      const removed = await tx.grant.deleteMany({
+        where: {
+          tenantId,
+          OR: [
+            { subjectNs: AGENT_NAMESPACE, subjectId: externalId },
+            { objectNs: AGENT_NAMESPACE, objectId: externalId },
+          ],
+        },
+      });
+      return removed.count;
+    },
+    { maxWait: 10_000, timeout: 30_000 },
+  );
+}

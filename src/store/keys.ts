@@ -1,0 +1,78 @@
+import { digestsEqual, hashSecret, newKeyId, newSecret, secretPrefix } from '../auth/secrets.ts';
+import type { KeyScope } from '../../contract/index.ts';
+import type { Db } from './db.ts';
+import type { Prisma } from './prisma/client.ts';
+
+export interface CreatedKey {
+  id: string;
+  prefix: string;
+  secret: string;
+  label: string;
+  scopes: KeyScope[];
+  createdAt: Date;
+}
+
+/** Who a verified secret speaks for. */
+export interface KeyPrincipal {
+  keyId: string;
+  tenantId: string;
+  scopes: string[];
+  cursorSecret: Buffer;
+}
+
+type Tx = Prisma.TransactionClient | Db;
+
+export async function createKey(db: Tx, tenantId: string, label: string, scopes: KeyScope[]): Promise<CreatedKey> {
+  const secret = newSecret();
+  const row = await db.apiKey.create({
+    data: {
+      id: newKeyId(),
+      tenantId,
+      prefix: secretPrefix(secret),
+      secretHash: new Uint8Array(hashSecret(secret)),
+      label,
+      scopes: [...new Set(scopes)],
+    },
+  });
+  return { id: row.id, prefix: row.prefix, secret, label: row.label, scopes: row.scopes as KeyScope[], createdAt: row.createdAt };
+}
+
+export function listKeys(db: Db, tenantId: string) {
+  return db.apiKey.findMany({
+    where: { tenantId, revokedAt: null },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    select: { id: true, prefix: true, label: true, scopes: true, createdAt: true, lastUsedAt: true },
+  });
+}
+
+/** Revokes a live key of the tenant; false when there is none by that id. */
+export async function revokeKey(db: Db, tenantId: string, keyId: string): Promise<boolean> {
+  const { count } = await db.apiKey.updateMany({
+    where: { id: keyId, tenantId, revokedAt: null },
+    data: { revokedAt: new Date() },
+  });
+  return count === 1;
+}
+
+/**
+ * Finds the live key a presented secret belongs to. Rows are found by the non-secret prefix and
+ * the digests compared in constant time, so response timing says nothing about the secret.
+ */
+export async function verifySecret(db: Db, secret: string): Promise<KeyPrincipal | null> {
+  const digest = hashSecret(secret);
+  const candidates = await db.apiKey.findMany({
+    where: { prefix: secretPrefix(secret), revokedAt: null },
+    select: { id: true, tenantId: true, scopes: true, secretHash: true, tenant: { select: { cursorSecret: true } } },
+  });
+  let match: KeyPrincipal | null = null;
+  for (const key of candidates) {
+    if (digestsEqual(key.secretHash, digest)) {
+      match = { keyId: key.id, tenantId: key.tenantId, scopes: key.scopes, cursorSecret: Buffer.from(key.tenant.cursorSecret) };
+    }
+  }
+  return match;
+}
+
+export async function touchKey(db: Db, keyId: string, at: Date): Promise<void> {
+  await db.apiKey.updateMany({ where: { id: keyId }, data: { lastUsedAt: at } });
+}

@@ -1,0 +1,37 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { BUILTIN_NAMESPACES } from '../engine/refs.ts';
+import { DomainError } from '../errors.ts';
+import type { Db } from './db.ts';
+import { createKey, type CreatedKey } from './keys.ts';
+import { Prisma } from './prisma/client.ts';
+
+export interface CreatedTenant {
+  tenant: { id: string; name: string };
+  key: CreatedKey;
+}
+
+export const TENANT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** A tenant with its built-in namespaces and a first admin key, all or nothing. */
+export async function createTenant(db: Db, name: string): Promise<CreatedTenant> {
+  if (!TENANT_NAME_PATTERN.test(name)) {
+    throw new DomainError('invalid-request', 'tenant names are 1-128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit');
+  }
+  try {
+    return await db.$transaction(async (tx) => {
+      const tenant = await tx.tenant.create({ data: { id: randomUUID(), name, cursorSecret: randomBytes(32) } });
+      await tx.namespace.createMany({
+        data: BUILTIN_NAMESPACES.map((ns) => ({ tenantId: tenant.id, name: ns, relations: Prisma.DbNull })),
+      });
+      const key = await createKey(tx, tenant.id, 'admin', ['admin']);
+      return { tenant: { id: tenant.id, name: tenant.name }, key };
+    });
+  } catch (error) {
+    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
+      throw new DomainError('invalid-request', `a tenant named ${name} already exists`);
+    }
+    throw error;
+  }
+}
+
+export const countTenants = (db: Db): Promise<number> => db.tenant.count();
