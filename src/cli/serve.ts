@@ -24,7 +24,9 @@ export async function serveCommand(config: Config): Promise<number> {
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(config.PORT, config.HOST, () => resolve(listening));
   });
-  logger.info({ port: config.PORT, host: config.HOST, database: database.embedded ? 'embedded' : 'external' }, 'grantd listening');
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  logger.info({ port, host: config.HOST, database: database.embedded ? 'embedded' : 'external' }, 'grantd listening');
 
   let stopping = false;
   const shutdown = async (signal: string) => {

