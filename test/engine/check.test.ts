@@ -1,0 +1,189 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { useServices } from '../helpers.ts';
+import { DOCUMENT_RELATIONS, FOLDER_RELATIONS, tenantGraph } from './fixtures.ts';
+
+const services = useServices();
+let g: Awaited<ReturnType<typeof tenantGraph>>;
+
+beforeEach(async () => {
+  g = await tenantGraph(services);
+  await g.namespace('document', DOCUMENT_RELATIONS);
+  await g.namespace('folder', FOLDER_RELATIONS);
+  await g.namespace('group', { member: {} });
+});
+
+describe('direct grants and includes', () => {
+  it('allows a direct grant and nothing else', async () => {
+    await g.grant(['user:alice', 'viewer', 'document:d1']);
+    expect(await g.check('user:alice', 'viewer', 'document:d1')).toBe(true);
+    expect(await g.check('user:alice', 'viewer', 'document:d2')).toBe(false);
+    expect(await g.check('user:bob', 'viewer', 'document:d1')).toBe(false);
+    expect(await g.check('user:alice', 'editor', 'document:d1')).toBe(false);
+  });
+
+  it('follows includes transitively on the same object, never backwards', async () => {
+    await g.grant(['user:alice', 'owner', 'document:d1'], ['user:bob', 'editor', 'document:d1']);
+    expect(await g.check('user:alice', 'editor', 'document:d1')).toBe(true);
+    expect(await g.check('user:alice', 'viewer', 'document:d1')).toBe(true);
+    expect(await g.check('user:bob', 'viewer', 'document:d1')).toBe(true);
+    expect(await g.check('user:bob', 'owner', 'document:d1')).toBe(false);
+  });
+
+  it('answers revocations at once', async () => {
+    await g.grant(['user:alice', 'owner', 'document:d1']);
+    await g.revoke(['user:alice', 'owner', 'document:d1']);
+    expect(await g.check('user:alice', 'viewer', 'document:d1')).toBe(false);
+  });
+});
+
+describe('parent arrows', () => {
+  it('makes folder viewers viewers of the folder documents, through nested folders', async () => {
+    await g.grant(
+      ['folder:root', 'parent', 'folder:sub'],
+      ['folder:sub', 'parent', 'document:d1'],
+      ['user:alice', 'viewer', 'folder:root'],
+    );
+    expect(await g.check('user:alice', 'viewer', 'folder:sub')).toBe(true);
+    expect(await g.check('user:alice', 'viewer', 'document:d1')).toBe(true);
+    expect(await g.check('user:alice', 'editor', 'document:d1')).toBe(false);
+  });
+
+  it('applies the far namespace includes at the end of an arrow', async () => {
+    // document d2's parent is document d1: owners of d1 are viewers of d2 (viewer includes editor includes owner).
+    await g.grant(['document:d1', 'parent', 'document:d2'], ['user:alice', 'owner', 'document:d1']);
+    expect(await g.check('user:alice', 'viewer', 'document:d2')).toBe(true);
+  });
+
+  it('survives cycles in the data', async () => {
+    await g.grant(['folder:a', 'parent', 'folder:b'], ['folder:b', 'parent', 'folder:a'], ['folder:b', 'parent', 'document:d1']);
+    expect(await g.check('user:alice', 'viewer', 'document:d1')).toBe(false);
+    await g.grant(['user:alice', 'viewer', 'folder:a']);
+    expect(await g.check('user:alice', 'viewer', 'document:d1')).toBe(true);
+    expect(await g.listAll('user:alice', 'folder', 'viewer')).toEqual(['a', 'b']);
+  });
+
+  it('follows at most 16 arrows in one chain', async () => {
+    // f0 -> f1 -> ... -> f16: a viewer of f0 reaches f16 in 16 arrows, but not document d through f16 (17).
+    const chain: Array<[string, string, string]> = [];
+    for (let i = 0; i < 16; i++) chain.push([`folder:f${i}`, 'parent', `folder:f${i + 1}`]);
+    await g.grant(...chain, ['folder:f16', 'parent', 'document:d'], ['folder:f15', 'parent', 'document:e'], ['user:alice', 'viewer', 'folder:f0']);
+    expect(await g.check('user:alice', 'viewer', 'folder:f16')).toBe(true);
+    expect(await g.check('user:alice', 'viewer', 'document:e')).toBe(true);
+    expect(await g.check('user:alice', 'viewer', 'document:d')).toBe(false);
+    expect(await g.listAll('user:alice', 'document', 'viewer')).toEqual(['e']);
+  });
+});
+
+describe('groups', () => {
+  it('gives members what the group holds, one level only', async () => {
+    await g.grant(
+      ['user:alice', 'member', 'group:eng'],
+      ['group:eng', 'member', 'group:all'],
+      ['group:eng', 'viewer', 'document:d1'],
+      ['group:all', 'viewer', 'document:d2'],
+    );
+    expect(await g.check('user:alice', 'viewer', 'document:d1')).toBe(true);
+    expect(await g.check('user:alice', 'viewer', 'document:d2')).toBe(false);
+    expect(await g.check('group:eng', 'viewer', 'document:d2')).toBe(true);
+  });
+
+  it('combines membership with includes and arrows', async () => {
+    await g.grant(['user:alice', 'member', 'group:eng'], ['group:eng', 'viewer', 'folder:f'], ['folder:f', 'parent', 'document:d']);
+    expect(await g.check('user:alice', 'viewer', 'document:d')).toBe(true);
+    expect(await g.listAll('user:alice', 'document', 'viewer')).toEqual(['d']);
+  });
+});
+
+describe('agents', () => {
+  it('never allows an unregistered agent', async () => {
+    expect(await g.check('agent:ghost', 'viewer', 'document:d1')).toBe(false);
+    expect(await g.listAll('agent:ghost', 'document', 'viewer')).toEqual([]);
+  });
+
+  it('caps a registered agent by its scope mask', async () => {
+    await g.agent('bot', ['document:viewer', 'check:read']);
+    await g.grant(['agent:bot', 'owner', 'document:d1']);
+    expect(await g.check('agent:bot', 'viewer', 'document:d1')).toBe(true);
+    expect(await g.check('agent:bot', 'owner', 'document:d1')).toBe(false);
+    expect(await g.check('agent:bot', 'editor', 'document:d1')).toBe(false);
+    expect(await g.listAll('agent:bot', 'document', 'viewer')).toEqual(['d1']);
+    expect(await g.listAll('agent:bot', 'document', 'owner')).toEqual([]);
+  });
+
+  it('accepts wildcards on either side of a scope entry', async () => {
+    await g.agent('any', ['*:*']);
+    await g.agent('docs', ['document:*']);
+    await g.agent('viewers', ['*:viewer']);
+    await g.grant(['agent:any', 'owner', 'document:d1'], ['agent:docs', 'owner', 'document:d1'], ['agent:viewers', 'viewer', 'folder:f']);
+    expect(await g.check('agent:any', 'owner', 'document:d1')).toBe(true);
+    expect(await g.check('agent:docs', 'editor', 'document:d1')).toBe(true);
+    expect(await g.check('agent:viewers', 'viewer', 'folder:f')).toBe(true);
+    expect(await g.check('agent:viewers', 'parent', 'folder:f')).toBe(false);
+  });
+
+  it('follows the bound user as the user access changes, capped by scope, without the user groups', async () => {
+    await g.agent('bot', ['document:viewer']);
+    await g.grant(['agent:bot', 'member', 'user:alice'], ['user:alice', 'member', 'group:eng'], ['group:eng', 'viewer', 'document:d9']);
+    expect(await g.check('agent:bot', 'viewer', 'document:d1')).toBe(false);
+    await g.grant(['user:alice', 'owner', 'document:d1']);
+    expect(await g.check('agent:bot', 'viewer', 'document:d1')).toBe(true);
+    expect(await g.check('agent:bot', 'owner', 'document:d1')).toBe(false);
+    expect(await g.check('agent:bot', 'viewer', 'document:d9')).toBe(false);
+    await g.revoke(['user:alice', 'owner', 'document:d1']);
+    expect(await g.check('agent:bot', 'viewer', 'document:d1')).toBe(false);
+  });
+
+  it('kills an agent with every grant naming it, as subject or object', async () => {
+    await g.agent('bot', ['*:*']);
+    await g.grant(['agent:bot', 'viewer', 'document:d1'], ['user:alice', 'owner', 'agent:bot'], ['agent:bot', 'member', 'user:alice']);
+    expect(await g.kill('bot')).toBe(3);
+    expect(await g.check('agent:bot', 'viewer', 'document:d1')).toBe(false);
+    expect(await g.kill('bot')).toBeNull();
+  });
+});
+
+describe('open namespaces', () => {
+  it('accept any relation and inherit nothing', async () => {
+    await g.namespace('repo');
+    await g.grant(['user:alice', 'maintainer', 'repo:r1'], ['repo:r1', 'parent', 'repo:r2']);
+    expect(await g.check('user:alice', 'maintainer', 'repo:r1')).toBe(true);
+    expect(await g.check('user:alice', 'maintainer', 'repo:r2')).toBe(false);
+    expect(await g.check('user:alice', 'anything_else', 'repo:r1')).toBe(false);
+  });
+});
+
+describe('validation', () => {
+  it('rejects unknown namespaces and undeclared relations', async () => {
+    await expect(g.check('user:alice', 'viewer', 'nothing:x')).rejects.toMatchObject({ type: 'namespace-not-found' });
+    await expect(g.check('user:alice', 'member', 'document:x')).rejects.toMatchObject({ type: 'unknown-relation' });
+    await expect(g.grant(['user:alice', 'member', 'document:x'])).rejects.toMatchObject({ type: 'unknown-relation' });
+  });
+
+  it('answers bulk checks in order, with per-item errors', async () => {
+    await g.grant(['user:alice', 'viewer', 'document:d1']);
+    const results = await g.bulk([
+      ['user:alice', 'viewer', 'document:d1'],
+      ['user:alice', 'viewer', 'nothing:x'],
+      ['user:bob', 'viewer', 'document:d1'],
+      ['user:alice', 'member', 'document:d1'],
+      ['agent:ghost', 'viewer', 'document:d1'],
+    ]);
+    expect(results).toEqual([
+      { allowed: true },
+      { allowed: false, error: { type: 'namespace-not-found', detail: expect.any(String) } },
+      { allowed: false },
+      { allowed: false, error: { type: 'unknown-relation', detail: expect.any(String) } },
+      { allowed: false },
+    ]);
+  });
+});
+
+describe('listing objects', () => {
+  it('lists exactly the ids check allows, ascending in byte order, page by page', async () => {
+    const ids = ['b', 'a', 'B', 'a.1', 'Z~', '0', 'z'];
+    await g.grant(...ids.map((id): [string, string, string] => ['user:alice', 'owner', `document:${id}`]), ['user:bob', 'owner', 'document:x']);
+    const expected = [...ids].sort((x, y) => (Buffer.from(x) < Buffer.from(y) ? -1 : 1));
+    expect(await g.listAll('user:alice', 'document', 'viewer', 2)).toEqual(expected);
+    expect(await g.listAll('user:alice', 'document', 'viewer', 1000)).toEqual(expected);
+  });
+});

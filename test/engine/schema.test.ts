@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { CompiledSchema, validateRelations } from '../../src/engine/schema.ts';
+import { scopeCovers } from '../../src/engine/scope.ts';
+import { parseRef } from '../../src/engine/refs.ts';
+import { DomainError } from '../../src/errors.ts';
+import { DOCUMENT_RELATIONS } from './fixtures.ts';
+
+const problemType = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (error) {
+    return error instanceof DomainError ? error.type : 'not a DomainError';
+  }
+  return 'no error';
+};
+
+describe('namespace definitions', () => {
+  it('accepts includes of declared relations and arrows through declared relations', () => {
+    expect(problemType(() => validateRelations(DOCUMENT_RELATIONS))).toBe('no error');
+    expect(problemType(() => validateRelations({}))).toBe('no error');
+  });
+
+  it.each([
+    ['an undeclared same-object relation', { a: { includes: ['b'] } }],
+    ['an arrow through an undeclared relation', { viewer: { includes: ['parent->viewer'] } }],
+    ['a self include', { a: { includes: ['a'] } }],
+    ['a longer cycle', { a: { includes: ['b'] }, b: { includes: ['c'] }, c: { includes: ['a'] } }],
+  ])('rejects %s as invalid-namespace', (_, relations) => {
+    expect(problemType(() => validateRelations(relations))).toBe('invalid-namespace');
+  });
+
+  it('allows an arrow back to the same relation: cycles through data are harmless', () => {
+    expect(problemType(() => validateRelations({ parent: {}, viewer: { includes: ['parent->viewer'] } }))).toBe('no error');
+  });
+});
+
+describe('compiled schema', () => {
+  const schema = new CompiledSchema([
+    { name: 'document', relations: DOCUMENT_RELATIONS },
+    { name: 'user', relations: null },
+  ]);
+
+  it('closes includes on the same object, each relation implying itself', () => {
+    const implied = (rel: string) => schema.closure.filter((r) => r.rel === rel).map((r) => r.implied).sort();
+    expect(implied('viewer')).toEqual(['editor', 'owner', 'viewer']);
+    expect(implied('editor')).toEqual(['editor', 'owner']);
+    expect(implied('owner')).toEqual(['owner']);
+  });
+
+  it('lists arrows per relation and nothing for open namespaces', () => {
+    expect(schema.arrows).toEqual([{ ns: 'document', rel: 'viewer', via: 'parent', target: 'viewer' }]);
+    expect(schema.closure.some((r) => r.ns === 'user')).toBe(false);
+  });
+
+  it('knows which relations exist', () => {
+    expect(problemType(() => schema.assertRelation('document', 'viewer'))).toBe('no error');
+    expect(problemType(() => schema.assertRelation('document', 'member'))).toBe('unknown-relation');
+    expect(problemType(() => schema.assertRelation('user', 'anything'))).toBe('no error');
+    expect(problemType(() => schema.assertRelation('folder', 'viewer'))).toBe('namespace-not-found');
+  });
+});
+
+describe('agent scope masks', () => {
+  it.each([
+    [['document:viewer'], 'document', 'viewer', true],
+    [['document:viewer'], 'document', 'editor', false],
+    [['document:*'], 'document', 'editor', true],
+    [['*:viewer'], 'folder', 'viewer', true],
+    [['*:*'], 'anything', 'at_all', true],
+    [['check:read', 'grant:read'], 'document', 'viewer', false],
+    [[], 'document', 'viewer', false],
+  ])('%j covers %s:%s: %s', (scope, ns, rel, expected) => {
+    expect(scopeCovers(scope, ns, rel)).toBe(expected);
+  });
+});
+
+describe('references', () => {
+  it('splits <namespace>:<id> at the first colon', () => {
+    expect(parseRef('user:alice@example.com', 'subject')).toEqual({ ns: 'user', id: 'alice@example.com' });
+  });
+
+  it.each(['alice', 'User:alice', 'user:', ':alice', 'user:a:b', 'user:a b', `user:${'x'.repeat(257)}`])(
+    'rejects %s',
+    (value) => {
+      expect(problemType(() => parseRef(value, 'subject'))).toBe('invalid-subject');
+      expect(problemType(() => parseRef(value, 'object'))).toBe('invalid-object');
+    },
+  );
+});
