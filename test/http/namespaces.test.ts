@@ -70,3 +70,14 @@ describe('GET /v1/namespaces', () => {
     expect(res.body.namespaces.map((n: { name: string }) => n.name)).toEqual(['agent', 'user']);
   });
 });
+
+describe('relation names that are also Object.prototype members', () => {
+  it('are ordinary relations, and undeclared ones stay unknown', async () => {
+    const relations = { constructor: {}, viewer: { includes: ['constructor'] } };
+    expect((await api.post('/v1/namespaces', { name: 'protoish', relations })).status).toBe(201);
+    await api.post('/v1/grants', { subject: 'user:alice', relation: 'constructor', object: 'protoish:p1' }).expect(201);
+    expect((await api.post('/v1/check', { subject: 'user:alice', relation: 'viewer', object: 'protoish:p1' })).body).toEqual({ allowed: true });
+    expect((await api.post('/v1/check', { subject: 'user:alice', relation: 'tostring', object: 'protoish:p1' })).body.type).toBe('unknown-relation');
+    expect((await api.post('/v1/check', { subject: 'user:alice', relation: 'valueof', object: 'protoish:p1' })).body.type).toBe('unknown-relation');
+  });
+});

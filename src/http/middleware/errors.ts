@@ -7,11 +7,14 @@ import { DomainError } from '../../errors.ts';
 import { sendProblem } from '../problem.ts';
 
 /** Fields whose malformed value has its own problem type (API.md). */
-const REF_FIELDS: Record<string, ProblemType> = { subject: 'invalid-subject', owner: 'invalid-subject', object: 'invalid-object' };
+const REF_FIELDS = new Map<unknown, ProblemType>([
+  ['subject', 'invalid-subject'],
+  ['owner', 'invalid-subject'],
+  ['object', 'invalid-object'],
+]);
 
 function refProblem(issue: ZodIssue): ProblemType | undefined {
-  const field = issue.path.at(-1);
-  return issue.code === 'invalid_string' && typeof field === 'string' ? REF_FIELDS[field] : undefined;
+  return issue.code === 'invalid_string' ? REF_FIELDS.get(issue.path.at(-1)) : undefined;
 }
 
 /** Schema failures of ts-rest's request validation, as one problem listing every failure. */

@@ -1,0 +1,82 @@
+import supertest from 'supertest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { newTenant, useApp } from '../helpers.ts';
+
+const { services, app } = useApp();
+let key: string;
+
+beforeAll(async () => {
+  key = (await newTenant(services)).adminKey;
+});
+
+const post = (path: string) => supertest(app).post(path).set('Authorization', `Bearer ${key}`);
+
+const expectProblem = (res: supertest.Response, status: number, type: string) => {
+  expect(res.status).toBe(status);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(res.body).toMatchObject({ type, status, title: expect.any(String), detail: expect.any(String) });
+  expect(res.text).not.toMatch(/at .*\.(ts|js):\d+|SELECT|INSERT|svc_live_/);
+};
+
+describe('problems for bad requests', () => {
+  it('answers malformed JSON with 400 invalid-request', async () => {
+    expectProblem(await post('/v1/check').set('Content-Type', 'application/json').send('{"subject": '), 400, 'invalid-request');
+  });
+
+  it('answers a body over 1 MiB with 413 payload-too-large', async () => {
+    const big = JSON.stringify({ checks: [{ subject: `user:${'a'.repeat(1024 * 1024)}`, relation: 'r', object: 'd:x' }] });
+    expectProblem(await post('/v1/check/bulk').set('Content-Type', 'application/json').send(big), 413, 'payload-too-large');
+  });
+
+  it('answers a body that is not JSON with 415 unsupported-media-type', async () => {
+    expectProblem(await post('/v1/check').set('Content-Type', 'text/plain').send('subject=user:alice'), 415, 'unsupported-media-type');
+    expectProblem(await post('/v1/check').type('form').send({ subject: 'user:alice' }), 415, 'unsupported-media-type');
+  });
+
+  it('accepts application/json with a charset and +json types', async () => {
+    const res = await post('/v1/namespaces').set('Content-Type', 'application/merge-patch+json; charset=utf-8').send(JSON.stringify({ name: 'plusjson' }));
+    expect(res.status).toBe(201);
+  });
+
+  it('answers a missing body with 400 invalid-request listing the missing fields', async () => {
+    const res = await post('/v1/check');
+    expectProblem(res, 400, 'invalid-request');
+    expect(res.body.errors.map((e: { path: string }) => e.path).sort()).toEqual(['body']);
+  });
+
+  it('answers JSON that is not an object with 400', async () => {
+    expectProblem(await post('/v1/check').set('Content-Type', 'application/json').send('"text"'), 400, 'invalid-request');
+    expectProblem(await post('/v1/check').set('Content-Type', 'application/json').send('[1,2]'), 400, 'invalid-request');
+  });
+
+  it.each([
+    ['GET', '/nope'],
+    ['GET', '/v1'],
+    ['GET', '/v1/check'],
+    ['PUT', '/v1/grants'],
+    ['POST', '/v1/keys/key_x'],
+  ])('answers %s %s with 404 not-found', async (method, path) => {
+    const res = await supertest(app)[method.toLowerCase() as 'get'](path).set('Authorization', `Bearer ${key}`);
+    expectProblem(res, 404, 'not-found');
+  });
+
+  it('ignores prototype-pollution keys rather than failing', async () => {
+    const res = await post('/v1/namespaces')
+      .set('Content-Type', 'application/json')
+      .send('{"name": "proto", "relations": {"__proto__": {"includes": ["x"]}, "viewer": {}}}');
+    expect(res.status).toBe(400);
+    expect(({} as Record<string, unknown>).includes).toBeUndefined();
+  });
+});
+
+describe('operator endpoints', () => {
+  it('answers /healthz and /readyz without a key', async () => {
+    expect((await supertest(app).get('/healthz')).body).toEqual({ status: 'ok' });
+    expect((await supertest(app).get('/readyz')).status).toBe(200);
+  });
+
+  it('echoes a sane X-Request-Id and makes one up otherwise', async () => {
+    expect((await supertest(app).get('/healthz').set('X-Request-Id', 'abc-123')).headers['x-request-id']).toBe('abc-123');
+    expect((await supertest(app).get('/healthz').set('X-Request-Id', `bad id ${'x'.repeat(200)}`)).headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
