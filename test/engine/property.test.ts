@@ -52,7 +52,7 @@ const tenantArb = fc.record({
   scopes: fc.tuple(fc.subarray(SCOPES), fc.subarray(SCOPES)),
   a1Registered: fc.boolean(),
 });
-type TenantModel = fc.Infer<typeof tenantArb>;
+type TenantModel = typeof tenantArb extends fc.Arbitrary<infer T> ? T : never;
 
 function reference(model: TenantModel) {
   const defs: Record<string, RelationDefinitions> = { doc: model.doc, folder: model.folder };

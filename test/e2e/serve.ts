@@ -1,0 +1,53 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { packageRoot } from '../../src/package-root.ts';
+
+export const GRANTD_BIN = join(packageRoot(), 'bin', 'grantd.js');
+
+export interface RunningServer {
+  baseUrl: string;
+  process: ChildProcess;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output: () => string;
+  stop: (signal?: NodeJS.Signals) => Promise<number | null>;
+}
+
+/** Starts the built `grantd serve` on a free port and waits until it listens. */
+export async function startServer(env: Record<string, string>): Promise<RunningServer> {
+  const child = spawn(process.execPath, [GRANTD_BIN, 'serve'], {
+    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`grantd did not start:\n${output}`)), 60_000);
+    const poll = setInterval(() => {
+      const match = /"port":(\d+).*"msg":"grantd listening"/.exec(output);
+      if (match) {
+        clearInterval(poll);
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    }, 50);
+    void exited.then((code) => {
+      clearInterval(poll);
+      clearTimeout(timer);
+      reject(new Error(`grantd exited with ${code}:\n${output}`));
+    });
+  });
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    process: child,
+    output: () => output,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** The admin key grantd prints once when it bootstraps tenant `default`. */
+export const printedKey = (output: string): string | undefined => /^\s+(svc_live_[A-Za-z0-9]+)$/m.exec(output)?.[1];

@@ -1,0 +1,139 @@
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { GRANTD_BIN, printedKey, startServer, type RunningServer } from './serve.ts';
+
+const run = promisify(execFile);
+
+/** The README's walk-through, over a real socket. */
+async function walkThrough(baseUrl: string, key: string) {
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, type: res.headers.get('content-type'), body: res.status === 204 ? null : await res.json() };
+  };
+  expect((await call('POST', '/v1/namespaces', { name: 'folder', relations: { viewer: {} } })).status).toBe(201);
+  const documentRelations = { parent: {}, owner: {}, editor: { includes: ['owner'] }, viewer: { includes: ['editor', 'parent->viewer'] } };
+  expect((await call('POST', '/v1/namespaces', { name: 'document', relations: documentRelations })).status).toBe(201);
+  expect((await call('POST', '/v1/grants', { subject: 'user:alice', relation: 'owner', object: 'document:q3' })).status).toBe(201);
+  expect((await call('POST', '/v1/grants', { subject: 'folder:reports', relation: 'parent', object: 'document:q4' })).status).toBe(201);
+  expect((await call('POST', '/v1/grants', { subject: 'user:alice', relation: 'viewer', object: 'folder:reports' })).status).toBe(201);
+  const check = (subject: string, object: string) => call('POST', '/v1/check', { subject, relation: 'viewer', object });
+  expect((await check('user:alice', 'document:q3')).body).toEqual({ allowed: true });
+  expect((await check('user:alice', 'document:q4')).body).toEqual({ allowed: true });
+  expect((await check('user:bob', 'document:q3')).body).toEqual({ allowed: false });
+  const first = await call('GET', '/v1/objects?namespace=document&subject=user:alice&relation=viewer&limit=1');
+  expect(first.body).toEqual({ namespace: 'document', objects: ['q3'], next_cursor: expect.any(String) });
+  const second = await call('GET', `/v1/objects?namespace=document&subject=user:alice&relation=viewer&limit=1&cursor=${encodeURIComponent(first.body.next_cursor)}`);
+  expect(second.body).toEqual({ namespace: 'document', objects: ['q4'], next_cursor: null });
+  const problem = await check('alice', 'document:q3');
+  expect(problem.status).toBe(400);
+  expect(problem.type).toMatch(/^application\/problem\+json/);
+  expect(problem.body.type).toBe('invalid-subject');
+}
+
+describe('grantd serve on its embedded default database', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'grantd-e2e-'));
+    chmodSync(dir, 0o711);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('bootstraps tenant default, prints its key once, runs the walk-through, and keeps data across restarts', async () => {
+    const env = { GRANTD_DATA_DIR: join(dir, 'data') };
+    const first = await startServer(env);
+    try {
+      const key = printedKey(first.output());
+      expect(key).toMatch(/^svc_live_/);
+      await walkThrough(first.baseUrl, key!);
+
+      // tenant create talks to the same embedded database while the server runs.
+      const { stdout } = await run(process.execPath, [GRANTD_BIN, 'tenant', 'create', 'acme', '--json'], { env: { ...process.env, ...env, DATABASE_URL: '' } });
+      const created = JSON.parse(stdout);
+      expect(created).toEqual({
+        tenant: { id: expect.any(String), name: 'acme' },
+        key: { id: expect.stringMatching(/^key_/), prefix: expect.any(String), secret: expect.stringMatching(/^svc_live_/), label: expect.any(String), scopes: ['admin'], created_at: expect.any(String) },
+      });
+      const namespaces = await fetch(`${first.baseUrl}/v1/namespaces`, { headers: { Authorization: `Bearer ${created.key.secret}` } });
+      expect((await namespaces.json()).namespaces.map((n: { name: string }) => n.name)).toEqual(['agent', 'user']);
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
+    expect(first.output()).toMatch(/"msg":"stopped"/);
+
+    const second = await startServer(env);
+    try {
+      expect(printedKey(second.output())).toBeUndefined();
+      const res = await fetch(`${second.baseUrl}/v1/namespaces`, { headers: { Authorization: `Bearer ${printedKey(first.output())}` } });
+      expect((await res.json()).namespaces.map((n: { name: string }) => n.name)).toContain('document');
+    } finally {
+      await second.stop();
+    }
+  }, 120_000);
+});
+
+describe('grantd serve on DATABASE_URL', () => {
+  let server: RunningServer;
+  let key: string;
+  const database = `grantd_e2e_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
+  const baseUrl = inject('databaseUrl');
+
+  beforeAll(async () => {
+    // A database of its own, so that the bootstrap of tenant default can be observed.
+    const admin = new pg.Client({ connectionString: baseUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${database}`);
+    await admin.end();
+    const url = new URL(baseUrl);
+    url.pathname = `/${database}`;
+    server = await startServer({ DATABASE_URL: url.toString() });
+    key = printedKey(server.output())!;
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    const admin = new pg.Client({ connectionString: baseUrl });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await admin.end();
+  });
+
+  it('runs the README walk-through', async () => {
+    expect(key).toMatch(/^svc_live_/);
+    await walkThrough(server.baseUrl, key);
+  });
+
+  it('never writes the key secret into its log lines', () => {
+    const logLines = server.output().split('\n').filter((line) => line.startsWith('{'));
+    expect(logLines.length).toBeGreaterThan(5);
+    expect(logLines.join('\n')).not.toContain('svc_live_');
+  });
+
+  it('serves the operator endpoints', async () => {
+    expect((await fetch(`${server.baseUrl}/healthz`)).status).toBe(200);
+    expect((await fetch(`${server.baseUrl}/readyz`)).status).toBe(200);
+    const doc = await (await fetch(`${server.baseUrl}/openapi.json`)).json();
+    expect(Object.keys(doc.paths)).toContain('/v1/check');
+  });
+
+  it('stops cleanly on SIGTERM', async () => {
+    expect(await server.stop('SIGTERM')).toBe(0);
+  });
+});
+
+describe('grantd configuration', () => {
+  it('refuses bad environment values with one line each', async () => {
+    const failure = await run(process.execPath, [GRANTD_BIN, 'serve'], { env: { PATH: process.env.PATH, PORT: 'eighty', GRANTD_RATE_LIMIT: '-1' } }).catch((e) => e);
+    expect(failure.code).toBe(1);
+    expect(failure.stderr).toMatch(/PORT: PORT must be a port number/);
+    expect(failure.stderr).toMatch(/GRANTD_RATE_LIMIT: GRANTD_RATE_LIMIT must be a positive integer/);
+  });
+});
