@@ -4,6 +4,8 @@ import type { Config } from './config.ts';
 import { AuthorizationEngine } from './engine/engine.ts';
 import type { AppDeps } from './http/context.ts';
 import { connect } from './store/db.ts';
+import { Metrics } from './http/metrics.ts';
+import { RateLimiter } from './http/middleware/rate-limit.ts';
 import { startEmbedded } from './store/embedded.ts';
 import { PrismaGraphStore, SchemaCache } from './store/graph.ts';
 
@@ -19,11 +21,18 @@ export async function openDatabase(config: Config, logger: Logger): Promise<{ ur
 }
 
 /** Everything the HTTP app needs, over one database. */
-export function createServices(url: string, poolSize: number, logger: Logger): AppDeps {
-  const db = connect(url, poolSize);
+export function createServices(
+  url: string,
+  options: { poolSize: number; rateLimit?: number | undefined },
+  logger: Logger,
+): AppDeps {
+  const { db, pool, close } = connect(url, options.poolSize, (error) => logger.warn({ err: { message: error.message } }, 'database connection lost'));
   const schemas = new SchemaCache(db);
   return {
     db,
+    close,
+    metrics: new Metrics(pool),
+    rateLimiter: options.rateLimit ? new RateLimiter(options.rateLimit) : null,
     schemas,
     engine: new AuthorizationEngine(new PrismaGraphStore(db, schemas)),
     keys: new KeyVerifier(db),

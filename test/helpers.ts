@@ -13,9 +13,9 @@ export const databaseUrl = (): string => inject('databaseUrl');
 
 /** Services over this run's database, closed after the file's tests. */
 export function useServices(): AppDeps {
-  const services = createServices(databaseUrl(), 5, pino({ level: 'silent' }));
+  const services = createServices(databaseUrl(), { poolSize: 5 }, pino({ level: 'silent' }));
   afterAll(async () => {
-    await services.db.$disconnect();
+    await services.close();
   });
   return services;
 }

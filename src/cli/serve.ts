@@ -11,7 +11,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
 export async function serveCommand(config: Config): Promise<number> {
   const logger = createLogger(config);
   const database = await openDatabase(config, logger);
-  const services = createServices(database.url, config.GRANTD_DB_POOL_SIZE, logger);
+  const services = createServices(database.url, { poolSize: config.GRANTD_DB_POOL_SIZE, rateLimit: config.GRANTD_RATE_LIMIT }, logger);
   let bootstrapped: CreatedTenant | null = null;
   const applied = await migrate(database.url, async () => {
     // Under the migration lock, so that nodes starting together on an empty database make one tenant.
@@ -39,7 +39,7 @@ export async function serveCommand(config: Config): Promise<number> {
       server.closeIdleConnections();
     });
     clearTimeout(forced);
-    await services.db.$disconnect();
+    await services.close();
     await database.stop();
     logger.info('stopped');
     process.exit(0);

@@ -28,7 +28,7 @@ export function printAdminKey(created: CreatedTenant, write: (text: string) => v
 
 export async function tenantCreateCommand(config: Config, name: string, json: boolean): Promise<number> {
   const database = await openDatabase(config, createLogger(config));
-  const db = connect(database.url, 2);
+  const { db, close } = connect(database.url, 2);
   try {
     await migrate(database.url);
     const created = await createTenant(db, name);
@@ -36,7 +36,7 @@ export async function tenantCreateCommand(config: Config, name: string, json: bo
     else printAdminKey(created, (text) => process.stdout.write(text));
     return 0;
   } finally {
-    await db.$disconnect();
+    await close();
     await database.stop();
   }
 }

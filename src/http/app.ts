@@ -10,6 +10,7 @@ import { authenticate } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/body.ts';
 import { errorHandler, notFound, validationProblem } from './middleware/errors.ts';
 import { requestLog } from './middleware/request-log.ts';
+import type { RequestHandler } from 'express';
 import { sendProblem } from './problem.ts';
 import { agentRoutes } from './routes/agents.ts';
 import { checkRoutes } from './routes/check.ts';
@@ -26,10 +27,14 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestLog(deps.logger));
+  app.use(deps.metrics.observe);
   app.use(helmet());
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
   app.get('/readyz', async (_req, res) => {
     try {
@@ -54,7 +59,7 @@ export function createApp(deps: AppDeps): Express {
     keys: keyRoutes(deps),
   });
   createExpressEndpoints(contract, router, app, {
-    globalMiddleware: [authenticate(deps.keys), jsonBody],
+    globalMiddleware: [authenticate(deps.keys), ...(deps.rateLimiter ? [deps.rateLimiter.middleware as RequestHandler] : []), jsonBody],
     requestValidationErrorHandler: validationProblem,
   });
 

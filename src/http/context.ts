@@ -3,11 +3,18 @@ import type { KeyVerifier } from '../auth/verifier.ts';
 import type { AuthorizationEngine } from '../engine/engine.ts';
 import type { Db } from '../store/db.ts';
 import type { SchemaCache } from '../store/graph.ts';
+import type { Metrics } from './metrics.ts';
+import type { RateLimiter } from './middleware/rate-limit.ts';
 import type { KeyPrincipal } from '../store/keys.ts';
 
 /** What the HTTP layer is built from. */
 export interface AppDeps {
   db: Db;
+  /** Closes the database pool. */
+  close: () => Promise<void>;
+  metrics: Metrics;
+  /** Per-key rate limits; null when GRANTD_RATE_LIMIT is unset. */
+  rateLimiter: RateLimiter | null;
   engine: AuthorizationEngine;
   schemas: SchemaCache;
   keys: KeyVerifier;

@@ -8,8 +8,8 @@ import { createNamespace } from '../../src/store/namespaces.ts';
 import { databaseUrl, newTenant } from '../helpers.ts';
 
 // A pool as large as a busy node's, so that writes really run concurrently with the delete.
-const services = createServices(databaseUrl(), 20, pino({ level: 'silent' }));
-afterAll(() => services.db.$disconnect());
+const services = createServices(databaseUrl(), { poolSize: 20 }, pino({ level: 'silent' }));
+afterAll(() => services.close());
 
 it('leaves no grant naming a killed agent, however writes race the delete', async () => {
   const { db, engine } = services;

@@ -4,13 +4,15 @@ import { principalOf, type AppDeps } from '../context.ts';
 
 const s = initServer();
 
-export const checkRoutes = ({ engine }: AppDeps) => ({
-  check: s.route(contract.check, async ({ body, req }) => ({
-    status: 200,
-    body: { allowed: await engine.check(principalOf(req).tenantId, body) },
-  })),
-  checkBulk: s.route(contract.checkBulk, async ({ body, req }) => ({
-    status: 200,
-    body: { results: await engine.checkBulk(principalOf(req).tenantId, body.checks) },
-  })),
+export const checkRoutes = ({ engine, metrics }: AppDeps) => ({
+  check: s.route(contract.check, async ({ body, req }) => {
+    const allowed = await engine.check(principalOf(req).tenantId, body);
+    metrics.countDecisions([allowed]);
+    return { status: 200, body: { allowed } };
+  }),
+  checkBulk: s.route(contract.checkBulk, async ({ body, req }) => {
+    const results = await engine.checkBulk(principalOf(req).tenantId, body.checks);
+    metrics.countDecisions(results.filter((r) => !r.error).map((r) => r.allowed));
+    return { status: 200, body: { results } };
+  }),
 });

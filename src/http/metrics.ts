@@ -1,0 +1,61 @@
+import type { NextFunction, Request, Response } from 'express';
+import type pg from 'pg';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The Prometheus metrics of one grantd process (its own registry, so that tests can build many apps). */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests = new Counter({
+    name: 'grantd_http_requests_total',
+    help: 'HTTP requests answered, by route, method and status',
+    labelNames: ['route', 'method', 'status'],
+    registers: [this.registry],
+  });
+  private readonly latency = new Histogram({
+    name: 'grantd_http_request_duration_seconds',
+    help: 'Time to answer HTTP requests, by route, method and status',
+    labelNames: ['route', 'method', 'status'],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+  private readonly decisions = new Counter({
+    name: 'grantd_check_decisions_total',
+    help: 'Check answers (single and bulk items), by outcome',
+    labelNames: ['allowed'],
+    registers: [this.registry],
+  });
+
+  constructor(pool: pg.Pool) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'grantd_' });
+    const gauge = (name: string, help: string, read: () => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(read());
+        },
+      });
+    gauge('grantd_db_pool_connections', 'Database connections open', () => pool.totalCount);
+    gauge('grantd_db_pool_idle', 'Database connections idle', () => pool.idleCount);
+    gauge('grantd_db_pool_waiting', 'Queries waiting for a database connection', () => pool.waitingCount);
+  }
+
+  /** Counts and times every request, labelled by the contract route (not the raw path). */
+  observe = (req: Request, res: Response, next: NextFunction): void => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const route = (req as Request & { tsRestRoute?: { path: string } }).tsRestRoute?.path ?? (res.statusCode === 404 ? 'unmatched' : req.path);
+      const labels = { route, method: req.method, status: String(res.statusCode) };
+      this.requests.inc(labels);
+      this.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    next();
+  };
+
+  countDecisions(allowed: readonly boolean[]): void {
+    const granted = allowed.filter(Boolean).length;
+    if (granted > 0) this.decisions.inc({ allowed: 'true' }, granted);
+    if (allowed.length > granted) this.decisions.inc({ allowed: 'false' }, allowed.length - granted);
+  }
+}

@@ -1,0 +1,76 @@
+import pino from 'pino';
+import supertest from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/http/app.ts';
+import { RateLimiter } from '../../src/http/middleware/rate-limit.ts';
+import { createServices } from '../../src/runtime.ts';
+import { client, databaseUrl, newTenant, useApp } from '../helpers.ts';
+
+describe('GET /metrics', () => {
+  const { services, app } = useApp();
+
+  it('exposes request counts and latencies per route and status, check decisions and pool gauges', async () => {
+    const tenant = await newTenant(services);
+    const api = client(app, tenant.adminKey);
+    await api.post('/v1/namespaces', { name: 'doc' }).expect(201);
+    await api.post('/v1/grants', { subject: 'user:a', relation: 'viewer', object: 'doc:1' }).expect(201);
+    await api.post('/v1/check', { subject: 'user:a', relation: 'viewer', object: 'doc:1' }).expect(200);
+    await api.post('/v1/check/bulk', { checks: [{ subject: 'user:b', relation: 'viewer', object: 'doc:1' }] }).expect(200);
+    await api.get('/v1/nothing').expect(404);
+    const res = await supertest(app).get('/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(res.text).toMatch(/grantd_http_requests_total\{route="\/v1\/check",method="POST",status="200"\} 1/);
+    expect(res.text).toMatch(/grantd_http_request_duration_seconds_bucket\{le="0.005",route="\/v1\/check",method="POST",status="200"\}/);
+    expect(res.text).toMatch(/grantd_http_requests_total\{route="unmatched",method="GET",status="404"\} 1/);
+    expect(res.text).toMatch(/grantd_check_decisions_total\{allowed="true"\} 1/);
+    expect(res.text).toMatch(/grantd_check_decisions_total\{allowed="false"\} 1/);
+    expect(res.text).toMatch(/grantd_db_pool_connections \d+/);
+    expect(res.text).not.toContain('svc_live_');
+  });
+});
+
+describe('per-key rate limits', () => {
+  const services = createServices(databaseUrl(), { poolSize: 3, rateLimit: 5 }, pino({ level: 'silent' }));
+  const app = createApp(services);
+  afterAll(() => services.close());
+  let noisy: string;
+  let quiet: string;
+
+  beforeAll(async () => {
+    const tenant = await newTenant(services);
+    noisy = await tenant.keyWith('grant:read');
+    quiet = await tenant.keyWith('grant:read');
+  });
+
+  it('answers 429 rate-limited with Retry-After past the limit, for that key only', async () => {
+    const statuses: number[] = [];
+    let limited: supertest.Response | undefined;
+    for (let i = 0; i < 8; i++) {
+      const res = await client(app, noisy).get('/v1/namespaces');
+      statuses.push(res.status);
+      if (res.status === 429) limited = res;
+    }
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(5);
+    expect(statuses).toContain(429);
+    expect(limited!.headers['retry-after']).toBe('1');
+    expect(limited!.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(limited!.body).toMatchObject({ type: 'rate-limited', status: 429 });
+    expect((await client(app, quiet).get('/v1/namespaces')).status).toBe(200);
+  });
+});
+
+describe('token bucket', () => {
+  it('refills at the configured rate and tells how long to wait', () => {
+    const limiter = new RateLimiter(2);
+    expect(limiter.take('k', 0)).toBe(0);
+    expect(limiter.take('k', 0)).toBe(0);
+    expect(limiter.take('k', 0)).toBe(1);
+    expect(limiter.take('k', 499)).toBe(1);
+    expect(limiter.take('k', 500)).toBe(0);
+    expect(limiter.take('other', 500)).toBe(0);
+    const slow = new RateLimiter(0.25);
+    expect(slow.take('k', 0)).toBe(0);
+    expect(slow.take('k', 0)).toBe(4);
+  });
+});
