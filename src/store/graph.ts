@@ -120,7 +120,7 @@ export class SchemaCache {
 
   constructor(
     private readonly db: Db,
-    private readonly maxAgeMs = 1_000,
+    private readonly maxAgeMs = 750,
   ) {}
 
   async get(tenantId: string, fresh: boolean): Promise<CompiledSchema> {

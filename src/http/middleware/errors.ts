@@ -35,18 +35,25 @@ export function validationProblem(err: RequestValidationError, _req: Request, re
   sendProblem(res, type, first ? `${first.path}: ${first.message}` : 'the request does not match the schema', errors);
 }
 
-/** Errors a database outage surfaces as (driver, pool and Prisma), answered 503 rather than 500. */
-function isUnavailable(error: unknown): boolean {
-  const e = error as { code?: string; name?: string; message?: string; cause?: unknown } | null;
-  if (!e || typeof e !== 'object') return false;
+/** Prisma's codes for an unreachable, closed, timed-out or overloaded database or transaction. */
+const UNAVAILABLE_PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028']);
+/** SQLSTATEs of connection failures (class 08), shutdowns (57P01-57P03) and exhaustion (53xxx). */
+const UNAVAILABLE_SQLSTATE = /^(08|57P0[123]|53)/;
+const UNAVAILABLE_MESSAGE =
+  /not queryable|Connection terminated|connection error|timeout exceeded when trying to connect|Can't reach database|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|Query read timeout/i;
+
+/**
+ * Errors a database outage surfaces as, from the driver, the pool or Prisma (whose driver-adapter
+ * errors carry the SQLSTATE in `meta.driverAdapterError.cause`): answered 503, never 500.
+ */
+function isUnavailable(error: unknown, depth = 0): boolean {
+  if (!error || typeof error !== 'object' || depth > 4) return false;
+  const e = error as { code?: unknown; name?: string; message?: string; cause?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } };
   if (e.name === 'PrismaClientInitializationError') return true;
-  if (['P1001', 'P1002', 'P1017', 'P2024', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '08006', '08001', '08003'].includes(e.code ?? '')) {
-    return true;
-  }
-  if (/connection terminated|connection timeout|Connection terminated|timeout exceeded when trying to connect|Can't reach database/.test(e.message ?? '')) {
-    return true;
-  }
-  return e.cause !== undefined && e.cause !== error && isUnavailable(e.cause);
+  const code = typeof e.code === 'string' ? e.code : '';
+  const sqlState = String(e.meta?.driverAdapterError?.cause?.originalCode ?? code);
+  if (UNAVAILABLE_PRISMA_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(sqlState) || UNAVAILABLE_MESSAGE.test(e.message ?? '')) return true;
+  return isUnavailable(e.cause, depth + 1);
 }
 
 /** The last error handler: every error leaves as a problem, never a stack trace or SQL. */
