@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { Config } from '../config.ts';
 import { createApp } from '../http/app.ts';
+import { problemBody } from '../http/problem.ts';
 import { createLogger, createServices, openDatabase } from '../runtime.ts';
 import { migrate } from '../store/migrate.ts';
 import { countTenants, createTenant, type CreatedTenant } from '../store/tenants.ts';
@@ -23,6 +24,18 @@ export async function serveCommand(config: Config): Promise<number> {
   const app = createApp(services);
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(config.PORT, config.HOST, () => resolve(listening));
+  });
+  // Requests Node's parser refuses (oversized headers, malformed HTTP) never reach Express: answer them as problems too.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    const status = tooLarge ? 431 : 400;
+    const detail = tooLarge ? 'the request line and headers exceed 16 KiB' : 'malformed HTTP request';
+    const body = JSON.stringify({ ...problemBody('invalid-request', detail), status });
+    socket.end(
+      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/problem+json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
