@@ -7,7 +7,7 @@ import { connect } from './store/db.ts';
 import { Metrics } from './http/metrics.ts';
 import { RateLimiter } from './http/middleware/rate-limit.ts';
 import { startEmbedded } from './store/embedded.ts';
-import { PrismaGraphStore, SchemaCache } from './store/graph.ts';
+import { SchemaCache, SqlGraphStore } from './store/graph.ts';
 
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): Logger {
   return pino({ level: config.LOG_LEVEL, base: { service: 'grantd' }, redact: ['req.headers.authorization'] });
@@ -34,7 +34,7 @@ export function createServices(
     metrics: new Metrics(pool),
     rateLimiter: options.rateLimit ? new RateLimiter(options.rateLimit) : null,
     schemas,
-    engine: new AuthorizationEngine(new PrismaGraphStore(db, schemas)),
+    engine: new AuthorizationEngine(new SqlGraphStore(db, pool, schemas)),
     keys: new KeyVerifier(db),
     logger,
     ready: async () => {
