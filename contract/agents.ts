@@ -1,7 +1,7 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { badRequest, bodyProblems, commonProblems, conflict, notFound } from './problems.ts';
-import { CursorSchema, ID_PATTERN, IdSchema, LimitSchema, NextCursorSchema, TimestampSchema } from './schemas.ts';
+import { CursorSchema, ID_PATTERN, LimitSchema, NextCursorSchema, PathIdSchema, TimestampSchema } from './schemas.ts';
 import { requires } from './scopes.ts';
 
 const c = initContract();
@@ -10,7 +10,7 @@ export const USER_SUBJECT_PATTERN = new RegExp(`^user:${ID_PATTERN.source.slice(
 
 export const CreateAgentSchema = z
   .object({
-    external_id: IdSchema.describe("The agent's own id; its subject is agent:<external_id>"),
+    external_id: PathIdSchema.describe("The agent's own id; its subject is agent:<external_id>"),
     display_name: z.string().min(1).max(256).optional(),
     owner: z.string().regex(USER_SUBJECT_PATTERN, 'must be a user subject, user:<id>').optional().describe('The user the agent acts for'),
     scope: z
@@ -29,7 +29,7 @@ export const AgentSchema = z.object({
   created_at: TimestampSchema,
 });
 
-export const AgentPathSchema = z.object({ external_id: IdSchema });
+export const AgentPathSchema = z.object({ external_id: PathIdSchema });
 
 export const agentsContract = c.router({
   create: {

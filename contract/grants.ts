@@ -33,8 +33,8 @@ export const GrantPageSchema = z.object({ grants: z.array(GrantSchema), next_cur
 
 export const BatchRequestSchema = z
   .object({
-    writes: z.array(TripleSchema).default([]).describe('Grants to create'),
-    deletes: z.array(TripleSchema).default([]).describe('Grants to remove'),
+    writes: z.array(TripleSchema).max(1000).default([]).describe('Grants to create'),
+    deletes: z.array(TripleSchema).max(1000).default([]).describe('Grants to remove'),
   })
   .strict()
   .refine((b) => b.writes.length + b.deletes.length >= 1 && b.writes.length + b.deletes.length <= 1000, {

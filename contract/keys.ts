@@ -56,7 +56,7 @@ export const keysContract = c.router({
     description: 'Effective at once on this node and within one second on every node. An unknown or already revoked key is 404.',
     pathParams: z.object({ id: z.string().min(1).max(128) }),
     body: c.noBody(),
-    responses: { 204: c.noBody(), ...notFound(['key-not-found']), ...commonProblems },
+    responses: { 204: c.noBody(), ...badRequest(['invalid-request']), ...notFound(['key-not-found']), ...commonProblems },
     metadata: requires('admin'),
   },
 });

@@ -6,6 +6,7 @@ import helmet from 'helmet';
 import { contract } from '../../contract/index.ts';
 import { packageRoot } from '../package-root.ts';
 import type { AppDeps } from './context.ts';
+import { docsRouter } from './docs.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/body.ts';
 import { errorHandler, notFound, validationProblem } from './middleware/errors.ts';
@@ -49,6 +50,7 @@ export function createApp(deps: AppDeps): Express {
   app.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(openapi);
   });
+  app.use(docsRouter());
 
   const router = s.router(contract, {
     ...checkRoutes(deps),

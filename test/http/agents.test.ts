@@ -42,6 +42,7 @@ describe('POST /v1/agents', () => {
     ['invalid-subject', { external_id: 'x1', owner: 'alice', scope: [] }],
     ['invalid-request', { external_id: 'x1' }],
     ['invalid-request', { external_id: 'bad id', scope: [] }],
+    ['invalid-request', { external_id: '..', scope: [] }],
     ['invalid-request', { scope: [] }],
   ])('answers 400 %s', async (type, body) => {
     const res = await api.post('/v1/agents', body);

@@ -1,0 +1,228 @@
+import { readFileSync } from 'node:fs';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { createConfig, lint } from '@redocly/openapi-core';
+import { extractZodObjectShape, isAppRoute, isAppRouteNoBody, isAppRouteOtherResponse, isZodObject, type AppRoute, type AppRouter } from '@ts-rest/core';
+import type { MediaTypeObject, OpenAPIObject, ParameterObject, RequestBodyObject, SchemaObject } from 'openapi3-ts/oas30';
+import supertest from 'supertest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { contract, type RouteMetadata } from '../../contract/index.ts';
+import { OPENAPI_TYPES_FILE, renderClientTypes, renderOpenApiJson } from '../../scripts/generate-openapi.ts';
+import { buildOpenApiDocument, codeSpans, openApiPathOf, operationIdOf, schemasOf, untypedSchemas } from '../../scripts/openapi-document.ts';
+import { DOCUMENT_NAMESPACE, useApp } from '../helpers.ts';
+import { dereferencedDocument, loadDocument, OPENAPI_FILE, operationsOf, SchemaValidator, type DocumentOperation } from './support.ts';
+
+function contractRoutes(router: AppRouter = contract, keys: string[] = []): { keys: string[]; route: AppRoute }[] {
+  return Object.entries(router).flatMap(([key, value]) =>
+    isAppRoute(value) ? [{ keys: [...keys, key], route: value }] : contractRoutes(value as AppRouter, [...keys, key]),
+  );
+}
+
+const routes = contractRoutes();
+const document = loadDocument();
+const operations = operationsOf(document);
+let resolved: OpenAPIObject;
+let resolvedOperations: Map<string, DocumentOperation>;
+
+beforeAll(async () => {
+  resolved = await dereferencedDocument();
+  resolvedOperations = new Map(operationsOf(resolved).map((o) => [o.operationId, o]));
+});
+
+describe('generated/openapi.json', () => {
+  it('is what `npm run generate` makes of the current contract (run it after changing the contract)', () => {
+    expect(readFileSync(OPENAPI_FILE, 'utf8')).toBe(renderOpenApiJson(buildOpenApiDocument()));
+  });
+
+  it('is deterministic', () => {
+    expect(renderOpenApiJson(buildOpenApiDocument())).toBe(renderOpenApiJson(buildOpenApiDocument()));
+  });
+
+  it('has openapi-typescript types in generated/openapi-types.ts that match it', async () => {
+    expect(readFileSync(OPENAPI_TYPES_FILE, 'utf8')).toBe(await renderClientTypes(loadDocument()));
+  }, 60_000);
+
+  it('validates with @apidevtools/swagger-parser', async () => {
+    const api = (await SwaggerParser.validate(structuredClone(document) as never)) as unknown as OpenAPIObject;
+    expect(api.openapi).toMatch(/^3\.0\.\d+$/);
+  });
+
+  it('passes the recommended-strict rules of Redocly (@redocly/openapi-core, through openapi-typescript)', async () => {
+    const config = await createConfig({ extends: ['recommended-strict'] });
+    const problems = await lint({ ref: OPENAPI_FILE, config });
+    expect(problems.map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`)).toEqual([]);
+  });
+
+  it('has a type (or a $ref or composition) on every schema, as linters such as @redocly/cli require', () => {
+    expect(untypedSchemas(document)).toEqual([]);
+  });
+
+  it('holds exactly the contract routes, under their full paths', () => {
+    const fromContract = routes.map(({ route }) => `${route.method.toLowerCase()} ${openApiPathOf(route)}`).sort();
+    const fromDocument = operations.map((o) => `${o.method} ${o.path}`).sort();
+    expect(fromDocument).toEqual(fromContract);
+    expect(fromDocument.every((o) => o.split(' ')[1]!.startsWith('/v1/'))).toBe(true);
+  });
+
+  it('gives every operation a unique, readable operationId', () => {
+    const ids = operations.map((o) => o.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toEqual(expect.arrayContaining(['check', 'checkBulk', 'objectsList', 'grantsList', 'grantsCreate', 'keysCreate']));
+    for (const id of ids) expect(id).toMatch(/^[a-z][A-Za-z]*$/);
+  });
+});
+
+describe.each(routes.map((r) => [operationIdOf(r.keys), r.route] as const))('operation %s', (operationId, route) => {
+  const found = operations.find((o) => o.operationId === operationId);
+  const op = () => {
+    if (!found) throw new Error(`${operationId} is not in the document`);
+    return found.operation;
+  };
+  const resolvedOp = () => resolvedOperations.get(operationId)!.operation;
+
+  it('sits at the route path and method', () => {
+    expect(found?.path).toBe(openApiPathOf(route));
+    expect(found?.method).toBe(route.method.toLowerCase());
+  });
+
+  it('has a summary, a description, a declared tag, and its scope', () => {
+    const { scope } = route.metadata as RouteMetadata;
+    expect(op().summary).toBe(route.summary);
+    expect(op().description).toContain(`scope \`${scope}\``);
+    if (route.description) expect(op().description).toContain(codeSpans(route.description));
+    expect(op()['x-required-scope']).toBe(scope);
+    expect(op().security).toEqual([{ bearer: [] }]);
+    expect(op().tags).toHaveLength(1);
+    expect(document.tags?.map((t) => t.name)).toContain(op().tags![0]);
+  });
+
+  it('documents every path and query parameter with its schema', () => {
+    const parameters = (resolvedOp().parameters ?? []) as ParameterObject[];
+    const expected = [
+      ...(isZodObject(route.pathParams) ? Object.keys(extractZodObjectShape(route.pathParams)).map((name) => `path ${name}`) : []),
+      ...(route.method === 'GET' && isZodObject(route.query) ? Object.keys(extractZodObjectShape(route.query)).map((name) => `query ${name}`) : []),
+    ];
+    expect(parameters.map((p) => `${p.in} ${p.name}`).sort()).toEqual(expected.sort());
+    for (const p of parameters) {
+      expect(p.description, `${p.in} ${p.name} has a description`).toBeTruthy();
+      expect((p.schema as SchemaObject).type).toBeDefined();
+      if (p.in === 'path') expect(p.required).toBe(true);
+    }
+  });
+
+  it('has a required JSON request body exactly when the route takes one', () => {
+    const takesBody = route.method !== 'GET' && 'body' in route && !isAppRouteNoBody(route.body);
+    const body = resolvedOp().requestBody as RequestBodyObject | undefined;
+    expect(body !== undefined).toBe(takesBody);
+    if (body) {
+      expect(body.required).toBe(true);
+      expect(Object.keys(body.content)).toEqual(['application/json']);
+      expect((body.content['application/json']!.schema as SchemaObject).type).toBe('object');
+    }
+  });
+
+  it('documents every response status of the route, problems as application/problem+json with their types', () => {
+    const responses = resolvedOp().responses as Record<string, { description: string; content?: Record<string, MediaTypeObject> }>;
+    expect(Object.keys(responses).sort()).toEqual(Object.keys(route.responses).sort());
+    for (const [status, declared] of Object.entries(route.responses)) {
+      const response = responses[status]!;
+      expect(response.description).toBeTruthy();
+      if (isAppRouteOtherResponse(declared)) {
+        expect(Object.keys(response.content ?? {})).toEqual(['application/problem+json']);
+        const schema = response.content!['application/problem+json']!.schema as SchemaObject;
+        const typeEnum = (schema.properties!.type as SchemaObject).enum;
+        const contractEnum = (declared.body as unknown as { shape: { type: { options: string[] } } }).shape.type.options;
+        expect(typeEnum).toEqual(contractEnum);
+        expect(schema.required).toEqual(['type', 'title', 'status', 'detail']);
+      } else if (isAppRouteNoBody(declared)) {
+        expect(response.content).toBeUndefined();
+      } else {
+        expect(Object.keys(response.content ?? {})).toEqual(['application/json']);
+        expect((response.content!['application/json']!.schema as SchemaObject).type).toBeDefined();
+      }
+    }
+  });
+});
+
+describe('schemas and examples', () => {
+  it('names the resources under components/schemas and refers to them rather than copying them', () => {
+    const schemas = document.components!.schemas!;
+    for (const name of ['Grant', 'Agent', 'Namespace', 'CreatedKey', 'KeySummary', 'Triple', 'CheckRequest', 'ObjectPage', 'ProblemUnauthenticated', 'ValidationIssue']) {
+      expect(schemas[name], name).toBeDefined();
+    }
+    expect(Object.keys(schemas).filter((n) => n.startsWith('Problem')).length).toBeGreaterThan(5);
+    const text = JSON.stringify(document);
+    for (const name of ['Grant', 'Agent', 'Namespace', 'CreatedKey', 'KeySummary', 'Triple', 'CheckRequest', 'ObjectPage', 'ValidationIssue', 'KeyScope']) {
+      expect(text, `${name} is referenced`).toContain(`"#/components/schemas/${name}"`);
+    }
+    // No inline schema anywhere is a copy of a named one.
+    const named = new Map(Object.entries(schemas).map(([n, s]) => [JSON.stringify(s), n]));
+    for (const [at, schema] of schemasOf(document)) {
+      if (at.startsWith(`#/components/schemas/`) && at.split('/').length === 4) continue;
+      expect(named.get(JSON.stringify(schema)), `${at} copies a component`).toBeUndefined();
+    }
+    expect(document.components!.responses!.Unauthenticated).toBeDefined();
+    expect(document.components!.securitySchemes!.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+
+  it('keeps the contract patterns and bounds', () => {
+    const objects = resolvedOperations.get('objectsList')!.operation;
+    const param = (name: string) => (objects.parameters as ParameterObject[]).find((p) => p.name === name)!;
+    expect(param('limit').schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 1000, default: 100 });
+    expect(param('limit').required).toBeFalsy();
+    expect(param('namespace')).toMatchObject({ required: true, schema: { pattern: '^[a-z][a-z0-9_]{0,62}$' } });
+    expect(param('subject').schema).toMatchObject({ pattern: '^[a-z][a-z0-9_]{0,62}:[A-Za-z0-9._\\-@|~+=]{1,256}$' });
+    expect(param('cursor').schema).toMatchObject({ minLength: 1, maxLength: 2048 });
+    const agent = resolvedOperations.get('agentsGet')!.operation;
+    expect((agent.parameters as ParameterObject[])[0]).toMatchObject({ name: 'external_id', in: 'path', schema: { pattern: '^(?!\\.{1,2}$)[A-Za-z0-9._\\-@|~+=]{1,256}$' } });
+    const schemas = document.components!.schemas! as Record<string, SchemaObject>;
+    expect(schemas.BulkCheckRequest!.properties!.checks).toMatchObject({ minItems: 1, maxItems: 1000 });
+    expect(schemas.CreateKeyRequest!.properties!.scopes).toMatchObject({ minItems: 1, maxItems: 4, default: ['check:read'] });
+    expect(schemas.KeyScope).toEqual({ type: 'string', enum: ['check:read', 'grant:read', 'grant:write', 'admin'] });
+    expect(schemas.Namespace!.properties!.relations).toMatchObject({ type: 'object', nullable: true });
+  });
+
+  it('carries the examples of API.md', () => {
+    const media = (id: string, status?: number) => {
+      const op = resolvedOperations.get(id)!.operation;
+      return status === undefined
+        ? (op.requestBody as RequestBodyObject).content['application/json']!
+        : (op.responses[String(status)] as { content: Record<string, MediaTypeObject> }).content['application/json']!;
+    };
+    expect(media('namespacesCreate').examples!.document).toMatchObject({ value: DOCUMENT_NAMESPACE });
+    expect(media('check').example).toEqual({ subject: 'user:alice', relation: 'viewer', object: 'document:q3' });
+    expect(media('check', 200).example).toEqual({ allowed: true });
+    expect(media('objectsList', 200).examples!.more).toMatchObject({ value: { namespace: 'document', next_cursor: expect.any(String) } });
+    expect(media('keysCreate', 201).example).toMatchObject({ id: expect.stringMatching(/^key_/), secret: expect.stringMatching(/^svc_live_[A-Za-z0-9]{40,}$/) });
+  });
+
+  it('has examples that conform to their schemas', () => {
+    const validator = new SchemaValidator();
+    const checked: string[] = [];
+    const check = (at: string, media: MediaTypeObject) => {
+      const values = media.example !== undefined ? [media.example] : Object.values(media.examples ?? {}).map((e) => (e as { value: unknown }).value);
+      for (const value of values) {
+        expect(validator.errors(media.schema as SchemaObject, value, true), at).toEqual([]);
+        checked.push(at);
+      }
+    };
+    for (const { operationId, operation } of operationsOf(resolved)) {
+      for (const [type, media] of Object.entries((operation.requestBody as RequestBodyObject | undefined)?.content ?? {})) check(`${operationId} request ${type}`, media);
+      for (const [status, response] of Object.entries(operation.responses)) {
+        for (const [type, media] of Object.entries((response as { content?: Record<string, MediaTypeObject> }).content ?? {})) {
+          check(`${operationId} ${status} ${type}`, media);
+        }
+      }
+    }
+    expect(checked.length).toBeGreaterThan(100);
+  });
+});
+
+describe('GET /openapi.json', () => {
+  const { app } = useApp();
+  it('serves the committed document, unauthenticated', async () => {
+    const res = await supertest(app).get('/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.body).toEqual(document);
+  });
+});
