@@ -1,0 +1,313 @@
+/**
+ * `grantd/client`: the official TypeScript client of grantd.
+ *
+ * Derived from the same ts-rest contract as the server (every request and response type below is
+ * inferred from it), and built on nothing but `fetch`, `AbortController`, timers, `URL` and
+ * `Headers`, so it runs on Node.js 20+, Deno, Bun, browsers and edge runtimes.
+ *
+ * ```ts
+ * import { createClient, ProblemError, ServiceError } from 'grantd/client';
+ *
+ * const grantd = createClient({ apiKey: process.env.GRANTD_API_KEY!, baseUrl: 'http://localhost:8080' });
+ * await grantd.namespaces.create({ name: 'document' });
+ * await grantd.grants.create({ subject: 'user:alice', relation: 'viewer', object: 'document:q3' });
+ * const { allowed } = await grantd.check({ subject: 'user:alice', relation: 'viewer', object: 'document:q3' });
+ * for await (const id of grantd.objects.iterate({ namespace: 'document', subject: 'user:alice', relation: 'viewer' })) {
+ *   console.log(id);
+ * }
+ * ```
+ *
+ * Every method takes an optional last argument {@link CallOptions} (`{ timeoutMs }`), resolves to
+ * the success body of its endpoint (nothing for the 204 endpoints), and rejects with a
+ * {@link ServiceError} subclass:
+ * - {@link ProblemError}: grantd answered with a problem (`type` such as `namespace-not-found`,
+ *   `insufficient-scope`, `invalid-request` with `errors`, ...), `status` the HTTP status;
+ * - {@link UnexpectedResponseError} (a ProblemError): a response that is not a problem document,
+ *   e.g. a proxy's HTML 502; `type` `unexpected-response`;
+ * - {@link TimeoutError}: `type` `timeout`, `status` 0: the call's time budget ran out;
+ * - {@link NetworkError}: `type` `network-error`, `status` 0: no response on the last attempt.
+ *
+ * Pagination: `grants.list`, `objects.list` and `agents.list` return one page (`next_cursor` is
+ * null on the last); `grants.iterate`, `objects.iterate` and `agents.iterate` take the same query
+ * and are async iterators over the items of every page, following `next_cursor` (use them with
+ * `for await`; breaking out of the loop fetches no further page).
+ *
+ * Timeout: `timeoutMs` (default 5000, per client or per call) bounds the whole call, retries and
+ * waits included. When it expires the call rejects at once with a TimeoutError and the request in
+ * flight is aborted.
+ *
+ * Retries: only idempotent calls are retried: every GET and DELETE, `check`, `checkBulk` and
+ * `grants.create`; never `namespaces.create`, `agents.create`, `keys.create` or `grants.batch`. They
+ * are retried after a network error, a 5xx or a 429, at most 3 times (4 attempts in all), waiting
+ * the response's `Retry-After` (seconds or HTTP-date) when it has one, else an exponential backoff
+ * with jitter (100 ms doubling, each wait drawn from [d/2, d], capped at 2 s). When the wait would
+ * outlast the timeout, the call does not wait and rejects with the last error instead (for
+ * instance the 429 `rate-limited` problem).
+ *
+ * @module
+ */
+import { initClient, type AppRoute, type ClientInferRequest, type ClientInferResponseBody } from '@ts-rest/core';
+import { contract } from '../../contract/index.ts';
+import {
+  createTransport,
+  defaultSleep,
+  DEFAULT_RETRY,
+  DEFAULT_TIMEOUT_MS,
+  MAX_RETRIES,
+  type CallContext,
+  type FetchLike,
+  type RetryPolicy,
+  type Sleep,
+} from './transport.ts';
+
+export { NetworkError, NO_STATUS, ProblemError, ServiceError, TimeoutError, UnexpectedResponseError, type ProblemIssue } from './errors.ts';
+export { parseRetryAfter, type FetchLike, type RetryPolicy, type Sleep } from './transport.ts';
+
+export const DEFAULT_BASE_URL = 'http://localhost:8080';
+export { DEFAULT_TIMEOUT_MS };
+
+type Routes = typeof contract;
+type SuccessStatus<R extends AppRoute> = Extract<keyof R['responses'], 200 | 201>;
+/** The JSON body a route's request takes, as the contract declares it. */
+type RequestBody<R extends AppRoute> = ClientInferRequest<R> extends { body: infer B } ? B : never;
+/** The query a route takes, as the contract declares it. */
+type RequestQuery<R extends AppRoute> = ClientInferRequest<R> extends { query: infer Q } ? Q : never;
+/** The body of a route's success response, as the contract declares it. */
+type SuccessBody<R extends AppRoute> = ClientInferResponseBody<R, SuccessStatus<R>>;
+
+export type CheckInput = RequestBody<Routes['check']>;
+export type CheckResult = SuccessBody<Routes['check']>;
+export type CheckBulkInput = RequestBody<Routes['checkBulk']>;
+export type CheckBulkResult = SuccessBody<Routes['checkBulk']>;
+export type GrantInput = RequestBody<Routes['grants']['create']>;
+export type Grant = SuccessBody<Routes['grants']['create']>;
+export type GrantsQuery = RequestQuery<Routes['grants']['list']>;
+export type GrantPage = SuccessBody<Routes['grants']['list']>;
+export type GrantBatchInput = RequestBody<Routes['grants']['batch']>;
+export type GrantBatchResult = SuccessBody<Routes['grants']['batch']>;
+export type ObjectsQuery = RequestQuery<Routes['objects']['list']>;
+export type ObjectPage = SuccessBody<Routes['objects']['list']>;
+export type NamespaceInput = RequestBody<Routes['namespaces']['create']>;
+export type Namespace = SuccessBody<Routes['namespaces']['create']>;
+export type NamespaceList = SuccessBody<Routes['namespaces']['list']>;
+export type AgentInput = RequestBody<Routes['agents']['create']>;
+export type Agent = SuccessBody<Routes['agents']['get']>;
+export type AgentsQuery = RequestQuery<Routes['agents']['list']>;
+export type AgentPage = SuccessBody<Routes['agents']['list']>;
+export type AgentDeletion = SuccessBody<Routes['agents']['delete']>;
+export type KeyInput = RequestBody<Routes['keys']['create']>;
+export type CreatedKey = SuccessBody<Routes['keys']['create']>;
+export type KeyList = SuccessBody<Routes['keys']['list']>;
+
+/** Options of one call; every method takes them as its last, optional argument. */
+export interface CallOptions {
+  /**
+   * Time budget of the whole call in milliseconds, retries included (default: the client's
+   * `timeoutMs`, 5000). Must be positive; `Infinity` means no timeout.
+   */
+  timeoutMs?: number;
+}
+
+export interface ClientOptions {
+  /** An API key secret (`svc_live_...`), sent as `Authorization: Bearer <apiKey>`. */
+  apiKey: string;
+  /** Where grantd listens, without `/v1`. Default `http://localhost:8080`. */
+  baseUrl?: string;
+  /** Default time budget of each call in ms, retries included (default 5000). */
+  timeoutMs?: number;
+  /** Retry tuning; `maxRetries` may be lowered (0 disables retries) but not raised above 3. */
+  retry?: Partial<RetryPolicy>;
+  /** The fetch to use (default: the global `fetch`, looked up at each call). */
+  fetch?: FetchLike;
+  /** How to wait between attempts (default: a timer). Meant for tests; the timeout still applies. */
+  sleep?: Sleep;
+  /** Source of backoff jitter in [0, 1) (default `Math.random`). Meant for tests. */
+  random?: () => number;
+}
+
+export interface GrantdClient {
+  /** POST /v1/check: does `subject` hold `relation` on `object`? Resolves to `{ allowed }`. Retried. */
+  check(input: CheckInput, options?: CallOptions): Promise<CheckResult>;
+  /** POST /v1/check/bulk: 1 to 1000 checks, answered in order (`{ results }`). Retried. */
+  checkBulk(input: CheckBulkInput, options?: CallOptions): Promise<CheckBulkResult>;
+  grants: {
+    /** POST /v1/grants: creates the grant, or returns the existing one (idempotent, so retried). */
+    create(input: GrantInput, options?: CallOptions): Promise<Grant>;
+    /** DELETE /v1/grants: removes the grant; resolves also when it did not exist. Retried. */
+    revoke(input: GrantInput, options?: CallOptions): Promise<void>;
+    /** GET /v1/grants: one page of grants (`{ grants, next_cursor }`); every filter is optional. Retried. */
+    list(query?: GrantsQuery, options?: CallOptions): Promise<GrantPage>;
+    /**
+     * Every grant matching `query`, page after page: follows `next_cursor` until it is null,
+     * starting at `query.cursor` if given. `query.limit` is the page size; `timeoutMs` applies to
+     * each page request. Rejects (ends the loop) with the first page's error.
+     */
+    iterate(query?: GrantsQuery, options?: CallOptions): AsyncGenerator<Grant, void, undefined>;
+    /** POST /v1/grants/batch: writes and deletes applied all or nothing. Never retried. */
+    batch(input: GrantBatchInput, options?: CallOptions): Promise<GrantBatchResult>;
+  };
+  objects: {
+    /** GET /v1/objects: one page of the object ids `subject` reaches (`{ namespace, objects, next_cursor }`). Retried. */
+    list(query: ObjectsQuery, options?: CallOptions): Promise<ObjectPage>;
+    /**
+     * Every object id `subject` reaches under `relation` in `namespace`, ascending, page after
+     * page (follows `next_cursor`, starting at `query.cursor` if given; `query.limit` is the page
+     * size; `timeoutMs` applies to each page request).
+     */
+    iterate(query: ObjectsQuery, options?: CallOptions): AsyncGenerator<string, void, undefined>;
+  };
+  namespaces: {
+    /** GET /v1/namespaces: `{ namespaces }`, built-in `user` and `agent` included. Retried. */
+    list(options?: CallOptions): Promise<NamespaceList>;
+    /** POST /v1/namespaces: creates a namespace (409 `namespace-exists` if it exists). Never retried. */
+    create(input: NamespaceInput, options?: CallOptions): Promise<Namespace>;
+  };
+  agents: {
+    /** POST /v1/agents: registers an agent (409 `agent-exists` if it exists). Never retried. */
+    create(input: AgentInput, options?: CallOptions): Promise<Agent>;
+    /**
+     * GET /v1/agents/{external_id}: the agent (404 `agent-not-found`). Retried. The id is
+     * percent-encoded; `""`, `.` and `..` cannot form a path and are rejected with a TypeError.
+     */
+    get(externalId: string, options?: CallOptions): Promise<Agent>;
+    /** GET /v1/agents: one page of agents (`{ agents, next_cursor }`). Retried. */
+    list(query?: AgentsQuery, options?: CallOptions): Promise<AgentPage>;
+    /** Every agent, page after page (follows `next_cursor`; `timeoutMs` applies to each page request). */
+    iterate(query?: AgentsQuery, options?: CallOptions): AsyncGenerator<Agent, void, undefined>;
+    /** DELETE /v1/agents/{external_id}: the killswitch; `{ external_id, grants_removed }`. Retried. Id as in `get`. */
+    delete(externalId: string, options?: CallOptions): Promise<AgentDeletion>;
+  };
+  keys: {
+    /** POST /v1/keys (admin): a new key; its `secret` is in this response only. Never retried. */
+    create(input?: KeyInput, options?: CallOptions): Promise<CreatedKey>;
+    /** GET /v1/keys (admin): `{ keys }`, live keys oldest first, never secrets. Retried. */
+    list(options?: CallOptions): Promise<KeyList>;
+    /** DELETE /v1/keys/{id} (admin): revokes the key (404 `key-not-found` if unknown or revoked). Retried. Id as in `agents.get`. */
+    revoke(id: string, options?: CallOptions): Promise<void>;
+  };
+}
+
+/** Calls that may be repeated without changing the outcome, beyond every GET and DELETE. */
+const IDEMPOTENT_POSTS: ReadonlySet<AppRoute> = new Set<AppRoute>([contract.check, contract.checkBulk, contract.grants.create]);
+const isIdempotent = (route: AppRoute): boolean =>
+  route.method === 'GET' || route.method === 'DELETE' || IDEMPOTENT_POSTS.has(route);
+
+function retryPolicy(given: Partial<RetryPolicy> | undefined): RetryPolicy {
+  const policy = { ...DEFAULT_RETRY, ...given };
+  if (!Number.isInteger(policy.maxRetries) || policy.maxRetries < 0 || policy.maxRetries > MAX_RETRIES) {
+    throw new RangeError(`retry.maxRetries must be an integer from 0 to ${MAX_RETRIES}`);
+  }
+  if (!(policy.baseDelayMs >= 0) || !(policy.maxDelayMs >= 0)) throw new RangeError('retry delays must be non-negative');
+  return policy;
+}
+
+/**
+ * A path parameter, percent-encoded (ts-rest inserts parameters as they are). An empty value, `.` or
+ * `..` cannot be sent as a path segment (it would name another route), so it is refused.
+ */
+function pathParam(name: string, value: string): string {
+  if (typeof value !== 'string' || value === '' || value === '.' || value === '..') {
+    throw new TypeError(`${name} must be a non-empty string other than "." and "..", got ${JSON.stringify(value)}`);
+  }
+  return encodeURIComponent(value);
+}
+
+/** Creates a client for the grantd at `options.baseUrl`, authenticated with `options.apiKey`. */
+export function createClient(options: ClientOptions): GrantdClient {
+  if (!options || typeof options.apiKey !== 'string' || options.apiKey === '') {
+    throw new TypeError('createClient: apiKey (an API key secret) is required');
+  }
+  const baseUrl = new URL(options.baseUrl ?? DEFAULT_BASE_URL).toString().replace(/\/+$/, '');
+  if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
+    throw new RangeError(`timeoutMs must be a positive number of milliseconds, got ${String(options.timeoutMs)}`);
+  }
+  const given = options.fetch;
+  const transport = createTransport({
+    fetch: () => {
+      if (given) return given;
+      if (typeof fetch !== 'function') throw new TypeError('grantd client: no global fetch; pass options.fetch');
+      return (input, init) => fetch(input, init);
+    },
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    retry: retryPolicy(options.retry),
+    sleep: options.sleep ?? defaultSleep,
+    random: options.random ?? Math.random,
+    isIdempotent,
+  });
+  const raw = initClient(contract, {
+    baseUrl,
+    baseHeaders: { authorization: `Bearer ${options.apiKey}`, accept: 'application/json, application/problem+json' },
+    api: transport,
+    validateResponse: false,
+    throwOnUnknownStatus: false,
+  });
+
+  // The transport resolves only with a declared success response of the route, so its body has the
+  // contract's success type; every other outcome was thrown as a ServiceError.
+  const ok = <R extends AppRoute>(_route: R, response: { body: unknown }): SuccessBody<R> => response.body as SuccessBody<R>;
+  const call = (options: CallOptions | undefined): CallContext => ({ timeoutMs: options?.timeoutMs });
+
+  async function* pages<Q extends { cursor?: string | undefined }, P extends { next_cursor: string | null }>(
+    list: (query: Q, options?: CallOptions) => Promise<P>,
+    query: Q,
+    options: CallOptions | undefined,
+  ): AsyncGenerator<P, void, undefined> {
+    let cursor = query.cursor;
+    for (;;) {
+      const page = await list({ ...query, cursor }, options);
+      yield page;
+      if (page.next_cursor === null) return;
+      cursor = page.next_cursor;
+    }
+  }
+
+  const grants: GrantdClient['grants'] = {
+    create: async (input, options) => ok(contract.grants.create, await raw.grants.create({ body: input, call: call(options) })),
+    revoke: async (input, options) => {
+      await raw.grants.revoke({ body: input, call: call(options) });
+    },
+    list: async (query = {}, options) => ok(contract.grants.list, await raw.grants.list({ query, call: call(options) })),
+    iterate: async function* (query = {}, options) {
+      for await (const page of pages(grants.list, query, options)) yield* page.grants;
+    },
+    batch: async (input, options) => ok(contract.grants.batch, await raw.grants.batch({ body: input, call: call(options) })),
+  };
+
+  const objects: GrantdClient['objects'] = {
+    list: async (query, options) => ok(contract.objects.list, await raw.objects.list({ query, call: call(options) })),
+    iterate: async function* (query, options) {
+      for await (const page of pages(objects.list, query, options)) yield* page.objects;
+    },
+  };
+
+  const agents: GrantdClient['agents'] = {
+    create: async (input, options) => ok(contract.agents.create, await raw.agents.create({ body: input, call: call(options) })),
+    get: async (externalId, options) =>
+      ok(contract.agents.get, await raw.agents.get({ params: { external_id: pathParam('externalId', externalId) }, call: call(options) })),
+    list: async (query = {}, options) => ok(contract.agents.list, await raw.agents.list({ query, call: call(options) })),
+    iterate: async function* (query = {}, options) {
+      for await (const page of pages(agents.list, query, options)) yield* page.agents;
+    },
+    delete: async (externalId, options) =>
+      ok(contract.agents.delete, await raw.agents.delete({ params: { external_id: pathParam('externalId', externalId) }, call: call(options) })),
+  };
+
+  return {
+    check: async (input, options) => ok(contract.check, await raw.check({ body: input, call: call(options) })),
+    checkBulk: async (input, options) => ok(contract.checkBulk, await raw.checkBulk({ body: input, call: call(options) })),
+    grants,
+    objects,
+    namespaces: {
+      list: async (options) => ok(contract.namespaces.list, await raw.namespaces.list({ call: call(options) })),
+      create: async (input, options) => ok(contract.namespaces.create, await raw.namespaces.create({ body: input, call: call(options) })),
+    },
+    agents,
+    keys: {
+      create: async (input = {}, options) => ok(contract.keys.create, await raw.keys.create({ body: input, call: call(options) })),
+      list: async (options) => ok(contract.keys.list, await raw.keys.list({ call: call(options) })),
+      revoke: async (id, options) => {
+        await raw.keys.revoke({ params: { id: pathParam('id', id) }, call: call(options) });
+      },
+    },
+  };
+}

@@ -1,0 +1,373 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  createClient,
+  NetworkError,
+  ProblemError,
+  ServiceError,
+  TimeoutError,
+  UnexpectedResponseError,
+  type FetchLike,
+  type GrantdClient,
+} from '../../src/client/index.ts';
+import { DOCUMENT_NAMESPACE, newTenant, type TestTenant } from '../helpers.ts';
+import { failure, useRealServer } from './support.ts';
+
+// Every client method against the real grantd app on a real socket.
+const server = useRealServer();
+let tenant: TestTenant;
+let grantd: GrantdClient;
+const TIMESTAMP = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+
+/** A client that counts the HTTP requests it makes. */
+function counting(apiKey: string) {
+  const requests: string[] = [];
+  const fetchCounting: FetchLike = (input, init) => {
+    requests.push(`${init.method} ${new URL(input).pathname}${new URL(input).search}`);
+    return fetch(input, init);
+  };
+  return { client: createClient({ apiKey, baseUrl: server.url, fetch: fetchCounting }), requests };
+}
+
+async function problemOf(call: () => Promise<unknown>): Promise<ProblemError> {
+  const { error } = await failure(call);
+  expect(error).toBeInstanceOf(ProblemError);
+  expect(error).toBeInstanceOf(ServiceError);
+  expect(error).toBeInstanceOf(Error);
+  return error as ProblemError;
+}
+
+beforeAll(async () => {
+  tenant = await newTenant(server.services);
+  grantd = createClient({ apiKey: tenant.adminKey, baseUrl: server.url });
+});
+
+describe('namespaces', () => {
+  it('create returns the namespace record; list returns { namespaces }', async () => {
+    const created = await grantd.namespaces.create(DOCUMENT_NAMESPACE);
+    expect(created).toEqual({ ...DOCUMENT_NAMESPACE, created_at: TIMESTAMP });
+    expect(await grantd.namespaces.create({ name: 'folder' })).toEqual({ name: 'folder', relations: null, created_at: TIMESTAMP });
+    expect(await grantd.namespaces.create({ name: 'team', relations: { member: {} } })).toMatchObject({ name: 'team' });
+    const { namespaces } = await grantd.namespaces.list();
+    expect(namespaces.map((n) => n.name)).toEqual(['agent', 'document', 'folder', 'team', 'user']);
+  });
+
+  it('create of an existing name throws ProblemError namespace-exists 409', async () => {
+    const error = await problemOf(() => grantd.namespaces.create({ name: 'document' }));
+    expect(error).toMatchObject({ type: 'namespace-exists', status: 409, title: 'Namespace exists', attempts: 1 });
+    expect(error.detail).toEqual(expect.any(String));
+    expect(error.requestId).toEqual(expect.any(String));
+    expect(error.message).toContain(error.detail);
+  });
+
+  it('an invalid definition throws invalid-request with the validation errors', async () => {
+    const error = await problemOf(() => grantd.namespaces.create({ name: 'Bad' }));
+    expect(error).toMatchObject({ type: 'invalid-request', status: 400 });
+    expect(error.errors).toEqual([{ path: 'body.name', message: expect.any(String) }]);
+    const cyclic = await problemOf(() => grantd.namespaces.create({ name: 'loop', relations: { a: { includes: ['a'] } } }));
+    expect(cyclic).toMatchObject({ type: 'invalid-namespace', status: 400, errors: undefined });
+  });
+});
+
+describe('check, checkBulk and grants', () => {
+  const alice = { subject: 'user:alice', relation: 'owner', object: 'document:q3' };
+
+  it('check answers { allowed } before and after grants.create, which is idempotent', async () => {
+    expect(await grantd.check({ ...alice, relation: 'viewer' })).toEqual({ allowed: false });
+    const grant = await grantd.grants.create(alice);
+    expect(grant).toEqual({ ...alice, created_at: TIMESTAMP });
+    expect(await grantd.grants.create(alice)).toEqual(grant);
+    expect(await grantd.check({ ...alice, relation: 'viewer' })).toEqual({ allowed: true });
+  });
+
+  it('check of an unknown namespace throws namespace-not-found 404', async () => {
+    const error = await problemOf(() => grantd.check({ subject: 'user:alice', relation: 'viewer', object: 'nowhere:x' }));
+    expect(error).toMatchObject({ type: 'namespace-not-found', status: 404, title: 'Namespace not found' });
+    expect(error.detail).toContain('nowhere');
+  });
+
+  it('a malformed subject throws invalid-subject 400; an undeclared relation unknown-relation', async () => {
+    const error = await problemOf(() => grantd.check({ subject: 'alice', relation: 'viewer', object: 'document:q3' }));
+    expect(error).toMatchObject({ type: 'invalid-subject', status: 400, errors: [{ path: 'body.subject', message: expect.any(String) }] });
+    const unknown = await problemOf(() => grantd.grants.create({ ...alice, relation: 'reader' }));
+    expect(unknown).toMatchObject({ type: 'unknown-relation', status: 400 });
+  });
+
+  it('checkBulk answers every check in order, with per-item errors', async () => {
+    const { results } = await grantd.checkBulk({
+      checks: [
+        { ...alice, relation: 'editor' },
+        { subject: 'user:bob', relation: 'viewer', object: 'document:q3' },
+        { subject: 'user:bob', relation: 'viewer', object: 'nowhere:x' },
+      ],
+    });
+    expect(results).toEqual([
+      { allowed: true },
+      { allowed: false },
+      { allowed: false, error: { type: 'namespace-not-found', detail: expect.any(String) } },
+    ]);
+  });
+
+  it('grants.revoke resolves to nothing, also for an absent grant', async () => {
+    const bob = { subject: 'user:bob', relation: 'viewer', object: 'document:tmp' };
+    await grantd.grants.create(bob);
+    expect(await grantd.check(bob)).toEqual({ allowed: true });
+    await expect(grantd.grants.revoke(bob)).resolves.toBeUndefined();
+    await expect(grantd.grants.revoke(bob)).resolves.toBeUndefined();
+    expect(await grantd.check(bob)).toEqual({ allowed: false });
+  });
+
+  it('grants.batch writes and deletes all or nothing', async () => {
+    const writes = ['b1', 'b2', 'b3'].map((id) => ({ subject: 'user:carol', relation: 'viewer', object: `document:${id}` }));
+    expect(await grantd.grants.batch({ writes })).toEqual({ written: 3, deleted: 0 });
+    expect(await grantd.grants.batch({ writes: [writes[0]!], deletes: [writes[1]!] })).toEqual({ written: 0, deleted: 1 });
+    const error = await problemOf(() => grantd.grants.batch({ writes: [{ ...writes[2]!, object: 'nowhere:x' }], deletes: [writes[0]!] }));
+    expect(error).toMatchObject({ type: 'namespace-not-found', status: 404 });
+    expect((await grantd.grants.list({ subject: 'user:carol' })).grants.map((g) => g.object)).toEqual(['document:b1', 'document:b3']);
+  });
+
+  it('grants.list returns a page with next_cursor; grants.iterate follows it through every page', async () => {
+    const dave = Array.from({ length: 7 }, (_, i) => ({ subject: 'user:dave', relation: 'viewer', object: `document:d${i}` }));
+    await grantd.grants.batch({ writes: dave });
+    const first = await grantd.grants.list({ subject: 'user:dave', limit: 3 });
+    expect(first.grants).toHaveLength(3);
+    expect(first.next_cursor).toEqual(expect.any(String));
+    expect(first.grants[0]).toEqual({ ...dave[0], created_at: TIMESTAMP });
+
+    const { client, requests } = counting(tenant.adminKey);
+    const all = [];
+    for await (const grant of client.grants.iterate({ subject: 'user:dave', limit: 3 })) all.push(grant);
+    expect(all.map((g) => g.object)).toEqual(dave.map((g) => g.object));
+    expect(requests).toHaveLength(3); // 3 + 3 + 1
+    expect(requests[0]).toBe('GET /v1/grants?subject=user%3Adave&limit=3');
+    expect(requests[1]).toMatch(/^GET \/v1\/grants\?subject=user%3Adave&limit=3&cursor=/);
+
+    // Starting from a cursor, and with no filter at all.
+    const rest = [];
+    for await (const grant of grantd.grants.iterate({ subject: 'user:dave', limit: 3, cursor: first.next_cursor! })) rest.push(grant.object);
+    expect(rest).toEqual(dave.slice(3).map((g) => g.object));
+    let count = 0;
+    for await (const _ of grantd.grants.iterate()) count += 1;
+    expect(count).toBe((await grantd.grants.list({ limit: 1000 })).grants.length);
+  });
+
+  it('a cursor of another query throws invalid-cursor', async () => {
+    const first = await grantd.grants.list({ subject: 'user:dave', limit: 1 });
+    const error = await problemOf(() => grantd.grants.list({ subject: 'user:carol', cursor: first.next_cursor! }));
+    expect(error).toMatchObject({ type: 'invalid-cursor', status: 400 });
+  });
+});
+
+describe('objects', () => {
+  const ids = ['o01', 'o02', 'o03', 'o04', 'o05', 'o06', 'o07', 'o08', 'o09', 'o10', 'o11'];
+
+  beforeAll(async () => {
+    await grantd.grants.batch({ writes: ids.map((id) => ({ subject: 'user:erin', relation: 'editor', object: `document:${id}` })) });
+  });
+
+  it('list returns one page and a next_cursor', async () => {
+    const page = await grantd.objects.list({ namespace: 'document', subject: 'user:erin', relation: 'viewer', limit: 4 });
+    expect(page).toEqual({ namespace: 'document', objects: ids.slice(0, 4), next_cursor: expect.any(String) });
+    const next = await grantd.objects.list({ namespace: 'document', subject: 'user:erin', relation: 'viewer', limit: 4, cursor: page.next_cursor! });
+    expect(next.objects).toEqual(ids.slice(4, 8));
+  });
+
+  it('iterate yields every object id across several pages', async () => {
+    const { client, requests } = counting(tenant.adminKey);
+    const seen: string[] = [];
+    for await (const id of client.objects.iterate({ namespace: 'document', subject: 'user:erin', relation: 'viewer', limit: 4 })) seen.push(id);
+    expect(seen).toEqual(ids);
+    expect(requests).toHaveLength(3);
+    expect(requests.every((r) => r.startsWith('GET /v1/objects?namespace=document&subject=user%3Aerin&relation=viewer&limit=4'))).toBe(true);
+  });
+
+  it('iterate can stop early without fetching further pages', async () => {
+    const { client, requests } = counting(tenant.adminKey);
+    const seen: string[] = [];
+    for await (const id of client.objects.iterate({ namespace: 'document', subject: 'user:erin', relation: 'viewer', limit: 4 })) {
+      seen.push(id);
+      if (seen.length === 2) break;
+    }
+    expect(seen).toEqual(ids.slice(0, 2));
+    expect(requests).toHaveLength(1);
+  });
+
+  it('iterate of nothing yields nothing; an unknown namespace rejects the iteration', async () => {
+    const none: string[] = [];
+    for await (const id of grantd.objects.iterate({ namespace: 'document', subject: 'user:nobody', relation: 'viewer' })) none.push(id);
+    expect(none).toEqual([]);
+    const error = await problemOf(async () => {
+      for await (const _ of grantd.objects.iterate({ namespace: 'nowhere', subject: 'user:erin', relation: 'viewer' })) {
+        // never reached
+      }
+    });
+    expect(error).toMatchObject({ type: 'namespace-not-found', status: 404 });
+  });
+
+  it('a bad limit throws invalid-request', async () => {
+    const error = await problemOf(() => grantd.objects.list({ namespace: 'document', subject: 'user:erin', relation: 'viewer', limit: 5000 }));
+    expect(error).toMatchObject({ type: 'invalid-request', status: 400, errors: [{ path: 'query.limit', message: expect.any(String) }] });
+  });
+});
+
+describe('agents', () => {
+  it('create, get, list, iterate and delete', async () => {
+    const bot = await grantd.agents.create({ external_id: 'bot-1', display_name: 'Bot', owner: 'user:alice', scope: ['document:*'] });
+    expect(bot).toEqual({
+      external_id: 'bot-1',
+      subject: 'agent:bot-1',
+      display_name: 'Bot',
+      owner: 'user:alice',
+      scope: ['document:*'],
+      created_at: TIMESTAMP,
+    });
+    for (const id of ['bot-2', 'bot-3', 'bot-4']) await grantd.agents.create({ external_id: id, scope: [] });
+    expect(await grantd.agents.get('bot-1')).toEqual(bot);
+
+    const page = await grantd.agents.list({ limit: 3 });
+    expect(page.agents.map((a) => a.external_id)).toEqual(['bot-1', 'bot-2', 'bot-3']);
+    expect(page.next_cursor).toEqual(expect.any(String));
+    const all = [];
+    for await (const agent of grantd.agents.iterate({ limit: 1 })) all.push(agent.external_id);
+    expect(all).toEqual(['bot-1', 'bot-2', 'bot-3', 'bot-4']);
+
+    await grantd.grants.create({ subject: 'agent:bot-1', relation: 'viewer', object: 'document:a1' });
+    expect(await grantd.check({ subject: 'agent:bot-1', relation: 'viewer', object: 'document:a1' })).toEqual({ allowed: true });
+    expect(await grantd.agents.delete('bot-1')).toEqual({ external_id: 'bot-1', grants_removed: 1 });
+    expect(await grantd.check({ subject: 'agent:bot-1', relation: 'viewer', object: 'document:a1' })).toEqual({ allowed: false });
+  });
+
+  it('get and delete of an unknown agent throw agent-not-found 404; create of an existing one agent-exists 409', async () => {
+    expect(await problemOf(() => grantd.agents.get('bot-1'))).toMatchObject({ type: 'agent-not-found', status: 404 });
+    expect(await problemOf(() => grantd.agents.delete('bot-1'))).toMatchObject({ type: 'agent-not-found', status: 404 });
+    expect(await problemOf(() => grantd.agents.create({ external_id: 'bot-2', scope: [] }))).toMatchObject({ type: 'agent-exists', status: 409 });
+    expect(await problemOf(() => grantd.grants.create({ subject: 'agent:ghost', relation: 'viewer', object: 'document:a1' }))).toMatchObject({
+      type: 'agent-not-found',
+      status: 404,
+    });
+  });
+
+  it('path parameters are encoded', async () => {
+    const id = 'svc|east@corp+1=~';
+    await grantd.agents.create({ external_id: id, scope: [] });
+    expect(await grantd.agents.get(id)).toMatchObject({ external_id: id, subject: `agent:${id}` });
+    expect(await grantd.agents.delete(id)).toEqual({ external_id: id, grants_removed: 0 });
+  });
+});
+
+describe('keys and scopes', () => {
+  it('create returns the secret once; list never shows it; revoke resolves to nothing', async () => {
+    const key = await grantd.keys.create({ label: 'ci', scopes: ['check:read', 'grant:read'] });
+    expect(key).toEqual({
+      id: expect.stringMatching(/^key_/),
+      prefix: key.secret.slice(0, 17),
+      secret: expect.stringMatching(/^svc_live_[A-Za-z0-9]{40,}$/),
+      label: 'ci',
+      scopes: ['check:read', 'grant:read'],
+      created_at: TIMESTAMP,
+    });
+    const { keys } = await grantd.keys.list();
+    const listed = keys.find((k) => k.id === key.id);
+    expect(listed).toEqual({ id: key.id, prefix: key.prefix, label: 'ci', scopes: ['check:read', 'grant:read'], created_at: key.created_at, last_used_at: null });
+    expect(JSON.stringify(keys)).not.toContain(key.secret);
+
+    const withKey = createClient({ apiKey: key.secret, baseUrl: server.url });
+    expect(await withKey.check({ subject: 'user:alice', relation: 'viewer', object: 'document:q3' })).toEqual({ allowed: true });
+
+    await expect(grantd.keys.revoke(key.id)).resolves.toBeUndefined();
+    expect((await grantd.keys.list()).keys.map((k) => k.id)).not.toContain(key.id);
+    expect(await problemOf(() => grantd.keys.revoke(key.id))).toMatchObject({ type: 'key-not-found', status: 404 });
+    expect(await problemOf(() => withKey.check({ subject: 'user:alice', relation: 'viewer', object: 'document:q3' }))).toMatchObject({
+      type: 'unauthenticated',
+      status: 401,
+    });
+  });
+
+  it('a key created without input gets ["check:read"]', async () => {
+    const key = await grantd.keys.create();
+    expect(key).toMatchObject({ label: '', scopes: ['check:read'] });
+    await grantd.keys.revoke(key.id);
+  });
+
+  it('a key lacking the scope gets insufficient-scope 403, and no retry', async () => {
+    const reader = counting(await tenant.keyWith('check:read'));
+    expect(await reader.client.check({ subject: 'user:alice', relation: 'viewer', object: 'document:q3' })).toEqual({ allowed: true });
+    const denied = [
+      () => reader.client.grants.create({ subject: 'user:x', relation: 'viewer', object: 'document:q3' }),
+      () => reader.client.grants.list(),
+      () => reader.client.namespaces.list(),
+      () => reader.client.namespaces.create({ name: 'x' }),
+      () => reader.client.agents.create({ external_id: 'x', scope: [] }),
+      () => reader.client.keys.list(),
+      () => reader.client.keys.create({ scopes: ['admin'] }),
+    ];
+    reader.requests.length = 0;
+    for (const call of denied) {
+      const error = await problemOf(call);
+      expect(error).toMatchObject({ type: 'insufficient-scope', status: 403, title: 'Insufficient scope', attempts: 1 });
+    }
+    expect(reader.requests).toHaveLength(denied.length);
+
+    const writer = createClient({ apiKey: await tenant.keyWith('grant:write'), baseUrl: server.url });
+    expect(await problemOf(() => writer.keys.revoke('key_whatever'))).toMatchObject({ type: 'insufficient-scope', status: 403 });
+    expect(await problemOf(() => writer.check({ subject: 'user:a', relation: 'viewer', object: 'document:q3' }))).toMatchObject({
+      type: 'insufficient-scope',
+    });
+  });
+
+  it('an unknown key gets unauthenticated 401', async () => {
+    const stranger = createClient({ apiKey: 'svc_live_0000000000000000000000000000000000000000', baseUrl: server.url });
+    expect(await problemOf(() => stranger.namespaces.list())).toMatchObject({ type: 'unauthenticated', status: 401, attempts: 1 });
+  });
+
+  it('tenants are isolated', async () => {
+    const other = await newTenant(server.services);
+    const theirs = createClient({ apiKey: other.adminKey, baseUrl: server.url });
+    expect((await theirs.namespaces.list()).namespaces.map((n) => n.name)).toEqual(['agent', 'user']);
+    expect(await problemOf(() => theirs.agents.get('bot-2'))).toMatchObject({ type: 'agent-not-found' });
+  });
+});
+
+describe('client behaviour against the real server', () => {
+  it('an unknown route of a wrong base URL is a ProblemError not-found', async () => {
+    const wrong = createClient({ apiKey: tenant.adminKey, baseUrl: `${server.url}/api` });
+    const error = await problemOf(() => wrong.namespaces.list());
+    expect(error).toMatchObject({ type: 'not-found', status: 404 });
+    expect(error).not.toBeInstanceOf(UnexpectedResponseError);
+  });
+
+  it('a baseUrl with a trailing slash works', async () => {
+    const slash = createClient({ apiKey: tenant.adminKey, baseUrl: `${server.url}/` });
+    expect((await slash.namespaces.list()).namespaces.length).toBeGreaterThan(2);
+  });
+
+  it('per-call timeoutMs is accepted on every kind of method', async () => {
+    expect(await grantd.check({ subject: 'user:alice', relation: 'viewer', object: 'document:q3' }, { timeoutMs: 2000 })).toEqual({ allowed: true });
+    expect((await grantd.namespaces.list({ timeoutMs: 2000 })).namespaces.length).toBeGreaterThan(0);
+    expect((await grantd.keys.list({ timeoutMs: 2000 })).keys.length).toBeGreaterThan(0);
+  });
+
+  it('invalid options are programming errors, not ServiceErrors', async () => {
+    expect(() => createClient({ apiKey: '' })).toThrow(TypeError);
+    expect(() => createClient({ apiKey: 'k', baseUrl: 'not a url' })).toThrow(TypeError);
+    expect(() => createClient({ apiKey: 'k', retry: { maxRetries: 4 } })).toThrow(RangeError);
+    expect(() => createClient({ apiKey: 'k', timeoutMs: 0 })).toThrow(RangeError);
+    await expect(grantd.namespaces.list({ timeoutMs: 0 })).rejects.toThrow(RangeError);
+  });
+
+  it('the default base URL is http://localhost:8080', async () => {
+    const urls: string[] = [];
+    const local = createClient({
+      apiKey: 'k',
+      fetch: async (input) => {
+        urls.push(input);
+        return new Response(JSON.stringify({ namespaces: [] }), { headers: { 'content-type': 'application/json' } });
+      },
+    });
+    expect(await local.namespaces.list()).toEqual({ namespaces: [] });
+    expect(urls).toEqual(['http://localhost:8080/v1/namespaces']);
+  });
+
+  it('error classes are distinct families of ServiceError', () => {
+    for (const E of [ProblemError, UnexpectedResponseError, TimeoutError, NetworkError]) expect(E.prototype).toBeInstanceOf(ServiceError);
+  });
+});
