@@ -1,4 +1,5 @@
 import { DomainError } from '../errors.ts';
+import { TenantCache } from './cache.ts';
 import { AGENT_NAMESPACE, parseRef, type Ref } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 import { scopeCovers } from './scope.ts';
@@ -18,12 +19,18 @@ export interface GraphStore {
   agentScopes(tenantId: string, externalIds: readonly string[]): Promise<Map<string, string[]>>;
   /** For each query, whether the graph (ignoring agent scopes) allows it; one round trip for the lot. */
   evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<boolean[]>;
-  /** Ids of `namespace` objects on which `subject` holds `relation`, ascending, after `after`, at most `limit`. */
+  /**
+   * Ids of `namespace` objects on which `subject` holds `relation`, ascending, after `after`, at
+   * most `limit`, found by walking forwards from the subject; null when the subject holds more
+   * than `budget` (object, relation) pairs in all, which the walk does not go past.
+   */
   reachable(
     tenantId: string,
     schema: CompiledSchema,
-    query: { subject: Ref; namespace: string; relation: string; after: string | null; limit: number },
-  ): Promise<string[]>;
+    query: { subject: Ref; namespace: string; relation: string; after: string | null; limit: number; budget: number },
+  ): Promise<string[] | null>;
+  /** Distinct ids of `namespace` objects named by some grant, ascending, after `after`, at most `limit`. */
+  objectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]>;
 }
 
 export interface CheckInput {
@@ -39,7 +46,47 @@ export type BulkResult = { allowed: boolean; error?: { type: 'namespace-not-foun
  * choice of queries live here; the set-based graph walk is the store's.
  */
 export class AuthorizationEngine {
-  constructor(readonly store: GraphStore) {}
+  /** Check answers and agent scope masks; a write on another node shows within `maxAgeMs`. */
+  private readonly answers: TenantCache<boolean>;
+  private readonly agents: TenantCache<string[] | null>;
+  /** How much a listing may walk forwards from a subject before it pages through candidates instead. */
+  private readonly listingBudget: number;
+
+  constructor(
+    readonly store: GraphStore,
+    { maxAgeMs = 750, maxEntriesPerTenant = 50_000, listingBudget = 10_000 } = {},
+  ) {
+    this.listingBudget = listingBudget;
+    this.answers = new TenantCache(maxAgeMs, maxEntriesPerTenant);
+    this.agents = new TenantCache(maxAgeMs, maxEntriesPerTenant);
+  }
+
+  /** Forgets the answers derived from the tenant's data: every write on this node calls it once committed. */
+  invalidate(tenantId: string): void {
+    this.answers.invalidate(tenantId);
+    this.agents.invalidate(tenantId);
+  }
+
+  /** Scope masks of the agents among `ids`, absent when not registered; cached. */
+  private async agentScopes(tenantId: string, ids: readonly string[]): Promise<Map<string, string[]>> {
+    const scopes = new Map<string, string[]>();
+    const missing: string[] = [];
+    for (const id of new Set(ids)) {
+      const cached = this.agents.get(tenantId, id);
+      if (cached === undefined) missing.push(id);
+      else if (cached !== null) scopes.set(id, cached);
+    }
+    if (missing.length > 0) {
+      const generation = this.agents.generation(tenantId);
+      const found = await this.store.agentScopes(tenantId, missing);
+      for (const id of missing) {
+        const scope = found.get(id) ?? null;
+        this.agents.set(tenantId, id, scope, generation);
+        if (scope !== null) scopes.set(id, scope);
+      }
+    }
+    return scopes;
+  }
 
   private schemaWith(tenantId: string, namespaces: Iterable<string>): Promise<CompiledSchema> {
     return schemaKnowing(this.store, tenantId, namespaces);
@@ -65,8 +112,9 @@ export class AuthorizationEngine {
       object: parseRef(input.object, 'object'),
     }));
     const schema = await this.schemaWith(tenantId, new Set(queries.map((q) => q.object.ns)));
-    const agentIds = [...new Set(queries.filter((q) => q.subject.ns === AGENT_NAMESPACE).map((q) => q.subject.id))];
-    const scopes = agentIds.length > 0 ? await this.store.agentScopes(tenantId, agentIds) : new Map<string, string[]>();
+    const agentIds = queries.filter((q) => q.subject.ns === AGENT_NAMESPACE).map((q) => q.subject.id);
+    const scopes = agentIds.length > 0 ? await this.agentScopes(tenantId, agentIds) : new Map<string, string[]>();
+    const generation = this.answers.generation(tenantId);
 
     const results: BulkResult[] = new Array(queries.length);
     const toEvaluate: number[] = [];
@@ -78,13 +126,20 @@ export class AuthorizationEngine {
         results[index] = { allowed: false, error: { type: error.type as 'namespace-not-found', detail: error.detail } };
         return;
       }
-      if (!this.agentMayHold(scopes, query)) results[index] = { allowed: false };
-      else toEvaluate.push(index);
+      if (!this.agentMayHold(scopes, query)) {
+        results[index] = { allowed: false };
+        return;
+      }
+      const cached = this.answers.get(tenantId, answerKey(query));
+      if (cached === undefined) toEvaluate.push(index);
+      else results[index] = { allowed: cached };
     });
     if (toEvaluate.length > 0) {
       const answers = await this.store.evaluate(tenantId, schema, toEvaluate.map((i) => queries[i]!));
       toEvaluate.forEach((queryIndex, answerIndex) => {
-        results[queryIndex] = { allowed: answers[answerIndex]! };
+        const allowed = answers[answerIndex]!;
+        this.answers.set(tenantId, answerKey(queries[queryIndex]!), allowed, generation);
+        results[queryIndex] = { allowed };
       });
     }
     return results;
@@ -106,20 +161,51 @@ export class AuthorizationEngine {
     const schema = await this.schemaWith(tenantId, [query.namespace]);
     schema.assertRelation(query.namespace, query.relation);
     if (subject.ns === AGENT_NAMESPACE) {
-      const scopes = await this.store.agentScopes(tenantId, [subject.id]);
+      const scopes = await this.agentScopes(tenantId, [subject.id]);
       const probe = { subject, relation: query.relation, object: { ns: query.namespace, id: '' } };
       if (!this.agentMayHold(scopes, probe)) return { ids: [], more: false };
     }
-    const ids = await this.store.reachable(tenantId, schema, {
-      subject,
-      namespace: query.namespace,
-      relation: query.relation,
-      after: query.after,
-      limit: query.limit + 1,
-    });
+    const page = { subject, namespace: query.namespace, relation: query.relation, after: query.after, limit: query.limit + 1 };
+    const ids =
+      (await this.store.reachable(tenantId, schema, { ...page, budget: this.listingBudget })) ??
+      (await this.scanCandidates(tenantId, schema, page));
     return { ids: ids.slice(0, query.limit), more: ids.length > query.limit };
   }
+
+  /**
+   * A subject that reaches a lot: rather than walk everything it reaches, take the namespace's object
+   * ids in order after the cursor and check them in batches until the page is full. The cost follows
+   * the page (and how densely the subject reaches), not the size of everything reachable.
+   */
+  private async scanCandidates(
+    tenantId: string,
+    schema: CompiledSchema,
+    page: { subject: Ref; namespace: string; relation: string; after: string | null; limit: number },
+  ): Promise<string[]> {
+    const found: string[] = [];
+    let after = page.after;
+    for (let batch = Math.min(page.limit, MAX_CANDIDATE_BATCH); found.length < page.limit; batch = Math.min(batch * 2, MAX_CANDIDATE_BATCH)) {
+      const candidates = await this.store.objectIds(tenantId, page.namespace, after, batch);
+      const allowed = await this.store.evaluate(
+        tenantId,
+        schema,
+        candidates.map((id) => ({ subject: page.subject, relation: page.relation, object: { ns: page.namespace, id } })),
+      );
+      candidates.forEach((id, i) => {
+        if (allowed[i] && found.length < page.limit) found.push(id);
+      });
+      if (candidates.length < batch) break;
+      after = candidates.at(-1)!;
+    }
+    return found;
+  }
 }
+
+/** The most candidates checked in one statement while paging through a namespace. */
+const MAX_CANDIDATE_BATCH = 1000;
+
+/** Ids cannot hold NUL, so joining with it is unambiguous. */
+const answerKey = (q: GraphQuery): string => `${q.subject.ns}\0${q.subject.id}\0${q.relation}\0${q.object.ns}\0${q.object.id}`;
 
 /** A grant to write, parsed and checked against the tenant's namespaces. */
 export interface ParsedTriple {

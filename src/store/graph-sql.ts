@@ -52,9 +52,11 @@ CROSS JOIN LATERAL (
 
 /**
  * Ids of namespace $6 objects on which subject ($2, $3) holds relation $7 in tenant $1 ($4, $5: the
- * schema tables), ascending, after $8 (null: from the start), at most $9.
+ * schema tables), ascending, after $8 (null: from the start), at most $9; and how many rows the walk
+ * produced, which stops one past budget $10 (the ids are then incomplete and the caller pages otherwise).
  * held: every (object, relation) the subject or its direct groups hold, walking grants forwards:
  * a held relation confers every relation whose closure implies it, and arrows from held objects.
+ * A recursive query is evaluated lazily, so the LIMIT in walked stops the walk itself.
  */
 export const REACHABLE_SQL = `
 WITH RECURSIVE
@@ -84,8 +86,20 @@ WITH RECURSIVE
     JOIN arrows a ON a.ns = g.object_ns AND a.via = g.relation AND a.target = h.rel
     JOIN closure c ON c.ns = a.ns AND c.implied = a.rel
     WHERE h.depth < ${MAX_ARROW_DEPTH}
-  )
-SELECT DISTINCT id FROM held
-WHERE ns = $6 AND rel = $7 AND ($8::text IS NULL OR id > $8::text)
-ORDER BY id
-LIMIT $9`;
+  ),
+  walked AS MATERIALIZED (SELECT * FROM held LIMIT $10::int + 1)
+SELECT
+  (SELECT count(*)::int FROM walked) AS walked,
+  ARRAY(
+    SELECT DISTINCT id FROM walked
+    WHERE ns = $6 AND rel = $7 AND ($8::text IS NULL OR id > $8::text)
+    ORDER BY id
+    LIMIT $9
+  ) AS ids`;
+
+/** Distinct object ids of namespace $2 in tenant $1, ascending, after $3 (null: from the start), at most $4. */
+export const OBJECT_IDS_SQL = `
+SELECT DISTINCT object_id AS id FROM grants
+WHERE tenant_id = $1::uuid AND object_ns = $2 AND ($3::text IS NULL OR object_id > $3::text)
+ORDER BY object_id
+LIMIT $4`;

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { GraphQuery, GraphStore } from '../engine/engine.ts';
 import { CompiledSchema, type NamespaceDefinition, type RelationDefinitions } from '../engine/schema.ts';
 import type { Db } from './db.ts';
-import { CHECK_SQL, REACHABLE_SQL } from './graph-sql.ts';
+import { CHECK_SQL, OBJECT_IDS_SQL, REACHABLE_SQL } from './graph-sql.ts';
 
 /**
  * The engine's store: each check batch and each listing page is one SQL statement, a recursive
@@ -48,9 +48,9 @@ export class SqlGraphStore implements GraphStore {
   async reachable(
     tenantId: string,
     schema: CompiledSchema,
-    query: { subject: GraphQuery['subject']; namespace: string; relation: string; after: string | null; limit: number },
-  ): Promise<string[]> {
-    const { rows } = await this.pool.query<{ id: string }>({
+    query: { subject: GraphQuery['subject']; namespace: string; relation: string; after: string | null; limit: number; budget: number },
+  ): Promise<string[] | null> {
+    const { rows } = await this.pool.query<{ walked: number; ids: string[] }>({
       name: 'grantd_reachable',
       text: REACHABLE_SQL,
       values: [
@@ -63,7 +63,18 @@ export class SqlGraphStore implements GraphStore {
         query.relation,
         query.after,
         query.limit,
+        query.budget,
       ],
+    });
+    const [result] = rows;
+    return result && result.walked <= query.budget ? result.ids : null;
+  }
+
+  async objectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]> {
+    const { rows } = await this.pool.query<{ id: string }>({
+      name: 'grantd_object_ids',
+      text: OBJECT_IDS_SQL,
+      values: [tenantId, namespace, after, limit],
     });
     return rows.map((r) => r.id);
   }

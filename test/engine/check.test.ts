@@ -185,5 +185,7 @@ describe('listing objects', () => {
     const expected = [...ids].sort((x, y) => (Buffer.from(x) < Buffer.from(y) ? -1 : 1));
     expect(await g.listAll('user:alice', 'document', 'viewer', 2)).toEqual(expected);
     expect(await g.listAll('user:alice', 'document', 'viewer', 1000)).toEqual(expected);
+    expect(await g.listAll('user:alice', 'document', 'viewer', 2, { scan: true })).toEqual(expected);
+    expect(await g.listAll('user:alice', 'document', 'viewer', 3, { scan: true })).toEqual(expected);
   });
 });

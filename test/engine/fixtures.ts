@@ -1,5 +1,5 @@
 import type { RelationDefinitions } from '../../src/engine/schema.ts';
-import { parseTriples } from '../../src/engine/engine.ts';
+import { AuthorizationEngine, parseTriples } from '../../src/engine/engine.ts';
 import type { AppDeps } from '../../src/http/context.ts';
 import { createAgent, deleteAgent } from '../../src/store/agents.ts';
 import { applyBatch } from '../../src/store/grants.ts';
@@ -10,29 +10,42 @@ import { newTenant } from '../helpers.ts';
 export async function tenantGraph(services: AppDeps) {
   const { id: tenantId } = await newTenant(services);
   const { db, engine, schemas } = services;
+  // Lists by scanning candidates from the first reachable pair on, as for a subject that reaches a lot.
+  const scanning = new AuthorizationEngine(engine.store, { listingBudget: 0 });
   const triples = (list: Array<[string, string, string]>) => list.map(([subject, relation, object]) => ({ subject, relation, object }));
   return {
     tenantId,
     async namespace(name: string, relations: RelationDefinitions | null = null) {
       await createNamespace(db, tenantId, name, relations);
       schemas.invalidate(tenantId);
+      engine.invalidate(tenantId);
     },
     async grant(...list: Array<[string, string, string]>) {
       await applyBatch(db, tenantId, await parseTriples(engine.store, tenantId, triples(list), true), []);
+      engine.invalidate(tenantId);
     },
     async revoke(...list: Array<[string, string, string]>) {
       await applyBatch(db, tenantId, [], await parseTriples(engine.store, tenantId, triples(list), false));
+      engine.invalidate(tenantId);
     },
-    agent: (externalId: string, scope: string[]) => createAgent(db, tenantId, { externalId, displayName: null, owner: null, scope }),
-    kill: (externalId: string) => deleteAgent(db, tenantId, externalId),
+    async agent(externalId: string, scope: string[]) {
+      await createAgent(db, tenantId, { externalId, displayName: null, owner: null, scope });
+      engine.invalidate(tenantId);
+    },
+    async kill(externalId: string) {
+      const removed = await deleteAgent(db, tenantId, externalId);
+      engine.invalidate(tenantId);
+      return removed;
+    },
     check: (subject: string, relation: string, object: string) => engine.check(tenantId, { subject, relation, object }),
     bulk: (list: Array<[string, string, string]>) => engine.checkBulk(tenantId, triples(list)),
-    /** Every id the subject reaches, walking all pages of the given size. */
-    async listAll(subject: string, namespace: string, relation: string, pageSize = 1000) {
+    /** Every id the subject reaches, walking all pages of the given size (`scan`: the way of subjects that reach a lot). */
+    async listAll(subject: string, namespace: string, relation: string, pageSize = 1000, { scan = false } = {}) {
+      const lister = scan ? scanning : engine;
       const ids: string[] = [];
       let after: string | null = null;
       for (;;) {
-        const page = await engine.listObjects(tenantId, { subject, namespace, relation, after, limit: pageSize });
+        const page = await lister.listObjects(tenantId, { subject, namespace, relation, after, limit: pageSize });
         ids.push(...page.ids);
         if (!page.more) return ids;
         after = page.ids.at(-1)!;

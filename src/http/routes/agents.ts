@@ -19,15 +19,17 @@ const present = (a: AgentRow) => ({
 
 const notFound = (id: string) => new DomainError('agent-not-found', `agent ${id} is not registered`);
 
-export const agentRoutes = ({ db }: AppDeps) =>
+export const agentRoutes = ({ db, engine }: AppDeps) =>
   s.router(contract.agents, {
     create: async ({ body, req }) => {
-      const agent = await createAgent(db, principalOf(req).tenantId, {
+      const { tenantId } = principalOf(req);
+      const agent = await createAgent(db, tenantId, {
         externalId: body.external_id,
         displayName: body.display_name ?? null,
         owner: body.owner ?? null,
         scope: [...new Set(body.scope)],
       });
+      engine.invalidate(tenantId);
       return { status: 201, body: present(agent) };
     },
     list: async ({ query, req }) => {
@@ -51,8 +53,10 @@ export const agentRoutes = ({ db }: AppDeps) =>
       return { status: 200, body: present(agent) };
     },
     delete: async ({ params, req }) => {
-      const removed = await deleteAgent(db, principalOf(req).tenantId, params.external_id);
+      const { tenantId } = principalOf(req);
+      const removed = await deleteAgent(db, tenantId, params.external_id);
       if (removed === null) throw notFound(params.external_id);
+      engine.invalidate(tenantId);
       return { status: 200, body: { external_id: params.external_id, grants_removed: removed } };
     },
   });

@@ -24,12 +24,14 @@ export const grantRoutes = ({ db, engine }: AppDeps) =>
       const { tenantId } = principalOf(req);
       const [triple] = await parseTriples(engine.store, tenantId, [body], true);
       const { row, created } = await createGrant(db, tenantId, triple!);
+      if (created) engine.invalidate(tenantId);
       return { status: created ? 201 : 200, body: present(row) };
     },
     revoke: async ({ body, req }) => {
       const { tenantId } = principalOf(req);
       const [triple] = await parseTriples(engine.store, tenantId, [body], false);
       await deleteGrant(db, tenantId, triple!);
+      engine.invalidate(tenantId);
       return { status: 204, body: undefined };
     },
     list: async ({ query, req }) => {
@@ -62,6 +64,8 @@ export const grantRoutes = ({ db, engine }: AppDeps) =>
       }
       const writes = await parseTriples(engine.store, tenantId, body.writes, true);
       const deletes = await parseTriples(engine.store, tenantId, body.deletes, false);
-      return { status: 200, body: await applyBatch(db, tenantId, writes, deletes) };
+      const applied = await applyBatch(db, tenantId, writes, deletes);
+      engine.invalidate(tenantId);
+      return { status: 200, body: applied };
     },
   });
