@@ -11,6 +11,8 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 export async function serveCommand(config: Config): Promise<number> {
   const logger = createLogger(config);
+  // Start, stop and migrations are always told (unless silenced), whatever level requests log at.
+  const lifecycle = logger.level === 'silent' ? logger : logger.child({}, { level: 'info' });
   const database = await openDatabase(config, logger);
   const services = createServices(database.url, { poolSize: config.GRANTD_DB_POOL_SIZE, rateLimit: config.GRANTD_RATE_LIMIT }, logger);
   let bootstrapped: CreatedTenant | null = null;
@@ -18,7 +20,7 @@ export async function serveCommand(config: Config): Promise<number> {
     // Under the migration lock, so that nodes starting together on an empty database make one tenant.
     if ((await countTenants(services.db)) === 0) bootstrapped = await createTenant(services.db, 'default');
   });
-  if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');
+  if (applied.length > 0) lifecycle.info({ migrations: applied }, 'applied migrations');
   if (bootstrapped) printAdminKey(bootstrapped, (text) => process.stderr.write(text));
 
   const app = createApp(services);
@@ -39,13 +41,13 @@ export async function serveCommand(config: Config): Promise<number> {
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
-  logger.info({ port, host: config.HOST, database: database.embedded ? 'embedded' : 'external' }, 'grantd listening');
+  lifecycle.info({ port, host: config.HOST, database: database.embedded ? 'embedded' : 'external' }, 'grantd listening');
 
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
+    lifecycle.info({ signal }, 'shutting down');
     const forced = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
@@ -54,7 +56,7 @@ export async function serveCommand(config: Config): Promise<number> {
     clearTimeout(forced);
     await services.close();
     await database.stop();
-    logger.info('stopped');
+    lifecycle.info('stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -56,7 +56,8 @@ CROSS JOIN LATERAL (
  * produced, which stops one past budget $10 (the ids are then incomplete and the caller pages otherwise).
  * held: every (object, relation) the subject or its direct groups hold, walking grants forwards:
  * a held relation confers every relation whose closure implies it, and arrows from held objects.
- * A recursive query is evaluated lazily, so the LIMIT in walked stops the walk itself.
+ * A recursive query is evaluated lazily, so the LIMIT in walked stops the walk itself. Grants are
+ * read through lateral probes of the by-subject index (the planner otherwise scans by object).
  */
 export const REACHABLE_SQL = `
 WITH RECURSIVE
@@ -82,7 +83,11 @@ WITH RECURSIVE
     UNION
     SELECT g.object_ns, g.object_id, c.rel, h.depth + 1
     FROM held h
-    JOIN grants g ON g.tenant_id = $1::uuid AND g.subject_ns = h.ns AND g.subject_id = h.id
+    CROSS JOIN LATERAL (
+      SELECT g.object_ns, g.object_id, g.relation FROM grants g
+      WHERE g.tenant_id = $1::uuid AND g.subject_ns = h.ns AND g.subject_id = h.id
+      OFFSET 0
+    ) g
     JOIN arrows a ON a.ns = g.object_ns AND a.via = g.relation AND a.target = h.rel
     JOIN closure c ON c.ns = a.ns AND c.implied = a.rel
     WHERE h.depth < ${MAX_ARROW_DEPTH}
