@@ -91,10 +91,18 @@ interface LoadResult {
   non2xx: number;
   errors: number;
   timeouts: number;
+  statusCodeStats: Record<string, { count: number }>;
 }
 const result = await new Promise<LoadResult>((resolve, reject) => {
   autocannon(
-    { url: base, connections: 16, duration: seconds, headers, requests: [{ setupRequest: (req) => ({ ...req, ...requests[n % requests.length]!(n++) }) }] },
+    {
+      url: base,
+      connections: 16,
+      duration: seconds,
+      // A headers object of its own per request: autocannon writes Content-Length into it, which
+      // a shared object would carry over to the next GET.
+      requests: [{ setupRequest: (req) => ({ ...req, headers: { ...headers }, ...requests[n % requests.length]!(n++) }) }],
+    },
     (error, done) => (error ? reject(error) : resolve(done as unknown as LoadResult)),
   );
 });
@@ -121,6 +129,7 @@ console.log(
       p50_ms: result.latency.p50,
       p99_ms: result.latency.p99,
       errors,
+      statuses: Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count])),
       memory_mb: { start: Math.round(memory[0]!), middle_peak: Math.round(middlePeak), last_peak: Math.round(lastPeak), end: Math.round(memory.at(-1)!) },
       memory_flat: flat,
     },
