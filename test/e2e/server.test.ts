@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { packageRoot } from '../../src/package-root.ts';
 import { GRANTD_BIN, printedKey, startServer, type RunningServer } from './serve.ts';
 
 const run = promisify(execFile);
@@ -109,6 +110,12 @@ describe('grantd serve on DATABASE_URL', () => {
   it('runs the README walk-through', async () => {
     expect(key).toMatch(/^svc_live_/);
     await walkThrough(server.baseUrl, key);
+  });
+
+  it('runs the README client example as it is', async () => {
+    const example = join(packageRoot(), 'examples', 'client-quickstart.mjs');
+    const { stdout } = await run(process.execPath, [example], { env: { ...process.env, GRANTD_KEY: key, GRANTD_URL: server.baseUrl } });
+    expect(stdout).toBe('alice may view a: true\nalice views: a, b, c\nproblem: 404 namespace-not-found\n');
   });
 
   it('never writes the key secret into its log lines', () => {
