@@ -1,60 +1,118 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { client, DOCUMENT_NAMESPACE, newTenant, useApp } from '../helpers.ts';
+import { client, DOCUMENT_NAMESPACE, newTenant, useApp, type TestTenant } from '../helpers.ts';
+import { contractRoutes } from './routes.ts';
 
-/** Tenant B's admin key against everything tenant A owns: absent, empty, or refused; never A's data, never a write. */
+/**
+ * Tenant B's admin key against everything tenant A owns, for every route of the contract:
+ * absent or empty, never A's data, and A's data untouched afterwards.
+ */
 const { services, app } = useApp();
+let tenantA: TestTenant;
 let a: ReturnType<typeof client>;
 let b: ReturnType<typeof client>;
 let aKeyId: string;
-
-beforeAll(async () => {
-  const tenantA = await newTenant(services);
-  const tenantB = await newTenant(services);
-  a = client(app, tenantA.adminKey);
-  b = client(app, tenantB.adminKey);
-  await a.post('/v1/namespaces', DOCUMENT_NAMESPACE).expect(201);
-  await a.post('/v1/agents', { external_id: 'bot', scope: ['*:*'] }).expect(201);
-  await a.post('/v1/grants', { subject: 'user:alice', relation: 'owner', object: 'document:secret' }).expect(201);
-  await a.post('/v1/grants', { subject: 'agent:bot', relation: 'viewer', object: 'document:secret' }).expect(201);
-  aKeyId = (await a.post('/v1/keys', { label: 'a-key' })).body.id;
-});
+let aCursor: string;
 
 const aGrant = { subject: 'user:alice', relation: 'owner', object: 'document:secret' };
+const aAgentGrant = { subject: 'agent:bot', relation: 'viewer', object: 'document:secret' };
 
-describe('cross-tenant access', () => {
-  it('cannot check or list against A namespaces', async () => {
-    expect((await b.post('/v1/check', aGrant)).body.type).toBe('namespace-not-found');
-    expect((await b.post('/v1/check/bulk', { checks: [aGrant] })).body.results[0]).toMatchObject({ allowed: false, error: { type: 'namespace-not-found' } });
-    expect((await b.get('/v1/objects?namespace=document&subject=user:alice&relation=owner')).status).toBe(404);
+beforeAll(async () => {
+  tenantA = await newTenant(services);
+  a = client(app, tenantA.adminKey);
+  b = client(app, (await newTenant(services)).adminKey);
+  await a.post('/v1/namespaces', DOCUMENT_NAMESPACE).expect(201);
+  await a.post('/v1/agents', { external_id: 'bot', scope: ['*:*'] }).expect(201);
+  await a.post('/v1/grants/batch', { writes: [aGrant, aAgentGrant, { ...aGrant, object: 'document:secret2' }] }).expect(200);
+  aKeyId = (await a.post('/v1/keys', { label: 'a-key' })).body.id;
+  aCursor = (await a.get('/v1/grants?limit=1')).body.next_cursor;
+});
+
+/** What A owns, as one comparable value. */
+async function snapshotA() {
+  const where = { tenantId: tenantA.id };
+  const { db } = services;
+  return JSON.stringify(
+    await Promise.all([
+      db.grant.findMany({ where, orderBy: [{ objectId: 'asc' }, { subjectId: 'asc' }] }),
+      db.namespace.findMany({ where, orderBy: { name: 'asc' } }),
+      db.agent.findMany({ where }),
+      db.apiKey.findMany({ where, orderBy: { id: 'asc' }, select: { id: true, revokedAt: true } }),
+    ]),
+  );
+}
+
+type Outcome = { status: number; body: unknown };
+/** For each contract route, B's request naming A's things, and what B must get. */
+const attempts: Record<string, { send: () => Promise<Outcome>; expect: (res: Outcome) => void }> = {
+  check: { send: () => b.post('/v1/check', aGrant), expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'namespace-not-found' } }) },
+  checkBulk: {
+    send: () => b.post('/v1/check/bulk', { checks: [aGrant, aAgentGrant] }),
+    expect: (r) => expect((r.body as { results: unknown[] }).results).toEqual([expect.objectContaining({ allowed: false }), expect.objectContaining({ allowed: false })]),
+  },
+  'objects.list': {
+    send: () => b.get('/v1/objects?namespace=document&subject=user:alice&relation=owner'),
+    expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'namespace-not-found' } }),
+  },
+  'grants.create': { send: () => b.post('/v1/grants', aGrant), expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'namespace-not-found' } }) },
+  'grants.revoke': { send: () => b.delete('/v1/grants', aGrant), expect: (r) => expect(r.status).toBe(204) },
+  'grants.list': {
+    send: () => b.get('/v1/grants?subject=user:alice'),
+    expect: (r) => expect(r).toMatchObject({ status: 200, body: { grants: [], next_cursor: null } }),
+  },
+  'grants.batch': {
+    send: () => b.post('/v1/grants/batch', { deletes: [aGrant, aAgentGrant] }),
+    expect: (r) => expect(r).toMatchObject({ status: 200, body: { written: 0, deleted: 0 } }),
+  },
+  'namespaces.create': {
+    send: () => b.post('/v1/namespaces', { name: 'document' }),
+    expect: (r) => expect(r.status).toBe(201),
+  },
+  'namespaces.list': {
+    send: () => b.get('/v1/namespaces'),
+    expect: (r) => expect((r.body as { namespaces: Array<{ relations: unknown }> }).namespaces.every((n) => n.relations === null)).toBe(true),
+  },
+  'agents.create': { send: () => b.post('/v1/agents', { external_id: 'bot', scope: [] }), expect: (r) => expect(r.status).toBe(201) },
+  'agents.list': {
+    send: () => b.get(`/v1/agents?cursor=${encodeURIComponent(aCursor)}`),
+    expect: (r) => expect(r).toMatchObject({ status: 400, body: { type: 'invalid-cursor' } }),
+  },
+  'agents.get': {
+    send: () => b.get('/v1/agents/bot'),
+    expect: (r) => expect((r.body as { scope: string[] }).scope).toEqual([]),
+  },
+  'agents.delete': {
+    send: async () => {
+      await b.delete('/v1/agents/bot');
+      return b.delete('/v1/agents/bot');
+    },
+    expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'agent-not-found' } }),
+  },
+  'keys.create': { send: () => b.post('/v1/keys', { label: 'b' }), expect: (r) => expect(r.status).toBe(201) },
+  'keys.list': {
+    send: () => b.get('/v1/keys'),
+    expect: (r) => expect((r.body as { keys: Array<{ id: string }> }).keys.map((k) => k.id)).not.toContain(aKeyId),
+  },
+  'keys.revoke': { send: () => b.delete(`/v1/keys/${aKeyId}`), expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'key-not-found' } }) },
+};
+
+describe('cross-tenant access, every route of the contract', () => {
+  it('has an attempt for every route', () => {
+    expect(Object.keys(attempts).sort()).toEqual(contractRoutes().map((r) => r.name).sort());
   });
 
-  it('sees none of A grants, namespaces, agents or keys', async () => {
-    expect((await b.get('/v1/grants')).body.grants).toEqual([]);
-    expect((await b.get('/v1/grants?subject=user:alice')).body.grants).toEqual([]);
-    expect((await b.get('/v1/namespaces')).body.namespaces.map((n: { name: string }) => n.name)).toEqual(['agent', 'user']);
-    expect((await b.get('/v1/agents')).body.agents).toEqual([]);
-    expect((await b.get('/v1/agents/bot')).status).toBe(404);
-    expect((await b.get('/v1/keys')).body.keys.map((k: { id: string }) => k.id)).not.toContain(aKeyId);
-  });
-
-  it('cannot write to, revoke from, or kill in A', async () => {
-    expect((await b.post('/v1/grants', aGrant)).body.type).toBe('namespace-not-found');
-    expect((await b.post('/v1/grants', { subject: 'agent:bot', relation: 'viewer', object: 'user:x' })).body.type).toBe('agent-not-found');
-    expect((await b.delete('/v1/grants', aGrant)).status).toBe(204);
-    expect((await b.post('/v1/grants/batch', { deletes: [aGrant] })).body).toEqual({ written: 0, deleted: 0 });
-    expect((await b.delete('/v1/agents/bot')).body.type).toBe('agent-not-found');
-    expect((await b.delete(`/v1/keys/${aKeyId}`)).body.type).toBe('key-not-found');
-    expect((await b.post('/v1/agents', { external_id: 'bot', scope: [] })).status).toBe(201);
-
+  it.each(contractRoutes())('$name: B gets nothing of A and changes nothing of A', async ({ name }) => {
+    const before = await snapshotA();
+    const res = await attempts[name]!.send();
+    attempts[name]!.expect(res);
+    const text = JSON.stringify(res.body);
+    for (const mark of ['document:secret', 'a-key']) expect(text).not.toContain(mark);
+    expect(await snapshotA()).toBe(before);
     expect((await a.post('/v1/check', aGrant)).body).toEqual({ allowed: true });
-    expect((await a.post('/v1/check', { subject: 'agent:bot', relation: 'viewer', object: 'document:secret' })).body).toEqual({ allowed: true });
-    expect((await a.get('/v1/keys')).body.keys.map((k: { id: string }) => k.id)).toContain(aKeyId);
+    expect((await a.post('/v1/check', aAgentGrant)).body).toEqual({ allowed: true });
   });
 
   it('cannot replay A cursors', async () => {
-    await a.post('/v1/grants', { subject: 'user:alice', relation: 'owner', object: 'document:secret2' }).expect(201);
-    const page = await a.get('/v1/grants?limit=1');
-    const res = await b.get(`/v1/grants?limit=1&cursor=${encodeURIComponent(page.body.next_cursor)}`);
+    const res = await b.get(`/v1/grants?limit=1&cursor=${encodeURIComponent(aCursor)}`);
     expect(res.body.type).toBe('invalid-cursor');
   });
 });
