@@ -5,9 +5,9 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
 import pg from 'pg';
 import { packageRoot } from '../src/package-root.ts';
 
@@ -84,7 +84,21 @@ const sampleMemory = async () => {
 };
 await sampleMemory();
 const sampler = setInterval(() => void sampleMemory(), 10_000);
-/** The parts of autocannon's result read here. */
+/** The parts of autocannon's API used here (it ships no types). */
+interface LoadRequest {
+  method?: string;
+  path?: string;
+  body?: string;
+  headers?: Record<string, string>;
+}
+interface LoadOptions {
+  url: string;
+  connections: number;
+  duration: number;
+  requests: Array<{ setupRequest: (req: LoadRequest) => LoadRequest }>;
+}
+type Autocannon = (options: LoadOptions, done: (error: Error | null, result: LoadResult) => void) => unknown;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 interface LoadResult {
   requests: { total: number; average: number };
   latency: { p50: number; p99: number };
@@ -103,7 +117,7 @@ const result = await new Promise<LoadResult>((resolve, reject) => {
       // a shared object would carry over to the next GET.
       requests: [{ setupRequest: (req) => ({ ...req, headers: { ...headers }, ...requests[n % requests.length]!(n++) }) }],
     },
-    (error, done) => (error ? reject(error) : resolve(done as unknown as LoadResult)),
+    (error, done) => (error ? reject(error) : resolve(done)),
   );
 });
 clearInterval(sampler);
