@@ -21,7 +21,7 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 120_000,
-    reporters: ['default'],
+    reporters: ['default', ['json', { outputFile: 'test-artifacts/vitest-results.json' }]],
     projects: [
       { extends: true, test: { name: 'embedded', include: ['test/**/*.test.ts'], globalSetup: ['test/setup/embedded-database.ts'] } },
       { extends: true, test: { name: 'postgres', include: ['test/**/*.test.ts'], globalSetup: ['test/setup/server-database.ts'] } },
