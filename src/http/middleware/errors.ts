@@ -37,8 +37,8 @@ export function validationProblem(err: RequestValidationError, _req: Request, re
 
 /** Prisma's codes for an unreachable, closed, timed-out or overloaded database or transaction. */
 const UNAVAILABLE_PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028']);
-/** SQLSTATEs of connection failures (class 08), shutdowns (57P01-57P03) and exhaustion (53xxx). */
-const UNAVAILABLE_SQLSTATE = /^(08|57P0[123]|53)/;
+/** SQLSTATEs of connection failures (class 08), shutdowns (57P01-57P03), exhaustion (53xxx) and statement timeouts (57014). */
+const UNAVAILABLE_SQLSTATE = /^(08|57P0[123]|57014|53)/;
 const UNAVAILABLE_MESSAGE =
   /not queryable|Connection terminated|connection error|timeout exceeded when trying to connect|Can't reach database|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|Query read timeout/i;
 

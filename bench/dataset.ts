@@ -1,0 +1,348 @@
+/**
+ * Deterministic benchmark dataset (seeded PRNG), shared by the grantd loader, the SpiceDB child and
+ * the request mixes. The same (size, seed) always yields the same grants in the same order.
+ *
+ * Shape (S; L has ten times the documents, hence about ten times the grants):
+ * - users u0..u9999; each is a member of 2 distinct random groups of g0..g999 (about 20 members each).
+ * - agents a0..a999, each bound to a random user by (agent:aN, member, user:uM), scope masks cycling
+ *   through document:viewer, document:*, *:* and folder:viewer (the last covers no document relation).
+ * - folders f0..f999: f0..f9 are top folders, every other fK has parent f(K mod 10), i.e. the grant
+ *   (folder:f(K mod 10), parent, folder:fK). Each folder is viewed by 2 random groups and 1 random user.
+ * - documents dJ live in folder f(J mod 1000): (folder:f, parent, document:dJ). Each has a random
+ *   owner, an editor (50%), a direct viewer (20%) and a group editor (2%).
+ * - Wide subjects, documented choices:
+ *   group:wide views the leaf folders f10, f11, ... holding 10,000 documents in all (100 folders of
+ *   100 documents in S, 10 folders of 1,000 in L). Users u0..u19 are members of group:wide, so each
+ *   of them reaches 10,000 documents or more (the "10,000+" listing subjects) in both sizes.
+ *   L only: group:all views all ten top folders, so it reaches every one of the 1,000,000 documents.
+ */
+
+export type SizeName = 'S' | 'L';
+
+export interface Sizes {
+  users: number;
+  groups: number;
+  agents: number;
+  folders: number;
+  topFolders: number;
+  documents: number;
+  /** Whether group:all (views every top folder, so every document) exists. */
+  allGroup: boolean;
+}
+
+export const SIZES: Record<SizeName, Sizes> = {
+  S: { users: 10_000, groups: 1_000, agents: 1_000, folders: 1_000, topFolders: 10, documents: 100_000, allGroup: false },
+  L: { users: 10_000, groups: 1_000, agents: 1_000, folders: 1_000, topFolders: 10, documents: 1_000_000, allGroup: true },
+};
+
+export const WIDE_MEMBERS = 20;
+export const WIDE_DOCUMENTS = 10_000;
+export const AGENT_SCOPES: readonly string[][] = [['document:viewer'], ['document:*'], ['*:*'], ['folder:viewer']];
+
+export interface Triple {
+  subject: string;
+  relation: string;
+  object: string;
+}
+
+export interface NamespaceDef {
+  name: string;
+  relations: Record<string, { includes?: string[] }>;
+}
+
+export const NAMESPACES: NamespaceDef[] = [
+  { name: 'group', relations: { member: {} } },
+  { name: 'folder', relations: { parent: {}, viewer: { includes: ['parent->viewer'] } } },
+  {
+    name: 'document',
+    relations: { parent: {}, owner: {}, editor: { includes: ['owner'] }, viewer: { includes: ['editor', 'parent->viewer'] } },
+  },
+];
+
+/** mulberry32: small, fast, good enough for benchmark data. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export class Dataset {
+  readonly userGroups: Int32Array; // 2 per user
+  readonly agentUser: Int32Array;
+  readonly folderViewerGroups: Int32Array; // 2 per folder
+  readonly folderViewerUser: Int32Array;
+  readonly docOwner: Int32Array;
+  readonly docEditor: Int32Array; // -1: none
+  readonly docViewer: Int32Array; // -1: none
+  readonly docGroupEditor: Int32Array; // -1: none
+
+  constructor(
+    readonly size: SizeName,
+    readonly seed: number,
+    readonly sizes: Sizes = SIZES[size],
+  ) {
+    const rand = prng(seed);
+    const int = (n: number) => Math.floor(rand() * n);
+    const z = this.sizes;
+    this.userGroups = new Int32Array(z.users * 2);
+    for (let u = 0; u < z.users; u++) {
+      const a = int(z.groups);
+      let b = int(z.groups - 1);
+      if (b >= a) b++;
+      this.userGroups[2 * u] = a;
+      this.userGroups[2 * u + 1] = b;
+    }
+    this.agentUser = Int32Array.from({ length: z.agents }, () => int(z.users));
+    this.folderViewerGroups = new Int32Array(z.folders * 2);
+    for (let f = 0; f < z.folders; f++) {
+      const a = int(z.groups);
+      let b = int(z.groups - 1);
+      if (b >= a) b++;
+      this.folderViewerGroups[2 * f] = a;
+      this.folderViewerGroups[2 * f + 1] = b;
+    }
+    this.folderViewerUser = Int32Array.from({ length: z.folders }, () => int(z.users));
+    this.docOwner = new Int32Array(z.documents);
+    this.docEditor = new Int32Array(z.documents);
+    this.docViewer = new Int32Array(z.documents);
+    this.docGroupEditor = new Int32Array(z.documents);
+    for (let d = 0; d < z.documents; d++) {
+      this.docOwner[d] = int(z.users);
+      this.docEditor[d] = rand() < 0.5 ? int(z.users) : -1;
+      this.docViewer[d] = rand() < 0.2 ? int(z.users) : -1;
+      this.docGroupEditor[d] = rand() < 0.02 ? int(z.groups) : -1;
+    }
+  }
+
+  private ownerIndex: { start: Int32Array; docs: Int32Array } | null = null;
+
+  /** The documents `user` owns (built once, on first use). */
+  ownedBy(user: number): Int32Array {
+    if (!this.ownerIndex) {
+      const start = new Int32Array(this.sizes.users + 1);
+      for (const owner of this.docOwner) start[owner + 1]!++;
+      for (let u = 0; u < this.sizes.users; u++) start[u + 1]! += start[u]!;
+      const fill = start.slice(0, this.sizes.users);
+      const docs = new Int32Array(this.sizes.documents);
+      this.docOwner.forEach((owner, d) => (docs[fill[owner]!++] = d));
+      this.ownerIndex = { start, docs };
+    }
+    return this.ownerIndex.docs.subarray(this.ownerIndex.start[user], this.ownerIndex.start[user + 1]);
+  }
+
+  /** The leaf folders group:wide views: 10,000 documents whatever the size. */
+  isWideFolder(folder: number): boolean {
+    const first = this.sizes.topFolders;
+    return folder >= first && folder < first + WIDE_DOCUMENTS / (this.sizes.documents / this.sizes.folders);
+  }
+
+  folderOf(doc: number): number {
+    return doc % this.sizes.folders;
+  }
+
+  parentOf(folder: number): number {
+    return folder < this.sizes.topFolders ? -1 : folder % this.sizes.topFolders;
+  }
+
+  agentScope(agent: number): string[] {
+    return AGENT_SCOPES[agent % AGENT_SCOPES.length]!;
+  }
+
+  /** Every grant, in a fixed order, lazily (L has about 3 million). */
+  *triples(): Generator<Triple> {
+    const z = this.sizes;
+    for (let u = 0; u < z.users; u++) {
+      yield { subject: `user:u${u}`, relation: 'member', object: `group:g${this.userGroups[2 * u]}` };
+      yield { subject: `user:u${u}`, relation: 'member', object: `group:g${this.userGroups[2 * u + 1]}` };
+    }
+    for (let u = 0; u < WIDE_MEMBERS; u++) yield { subject: `user:u${u}`, relation: 'member', object: 'group:wide' };
+    for (let a = 0; a < z.agents; a++) yield { subject: `agent:a${a}`, relation: 'member', object: `user:u${this.agentUser[a]}` };
+    for (let f = 0; f < z.folders; f++) {
+      const parent = this.parentOf(f);
+      if (parent >= 0) yield { subject: `folder:f${parent}`, relation: 'parent', object: `folder:f${f}` };
+      yield { subject: `group:g${this.folderViewerGroups[2 * f]}`, relation: 'viewer', object: `folder:f${f}` };
+      yield { subject: `group:g${this.folderViewerGroups[2 * f + 1]}`, relation: 'viewer', object: `folder:f${f}` };
+      yield { subject: `user:u${this.folderViewerUser[f]}`, relation: 'viewer', object: `folder:f${f}` };
+    }
+    for (let f = 0; f < z.folders; f++) if (this.isWideFolder(f)) yield { subject: 'group:wide', relation: 'viewer', object: `folder:f${f}` };
+    if (z.allGroup) for (let f = 0; f < z.topFolders; f++) yield { subject: 'group:all', relation: 'viewer', object: `folder:f${f}` };
+    for (let d = 0; d < z.documents; d++) {
+      const doc = `document:d${d}`;
+      yield { subject: `folder:f${this.folderOf(d)}`, relation: 'parent', object: doc };
+      yield { subject: `user:u${this.docOwner[d]}`, relation: 'owner', object: doc };
+      if (this.docEditor[d]! >= 0) yield { subject: `user:u${this.docEditor[d]}`, relation: 'editor', object: doc };
+      if (this.docViewer[d]! >= 0) yield { subject: `user:u${this.docViewer[d]}`, relation: 'viewer', object: doc };
+      if (this.docGroupEditor[d]! >= 0) yield { subject: `group:g${this.docGroupEditor[d]}`, relation: 'editor', object: doc };
+    }
+  }
+
+  /** Triples in chunks of `size` (grantd's batch limit is 1000). */
+  *chunks(size: number): Generator<Triple[]> {
+    let chunk: Triple[] = [];
+    for (const t of this.triples()) {
+      chunk.push(t);
+      if (chunk.length === size) {
+        yield chunk;
+        chunk = [];
+      }
+    }
+    if (chunk.length > 0) yield chunk;
+  }
+
+  // ---- Reference model: API.md's check semantics, evaluated directly on the arrays above. ----
+
+  /** {S} ∪ groups(S): the subject and the objects it is a direct `member` of (one level). */
+  subjectsOf(subject: string): Set<string> {
+    const out = new Set([subject]);
+    const [ns, id] = subject.split(':') as [string, string];
+    const n = Number(id.slice(1));
+    if (ns === 'user' && /^u\d+$/.test(id) && n < this.sizes.users) {
+      out.add(`group:g${this.userGroups[2 * n]}`);
+      out.add(`group:g${this.userGroups[2 * n + 1]}`);
+      if (n < WIDE_MEMBERS) out.add('group:wide');
+    }
+    if (ns === 'agent' && /^a\d+$/.test(id) && n < this.sizes.agents) out.add(`user:u${this.agentUser[n]}`);
+    return out;
+  }
+
+  private viewsFolder(subjects: Set<string>, folder: number): boolean {
+    for (let f = folder; f >= 0; f = this.parentOf(f)) {
+      if (subjects.has(`group:g${this.folderViewerGroups[2 * f]}`)) return true;
+      if (subjects.has(`group:g${this.folderViewerGroups[2 * f + 1]}`)) return true;
+      if (subjects.has(`user:u${this.folderViewerUser[f]}`)) return true;
+      if (this.isWideFolder(f) && subjects.has('group:wide')) return true;
+      if (this.sizes.allGroup && f < this.sizes.topFolders && subjects.has('group:all')) return true;
+    }
+    return false;
+  }
+
+  private holds(subjects: Set<string>, relation: string, doc: number): boolean {
+    if (relation === 'parent') return subjects.has(`folder:f${this.folderOf(doc)}`);
+    const owner = subjects.has(`user:u${this.docOwner[doc]}`);
+    if (relation === 'owner') return owner;
+    const editor =
+      owner ||
+      (this.docEditor[doc]! >= 0 && subjects.has(`user:u${this.docEditor[doc]}`)) ||
+      (this.docGroupEditor[doc]! >= 0 && subjects.has(`group:g${this.docGroupEditor[doc]}`));
+    if (relation === 'editor') return editor;
+    if (relation !== 'viewer') throw new Error(`model: unknown relation ${relation}`);
+    return (
+      editor ||
+      (this.docViewer[doc]! >= 0 && subjects.has(`user:u${this.docViewer[doc]}`)) ||
+      this.viewsFolder(subjects, this.folderOf(doc))
+    );
+  }
+
+  private agentMayHold(subject: string, relation: string): boolean {
+    if (!subject.startsWith('agent:')) return true;
+    const n = Number(subject.slice('agent:a'.length));
+    if (!Number.isInteger(n) || n >= this.sizes.agents) return false;
+    return this.agentScope(n).some((entry) => {
+      const [ns, rel] = entry.split(':');
+      return (ns === '*' || ns === 'document') && (rel === '*' || rel === relation);
+    });
+  }
+
+  /** The expected answer of check(subject, relation, document:dJ). Documents only. */
+  expect(check: Triple): boolean {
+    const doc = Number(check.object.slice('document:d'.length));
+    if (!this.agentMayHold(check.subject, check.relation)) return false;
+    return this.holds(this.subjectsOf(check.subject), check.relation, doc);
+  }
+
+  /** The expected full listing of documents for (subject, relation), in byte order. */
+  expectList(subject: string, relation: string): string[] {
+    if (!this.agentMayHold(subject, relation)) return [];
+    const subjects = this.subjectsOf(subject);
+    const ids: string[] = [];
+    for (let d = 0; d < this.sizes.documents; d++) if (this.holds(subjects, relation, d)) ids.push(`d${d}`);
+    return ids.sort();
+  }
+}
+
+export interface MixedCheck extends Triple {
+  kind: string;
+}
+
+export interface LabelledCheck extends MixedCheck {
+  expected: boolean;
+}
+
+/** The mix with the reference model's answer to each check. */
+export function labelled(ds: Dataset, checks: MixedCheck[]): LabelledCheck[] {
+  return checks.map((c) => ({ ...c, expected: ds.expect(c) }));
+}
+
+/**
+ * A fixed mix of document checks whose answers go through direct grants, includes, parent arrows
+ * (one and two levels), group membership and agents, plus denials of several kinds; shuffled, so
+ * that consecutive requests differ in kind. Deterministic for (dataset, count, seed).
+ */
+export function checkMix(ds: Dataset, count: number, seed: number): MixedCheck[] {
+  const rand = prng(seed);
+  const int = (n: number) => Math.floor(rand() * n);
+  const z = ds.sizes;
+  const doc = () => int(z.documents);
+  const docWith = (arr: Int32Array) => {
+    for (;;) {
+      const d = doc();
+      if (arr[d]! >= 0) return d;
+    }
+  };
+  const pickMember = (group: number) => {
+    for (;;) {
+      const u = int(z.users);
+      if (ds.userGroups[2 * u] === group || ds.userGroups[2 * u + 1] === group) return u;
+    }
+  };
+  const owned = (user: number) => {
+    const docs = ds.ownedBy(user);
+    return docs.length > 0 ? docs[int(docs.length)]! : null;
+  };
+  /** An agent whose scope mask is AGENT_SCOPES[scopeIndex]. */
+  const agentFor = (scopeIndex: number) => int(z.agents / AGENT_SCOPES.length) * AGENT_SCOPES.length + scopeIndex;
+  const c = (subject: string, relation: string, d: number): Triple => ({ subject, relation, object: `document:d${d}` });
+  const user = (u: number) => `user:u${u}`;
+  const inSubfolder = () => {
+    for (;;) {
+      const d = doc();
+      if (ds.parentOf(ds.folderOf(d)) >= 0) return d;
+    }
+  };
+  /** [kind, weight, maker]: allowed kinds first, then denials. */
+  const makers: Array<[string, number, () => Triple]> = [
+    ['direct:owner', 1, () => { const d = doc(); return c(user(ds.docOwner[d]!), 'owner', d); }],
+    ['direct:editor', 1, () => { const d = docWith(ds.docEditor); return c(user(ds.docEditor[d]!), 'editor', d); }],
+    ['includes:owner->viewer', 1, () => { const d = doc(); return c(user(ds.docOwner[d]!), 'viewer', d); }],
+    ['includes:editor->viewer', 1, () => { const d = docWith(ds.docEditor); return c(user(ds.docEditor[d]!), 'viewer', d); }],
+    ['arrow:folder-viewer', 1, () => { const d = doc(); return c(user(ds.folderViewerUser[ds.folderOf(d)]!), 'viewer', d); }],
+    ['arrow:top-folder-viewer', 1, () => { const d = inSubfolder(); return c(user(ds.folderViewerUser[ds.parentOf(ds.folderOf(d))]!), 'viewer', d); }],
+    ['group:folder-viewer', 1, () => { const d = doc(); return c(user(pickMember(ds.folderViewerGroups[2 * ds.folderOf(d) + int(2)]!)), 'viewer', d); }],
+    ['group:editor', 0.5, () => { const d = docWith(ds.docGroupEditor); return c(user(pickMember(ds.docGroupEditor[d]!)), 'editor', d); }],
+    ['group:wide-member', 0.5, () => c(user(int(WIDE_MEMBERS)), 'viewer', int(z.documents / z.folders) * z.folders + z.topFolders + int(WIDE_DOCUMENTS / (z.documents / z.folders)))],
+    ['agent:scope-allows', 1, () => { const a = agentFor(int(3)); return c(`agent:a${a}`, 'viewer', owned(ds.agentUser[a]!) ?? doc()); }],
+    ['agent:scope-denies', 0.5, () => { const a = agentFor([0, 3][int(2)]!); return c(`agent:a${a}`, a % 4 === 0 ? 'editor' : 'viewer', owned(ds.agentUser[a]!) ?? doc()); }],
+    ['agent:random-doc', 0.5, () => c(`agent:a${int(z.agents)}`, 'viewer', doc())],
+    ['deny:random-user', 3, () => c(user(int(z.users)), ['viewer', 'editor', 'owner'][int(3)]!, doc())],
+    ['deny:viewer-not-editor', 1, () => { const d = docWith(ds.docViewer); return c(user(ds.docViewer[d]!), 'editor', d); }],
+    ['deny:editor-not-owner', 1, () => { const d = docWith(ds.docEditor); return c(user(ds.docEditor[d]!), 'owner', d); }],
+    ['deny:unknown-user', 0.5, () => c(`user:nobody${int(1000)}`, 'viewer', doc())],
+  ];
+  const total = makers.reduce((sum, [, weight]) => sum + weight, 0);
+  const out: MixedCheck[] = [];
+  for (const [kind, weight, make] of makers) {
+    const n = Math.round((count * weight) / total);
+    for (let i = 0; i < n; i++) out.push({ ...make(), kind });
+  }
+  // Fixed shuffle, so that consecutive requests differ in kind.
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = int(i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}

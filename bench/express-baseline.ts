@@ -1,0 +1,18 @@
+/**
+ * The ceiling of grantd's HTTP layer: a bare Express 5 app (the project's express dependency) that
+ * parses POST /v1/check's JSON body and answers a constant {"allowed": true}. Run as a child process
+ * by bench/servers.ts, like grantd, so that it does not share the load generator's event loop.
+ */
+import express from 'express';
+
+const app = express();
+app.disable('x-powered-by');
+app.set('etag', false);
+app.use(express.json());
+app.get('/healthz', (_req, res) => {
+  res.json({ status: 'ok' });
+});
+app.post('/v1/check', (_req, res) => {
+  res.json({ allowed: true });
+});
+app.listen(Number(process.env.PORT ?? 0), '127.0.0.1');

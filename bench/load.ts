@@ -1,0 +1,130 @@
+/**
+ * Loading the dataset into grantd through its public API, and reading grantd's answers back for
+ * the comparisons: namespaces, agents (POST /v1/agents), then every grant through
+ * POST /v1/grants/batch, 1000 triples per call, a few calls in flight.
+ */
+import { NAMESPACES, type Dataset, type Triple } from './dataset.ts';
+
+export class Api {
+  constructor(
+    readonly url: string,
+    readonly key: string,
+  ) {}
+
+  headers(): Record<string, string> {
+    return { authorization: `Bearer ${this.key}`, 'content-type': 'application/json' };
+  }
+
+  async call<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await fetch(this.url + path, {
+      method,
+      headers: this.headers(),
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(120_000),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+    return (text ? JSON.parse(text) : null) as T;
+  }
+}
+
+/** Runs `work` over `items` with at most `concurrency` in flight, in order of start. */
+export async function pool<T>(items: Iterable<T>, concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+  const iterator = items[Symbol.iterator]();
+  let failed: unknown = null;
+  const worker = async () => {
+    for (let next = iterator.next(); !next.done && failed === null; next = iterator.next()) {
+      try {
+        await work(next.value);
+      } catch (error) {
+        failed ??= error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  if (failed !== null) throw failed;
+}
+
+export async function loadGrantd(api: Api, ds: Dataset, log: (line: string) => void): Promise<{ grants: number; seconds: number }> {
+  const started = performance.now();
+  for (const ns of NAMESPACES) await api.call('POST', '/v1/namespaces', ns);
+  const agents = Array.from({ length: ds.sizes.agents }, (_, a) => a);
+  await pool(agents, 8, async (a) => {
+    await api.call('POST', '/v1/agents', { external_id: `a${a}`, owner: `user:u${ds.agentUser[a]}`, scope: ds.agentScope(a) });
+  });
+  let grants = 0;
+  let lastLog = performance.now();
+  await pool(ds.chunks(1000), 4, async (writes) => {
+    const res = await api.call<{ written: number }>('POST', '/v1/grants/batch', { writes });
+    if (res.written !== writes.length) throw new Error(`batch wrote ${res.written} of ${writes.length}`);
+    grants += writes.length;
+    if (performance.now() - lastLog > 15_000) {
+      lastLog = performance.now();
+      log(`  loaded ${grants} grants (${Math.round(grants / ((lastLog - started) / 1000))}/s)`);
+    }
+  });
+  return { grants, seconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * grantd's answers to the checks, one POST /v1/check each (16 in flight), and through check/bulk
+ * (1000 a call). A failed request leaves null in its places; `failures` says why.
+ */
+export async function grantdAnswers(api: Api, checks: Triple[]): Promise<{ single: Array<boolean | null>; bulk: Array<boolean | null>; failures: string[] }> {
+  const failures: string[] = [];
+  const single: Array<boolean | null> = new Array(checks.length).fill(null);
+  await pool(checks.keys(), 16, async (i) => {
+    const { subject, relation, object } = checks[i]!;
+    try {
+      single[i] = (await api.call<{ allowed: boolean }>('POST', '/v1/check', { subject, relation, object })).allowed;
+    } catch (error) {
+      failures.push(String(error).slice(0, 300));
+    }
+  });
+  const bulk: Array<boolean | null> = new Array(checks.length).fill(null);
+  for (let i = 0; i < checks.length; i += 1000) {
+    const items = checks.slice(i, i + 1000).map(({ subject, relation, object }) => ({ subject, relation, object }));
+    try {
+      const res = await api.call<{ results: Array<{ allowed: boolean }> }>('POST', '/v1/check/bulk', { checks: items });
+      res.results.forEach((r, k) => (bulk[i + k] = r.allowed));
+    } catch (error) {
+      failures.push(String(error).slice(0, 300));
+    }
+  }
+  return { single, bulk, failures };
+}
+
+export function objectsPath(subject: string, relation: string, limit: number, cursor?: string): string {
+  const q = new URLSearchParams({ namespace: 'document', subject, relation, limit: String(limit) });
+  if (cursor) q.set('cursor', cursor);
+  return `/v1/objects?${q}`;
+}
+
+interface Page {
+  objects: string[];
+  next_cursor: string | null;
+}
+
+/**
+ * Walks a listing with pages of `limit`. Stops after `maxObjects` (when given) and returns the
+ * cursors met on the way, so that deep pages can be requested later.
+ */
+export async function walkListing(
+  api: Api,
+  subject: string,
+  relation: string,
+  limit: number,
+  maxObjects = Infinity,
+): Promise<{ ids: string[]; cursors: string[]; complete: boolean }> {
+  const ids: string[] = [];
+  const cursors: string[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await api.call<Page>('GET', objectsPath(subject, relation, limit, cursor));
+    ids.push(...page.objects);
+    if (!page.next_cursor) return { ids, cursors, complete: true };
+    cursor = page.next_cursor;
+    cursors.push(cursor);
+    if (ids.length >= maxObjects) return { ids, cursors, complete: false };
+  }
+}

