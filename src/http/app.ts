@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createExpressEndpoints, initServer } from '@ts-rest/express';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { contract } from '../../contract/index.ts';
 import { packageRoot } from '../package-root.ts';
@@ -11,7 +11,6 @@ import { authenticate } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/body.ts';
 import { errorHandler, notFound, validationProblem } from './middleware/errors.ts';
 import { requestLog } from './middleware/request-log.ts';
-import type { RequestHandler } from 'express';
 import { sendProblem } from './problem.ts';
 import { agentRoutes } from './routes/agents.ts';
 import { checkRoutes } from './routes/check.ts';
