@@ -12,7 +12,7 @@ export class KeyVerifier {
 
   constructor(
     private readonly db: Db,
-    private readonly maxAgeMs = 750,
+    private readonly maxAgeMs = 500,
     private readonly touchEveryMs = 60_000,
   ) {}
 

@@ -54,7 +54,7 @@ export class AuthorizationEngine {
 
   constructor(
     readonly store: GraphStore,
-    { maxAgeMs = 750, maxEntriesPerTenant = 50_000, listingBudget = 10_000 } = {},
+    { maxAgeMs = 500, maxEntriesPerTenant = 50_000, listingBudget = 10_000 } = {},
   ) {
     this.listingBudget = listingBudget;
     this.answers = new TenantCache(maxAgeMs, maxEntriesPerTenant);

@@ -90,7 +90,7 @@ export class SchemaCache {
 
   constructor(
     private readonly db: Db,
-    private readonly maxAgeMs = 750,
+    private readonly maxAgeMs = 500,
   ) {}
 
   async get(tenantId: string, fresh: boolean): Promise<CompiledSchema> {

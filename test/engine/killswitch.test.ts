@@ -19,7 +19,7 @@ it('leaves no grant naming a killed agent, however writes race the delete', asyn
 
   // Writers keep granting to the agent until it is gone; the kill lands while many writes are in flight.
   let next = 0;
-  const write = async (): Promise<'written' | 'refused'> => {
+  const write = async (): Promise<'written' | 'refused' | 'not written'> => {
     const i = next++;
     const [triple] = await parseTriples(engine.store, tenantId, [{ subject: 'agent:bot', relation: 'viewer', object: `document:d${i}` }], true);
     try {
@@ -28,10 +28,12 @@ it('leaves no grant naming a killed agent, however writes race the delete', asyn
       return 'written';
     } catch (error) {
       if ((error as { type?: string }).type === 'agent-not-found') return 'refused';
+      // Under a loaded machine a transaction may not get a connection in time (P2028): not written.
+      if ((error as { code?: string }).code === 'P2028') return 'not written';
       throw error;
     }
   };
-  const outcomes: Array<'written' | 'refused'> = [];
+  const outcomes: Array<'written' | 'refused' | 'not written'> = [];
   const writer = async () => {
     for (let refused = 0; refused < 3; ) {
       const outcome = await write();
@@ -39,7 +41,7 @@ it('leaves no grant naming a killed agent, however writes race the delete', asyn
       if (outcome === 'refused') refused++;
     }
   };
-  const writers = Array.from({ length: 16 }, writer);
+  const writers = Array.from({ length: 8 }, writer);
   while (outcomes.length < 150) await new Promise((resolve) => setTimeout(resolve, 5));
   const removed = await deleteAgent(db, tenantId, 'bot');
   await Promise.all(writers);
