@@ -32,18 +32,23 @@ const toData = (tenantId: string, t: Triple) => ({
   objectId: t.object.id,
 });
 
-/**
- * Locks (KEY SHARE) every agent the triples name until the transaction ends, and refuses the write
- * when one is not registered. The killswitch's delete of the agent row waits for this lock.
- */
-async function lockAgents(tx: Prisma.TransactionClient, tenantId: string, triples: readonly Triple[]): Promise<void> {
+/** External ids of the agents the triples name, as subject or object. */
+function namedAgents(triples: readonly Triple[]): string[] {
   const ids = new Set<string>();
   for (const t of triples) {
     if (t.subject.ns === AGENT_NAMESPACE) ids.add(t.subject.id);
     if (t.object.ns === AGENT_NAMESPACE) ids.add(t.object.id);
   }
-  if (ids.size === 0) return;
-  const wanted = [...ids];
+  return [...ids];
+}
+
+/**
+ * Locks (KEY SHARE) every agent the triples name until the transaction ends, and refuses the write
+ * when one is not registered. The killswitch's delete of the agent row waits for this lock.
+ */
+async function lockAgents(tx: Prisma.TransactionClient, tenantId: string, triples: readonly Triple[]): Promise<void> {
+  const wanted = namedAgents(triples);
+  if (wanted.length === 0) return;
   const found = await tx.$queryRaw<Array<{ external_id: string }>>`
     SELECT external_id FROM agents
     WHERE tenant_id = ${tenantId}::uuid AND external_id = ANY(${wanted}::text[])
@@ -55,16 +60,20 @@ async function lockAgents(tx: Prisma.TransactionClient, tenantId: string, triple
 
 /** Creates the grant, or finds the identical one already there (`created` false). */
 export async function createGrant(db: Db, tenantId: string, triple: Triple): Promise<{ row: GrantRow; created: boolean }> {
-  return db.$transaction(async (tx) => {
-    await lockAgents(tx, tenantId, [triple]);
+  const write = async (tx: Prisma.TransactionClient | Db): Promise<{ row: GrantRow; created: boolean }> => {
     const [row] = await tx.grant.createManyAndReturn({ data: [toData(tenantId, triple)], skipDuplicates: true });
     if (row) return { row, created: true };
-    const existing = await tx.grant.findUniqueOrThrow({
-      where: {
-        tenantId_objectNs_objectId_relation_subjectNs_subjectId: toData(tenantId, triple),
-      },
+    const existing = await tx.grant.findUnique({
+      where: { tenantId_objectNs_objectId_relation_subjectNs_subjectId: toData(tenantId, triple) },
     });
-    return { row: existing, created: false };
+    // Gone again in between (a concurrent revoke): write it anew.
+    return existing ? { row: existing, created: false } : write(tx);
+  };
+  // Only a grant naming an agent needs the agent's lock, and so a transaction around it.
+  if (namedAgents([triple]).length === 0) return write(db);
+  return db.$transaction(async (tx) => {
+    await lockAgents(tx, tenantId, [triple]);
+    return write(tx);
   }, TX_OPTIONS);
 }
 
