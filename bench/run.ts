@@ -46,7 +46,7 @@ const ds = new Dataset(size, seed);
 const mix = labelled(ds, checkMix(ds, 2_400, seed + 1));
 /**
  * The load pools: the same kinds in the same proportions, but many more distinct checks, because
- * grantd caches check answers for 750 ms (src/engine/cache.ts): a small pool cycled at thousands of
+ * grantd caches check answers for 500 ms (src/engine/engine.ts): a small pool cycled at thousands of
  * requests a second would measure that cache rather than the checks.
  */
 const loadChecks = checkMix(ds, 100_000, seed + 2);
@@ -330,7 +330,7 @@ async function main(): Promise<void> {
   const repeat = (poolSize: number, rps: number | null | undefined) => (rps ? `${(poolSize / rps).toFixed(1)} s` : '-');
   note(
     `load pools: ${checkBodies.length} distinct checks (check, check_fixed_rate, express, cerbos) and ${bulkBodies.length} distinct bulks of 100; ` +
-      `at the measured rates a check comes back after ${repeat(checkBodies.length, rows.get('check')?.rps)} (check) and a bulk after ${repeat(bulkBodies.length, rows.get('check_bulk_100')?.rps)}, against grantd's 750 ms answer cache`,
+      `at the measured rates a check comes back after ${repeat(checkBodies.length, rows.get('check')?.rps)} (check) and a bulk after ${repeat(bulkBodies.length, rows.get('check_bulk_100')?.rps)}, against grantd's 500 ms answer cache`,
   );
 
   log('scenario objects_first_page');
