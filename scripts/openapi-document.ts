@@ -17,6 +17,7 @@ import type {
 } from 'openapi3-ts/oas30';
 import type { ZodTypeAny } from 'zod';
 import { AgentSchema, CreateAgentSchema } from '../contract/agents.ts';
+import { DOCUMENT_NAMESPACE_EXAMPLE } from '../contract/examples.ts';
 import {
   BulkCheckItemErrorSchema,
   BulkCheckRequestSchema,
@@ -220,15 +221,6 @@ const PARAMETER_DOCS: Record<string, { description?: string; example?: Json }> =
 
 // Example values, from API.md.
 const CREATED_AT = '2025-03-14T09:26:53.589Z';
-const DOCUMENT_NAMESPACE = {
-  name: 'document',
-  relations: {
-    parent: {},
-    owner: {},
-    editor: { includes: ['owner'] },
-    viewer: { includes: ['editor', 'parent->viewer'] },
-  },
-};
 const OBJECTS_CURSOR = 'WyJxMyJd.n3QqM0vJ8f5xYx8s0Rk7Lw';
 const AGENT = {
   external_id: 'release-bot',
@@ -318,16 +310,16 @@ const EXAMPLES: Record<string, Record<string, MediaTypeObject>> = {
   },
   namespacesCreate: {
     request: named({
-      document: { summary: 'Declared relations, with includes and an arrow', value: DOCUMENT_NAMESPACE },
+      document: { summary: 'Declared relations, with includes and an arrow', value: DOCUMENT_NAMESPACE_EXAMPLE },
       open: { summary: 'An open namespace: any relation, nothing inherited', value: { name: 'folder' } },
     }),
-    201: single({ ...DOCUMENT_NAMESPACE, created_at: CREATED_AT }),
+    201: single({ ...DOCUMENT_NAMESPACE_EXAMPLE, created_at: CREATED_AT }),
   },
   namespacesList: {
     200: single({
       namespaces: [
         { name: 'agent', relations: null, created_at: CREATED_AT },
-        { ...DOCUMENT_NAMESPACE, created_at: CREATED_AT },
+        { ...DOCUMENT_NAMESPACE_EXAMPLE, created_at: CREATED_AT },
         { name: 'user', relations: null, created_at: CREATED_AT },
       ],
     }),

@@ -55,12 +55,4 @@ export function useApp() {
   return { services, app };
 }
 
-export const DOCUMENT_NAMESPACE = {
-  name: 'document',
-  relations: {
-    parent: {},
-    owner: {},
-    editor: { includes: ['owner'] },
-    viewer: { includes: ['editor', 'parent->viewer'] },
-  },
-};
+export { DOCUMENT_NAMESPACE_EXAMPLE as DOCUMENT_NAMESPACE } from '../contract/examples.ts';

@@ -1,3 +1,4 @@
+import { DOCUMENT_NAMESPACE_EXAMPLE } from '../../contract/examples.ts';
 import type { RelationDefinitions } from '../../src/engine/schema.ts';
 import { AuthorizationEngine, parseTriples } from '../../src/engine/engine.ts';
 import type { AppDeps } from '../../src/http/context.ts';
@@ -54,12 +55,7 @@ export async function tenantGraph(services: AppDeps) {
   };
 }
 
-export const DOCUMENT_RELATIONS: RelationDefinitions = {
-  parent: {},
-  owner: {},
-  editor: { includes: ['owner'] },
-  viewer: { includes: ['editor', 'parent->viewer'] },
-};
+export const DOCUMENT_RELATIONS: RelationDefinitions = DOCUMENT_NAMESPACE_EXAMPLE.relations;
 
 export const FOLDER_RELATIONS: RelationDefinitions = {
   parent: {},
