@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -25,7 +25,7 @@ export function newSecret(): string {
 
 export const newKeyId = (): string => `key_${randomBase62(20)}`;
 
-export const hashSecret = (secret: string): Buffer => createHash('sha256').update(secret, 'utf8').digest();
+export const hashSecret = (secret: string): Buffer => hash('sha256', secret, 'buffer');
 
 export const secretPrefix = (secret: string): string => secret.slice(0, PREFIX_LENGTH);
 

@@ -5,9 +5,10 @@ import { hashSecret, looksLikeSecret } from './secrets.ts';
 /**
  * Resolves bearer secrets to principals. A verified key is remembered for at most `maxAgeMs`, so a
  * key revoked on another node stops working well within a second; one revoked here stops at once.
+ * Concurrent requests with the same secret share one lookup; unknown secrets are not remembered.
  */
 export class KeyVerifier {
-  private readonly cache = new Map<string, { principal: KeyPrincipal; until: number }>();
+  private readonly cache = new Map<string, { principal: Promise<KeyPrincipal | null>; until: number }>();
   private readonly touchedAt = new Map<string, number>();
 
   constructor(
@@ -19,17 +20,25 @@ export class KeyVerifier {
   async verify(secret: string): Promise<KeyPrincipal | null> {
     if (!looksLikeSecret(secret)) return null;
     const digest = hashSecret(secret).toString('base64');
-    const now = Date.now();
     const cached = this.cache.get(digest);
-    if (cached && cached.until > now) return cached.principal;
-    const principal = await verifySecret(this.db, secret);
-    if (principal === null) {
-      this.cache.delete(digest);
-      return null;
+    if (cached && cached.until > Date.now()) return cached.principal;
+    const lookup = { principal: verifySecret(this.db, secret), until: Number.POSITIVE_INFINITY };
+    this.cache.set(digest, lookup);
+    // Only this caller settles the entry, and only if no revocation forgot it meanwhile.
+    const settle = (principal: KeyPrincipal | null) => {
+      if (this.cache.get(digest) !== lookup) return;
+      if (principal === null) this.cache.delete(digest);
+      else lookup.until = Date.now() + this.maxAgeMs;
+    };
+    try {
+      const principal = await lookup.principal;
+      settle(principal);
+      if (principal) this.touch(principal.keyId, Date.now());
+      return principal;
+    } catch (error) {
+      settle(null);
+      throw error;
     }
-    this.cache.set(digest, { principal, until: now + this.maxAgeMs });
-    this.touch(principal.keyId, now);
-    return principal;
   }
 
   /** Forgets every remembered key: called after a revocation on this node. */

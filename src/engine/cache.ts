@@ -1,46 +1,35 @@
+import { LRUCache } from 'lru-cache';
+
 /**
- * Per-tenant memo of answers derived from the tenant's data. `invalidate` (this node wrote) drops a
- * tenant's entries at once; entries also expire after `maxAgeMs`, which bounds how long a write made
- * on another node can go unseen. An answer computed while a write happened is never stored: callers
- * take the generation before reading and store with it.
+ * Memo of answers derived from tenants' data, shared by all tenants and bounded (least recently
+ * used entries go first). `invalidate` (this node wrote) makes a tenant's entries unusable at
+ * once; entries also expire after `maxAgeMs`, which bounds how long a write made on another node
+ * can go unseen. An answer computed while a write happened is never stored: callers take the
+ * generation before reading and store with it.
  */
 export class TenantCache<V> {
-  private readonly tenants = new Map<string, { generation: number; entries: Map<string, { value: V; at: number }> }>();
+  private readonly entries: LRUCache<string, { value: V; generation: number }>;
+  /** Bumped by every invalidation; entries of an older generation are ignored until evicted. */
+  private readonly generations = new Map<string, number>();
 
-  constructor(
-    private readonly maxAgeMs: number,
-    private readonly maxEntriesPerTenant: number,
-  ) {}
-
-  private tenant(tenantId: string) {
-    let tenant = this.tenants.get(tenantId);
-    if (!tenant) {
-      tenant = { generation: 0, entries: new Map() };
-      this.tenants.set(tenantId, tenant);
-    }
-    return tenant;
+  constructor({ maxAgeMs, maxEntries, clock }: { maxAgeMs: number; maxEntries: number; clock?: { now(): number } }) {
+    this.entries = new LRUCache({ max: maxEntries, ttl: maxAgeMs, ...(clock ? { perf: clock, ttlResolution: 0 } : {}) });
   }
 
   generation(tenantId: string): number {
-    return this.tenant(tenantId).generation;
+    return this.generations.get(tenantId) ?? 0;
   }
 
-  get(tenantId: string, key: string, now = Date.now()): V | undefined {
-    const entry = this.tenants.get(tenantId)?.entries.get(key);
-    return entry && now - entry.at < this.maxAgeMs ? entry.value : undefined;
+  get(tenantId: string, key: string): V | undefined {
+    const entry = this.entries.get(`${tenantId}\0${key}`);
+    return entry && entry.generation === this.generation(tenantId) ? entry.value : undefined;
   }
 
-  set(tenantId: string, key: string, value: V, generation: number, now = Date.now()): void {
-    const tenant = this.tenant(tenantId);
-    if (tenant.generation !== generation) return;
-    tenant.entries.delete(key);
-    tenant.entries.set(key, { value, at: now });
-    if (tenant.entries.size > this.maxEntriesPerTenant) tenant.entries.delete(tenant.entries.keys().next().value!);
+  set(tenantId: string, key: string, value: V, generation: number): void {
+    if (generation === this.generation(tenantId)) this.entries.set(`${tenantId}\0${key}`, { value, generation });
   }
 
   invalidate(tenantId: string): void {
-    const tenant = this.tenant(tenantId);
-    tenant.generation++;
-    tenant.entries.clear();
+    this.generations.set(tenantId, this.generation(tenantId) + 1);
   }
 }

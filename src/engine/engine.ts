@@ -54,11 +54,11 @@ export class AuthorizationEngine {
 
   constructor(
     readonly store: GraphStore,
-    { maxAgeMs = 500, maxEntriesPerTenant = 50_000, listingBudget = 10_000 } = {},
+    { maxAgeMs = 500, maxCachedAnswers = 200_000, listingBudget = 10_000 } = {},
   ) {
     this.listingBudget = listingBudget;
-    this.answers = new TenantCache(maxAgeMs, maxEntriesPerTenant);
-    this.agents = new TenantCache(maxAgeMs, maxEntriesPerTenant);
+    this.answers = new TenantCache({ maxAgeMs, maxEntries: maxCachedAnswers });
+    this.agents = new TenantCache({ maxAgeMs, maxEntries: Math.ceil(maxCachedAnswers / 10) });
   }
 
   /** Forgets the answers derived from the tenant's data: every write on this node calls it once committed. */

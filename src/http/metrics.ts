@@ -41,14 +41,23 @@ export class Metrics {
     gauge('grantd_db_pool_waiting', 'Queries waiting for a database connection', () => pool.waitingCount);
   }
 
+  /** The counter and histogram of each (route, method, status), resolved once: prom-client hashes labels on every lookup. */
+  private readonly series = new Map<string, { requests: Counter.Internal; latency: Histogram.Internal<string> }>();
+
   /** Counts and times every request, labelled by the contract route (not the raw path). */
   observe = (req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const route = (req as Request & { tsRestRoute?: { path: string } }).tsRestRoute?.path ?? (res.statusCode === 404 ? 'unmatched' : req.path);
-      const labels = { route, method: req.method, status: String(res.statusCode) };
-      this.requests.inc(labels);
-      this.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+      const key = `${route} ${req.method} ${res.statusCode}`;
+      let series = this.series.get(key);
+      if (!series) {
+        const labels = { route, method: req.method, status: String(res.statusCode) };
+        series = { requests: this.requests.labels(labels), latency: this.latency.labels(labels) };
+        this.series.set(key, series);
+      }
+      series.requests.inc();
+      series.latency.observe(Number(process.hrtime.bigint() - started) / 1e9);
     });
     next();
   };

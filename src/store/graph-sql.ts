@@ -8,12 +8,18 @@ const schemaTables = (closureParam: string, arrowsParam: string) => `
   closure AS (SELECT * FROM jsonb_to_recordset(${closureParam}::jsonb) AS x(ns text COLLATE "C", rel text COLLATE "C", implied text COLLATE "C")),
   arrows AS (SELECT * FROM jsonb_to_recordset(${arrowsParam}::jsonb) AS x(ns text COLLATE "C", rel text COLLATE "C", via text COLLATE "C", target text COLLATE "C"))`;
 
+/** Holders of one (object, relation) read in full; past this many, the check probes its own subjects instead. */
+export const HOLDERS_READ = 64;
+
 /**
  * Which of a batch of checks ($2: [{i, sns, sid, ons, oid, rel}]) hold in tenant $1 ($3, $4: the schema tables).
  * targets: every (object, relation) whose direct holders satisfy a check, walking includes and
  * arrows backwards from the checked object; subjects: each check's subject and its direct groups.
- * The lateral subqueries pin the plan to index probes: the planner cannot see that the JSON inputs
- * are a few rows, and would otherwise hash-join against every grant of the tenant.
+ * A check holds when a target's holder is one of its subjects. Holders are read per target (one
+ * index range each, usually a few rows) and matched in one hash join; a crowded target (an
+ * organisation's members, say) is probed for the check's own subjects instead, so its size never
+ * matters. Lateral subqueries pin the plan to index probes: the planner cannot see that the JSON
+ * inputs are a few rows, and would otherwise hash-join against every grant of the tenant.
  */
 export const CHECK_SQL = `
 WITH RECURSIVE
@@ -37,15 +43,35 @@ WITH RECURSIVE
     SELECT t.i, g.subject_ns, g.subject_id, COALESCE(c.implied, a.target), t.depth + 1
     FROM targets t
     JOIN arrows a ON a.ns = t.ns AND a.rel = t.rel
-    JOIN grants g ON g.tenant_id = $1::uuid AND g.object_ns = t.ns AND g.object_id = t.id AND g.relation = a.via
+    CROSS JOIN LATERAL (
+      SELECT g.subject_ns, g.subject_id FROM grants g
+      WHERE g.tenant_id = $1::uuid AND g.object_ns = t.ns AND g.object_id = t.id AND g.relation = a.via
+      OFFSET 0
+    ) g
     LEFT JOIN closure c ON c.ns = g.subject_ns AND c.rel = a.target
     WHERE t.depth < ${MAX_ARROW_DEPTH}
+  ),
+  holders AS MATERIALIZED (
+    SELECT t.i, t.ns AS object_ns, t.id AS object_id, t.rel, h.subject_ns AS ns, h.subject_id AS id
+    FROM targets t
+    CROSS JOIN LATERAL (
+      SELECT g.subject_ns, g.subject_id FROM grants g
+      WHERE g.tenant_id = $1::uuid AND g.object_ns = t.ns AND g.object_id = t.id AND g.relation = t.rel
+      LIMIT ${HOLDERS_READ + 1}
+    ) h
+  ),
+  crowded AS (
+    SELECT i, object_ns, object_id, rel FROM holders
+    GROUP BY i, object_ns, object_id, rel
+    HAVING count(*) > ${HOLDERS_READ}
   )
-SELECT DISTINCT t.i FROM targets t
-JOIN subjects s ON s.i = t.i
+SELECT h.i FROM holders h JOIN subjects s ON s.i = h.i AND s.ns = h.ns AND s.id = h.id
+UNION
+SELECT c.i FROM crowded c
+JOIN subjects s ON s.i = c.i
 CROSS JOIN LATERAL (
   SELECT 1 FROM grants g
-  WHERE g.tenant_id = $1::uuid AND g.object_ns = t.ns AND g.object_id = t.id AND g.relation = t.rel
+  WHERE g.tenant_id = $1::uuid AND g.object_ns = c.object_ns AND g.object_id = c.object_id AND g.relation = c.rel
     AND g.subject_ns = s.ns AND g.subject_id = s.id
   LIMIT 1
 ) hit`;

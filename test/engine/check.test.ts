@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { useServices } from '../helpers.ts';
+import { HOLDERS_READ } from '../../src/store/graph-sql.ts';
 import { DOCUMENT_RELATIONS, FOLDER_RELATIONS, tenantGraph } from './fixtures.ts';
 
 const services = useServices();
@@ -91,6 +92,30 @@ describe('groups', () => {
     await g.grant(['user:alice', 'member', 'group:eng'], ['group:eng', 'viewer', 'folder:f'], ['folder:f', 'parent', 'document:d']);
     expect(await g.check('user:alice', 'viewer', 'document:d')).toBe(true);
     expect(await g.listAll('user:alice', 'document', 'viewer')).toEqual(['d']);
+  });
+});
+
+describe('crowded objects', () => {
+  it(`answers exactly for an object with more than ${HOLDERS_READ} holders of a relation`, async () => {
+    const members = Array.from({ length: HOLDERS_READ * 2 }, (_, n): [string, string, string] => [`user:m${n}`, 'member', 'group:org']);
+    await g.grant(...members, ['group:org', 'viewer', 'document:d1'], ['user:last', 'viewer', 'folder:f'], ['folder:f', 'parent', 'document:d1']);
+    const viewers = Array.from({ length: HOLDERS_READ * 2 }, (_, n): [string, string, string] => [`user:v${n}`, 'viewer', 'document:d1']);
+    await g.grant(...viewers);
+    // Holders are read in byte order: v99 and m99 come after the first HOLDERS_READ of their lists.
+    const probes: Array<[string, boolean]> = [
+      ['user:v0', true],
+      ['user:v99', true],
+      ['user:m0', true],
+      ['user:m99', true],
+      ['user:last', true],
+      ['user:nobody', false],
+    ];
+    for (const [subject, expected] of probes) {
+      expect(await g.check(subject, 'viewer', 'document:d1'), subject).toBe(expected);
+      expect(await g.check(subject, 'member', 'group:org'), subject).toBe(subject.startsWith('user:m'));
+    }
+    const bulk = await g.bulk(probes.map(([subject]) => [subject, 'viewer', 'document:d1']));
+    expect(bulk.map((r) => r.allowed)).toEqual(probes.map(([, expected]) => expected));
   });
 });
 

@@ -10,6 +10,7 @@ export function requestLog(logger: Logger) {
     const given = req.headers['x-request-id'];
     req.id = typeof given === 'string' && ACCEPTABLE_ID.test(given) ? given : randomUUID();
     res.setHeader('X-Request-Id', req.id);
+    if (!logger.isLevelEnabled('info')) return next();
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       logger.info(
