@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import type pg from 'pg';
+import { RefreshingCache } from '../refreshing-cache.ts';
 import type { GraphQuery, GraphStore } from '../engine/engine.ts';
 import { CompiledSchema, type NamespaceDefinition, type RelationDefinitions } from '../engine/schema.ts';
 import type { Db } from './db.ts';
@@ -123,37 +124,26 @@ export class SqlGraphStore implements GraphStore {
 
 /**
  * Compiled namespaces per tenant. Namespaces are never changed once created, so a cached schema
- * is only ever missing names: it is reloaded after `maxAgeMs` and at once when a caller asks
- * (a name it does not know may have been created on another node), or on this node's own writes.
- * Concurrent callers share one load, so an expiry under load costs one query, not one per request.
+ * is only ever missing names: it is used for at most `maxAgeMs` (reloaded ahead, off the request
+ * path, under steady traffic), reloaded at once when a caller asks (a name it does not know may
+ * have been created on another node), and forgotten on this node's own writes.
  */
 export class SchemaCache {
-  private readonly entries = new Map<string, { schema: Promise<CompiledSchema>; loadedAt: number }>();
+  private readonly cache: RefreshingCache<string, CompiledSchema>;
 
-  constructor(
-    private readonly db: Db,
-    private readonly maxAgeMs = 500,
-  ) {}
-
-  get(tenantId: string, fresh: boolean): Promise<CompiledSchema> {
-    const entry = this.entries.get(tenantId);
-    if (!fresh && entry && Date.now() - entry.loadedAt < this.maxAgeMs) return entry.schema;
-    // A fresh load starts now (never joins one that began earlier) and replaces the cached one.
-    const loading = { schema: this.load(tenantId), loadedAt: Date.now() };
-    this.entries.set(tenantId, loading);
-    loading.schema.catch(() => {
-      if (this.entries.get(tenantId) === loading) this.entries.delete(tenantId);
-    });
-    return loading.schema;
+  constructor(db: Db, maxAgeMs = 500) {
+    this.cache = new RefreshingCache(async (tenantId) => {
+      const rows = await db.namespace.findMany({ where: { tenantId }, select: { name: true, relations: true } });
+      return new CompiledSchema(rows.map((r): NamespaceDefinition => ({ name: r.name, relations: r.relations as RelationDefinitions | null })));
+    }, maxAgeMs);
   }
 
-  private async load(tenantId: string): Promise<CompiledSchema> {
-    const rows = await this.db.namespace.findMany({ where: { tenantId }, select: { name: true, relations: true } });
-    return new CompiledSchema(rows.map((r): NamespaceDefinition => ({ name: r.name, relations: r.relations as RelationDefinitions | null })));
+  async get(tenantId: string, fresh: boolean): Promise<CompiledSchema> {
+    return (await this.cache.get(tenantId, { fresh }))!;
   }
 
   invalidate(tenantId: string): void {
-    this.entries.delete(tenantId);
+    this.cache.delete(tenantId);
   }
 }
 

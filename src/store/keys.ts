@@ -55,13 +55,12 @@ export async function revokeKey(db: Db, tenantId: string, keyId: string): Promis
 }
 
 /**
- * Finds the live key a presented secret belongs to. Rows are found by the non-secret prefix and
- * the digests compared in constant time, so response timing says nothing about the secret.
+ * Finds the live key whose secret has this prefix and SHA-256 digest. Rows are found by the
+ * non-secret prefix and the digests compared in constant time, so timing says nothing about the secret.
  */
-export async function verifySecret(db: Db, secret: string): Promise<KeyPrincipal | null> {
-  const digest = hashSecret(secret);
+export async function findKey(db: Db, prefix: string, digest: Uint8Array): Promise<KeyPrincipal | null> {
   const candidates = await db.apiKey.findMany({
-    where: { prefix: secretPrefix(secret), revokedAt: null },
+    where: { prefix, revokedAt: null },
     select: { id: true, tenantId: true, scopes: true, secretHash: true, tenant: { select: { cursorSecret: true } } },
   });
   let match: KeyPrincipal | null = null;

@@ -1,0 +1,126 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { RefreshingCache } from '../../src/refreshing-cache.ts';
+
+/** A loader whose calls the test counts and settles by hand. */
+function loader<V>() {
+  const calls: Array<{ key: string; resolve: (v: V | null) => void; reject: (e: Error) => void }> = [];
+  const load = (key: string) =>
+    new Promise<V | null>((resolve, reject) => {
+      calls.push({ key, resolve, reject });
+    });
+  return { calls, load };
+}
+
+const settle = () => new Promise((r) => setImmediate(r));
+
+describe('RefreshingCache', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(0);
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('shares one load between concurrent callers', async () => {
+    const { calls, load } = loader<string>();
+    const cache = new RefreshingCache(load, 500);
+    const [a, b] = [cache.get('k'), cache.get('k')];
+    expect(calls).toHaveLength(1);
+    calls[0]!.resolve('v1');
+    expect([await a, await b]).toEqual(['v1', 'v1']);
+  });
+
+  it('reloads in the background past half the age, and never serves a value past the age', async () => {
+    const { calls, load } = loader<string>();
+    const cache = new RefreshingCache(load, 500);
+    const first = cache.get('k');
+    calls[0]!.resolve('v1');
+    await first;
+    vi.setSystemTime(249);
+    expect(await cache.get('k')).toBe('v1');
+    expect(calls).toHaveLength(1);
+    vi.setSystemTime(250);
+    expect(await cache.get('k')).toBe('v1'); // served at once while the reload runs
+    expect(calls).toHaveLength(2);
+    expect(await cache.get('k')).toBe('v1');
+    expect(calls).toHaveLength(2); // one reload at a time
+    calls[1]!.resolve('v2');
+    await settle();
+    expect(await cache.get('k')).toBe('v2');
+    // The reload began at 250: its value is used until 750, not beyond.
+    vi.setSystemTime(750);
+    const late = cache.get('k');
+    expect(calls).toHaveLength(3);
+    calls[2]!.resolve('v3');
+    expect(await late).toBe('v3');
+  });
+
+  it('waits for a new load when the value is too old, and on demand', async () => {
+    const { calls, load } = loader<string>();
+    const cache = new RefreshingCache(load, 500);
+    const first = cache.get('k');
+    calls[0]!.resolve('v1');
+    await first;
+    const fresh = cache.get('k', { fresh: true });
+    expect(calls).toHaveLength(2);
+    calls[1]!.resolve('v2');
+    expect(await fresh).toBe('v2');
+  });
+
+  it('forgets a key whose reload finds nothing, and keeps no failed or empty load', async () => {
+    const { calls, load } = loader<string>();
+    const cache = new RefreshingCache(load, 500);
+    const first = cache.get('k');
+    calls[0]!.resolve('v1');
+    await first;
+    vi.setSystemTime(300);
+    await cache.get('k');
+    calls[1]!.resolve(null); // revoked meanwhile
+    await settle();
+    const again = cache.get('k');
+    expect(calls).toHaveLength(3);
+    calls[2]!.reject(new Error('database down'));
+    await expect(again).rejects.toThrow('database down');
+    const empty = cache.get('k');
+    expect(calls).toHaveLength(4);
+    calls[3]!.resolve(null);
+    expect(await empty).toBeNull();
+    void cache.get('k');
+    expect(calls).toHaveLength(5);
+  });
+
+  it('keeps serving the value when a background reload fails, until the value is too old', async () => {
+    const { calls, load } = loader<string>();
+    const cache = new RefreshingCache(load, 500);
+    const first = cache.get('k');
+    calls[0]!.resolve('v1');
+    await first;
+    vi.setSystemTime(300);
+    await cache.get('k');
+    calls[1]!.reject(new Error('blip'));
+    await settle();
+    expect(await cache.get('k')).toBe('v1');
+    expect(calls).toHaveLength(3); // the failed reload is retried by the next caller
+    vi.setSystemTime(500);
+    void cache.get('k');
+    expect(calls).toHaveLength(4);
+  });
+
+  it('drops what a delete or clear forgot, even when a reload was running', async () => {
+    const { calls, load } = loader<string>();
+    const cache = new RefreshingCache(load, 500);
+    const first = cache.get('k');
+    calls[0]!.resolve('v1');
+    await first;
+    vi.setSystemTime(300);
+    await cache.get('k');
+    cache.clear();
+    calls[1]!.resolve('stale');
+    await settle();
+    const after = cache.get('k');
+    expect(calls).toHaveLength(3);
+    calls[2]!.resolve('v2');
+    expect(await after).toBe('v2');
+  });
+});
