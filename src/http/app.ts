@@ -30,6 +30,20 @@ export function createApp(deps: AppDeps): Express {
   app.use(deps.metrics.observe);
   app.use(helmet());
 
+  // The API first: a check, the hottest request, then matches without walking past the operator routes.
+  const router = s.router(contract, {
+    ...checkRoutes(deps),
+    objects: objectRoutes(deps),
+    grants: grantRoutes(deps),
+    namespaces: namespaceRoutes(deps),
+    agents: agentRoutes(deps),
+    keys: keyRoutes(deps),
+  });
+  createExpressEndpoints(contract, router, app, {
+    globalMiddleware: [authenticate(deps.keys), ...(deps.rateLimiter ? [deps.rateLimiter.middleware as RequestHandler] : []), jsonBody],
+    requestValidationErrorHandler: validationProblem,
+  });
+
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -50,19 +64,6 @@ export function createApp(deps: AppDeps): Express {
     res.type('application/json').send(openapi);
   });
   app.use(docsRouter());
-
-  const router = s.router(contract, {
-    ...checkRoutes(deps),
-    objects: objectRoutes(deps),
-    grants: grantRoutes(deps),
-    namespaces: namespaceRoutes(deps),
-    agents: agentRoutes(deps),
-    keys: keyRoutes(deps),
-  });
-  createExpressEndpoints(contract, router, app, {
-    globalMiddleware: [authenticate(deps.keys), ...(deps.rateLimiter ? [deps.rateLimiter.middleware as RequestHandler] : []), jsonBody],
-    requestValidationErrorHandler: validationProblem,
-  });
 
   app.use(notFound);
   app.use(errorHandler(deps.logger));
