@@ -48,7 +48,11 @@ export class Metrics {
   observe = (req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      const route = (req as Request & { tsRestRoute?: { path: string } }).tsRestRoute?.path ?? (res.statusCode === 404 ? 'unmatched' : req.path);
+      // Never the raw path: a label per path a client makes up would grow the registry without bound.
+      const route =
+        (req as Request & { tsRestRoute?: { path: string } }).tsRestRoute?.path ??
+        (req.route as { path?: string } | undefined)?.path ??
+        (res.statusCode === 404 ? 'unmatched' : 'other');
       const key = `${route} ${req.method} ${res.statusCode}`;
       let series = this.series.get(key);
       if (!series) {

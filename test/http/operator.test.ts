@@ -28,6 +28,14 @@ describe('GET /metrics', () => {
     expect(res.text).toMatch(/grantd_db_pool_connections \d+/);
     expect(res.text).not.toContain('svc_live_');
   });
+
+  it('labels requests by route, never by a path the client made up', async () => {
+    await supertest(app).get('/healthz').expect(200);
+    for (const path of ['/docs/%ZZmade-up-1', '/v1/agents/%E0%A4%Amade-up-2', '/made-up-3']) await supertest(app).get(path);
+    const res = await supertest(app).get('/metrics');
+    expect(res.text).toMatch(/grantd_http_requests_total\{route="\/healthz",method="GET",status="200"\} 1/);
+    expect(res.text).not.toContain('made-up');
+  });
 });
 
 describe('per-key rate limits', () => {
