@@ -13,6 +13,16 @@ function loader<V>() {
 
 const settle = () => new Promise((r) => setImmediate(r));
 
+/** A cache (max age 500 ms) whose key 'k' was loaded as 'v1' at the current time. */
+async function cacheHoldingV1() {
+  const { calls, load } = loader<string>();
+  const cache = new RefreshingCache(load, 500);
+  const first = cache.get('k');
+  calls[0]!.resolve('v1');
+  await first;
+  return { cache, calls };
+}
+
 describe('RefreshingCache', () => {
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ['Date'] });
@@ -32,11 +42,7 @@ describe('RefreshingCache', () => {
   });
 
   it('reloads in the background past half the age, and never serves a value past the age', async () => {
-    const { calls, load } = loader<string>();
-    const cache = new RefreshingCache(load, 500);
-    const first = cache.get('k');
-    calls[0]!.resolve('v1');
-    await first;
+    const { cache, calls } = await cacheHoldingV1();
     vi.setSystemTime(249);
     expect(await cache.get('k')).toBe('v1');
     expect(calls).toHaveLength(1);
@@ -57,11 +63,7 @@ describe('RefreshingCache', () => {
   });
 
   it('waits for a new load when the value is too old, and on demand', async () => {
-    const { calls, load } = loader<string>();
-    const cache = new RefreshingCache(load, 500);
-    const first = cache.get('k');
-    calls[0]!.resolve('v1');
-    await first;
+    const { cache, calls } = await cacheHoldingV1();
     const fresh = cache.get('k', { fresh: true });
     expect(calls).toHaveLength(2);
     calls[1]!.resolve('v2');
@@ -69,11 +71,7 @@ describe('RefreshingCache', () => {
   });
 
   it('forgets a key whose reload finds nothing, and keeps no failed or empty load', async () => {
-    const { calls, load } = loader<string>();
-    const cache = new RefreshingCache(load, 500);
-    const first = cache.get('k');
-    calls[0]!.resolve('v1');
-    await first;
+    const { cache, calls } = await cacheHoldingV1();
     vi.setSystemTime(300);
     await cache.get('k');
     calls[1]!.resolve(null); // revoked meanwhile
@@ -91,11 +89,7 @@ describe('RefreshingCache', () => {
   });
 
   it('keeps serving the value when a background reload fails, until the value is too old', async () => {
-    const { calls, load } = loader<string>();
-    const cache = new RefreshingCache(load, 500);
-    const first = cache.get('k');
-    calls[0]!.resolve('v1');
-    await first;
+    const { cache, calls } = await cacheHoldingV1();
     vi.setSystemTime(300);
     await cache.get('k');
     calls[1]!.reject(new Error('blip'));
@@ -108,11 +102,7 @@ describe('RefreshingCache', () => {
   });
 
   it('drops what a delete or clear forgot, even when a reload was running', async () => {
-    const { calls, load } = loader<string>();
-    const cache = new RefreshingCache(load, 500);
-    const first = cache.get('k');
-    calls[0]!.resolve('v1');
-    await first;
+    const { cache, calls } = await cacheHoldingV1();
     vi.setSystemTime(300);
     await cache.get('k');
     cache.clear();
