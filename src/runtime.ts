@@ -34,7 +34,7 @@ export function createServices(
     metrics: new Metrics(pool),
     rateLimiter: options.rateLimit ? new RateLimiter(options.rateLimit) : null,
     schemas,
-    engine: new AuthorizationEngine(new SqlGraphStore(db, pool, schemas)),
+    engine: new AuthorizationEngine(new SqlGraphStore(pool, schemas)),
     keys: new KeyVerifier(db),
     logger,
     ready: async () => {

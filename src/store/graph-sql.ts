@@ -134,3 +134,8 @@ SELECT DISTINCT object_id AS id FROM grants
 WHERE tenant_id = $1::uuid AND object_ns = $2 AND ($3::text IS NULL OR object_id > $3::text)
 ORDER BY object_id
 LIMIT $4`;
+
+/** Scope masks of the registered agents among external ids $2 (text[]) in tenant $1. */
+export const AGENT_SCOPES_SQL = `
+SELECT external_id, scope FROM agents
+WHERE tenant_id = $1::uuid AND external_id = ANY($2::text[])`;
