@@ -12,7 +12,7 @@ import { checkMix, Dataset, labelled, WIDE_DOCUMENTS, WIDE_MEMBERS, type Labelle
 import { Api, grantdAnswers, loadGrantd, objectsPath, pool, walkListing } from './load.ts';
 import { openLoopInChild } from './open-loop.ts';
 import { cannon, fmt, measure, walkFor, type LoadSpec, type RunStats } from './scenarios.ts';
-import { analyzeDatabase, children, createDatabase, dropDatabase, ensureBuilt, ensurePeer, snapshotGrantd, startCerbos, startExpress, startGrantd, type Server } from './servers.ts';
+import { vacuumDatabase, children, createDatabase, dropDatabase, ensureBuilt, ensurePeer, snapshotGrantd, startCerbos, startExpress, startGrantd, type Server } from './servers.ts';
 import { runSpiceDB, type SpiceResult } from './spicedb.ts';
 
 const { values: args } = parseArgs({
@@ -190,8 +190,8 @@ async function main(): Promise<void> {
     log('loading grantd');
     const loaded = await loadGrantd(api, ds, log);
     note(`grantd load: ${loaded.grants} grants + ${ds.sizes.agents} agents in ${loaded.seconds.toFixed(1)} s (${Math.round(loaded.grants / loaded.seconds)} grants/s, batches of 1000, 4 in flight${spiceError ? '' : ', SpiceDB loading at the same time'})`);
-    const autovacuum = await analyzeDatabase(database.url);
-    note(`ran ANALYZE once after the load, as autovacuum would (autovacuum is ${autovacuum} on this PostgreSQL)`);
+    const autovacuum = await vacuumDatabase(database.url);
+    note(`ran VACUUM ANALYZE once after the load, as autovacuum would (autovacuum is ${autovacuum} on this PostgreSQL)`);
     log(`collecting grantd's answers: ${mix.length + spiceChecks.length} checks, one by one and in bulk`);
     grantdChecks = await grantdAnswers(api, mix);
     spiceGrantd = await grantdAnswers(api, spiceChecks);
