@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { useServices } from '../helpers.ts';
+import { AuthorizationEngine, type GraphStore } from '../../src/engine/engine.ts';
 import { HOLDERS_READ } from '../../src/store/graph-sql.ts';
 import { DOCUMENT_RELATIONS, FOLDER_RELATIONS, tenantGraph } from './fixtures.ts';
 
@@ -210,7 +211,49 @@ describe('listing objects', () => {
     const expected = [...ids].sort((x, y) => (Buffer.from(x) < Buffer.from(y) ? -1 : 1));
     expect(await g.listAll('user:alice', 'document', 'viewer', 2)).toEqual(expected);
     expect(await g.listAll('user:alice', 'document', 'viewer', 1000)).toEqual(expected);
-    expect(await g.listAll('user:alice', 'document', 'viewer', 2, { scan: true })).toEqual(expected);
-    expect(await g.listAll('user:alice', 'document', 'viewer', 3, { scan: true })).toEqual(expected);
+    expect(await g.listAll('user:alice', 'document', 'viewer', 2, { via: 'scan' })).toEqual(expected);
+    expect(await g.listAll('user:alice', 'document', 'viewer', 3, { via: 'scan' })).toEqual(expected);
+    expect(await g.listAll('user:alice', 'document', 'viewer', 2, { via: 'sample' })).toEqual(expected);
+  });
+
+  describe('a subject that reaches more than the first walk may hold', () => {
+    /** The store under an engine that never walks first, counting what each listing asks of it. */
+    const countingEngine = (options: { maxListingBudget?: number } = {}) => {
+      const calls = { walks: 0, candidateBatches: 0 };
+      const store = services.engine.store;
+      const counting: GraphStore = Object.assign(Object.create(store) as GraphStore, {
+        reachable: (...args: Parameters<GraphStore['reachable']>) => (calls.walks++, store.reachable(...args)),
+        objectIds: (...args: Parameters<GraphStore['objectIds']>) => (calls.candidateBatches++, store.objectIds(...args)),
+      });
+      return { engine: new AuthorizationEngine(counting, { listingBudget: 0, ...options }), calls };
+    };
+    const docs = Array.from({ length: 300 }, (_, n) => `d${String(n).padStart(3, '0')}`);
+    const sparse = ['d007', 'd150', 'd299'];
+    const list = (engine: AuthorizationEngine, subject: string, after: string | null = null) =>
+      engine.listObjects(g.tenantId, { subject, namespace: 'document', relation: 'viewer', after, limit: 10 });
+
+    beforeEach(async () => {
+      await g.grant(...docs.map((d): [string, string, string] => ['user:all', 'owner', `document:${d}`]));
+      await g.grant(...sparse.map((d): [string, string, string] => ['user:few', 'viewer', `document:${d}`]));
+    });
+
+    it('walks after one batch of candidates when they show it reaches sparsely', async () => {
+      const { engine, calls } = countingEngine();
+      expect(await list(engine, 'user:few')).toEqual({ ids: sparse, more: false });
+      expect(calls).toEqual({ walks: 2, candidateBatches: 1 });
+    });
+
+    it('keeps checking candidates when they show it reaches densely', async () => {
+      const { engine, calls } = countingEngine();
+      expect(await list(engine, 'user:all', 'd100')).toEqual({ ids: docs.slice(101, 111), more: true });
+      expect(calls).toEqual({ walks: 1, candidateBatches: 1 });
+    });
+
+    it('goes back to checking candidates when the walk outgrows its budget', async () => {
+      const { engine, calls } = countingEngine({ maxListingBudget: 2 });
+      expect(await list(engine, 'user:few')).toEqual({ ids: sparse, more: false });
+      expect(calls.walks).toBe(2);
+      expect(calls.candidateBatches).toBeGreaterThan(1);
+    });
   });
 });

@@ -11,8 +11,13 @@ import { newTenant } from '../helpers.ts';
 export async function tenantGraph(services: AppDeps) {
   const { id: tenantId } = await newTenant(services);
   const { db, engine, schemas } = services;
-  // Lists by scanning candidates from the first reachable pair on, as for a subject that reaches a lot.
-  const scanning = new AuthorizationEngine(engine.store, { listingBudget: 0 });
+  // The ways a subject that reaches a lot is listed: candidates checked in order, page after page
+  // (reaching densely), or a first batch of candidates and then a walk after all (reaching sparsely).
+  const listers = {
+    walk: engine,
+    scan: new AuthorizationEngine(engine.store, { listingBudget: 0, maxListingBudget: 0 }),
+    sample: new AuthorizationEngine(engine.store, { listingBudget: 0 }),
+  };
   const triples = (list: Array<[string, string, string]>) => list.map(([subject, relation, object]) => ({ subject, relation, object }));
   return {
     tenantId,
@@ -40,9 +45,9 @@ export async function tenantGraph(services: AppDeps) {
     },
     check: (subject: string, relation: string, object: string) => engine.check(tenantId, { subject, relation, object }),
     bulk: (list: Array<[string, string, string]>) => engine.checkBulk(tenantId, triples(list)),
-    /** Every id the subject reaches, walking all pages of the given size (`scan`: the way of subjects that reach a lot). */
-    async listAll(subject: string, namespace: string, relation: string, pageSize = 1000, { scan = false } = {}) {
-      const lister = scan ? scanning : engine;
+    /** Every id the subject reaches, walking all pages of the given size, the given way. */
+    async listAll(subject: string, namespace: string, relation: string, pageSize = 1000, { via = 'walk' as keyof typeof listers } = {}) {
+      const lister = listers[via];
       const ids: string[] = [];
       let after: string | null = null;
       for (;;) {

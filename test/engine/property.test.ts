@@ -136,7 +136,8 @@ describe('engine against the reference evaluator', () => {
             for (const rel of ['r1', 'r2']) {
               const want = IDS[ns]!.filter((id) => expected(subject, rel, `${ns}:${id}`)).sort();
               expect(await g.listAll(subject, ns, rel, 2)).toEqual(want);
-              expect(await g.listAll(subject, ns, rel, 2, { scan: true })).toEqual(want);
+              expect(await g.listAll(subject, ns, rel, 2, { via: 'scan' })).toEqual(want);
+              expect(await g.listAll(subject, ns, rel, 2, { via: 'sample' })).toEqual(want);
             }
           }
         }
