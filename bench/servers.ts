@@ -4,10 +4,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { freePort } from '../src/store/embedded.ts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const SCRATCH = join(ROOT, 'bench-scratch');
@@ -127,18 +127,6 @@ export async function vacuumDatabase(url: string): Promise<string> {
   } finally {
     await client.end();
   }
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Every child process started, so that an interrupted run can end them (by pid, nothing else). */

@@ -79,7 +79,8 @@ async function runningPort(pgDir: string): Promise<number | null> {
   return Number.isInteger(port) && port > 0 ? port : null;
 }
 
-function freePort(): Promise<number> {
+/** A loopback TCP port free at the time of asking (the embedded database's, and tests' and the benchmark's servers). */
+export function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const probe = createServer();
     probe.once('error', reject);

@@ -1,10 +1,9 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadEmbeddedPostgres } from '../../src/store/embedded.ts';
+import { freePort, loadEmbeddedPostgres } from '../../src/store/embedded.ts';
 import { printedKey, startServer, type RunningServer } from './serve.ts';
 
 /**
@@ -146,12 +145,3 @@ describe.runIf(inject('databaseKind') === 'embedded')('database faults', () => {
     expect(outcomes.filter((o) => o?.status === 200).length).toBeLessThan(batches.length);
   }, 90_000);
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
