@@ -89,23 +89,21 @@ export class Dataset {
     const rand = prng(seed);
     const int = (n: number) => Math.floor(rand() * n);
     const z = this.sizes;
-    this.userGroups = new Int32Array(z.users * 2);
-    for (let u = 0; u < z.users; u++) {
-      const a = int(z.groups);
-      let b = int(z.groups - 1);
-      if (b >= a) b++;
-      this.userGroups[2 * u] = a;
-      this.userGroups[2 * u + 1] = b;
-    }
+    /** Two distinct random groups, as consecutive entries of a pair array. */
+    const twoGroups = (length: number) => {
+      const pairs = new Int32Array(length * 2);
+      for (let k = 0; k < length; k++) {
+        const a = int(z.groups);
+        let b = int(z.groups - 1);
+        if (b >= a) b++;
+        pairs[2 * k] = a;
+        pairs[2 * k + 1] = b;
+      }
+      return pairs;
+    };
+    this.userGroups = twoGroups(z.users);
     this.agentUser = Int32Array.from({ length: z.agents }, () => int(z.users));
-    this.folderViewerGroups = new Int32Array(z.folders * 2);
-    for (let f = 0; f < z.folders; f++) {
-      const a = int(z.groups);
-      let b = int(z.groups - 1);
-      if (b >= a) b++;
-      this.folderViewerGroups[2 * f] = a;
-      this.folderViewerGroups[2 * f + 1] = b;
-    }
+    this.folderViewerGroups = twoGroups(z.folders);
     this.folderViewerUser = Int32Array.from({ length: z.folders }, () => int(z.users));
     this.docOwner = new Int32Array(z.documents);
     this.docEditor = new Int32Array(z.documents);
