@@ -1,7 +1,5 @@
+import { MAX_ARROW_DEPTH } from '../engine/grant-index.ts';
 import { MEMBER_RELATION } from '../engine/refs.ts';
-
-/** Longest chain of arrows (`T->R`) a check follows (API.md). */
-export const MAX_ARROW_DEPTH = 16;
 
 /** The tenant's compiled namespace tables, passed as JSON parameters and read as row sets. */
 const schemaTables = (closureParam: string, arrowsParam: string) => `

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { GrantIndex, MAX_ARROW_DEPTH } from '../../src/engine/grant-index.ts';
+import { parseRef } from '../../src/engine/refs.ts';
+import { CompiledSchema } from '../../src/engine/schema.ts';
+import { DOCUMENT_RELATIONS, FOLDER_RELATIONS } from './fixtures.ts';
+
+/** The in-memory index on its own; its agreement with the database's answers is property.test.ts's. */
+const schema = new CompiledSchema([
+  { name: 'document', relations: DOCUMENT_RELATIONS },
+  { name: 'folder', relations: FOLDER_RELATIONS },
+  { name: 'group', relations: null },
+  { name: 'user', relations: null },
+]);
+
+const grant = (subject: string, relation: string, object: string) => ({
+  subject: parseRef(subject, 'subject'),
+  relation,
+  object: parseRef(object, 'object'),
+});
+
+function indexOf(...grants: Array<[string, string, string]>): GrantIndex {
+  const index = new GrantIndex();
+  for (const g of grants) index.add(grant(...g));
+  return index;
+}
+
+const check = (index: GrantIndex, subject: string, relation: string, object: string) => index.check(schema, grant(subject, relation, object));
+
+describe('GrantIndex', () => {
+  it('counts grants once and forgets removed ones', () => {
+    const index = new GrantIndex();
+    expect(index.add(grant('user:ann', 'viewer', 'document:d1'))).toBe(true);
+    expect(index.add(grant('user:ann', 'viewer', 'document:d1'))).toBe(false);
+    expect(index.size).toBe(1);
+    expect(check(index, 'user:ann', 'viewer', 'document:d1')).toBe(true);
+    expect(index.remove(grant('user:ann', 'viewer', 'document:d1'))).toBe(true);
+    expect(index.remove(grant('user:ann', 'viewer', 'document:d1'))).toBe(false);
+    expect(index.size).toBe(0);
+    expect(check(index, 'user:ann', 'viewer', 'document:d1')).toBe(false);
+  });
+
+  it('ends in the same state whatever order flips come in', () => {
+    // Logged history: ann added, then removed (the removal committed second); bob, held before, removed.
+    const history = [grant('user:ann', 'viewer', 'document:d1'), grant('user:ann', 'viewer', 'document:d1'), grant('user:bob', 'viewer', 'document:d1')];
+    const inOrder = indexOf(['user:bob', 'viewer', 'document:d1']);
+    const reversed = indexOf(['user:bob', 'viewer', 'document:d1']);
+    for (const change of history) inOrder.flip(change);
+    for (const change of [...history].reverse()) reversed.flip(change);
+    for (const index of [inOrder, reversed]) {
+      expect(check(index, 'user:ann', 'viewer', 'document:d1')).toBe(false);
+      expect(check(index, 'user:bob', 'viewer', 'document:d1')).toBe(false);
+      expect(index.size).toBe(0);
+    }
+  });
+
+  it('follows includes and arrows, not the other way round', () => {
+    const index = indexOf(['user:ann', 'owner', 'document:d1'], ['folder:f1', 'parent', 'document:d2'], ['user:bob', 'viewer', 'folder:f1']);
+    expect(check(index, 'user:ann', 'viewer', 'document:d1')).toBe(true);
+    expect(check(index, 'user:ann', 'editor', 'document:d1')).toBe(true);
+    expect(check(index, 'user:bob', 'viewer', 'document:d2')).toBe(true);
+    expect(check(index, 'user:bob', 'editor', 'document:d2')).toBe(false);
+    expect(check(index, 'user:ann', 'viewer', 'document:d2')).toBe(false);
+  });
+
+  it('gives one level of group membership', () => {
+    const index = indexOf(['user:ann', 'member', 'group:eng'], ['group:eng', 'member', 'group:all'], ['group:eng', 'viewer', 'document:d1'], ['group:all', 'viewer', 'document:d2']);
+    expect(check(index, 'user:ann', 'viewer', 'document:d1')).toBe(true);
+    expect(check(index, 'user:ann', 'viewer', 'document:d2')).toBe(false);
+    index.remove(grant('user:ann', 'member', 'group:eng'));
+    expect(check(index, 'user:ann', 'viewer', 'document:d1')).toBe(false);
+  });
+
+  it(`follows at most ${MAX_ARROW_DEPTH} arrows, and stops on cycles`, () => {
+    // folder:f0 is the parent of f1, ..., f(n-1) of document:d; the viewer grant sits on f0.
+    const chain = (n: number) => {
+      const grants: Array<[string, string, string]> = [['user:ann', 'viewer', 'folder:f0']];
+      for (let i = 1; i < n; i++) grants.push([`folder:f${i - 1}`, 'parent', `folder:f${i}`]);
+      grants.push([`folder:f${n - 1}`, 'parent', 'document:d']);
+      return indexOf(...grants);
+    };
+    expect(check(chain(MAX_ARROW_DEPTH), 'user:ann', 'viewer', 'document:d')).toBe(true);
+    expect(check(chain(MAX_ARROW_DEPTH + 1), 'user:ann', 'viewer', 'document:d')).toBe(false);
+    const cycle = indexOf(['folder:a', 'parent', 'folder:b'], ['folder:b', 'parent', 'folder:a'], ['folder:a', 'parent', 'document:d']);
+    expect(check(cycle, 'user:ann', 'viewer', 'document:d')).toBe(false);
+  });
+
+  it('keeps answering as holders grow past an array and shrink again', () => {
+    const index = new GrantIndex();
+    const users = Array.from({ length: 40 }, (_, i) => `user:u${i}`);
+    for (const u of users) index.add(grant(u, 'viewer', 'document:big'));
+    expect(index.add(grant('user:u7', 'viewer', 'document:big'))).toBe(false);
+    expect(users.every((u) => check(index, u, 'viewer', 'document:big'))).toBe(true);
+    for (const u of users.slice(0, 39)) expect(index.remove(grant(u, 'viewer', 'document:big'))).toBe(true);
+    expect(check(index, 'user:u0', 'viewer', 'document:big')).toBe(false);
+    expect(check(index, 'user:u39', 'viewer', 'document:big')).toBe(true);
+    expect(index.size).toBe(1);
+  });
+});
