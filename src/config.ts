@@ -7,6 +7,12 @@ const optionalPositiveInt = (name: string) =>
     .transform(Number)
     .optional();
 
+const nonNegativeInt = (name: string) =>
+  z
+    .string()
+    .regex(/^(0|[1-9][0-9]{0,9})$/, `${name} must be a whole number, 0 or more`)
+    .transform(Number);
+
 const EnvSchema = z.object({
   PORT: z
     .string()
@@ -22,6 +28,7 @@ const EnvSchema = z.object({
   GRANTD_DATA_DIR: z.string().min(1).default('./.grantd'),
   GRANTD_DB_POOL_SIZE: optionalPositiveInt('GRANTD_DB_POOL_SIZE').default('10'),
   GRANTD_RATE_LIMIT: optionalPositiveInt('GRANTD_RATE_LIMIT'),
+  GRANTD_GRAPH_MEMORY: nonNegativeInt('GRANTD_GRAPH_MEMORY').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -8,6 +8,7 @@ import { Metrics } from './http/metrics.ts';
 import { RateLimiter } from './http/middleware/rate-limit.ts';
 import { startEmbedded } from './store/embedded.ts';
 import { SchemaCache, SqlGraphStore } from './store/graph.ts';
+import { MemoryGraphs } from './store/graph-memory.ts';
 
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): Logger {
   return pino({ level: config.LOG_LEVEL, base: { service: 'grantd' }, redact: ['req.headers.authorization'] });
@@ -20,21 +21,29 @@ export async function openDatabase(config: Config, logger: Logger): Promise<{ ur
   return { url: embedded.url, embedded: true, stop: embedded.stop };
 }
 
+/** Grants a process holds in memory by default (GRANTD_GRAPH_MEMORY): about 500 MB of heap (~100 bytes a grant). */
+const DEFAULT_GRAPH_MEMORY = 5_000_000;
+
 /** Everything the HTTP app needs, over one database. */
 export function createServices(
   url: string,
-  options: { poolSize: number; rateLimit?: number | undefined },
+  options: { poolSize: number; rateLimit?: number | undefined; graphMemory?: number | undefined },
   logger: Logger,
 ): AppDeps {
   const { db, pool, close } = connect(url, options.poolSize, (error) => logger.warn({ err: { message: error.message } }, 'database connection lost'));
   const schemas = new SchemaCache(db);
+  const graphs = new MemoryGraphs(pool, { maxGrants: options.graphMemory ?? DEFAULT_GRAPH_MEMORY, maxAgeMs: 500 }, logger);
   return {
     db,
-    close,
-    metrics: new Metrics(pool),
+    close: async () => {
+      await graphs.close();
+      await close();
+    },
+    metrics: new Metrics(pool, graphs),
     rateLimiter: options.rateLimit ? new RateLimiter(options.rateLimit) : null,
     schemas,
-    engine: new AuthorizationEngine(new SqlGraphStore(pool, schemas)),
+    graphs,
+    engine: new AuthorizationEngine(new SqlGraphStore(pool, schemas, graphs)),
     keys: new KeyVerifier(db),
     logger,
     ready: async () => {

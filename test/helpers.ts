@@ -11,9 +11,9 @@ import { createTenant } from '../src/store/tenants.ts';
 
 export const databaseUrl = (): string => inject('databaseUrl');
 
-/** Services over this run's database, closed after the file's tests. */
-export function useServices(): AppDeps {
-  const services = createServices(databaseUrl(), { poolSize: 5 }, pino({ level: 'silent' }));
+/** Services over this run's database, closed after the file's tests; `graphMemory` 0 answers every check from the database. */
+export function useServices({ graphMemory }: { graphMemory?: number } = {}): AppDeps {
+  const services = createServices(databaseUrl(), { poolSize: 5, graphMemory }, pino({ level: 'silent' }));
   afterAll(async () => {
     await services.close();
   });

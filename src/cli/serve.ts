@@ -14,7 +14,7 @@ export async function serveCommand(config: Config): Promise<number> {
   // Start, stop and migrations are always told (unless silenced), whatever level requests log at.
   const lifecycle = logger.level === 'silent' ? logger : logger.child({}, { level: 'info' });
   const database = await openDatabase(config, logger);
-  const services = createServices(database.url, { poolSize: config.GRANTD_DB_POOL_SIZE, rateLimit: config.GRANTD_RATE_LIMIT }, logger);
+  const services = createServices(database.url, { poolSize: config.GRANTD_DB_POOL_SIZE, rateLimit: config.GRANTD_RATE_LIMIT, graphMemory: config.GRANTD_GRAPH_MEMORY }, logger);
   let bootstrapped: CreatedTenant | null = null;
   const applied = await migrate(database.url, async () => {
     // Under the migration lock, so that nodes starting together on an empty database make one tenant.

@@ -17,7 +17,7 @@ export interface GraphStore {
   schema(tenantId: string, options?: { fresh?: boolean }): Promise<CompiledSchema>;
   /** Scope masks of the given agents that are registered; absent ids are not. */
   agentScopes(tenantId: string, externalIds: readonly string[]): Promise<Map<string, string[]>>;
-  /** For each query, whether the graph (ignoring agent scopes) allows it; one round trip for the lot. */
+  /** For each query, whether the graph (ignoring agent scopes) allows it; at most one round trip for the lot. */
   evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<boolean[]>;
   /**
    * Ids of `namespace` objects on which `subject` holds `relation`, ascending, after `after`, at
@@ -31,6 +31,10 @@ export interface GraphStore {
   ): Promise<string[] | null>;
   /** Distinct ids of `namespace` objects named by some grant, ascending, after `after`, at most `limit`. */
   objectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]>;
+  /** This node changed the tenant's data (committed): nothing read before may answer for it. */
+  invalidate(tenantId: string): void;
+  /** What a check of the tenant costs now, in (object, relation) pairs a walk visits for the same time. */
+  pairsPerCheck(tenantId: string): number;
 }
 
 export interface CheckInput {
@@ -46,8 +50,7 @@ export type BulkResult = { allowed: boolean; error?: { type: 'namespace-not-foun
  * choice of queries live here; the set-based graph walk is the store's.
  */
 export class AuthorizationEngine {
-  /** Check answers and agent scope masks; a write on another node shows within `maxAgeMs`. */
-  private readonly answers: TenantCache<boolean>;
+  /** Agent scope masks; a write on another node shows within `maxAgeMs`. */
   private readonly agents: TenantCache<string[] | null>;
   /** How much a listing walks forwards from a subject before it looks at candidates instead. */
   private readonly listingBudget: number;
@@ -56,18 +59,17 @@ export class AuthorizationEngine {
 
   constructor(
     readonly store: GraphStore,
-    { maxAgeMs = 500, maxCachedAnswers = 200_000, listingBudget = 10_000, maxListingBudget = 200_000 } = {},
+    { maxAgeMs = 500, maxCachedAgents = 20_000, listingBudget = 10_000, maxListingBudget = 200_000 } = {},
   ) {
     this.listingBudget = listingBudget;
     this.maxListingBudget = maxListingBudget;
-    this.answers = new TenantCache({ maxAgeMs, maxEntries: maxCachedAnswers });
-    this.agents = new TenantCache({ maxAgeMs, maxEntries: Math.ceil(maxCachedAnswers / 10) });
+    this.agents = new TenantCache({ maxAgeMs, maxEntries: maxCachedAgents });
   }
 
   /** Forgets the answers derived from the tenant's data: every write on this node calls it once committed. */
   invalidate(tenantId: string): void {
-    this.answers.invalidate(tenantId);
     this.agents.invalidate(tenantId);
+    this.store.invalidate(tenantId);
   }
 
   /** Scope masks of the agents among `ids`, absent when not registered; cached. */
@@ -115,10 +117,9 @@ export class AuthorizationEngine {
       object: parseRef(input.object, 'object'),
     }));
     const schema = await this.schemaWith(tenantId, new Set(queries.map((q) => q.object.ns)));
-    const generation = this.answers.generation(tenantId);
 
     const results: BulkResult[] = new Array(queries.length);
-    const graphAnswers: Array<boolean | undefined> = new Array(queries.length);
+    const graphAnswers: boolean[] = new Array(queries.length);
     const toEvaluate: number[] = [];
     queries.forEach((query, index) => {
       try {
@@ -128,8 +129,7 @@ export class AuthorizationEngine {
         results[index] = { allowed: false, error: { type: error.type as 'namespace-not-found', detail: error.detail } };
         return;
       }
-      graphAnswers[index] = this.answers.get(tenantId, answerKey(query));
-      if (graphAnswers[index] === undefined) toEvaluate.push(index);
+      toEvaluate.push(index);
     });
     // Agents' scope masks and the graph are read at the same time (one wait, not two); the graph
     // answer of an agent its mask then refuses is wasted, which is cheaper than waiting twice.
@@ -140,7 +140,6 @@ export class AuthorizationEngine {
     ]);
     toEvaluate.forEach((queryIndex, answerIndex) => {
       graphAnswers[queryIndex] = evaluated[answerIndex]!;
-      this.answers.set(tenantId, answerKey(queries[queryIndex]!), evaluated[answerIndex]!, generation);
     });
     queries.forEach((query, index) => {
       results[index] ??= { allowed: graphAnswers[index]! && this.agentMayHold(scopes, query) };
@@ -206,11 +205,12 @@ export class AuthorizationEngine {
       after = candidates.at(-1)!;
       checked += candidates.length;
       const checksLeft = found.length > 0 ? ((page.limit - found.length) * checked) / found.length : Infinity;
-      if (!walked && this.maxListingBudget > this.listingBudget && checksLeft * PAIRS_PER_CHECK > this.listingBudget) {
+      const pairsPerCheck = this.store.pairsPerCheck(tenantId);
+      if (!walked && this.maxListingBudget > this.listingBudget && checksLeft * pairsPerCheck > this.listingBudget) {
         // At least twice the first walk: it reached further than that, and ids cluster, so the
         // density seen so far may flatter the scan.
         walked = true;
-        const budget = Math.floor(Math.min(this.maxListingBudget, Math.max(checksLeft * PAIRS_PER_CHECK, 2 * this.listingBudget)));
+        const budget = Math.floor(Math.min(this.maxListingBudget, Math.max(checksLeft * pairsPerCheck, 2 * this.listingBudget)));
         const ids = await this.store.reachable(tenantId, schema, { ...page, budget });
         if (ids) return ids;
       }
@@ -221,13 +221,8 @@ export class AuthorizationEngine {
 
 /** The first batch of candidates: enough for a page of 100 from a subject that reaches densely. */
 const FIRST_CANDIDATE_BATCH = 128;
-/** Walked pairs that cost as much as one candidate check (measured: a check about 50 us, a pair 7 to 8). */
-const PAIRS_PER_CHECK = 6;
 /** The most candidates checked in one statement while paging through a namespace. */
 const MAX_CANDIDATE_BATCH = 1000;
-
-/** Ids cannot hold NUL, so joining with it is unambiguous. */
-const answerKey = (q: GraphQuery): string => `${q.subject.ns}\0${q.subject.id}\0${q.relation}\0${q.object.ns}\0${q.object.id}`;
 
 /** A grant to write, parsed and checked against the tenant's namespaces. */
 export interface ParsedTriple {

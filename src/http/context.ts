@@ -3,6 +3,7 @@ import type { KeyVerifier } from '../auth/verifier.ts';
 import type { AuthorizationEngine } from '../engine/engine.ts';
 import type { Db } from '../store/db.ts';
 import type { SchemaCache } from '../store/graph.ts';
+import type { MemoryGraphs } from '../store/graph-memory.ts';
 import type { Metrics } from './metrics.ts';
 import type { RateLimiter } from './middleware/rate-limit.ts';
 import type { KeyPrincipal } from '../store/keys.ts';
@@ -10,13 +11,15 @@ import type { KeyPrincipal } from '../store/keys.ts';
 /** What the HTTP layer is built from. */
 export interface AppDeps {
   db: Db;
-  /** Closes the database pool. */
+  /** Ends the loads of grants into memory under way and closes the database pool. */
   close: () => Promise<void>;
   metrics: Metrics;
   /** Per-key rate limits; null when GRANTD_RATE_LIMIT is unset. */
   rateLimiter: RateLimiter | null;
   engine: AuthorizationEngine;
   schemas: SchemaCache;
+  /** Tenants' grants held in memory, which answer checks when current. */
+  graphs: MemoryGraphs;
   keys: KeyVerifier;
   logger: Logger;
   /** Answers /readyz: resolves when the database answers. */

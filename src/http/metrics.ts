@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { MemoryGraphs } from '../store/graph-memory.ts';
 
 /** The Prometheus metrics of one grantd process (its own registry, so that tests can build many apps). */
 export class Metrics {
@@ -25,7 +26,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(pool: pg.Pool) {
+  constructor(pool: pg.Pool, graphs: MemoryGraphs) {
     collectDefaultMetrics({ register: this.registry, prefix: 'grantd_' });
     const gauge = (name: string, help: string, read: () => number) =>
       new Gauge({
@@ -39,6 +40,7 @@ export class Metrics {
     gauge('grantd_db_pool_connections', 'Database connections open', () => pool.totalCount);
     gauge('grantd_db_pool_idle', 'Database connections idle', () => pool.idleCount);
     gauge('grantd_db_pool_waiting', 'Queries waiting for a database connection', () => pool.waitingCount);
+    gauge('grantd_graph_memory_grants', 'Grants held in memory to answer checks (GRANTD_GRAPH_MEMORY at most)', () => graphs.size);
   }
 
   /** The counter and histogram of each (route, method, status), resolved once: prom-client hashes labels on every lookup. */

@@ -1,14 +1,18 @@
 import DataLoader from 'dataloader';
 import type pg from 'pg';
+import { TenantCache } from '../engine/cache.ts';
 import { RefreshingCache } from '../refreshing-cache.ts';
 import type { GraphQuery, GraphStore } from '../engine/engine.ts';
 import { CompiledSchema, type NamespaceDefinition, type RelationDefinitions } from '../engine/schema.ts';
 import type { Db } from './db.ts';
+import type { MemoryGraphs } from './graph-memory.ts';
 import { AGENT_SCOPES_SQL, CHECK_SQL, OBJECT_IDS_SQL, REACHABLE_SQL } from './graph-sql.ts';
 
 /**
- * The engine's store: each check batch and each listing page is one SQL statement, a recursive
- * query over the grants joined against the tenant's compiled namespace tables (passed as JSON).
+ * The engine's store. Checks of a tenant whose grants are held in memory (graph-memory.ts) and
+ * current are answered there, without a round trip. Otherwise each check batch, like each listing
+ * page, is one SQL statement, a recursive query over the grants joined against the tenant's compiled
+ * namespace tables (passed as JSON), and its answers are cached for `maxAgeMs`.
  *
  * Those statements, and the agent scope lookup that runs beside every agent check, go to the pg
  * pool under Prisma's adapter directly, as named prepared statements: measured here, Prisma spends
@@ -24,10 +28,27 @@ export class SqlGraphStore implements GraphStore {
   );
   private readonly agentBatches = new TenantBatches<string, string[] | null>((tenantId, ids) => this.agentScopesNow(tenantId, ids));
 
+  /** Answers the database gave; a write on another node shows within `maxAgeMs`. */
+  private readonly answers: TenantCache<boolean>;
+
   constructor(
     private readonly pool: pg.Pool,
     private readonly schemas: SchemaCache,
-  ) {}
+    /** Tenants' grants in memory, which answer checks when current; null to always ask the database. */
+    private readonly memory: MemoryGraphs | null = null,
+    { maxAgeMs = 500, maxCachedAnswers = 200_000 } = {},
+  ) {
+    this.answers = new TenantCache({ maxAgeMs, maxEntries: maxCachedAnswers });
+  }
+
+  invalidate(tenantId: string): void {
+    this.answers.invalidate(tenantId);
+    this.memory?.invalidate(tenantId);
+  }
+
+  pairsPerCheck(tenantId: string): number {
+    return this.memory?.holds(tenantId) ? PAIRS_PER_CHECK_IN_MEMORY : PAIRS_PER_CHECK_IN_DATABASE;
+  }
 
   schema(tenantId: string, options?: { fresh?: boolean }): Promise<CompiledSchema> {
     return this.schemas.get(tenantId, options?.fresh ?? false);
@@ -52,11 +73,29 @@ export class SqlGraphStore implements GraphStore {
     return externalIds.map((id) => scopes.get(id) ?? null);
   }
 
-  evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<boolean[]> {
-    return this.checkBatches.load(
-      tenantId,
-      queries.map((query) => ({ schema, query })),
-    );
+  /** From memory when the tenant's grants are held there and current (no cache needed), else cached answers and the database. */
+  async evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<boolean[]> {
+    const index = await this.memory?.current(tenantId);
+    if (index) return queries.map((query) => index.check(schema, query));
+    const generation = this.answers.generation(tenantId);
+    const allowed: boolean[] = new Array(queries.length);
+    const missing: number[] = [];
+    queries.forEach((query, i) => {
+      const cached = this.answers.get(tenantId, answerKey(query));
+      if (cached === undefined) missing.push(i);
+      else allowed[i] = cached;
+    });
+    if (missing.length > 0) {
+      const evaluated = await this.checkBatches.load(
+        tenantId,
+        missing.map((i) => ({ schema, query: queries[i]! })),
+      );
+      missing.forEach((queryIndex, i) => {
+        allowed[queryIndex] = evaluated[i]!;
+        this.answers.set(tenantId, answerKey(queries[queryIndex]!), evaluated[i]!, generation);
+      });
+    }
+    return allowed;
   }
 
   /** One statement per schema among the items (a batch normally holds one: the tenant's latest). */
@@ -176,6 +215,16 @@ class TenantBatches<K, V> {
     return results as V[];
   }
 }
+
+/** Ids cannot hold NUL, so joining with it is unambiguous. */
+const answerKey = (q: GraphQuery): string => `${q.subject.ns}\0${q.subject.id}\0${q.relation}\0${q.object.ns}\0${q.object.id}`;
+
+/**
+ * Measured here: a walked pair 7 to 8 us of PostgreSQL; a candidate checked by the database about
+ * 50 us, in memory about 5 (its id read from the database ~1.3 us, the check 3 to 4).
+ */
+const PAIRS_PER_CHECK_IN_DATABASE = 6;
+const PAIRS_PER_CHECK_IN_MEMORY = 1;
 
 /** The most checks (or agents) one statement carries. */
 const MAX_BATCH = 1000;

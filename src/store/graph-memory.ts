@@ -1,0 +1,285 @@
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { GrantIndex } from '../engine/grant-index.ts';
+
+/**
+ * Tenants' grants held in memory, so that checks are answered without a round trip. A tenant is
+ * loaded in the background the first time it is checked (the database answers meanwhile), then
+ * kept current from the grant log that triggers write in every writing transaction (migration
+ * 20261122100000): a catch-up reads what the log holds from the index's horizon on, less the
+ * transactions already replayed, usually a few rows.
+ *
+ * Freshness is the answer cache's: an index is used for at most `maxAgeMs` after its last
+ * catch-up began (refreshed ahead, off the request path, under steady traffic), so a write on
+ * another node shows within that; after this node's own write (`invalidate`), the next check
+ * waits for a catch-up that begins after it, so read-after-write holds. A tenant with more grants
+ * than the node may still hold (`maxGrants` over all tenants) stays in the database.
+ */
+export class MemoryGraphs {
+  private readonly graphs = new Map<string, TenantGraph>();
+  private readonly loading = new Map<string, Promise<boolean>>();
+  /** Tenants not to load again before the time given: too large, or their load failed. */
+  private readonly refusedUntil = new Map<string, number>();
+  /** Bumped by this node's writes; a graph is current only if it has caught up with its tenant's. */
+  private readonly generations = new Map<string, number>();
+  /** Grants held over all tenants. */
+  private held = 0;
+  /** Connections of the loads under way, ended by `close`. */
+  private readonly loadClients = new Set<pg.Client>();
+  private closed = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly options: { maxGrants: number; maxAgeMs: number },
+    private readonly logger: Logger,
+  ) {}
+
+  /** This node changed the tenant's grants (committed): the next check waits for a catch-up. */
+  invalidate(tenantId: string): void {
+    this.generations.set(tenantId, this.generation(tenantId) + 1);
+  }
+
+  /** The tenant's index when it may answer now, else null (answer from the database). */
+  async current(tenantId: string): Promise<GrantIndex | null> {
+    const graph = this.graphs.get(tenantId);
+    if (!graph) {
+      this.startLoad(tenantId);
+      return null;
+    }
+    const now = Date.now();
+    graph.lastUsed = now;
+    const generation = this.generation(tenantId);
+    if (graph.generation === generation && now - graph.verifiedAt < this.options.maxAgeMs) {
+      if (now - graph.verifiedAt >= this.options.maxAgeMs / 2) void this.catchUp(tenantId, graph, generation);
+      return graph.index;
+    }
+    return (await this.catchUp(tenantId, graph, generation)) ? graph.index : null;
+  }
+
+  /** Whether the tenant's grants are held (current or about to be caught up). */
+  holds(tenantId: string): boolean {
+    return this.graphs.has(tenantId);
+  }
+
+  /** Grants held in memory over all tenants. */
+  get size(): number {
+    return this.held;
+  }
+
+  /** Ends the loads under way and forgets every tenant; checks then go to the database. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.graphs.clear();
+    this.held = 0;
+    await Promise.all([...this.loadClients].map((client) => client.end().catch(() => undefined)));
+  }
+
+  private generation(tenantId: string): number {
+    return this.generations.get(tenantId) ?? 0;
+  }
+
+  /**
+   * Brings the graph up to the log, one catch-up at a time per tenant; resolves true when the graph
+   * is still held and has seen `generation`. A catch-up already under way that has seen it is shared.
+   */
+  private catchUp(tenantId: string, graph: TenantGraph, generation: number): Promise<boolean> {
+    if (graph.pending && graph.pending.generation >= generation) return graph.pending.done;
+    const after = graph.pending?.done ?? Promise.resolve(true);
+    const done = after
+      .then(() => this.applyLog(tenantId, graph, generation))
+      .catch((error: Error) => {
+        this.fellBack(error, tenantId);
+        return false;
+      });
+    const pending = { generation, done };
+    graph.pending = pending;
+    void done.then(() => {
+      if (graph.pending === pending) graph.pending = null;
+    });
+    return done;
+  }
+
+  private async applyLog(tenantId: string, graph: TenantGraph, generation: number): Promise<boolean> {
+    if (this.graphs.get(tenantId) !== graph) return false;
+    const startedAt = Date.now();
+    const { rows } = await this.pool.query<LogRow>({
+      name: 'grantd_grant_log',
+      text: GRANT_LOG_SQL,
+      values: [tenantId, graph.horizon, [...graph.replayed], MAX_LOG_ROWS + 1],
+      rowMode: 'array',
+    });
+    if (this.graphs.get(tenantId) !== graph) return false;
+    const [first] = rows;
+    if (first === undefined) return this.drop(tenantId); // the tenant is gone
+    const [horizon, prunedBelow] = first;
+    const grants = rows.reduce((sum, row) => sum + (row[3]?.length ?? 0), 0);
+    if (BigInt(graph.horizon) < BigInt(prunedBelow) || rows.length > MAX_LOG_ROWS || grants > MAX_LOG_GRANTS) {
+      // Pruned past what this node holds, or more to replay than to reload: load afresh.
+      this.drop(tenantId);
+      this.startLoad(tenantId);
+      return false;
+    }
+    const before = graph.index.size;
+    for (const [, , xid, changed] of rows) {
+      if (xid === null) continue;
+      graph.replayed.add(xid);
+      for (const [subjectNs, subjectId, relation, objectNs, objectId] of changed!) {
+        graph.index.flip({ subject: { ns: subjectNs, id: subjectId }, relation, object: { ns: objectNs, id: objectId } });
+      }
+    }
+    this.held += graph.index.size - before;
+    // Transactions below the new horizon have finished: their changes were visible to this read.
+    graph.horizon = horizon;
+    for (const xid of graph.replayed) if (BigInt(xid) < BigInt(horizon)) graph.replayed.delete(xid);
+    if (this.held > this.options.maxGrants) return this.drop(tenantId);
+    graph.verifiedAt = startedAt;
+    graph.generation = Math.max(graph.generation, generation);
+    return true;
+  }
+
+  /** Holds the tenant's grants now unless they do not fit; resolves true once held. */
+  load(tenantId: string): Promise<boolean> {
+    if (this.graphs.has(tenantId)) return Promise.resolve(true);
+    if (this.options.maxGrants === 0 || this.closed) return Promise.resolve(false);
+    let loading = this.loading.get(tenantId);
+    if (!loading) {
+      loading = this.loadNow(tenantId)
+        .then(
+          () => this.graphs.has(tenantId),
+          (error: Error) => {
+            this.refusedUntil.set(tenantId, Date.now() + RETRY_FAILED_MS);
+            if (!this.closed) this.fellBack(error, tenantId);
+            return false;
+          },
+        )
+        .finally(() => this.loading.delete(tenantId));
+      this.loading.set(tenantId, loading);
+    }
+    return loading;
+  }
+
+  /** Starts a load in the background unless one is under way or the tenant was refused lately. */
+  private startLoad(tenantId: string): void {
+    if (this.options.maxGrants > 0 && (this.refusedUntil.get(tenantId) ?? 0) <= Date.now()) void this.load(tenantId);
+  }
+
+  /** Reads the tenant's grants and the log's horizon from one snapshot, in chunks, giving up past the room left. */
+  private async loadNow(tenantId: string): Promise<void> {
+    this.dropIdle();
+    const generation = this.generation(tenantId);
+    const startedAt = Date.now();
+    const index = new GrantIndex();
+    const room = this.options.maxGrants - this.held;
+    // A connection of its own: a large tenant takes seconds to read, which the pool's requests should not wait for.
+    const client = new pg.Client({ ...this.pool.options, application_name: LOAD_APPLICATION_NAME });
+    // A lost connection also emits 'error', which would end the process unheard; the load's next query fails with it.
+    client.on('error', () => undefined);
+    this.loadClients.add(client);
+    let horizon: string | undefined;
+    let replayed: string[] = [];
+    try {
+      await client.connect();
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const { rows } = await client.query<[string]>({ text: HORIZON_SQL, values: [tenantId], rowMode: 'array' });
+      horizon = rows[0]?.[0];
+      if (horizon !== undefined) {
+        // Transactions at or above the horizon that this snapshot sees are in what it reads.
+        const seen = await client.query<[string]>({ text: SEEN_SQL, values: [tenantId, horizon], rowMode: 'array' });
+        replayed = seen.rows.map(([xid]) => xid);
+        await client.query({ text: DECLARE_GRANTS_SQL, values: [tenantId] });
+        for (;;) {
+          const chunk = await client.query<GrantRow>({ text: FETCH_GRANTS_SQL, rowMode: 'array' });
+          for (const [subjectNs, subjectId, relation, objectNs, objectId] of chunk.rows) {
+            index.add({ subject: { ns: subjectNs, id: subjectId }, relation, object: { ns: objectNs, id: objectId } });
+          }
+          if (index.size > room || chunk.rows.length < LOAD_CHUNK) break;
+          // Requests first: indexing a chunk holds the event loop for a few milliseconds.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      this.loadClients.delete(client);
+      await client.end().catch(() => undefined);
+    }
+    if (horizon === undefined || this.closed) return;
+    if (this.held + index.size > this.options.maxGrants) {
+      this.refusedUntil.set(tenantId, Date.now() + RETRY_TOO_LARGE_MS);
+      return;
+    }
+    this.held += index.size;
+    this.graphs.set(tenantId, { index, horizon, replayed: new Set(replayed), verifiedAt: startedAt, generation, lastUsed: startedAt, pending: null });
+    this.logger.info({ tenantId, grants: index.size, ms: Date.now() - startedAt }, 'grants in memory: tenant loaded');
+  }
+
+  private fellBack(error: Error, tenantId: string): void {
+    this.logger.warn({ err: { message: error.message }, tenantId }, 'grants in memory: falling back to the database');
+  }
+
+  private drop(tenantId: string): false {
+    const graph = this.graphs.get(tenantId);
+    if (graph) {
+      this.held -= graph.index.size;
+      this.graphs.delete(tenantId);
+    }
+    return false;
+  }
+
+  /** Graphs not used for IDLE_MS make room (and would need a long catch-up anyway). */
+  private dropIdle(): void {
+    const idleSince = Date.now() - IDLE_MS;
+    for (const [tenantId, graph] of this.graphs) {
+      if (graph.lastUsed < idleSince) this.drop(tenantId);
+    }
+  }
+}
+
+interface TenantGraph {
+  index: GrantIndex;
+  /** The oldest transaction running when the index last read the log (bigint as text): all below had finished. */
+  horizon: string;
+  /** Transactions at or above the horizon whose changes the index holds. */
+  replayed: Set<string>;
+  /** When the last catch-up (or the load) that succeeded began. */
+  verifiedAt: number;
+  /** The tenant's generation on this node when that catch-up began. */
+  generation: number;
+  lastUsed: number;
+  pending: { generation: number; done: Promise<boolean> } | null;
+}
+
+/**
+ * The horizon now and the tenant's log_pruned_below on every row (no row: the tenant is gone), then
+ * one row per logged statement not yet replayed (xid null when there is none).
+ */
+type LogRow = [horizon: string, prunedBelow: string, xid: string | null, grants: GrantRow[] | null];
+type GrantRow = [subjectNs: string, subjectId: string, relation: string, objectNs: string, objectId: string];
+
+/** The log of tenant $1 from horizon $2 on, but the transactions in $3, at most $4 rows; see LogRow. */
+const GRANT_LOG_SQL = `
+SELECT grantd_xid_horizon()::text, t.log_pruned_below::text, c.xid::text, c.grants
+FROM tenants t
+LEFT JOIN grant_changes c ON c.tenant_id = t.id AND c.xid >= $2::bigint AND NOT (c.xid = ANY($3::bigint[]))
+WHERE t.id = $1::uuid
+ORDER BY c.xid, c.id
+LIMIT $4`;
+/** The horizon of the load's snapshot (no row: the tenant is gone). */
+const HORIZON_SQL = 'SELECT grantd_xid_horizon()::text FROM tenants WHERE id = $1::uuid';
+/** The transactions at or above horizon $2 whose changes the load's snapshot sees. */
+const SEEN_SQL = 'SELECT DISTINCT xid::text FROM grant_changes WHERE tenant_id = $1::uuid AND xid >= $2::bigint';
+const DECLARE_GRANTS_SQL = `DECLARE grantd_load NO SCROLL CURSOR FOR
+  SELECT subject_ns, subject_id, relation, object_ns, object_id FROM grants WHERE tenant_id = $1::uuid`;
+const LOAD_CHUNK = 5_000;
+/** How a load's own connection shows in pg_stat_activity. */
+export const LOAD_APPLICATION_NAME = 'grantd grant load';
+const FETCH_GRANTS_SQL = `FETCH ${LOAD_CHUNK} FROM grantd_load`;
+
+/** More logged statements, or grants, than this to replay in one catch-up: reload instead. */
+const MAX_LOG_ROWS = 10_000;
+const MAX_LOG_GRANTS = 100_000;
+const IDLE_MS = 10 * 60_000;
+const RETRY_FAILED_MS = 10_000;
+const RETRY_TOO_LARGE_MS = 10 * 60_000;

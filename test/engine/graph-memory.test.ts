@@ -1,0 +1,240 @@
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { AuthorizationEngine, parseTriples } from '../../src/engine/engine.ts';
+import { parseRef } from '../../src/engine/refs.ts';
+import type { AppDeps } from '../../src/http/context.ts';
+import { applyBatch, createGrant, deleteGrant } from '../../src/store/grants.ts';
+import { LOAD_APPLICATION_NAME } from '../../src/store/graph-memory.ts';
+import { databaseUrl, useServices } from '../helpers.ts';
+import { DOCUMENT_RELATIONS, tenantGraph } from './fixtures.ts';
+
+/**
+ * Grants held in memory (src/store/graph-memory.ts) follow the grant log that triggers write.
+ * Each test holds its own services, so that `graphs.size` counts only its tenant's grants.
+ */
+const writer = useServices({ graphMemory: 0 });
+
+/** Every check of `subject` against the documents, answered without cached answers. */
+const answers = (services: AppDeps, tenantId: string, subject: string, ids: string[]) =>
+  new AuthorizationEngine(services.engine.store)
+    .checkBulk(
+      tenantId,
+      ids.map((id) => ({ subject, relation: 'viewer', object: `document:${id}` })),
+    )
+    .then((results) => results.map((r) => r.allowed));
+
+const grantCount = (tenantId: string) => writer.db.grant.count({ where: { tenantId } });
+
+async function documentsTenant(services: AppDeps) {
+  const g = await tenantGraph(services);
+  await g.namespace('document', DOCUMENT_RELATIONS);
+  await g.namespace('group');
+  return g;
+}
+
+describe('grants in memory', () => {
+  const holder = useServices();
+
+  it('follow every kind of write made on the same node at once', async () => {
+    const g = await documentsTenant(holder);
+    await g.grant(['user:ann', 'owner', 'document:d1'], ['user:ann', 'member', 'group:eng'], ['group:eng', 'viewer', 'document:d2']);
+    expect(holder.engine.store.pairsPerCheck(g.tenantId)).toBe(6);
+    expect(await holder.graphs.load(g.tenantId)).toBe(true);
+    expect(holder.graphs.size).toBe(3);
+    // Listings weigh a check in memory as about one walked pair, against six in the database.
+    expect(holder.engine.store.pairsPerCheck(g.tenantId)).toBe(1);
+
+    const triple = (s: string, r: string, o: string) => ({ subject: parseRef(s, 'subject'), relation: r, object: parseRef(o, 'object') });
+    await createGrant(holder.db, g.tenantId, triple('user:ann', 'editor', 'document:d3'));
+    holder.engine.invalidate(g.tenantId);
+    expect(await answers(holder, g.tenantId, 'user:ann', ['d1', 'd2', 'd3'])).toEqual([true, true, true]);
+
+    await g.revoke(['user:ann', 'member', 'group:eng']);
+    await deleteGrant(holder.db, g.tenantId, triple('user:ann', 'owner', 'document:d1'));
+    holder.engine.invalidate(g.tenantId);
+    expect(await answers(holder, g.tenantId, 'user:ann', ['d1', 'd2', 'd3'])).toEqual([false, false, true]);
+
+    await g.agent('bot', ['*:*']);
+    await g.grant(['agent:bot', 'member', 'user:ann'], ['agent:bot', 'viewer', 'document:d1']);
+    expect(await answers(holder, g.tenantId, 'agent:bot', ['d1', 'd2', 'd3'])).toEqual([true, false, true]);
+    expect(await g.kill('bot')).toBe(2);
+    expect(await answers(holder, g.tenantId, 'agent:bot', ['d1', 'd2', 'd3'])).toEqual([false, false, false]);
+
+    // The log was replayed, not reloaded around: the index holds exactly the tenant's grants.
+    expect(holder.graphs.size).toBe(await grantCount(g.tenantId));
+  });
+});
+
+describe('grants in memory while an older transaction stays open', () => {
+  const holder = useServices();
+
+  it('replay each change once, however often the log is read past it', async () => {
+    const g = await documentsTenant(holder);
+    expect(await holder.graphs.load(g.tenantId)).toBe(true);
+    // A transaction with an id, left open: the horizon cannot pass it, so every read sees the writes below.
+    const open = new pg.Client({ connectionString: databaseUrl() });
+    await open.connect();
+    try {
+      await open.query('BEGIN');
+      await open.query('SELECT pg_current_xact_id()');
+      await g.grant(['user:ann', 'owner', 'document:d1']);
+      expect(await answers(holder, g.tenantId, 'user:ann', ['d1', 'd2'])).toEqual([true, false]);
+      await g.grant(['user:ann', 'owner', 'document:d2']);
+      expect(await answers(holder, g.tenantId, 'user:ann', ['d1', 'd2'])).toEqual([true, true]);
+      await new Promise((resolve) => setTimeout(resolve, 600)); // past the 500 ms a catch-up is trusted
+      expect(await answers(holder, g.tenantId, 'user:ann', ['d1', 'd2'])).toEqual([true, true]);
+      expect(holder.graphs.size).toBe(2);
+    } finally {
+      await open.query('ROLLBACK');
+      await open.end();
+    }
+  });
+});
+
+describe('grants in memory under concurrent writers on two nodes', () => {
+  const holder = useServices();
+
+  it('end equal to the database, whatever order the writes commit in', async () => {
+    const g = await documentsTenant(holder);
+    expect(await holder.graphs.load(g.tenantId)).toBe(true);
+    const users = ['u0', 'u1', 'u2', 'u3', 'u4'];
+    const docs = Array.from({ length: 10 }, (_, i) => `d${i}`);
+    let seed = 7;
+    const next = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31), seed % n);
+    const worker = async (w: number) => {
+      for (let i = 0; i < 40; i++) {
+        const triple: [string, string, string] = [`user:${users[next(users.length)]}`, 'owner', `document:${docs[next(docs.length)]}`];
+        const node = w % 2 === 0 ? holder : writer;
+        const parsed = await parseTriples(node.engine.store, g.tenantId, [{ subject: triple[0], relation: triple[1], object: triple[2] }], true);
+        if (next(2) === 0) await applyBatch(node.db, g.tenantId, parsed, []);
+        else await applyBatch(node.db, g.tenantId, [], parsed);
+        node.engine.invalidate(g.tenantId);
+        await answers(holder, g.tenantId, triple[0], docs);
+      }
+    };
+    await Promise.all([0, 1, 2, 3, 4, 5].map(worker));
+
+    holder.engine.invalidate(g.tenantId);
+    for (const user of users) {
+      expect(await answers(holder, g.tenantId, `user:${user}`, docs)).toEqual(await answers(writer, g.tenantId, `user:${user}`, docs));
+    }
+    expect(holder.graphs.holds(g.tenantId)).toBe(true);
+    expect(holder.graphs.size).toBe(await grantCount(g.tenantId));
+  });
+});
+
+describe('grants in memory on another node', () => {
+  const follower = useServices();
+
+  it('show its writes within a second, without a reload', async () => {
+    const g = await documentsTenant(writer);
+    await g.grant(['user:ann', 'owner', 'document:d1']);
+    expect(await follower.graphs.load(g.tenantId)).toBe(true);
+    expect(await answers(follower, g.tenantId, 'user:ann', ['d1', 'd2'])).toEqual([true, false]);
+
+    await g.grant(['user:ann', 'viewer', 'document:d2']);
+    await g.revoke(['user:ann', 'owner', 'document:d1']);
+    const started = Date.now();
+    while ((await answers(follower, g.tenantId, 'user:ann', ['d1', 'd2'])).join() !== 'false,true') {
+      expect(Date.now() - started).toBeLessThan(1_000);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(follower.graphs.size).toBe(1);
+  });
+});
+
+describe('grants in memory whose log was pruned', () => {
+  const follower = useServices();
+
+  it('are loaded afresh, and answer right meanwhile', async () => {
+    const g = await documentsTenant(writer);
+    await g.grant(['user:ann', 'owner', 'document:d1']);
+    expect(await follower.graphs.load(g.tenantId)).toBe(true);
+    await g.grant(['user:ann', 'owner', 'document:d2']);
+    await g.grant(['user:ann', 'owner', 'document:d3']);
+    // As if the log had been pruned past everything: the follower cannot replay the two writes.
+    await writer.db.tenant.update({ where: { id: g.tenantId }, data: { logPrunedBelow: 2n ** 62n } });
+
+    follower.engine.invalidate(g.tenantId);
+    expect(await answers(follower, g.tenantId, 'user:ann', ['d1', 'd2', 'd3'])).toEqual([true, true, true]);
+    expect(await follower.graphs.load(g.tenantId)).toBe(true);
+    expect(follower.graphs.size).toBe(3);
+  });
+});
+
+describe('a tenant with more grants than a node holds', () => {
+  const small = useServices({ graphMemory: 2 });
+
+  it('is answered from the database', async () => {
+    const g = await documentsTenant(small);
+    await g.grant(['user:ann', 'owner', 'document:d1'], ['user:ann', 'owner', 'document:d2'], ['user:bob', 'owner', 'document:d3']);
+    expect(await small.graphs.load(g.tenantId)).toBe(false);
+    expect(small.graphs.size).toBe(0);
+    expect(await answers(small, g.tenantId, 'user:ann', ['d1', 'd2', 'd3'])).toEqual([true, true, false]);
+  });
+});
+
+describe('the grant log', () => {
+  it("holds each writing statement's grants under its transaction, and drops what is below a checkpoint 5 minutes old", async () => {
+    const g = await documentsTenant(writer);
+    const logged = () => writer.db.grantChange.findMany({ where: { tenantId: g.tenantId }, orderBy: [{ xid: 'asc' }, { id: 'asc' }] });
+    await g.grant(['user:ann', 'owner', 'document:d1'], ['user:bob', 'owner', 'document:d1']);
+    await g.revoke(['user:ann', 'owner', 'document:d1'], ['user:nobody', 'owner', 'document:d1']);
+    await g.revoke(['user:nobody', 'owner', 'document:d1']); // removes nothing: nothing logged
+    const before = await logged();
+    expect(before.map((c) => [c.added, c.grants])).toEqual([
+      [true, expect.arrayContaining([['user', 'ann', 'owner', 'document', 'd1'], ['user', 'bob', 'owner', 'document', 'd1']])],
+      [false, [['user', 'ann', 'owner', 'document', 'd1']]],
+    ]);
+    expect(before[0]!.xid).toBeLessThan(before[1]!.xid);
+
+    // A checkpoint taken 6 minutes ago above both writes: the next write drops them.
+    const checkpoint = before[1]!.xid + 1n;
+    await writer.db.tenant.update({ where: { id: g.tenantId }, data: { logCheckpointXid: checkpoint, logCheckpointAt: new Date(Date.now() - 6 * 60_000) } });
+    await g.grant(['user:cat', 'owner', 'document:d1']);
+    const after = await logged();
+    expect(after.map((c) => c.grants)).toEqual([[['user', 'cat', 'owner', 'document', 'd1']]]);
+    const tenant = await writer.db.tenant.findUniqueOrThrow({ where: { id: g.tenantId } });
+    expect(tenant.logPrunedBelow).toBe(checkpoint);
+    expect(tenant.logCheckpointXid).toBeGreaterThan(0n);
+    expect(Date.now() - tenant.logCheckpointAt.getTime()).toBeLessThan(60_000);
+    await expect(writer.db.$executeRaw`UPDATE grants SET subject_id = 'eve' WHERE tenant_id = ${g.tenantId}::uuid`).rejects.toThrow();
+  });
+});
+
+describe('a load whose connection is terminated', () => {
+  const holder = useServices();
+
+  it('falls back to the database instead of crashing the process', async () => {
+    const g = await documentsTenant(holder);
+    await g.grant(['user:ann', 'owner', 'document:d1']);
+    // An exclusive lock on grants holds the load at its first read of them, connected, until its backend is terminated.
+    const [locker, admin] = [new pg.Client({ connectionString: databaseUrl() }), new pg.Client({ connectionString: databaseUrl() })];
+    await Promise.all([locker.connect(), admin.connect()]);
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE grants IN ACCESS EXCLUSIVE MODE');
+      const loaded = holder.graphs.load(g.tenantId);
+      const waitingLoad = async () =>
+        (
+          await admin.query<{ pid: number }>(
+            `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database() AND wait_event_type = 'Lock'`,
+            [LOAD_APPLICATION_NAME],
+          )
+        ).rows[0]?.pid;
+      const started = Date.now();
+      let pid: number | undefined;
+      while ((pid = await waitingLoad()) === undefined) {
+        expect(Date.now() - started).toBeLessThan(5_000);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      expect(await loaded).toBe(false);
+    } finally {
+      await locker.query('ROLLBACK');
+      await Promise.all([locker.end(), admin.end()]);
+    }
+    expect(holder.graphs.holds(g.tenantId)).toBe(false);
+    expect(await answers(holder, g.tenantId, 'user:ann', ['d1', 'd2'])).toEqual([true, false]);
+  });
+});
