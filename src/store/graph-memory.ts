@@ -30,7 +30,7 @@ export class MemoryGraphs {
 
   constructor(
     private readonly pool: pg.Pool,
-    private readonly options: { maxGrants: number; maxAgeMs: number },
+    private readonly options: { maxGrants: number; maxAgeMs: number; maxReplayedAhead?: number },
     private readonly logger: Logger,
   ) {}
 
@@ -132,6 +132,10 @@ export class MemoryGraphs {
     graph.horizon = horizon;
     for (const xid of graph.replayed) if (BigInt(xid) < BigInt(horizon)) graph.replayed.delete(xid);
     if (this.held > this.options.maxGrants) return this.drop(tenantId);
+    if (graph.replayed.size > this.maxReplayedAhead) {
+      this.refuse(tenantId, RETRY_FAILED_MS, graph.replayed.size);
+      return this.drop(tenantId);
+    }
     graph.verifiedAt = startedAt;
     graph.generation = Math.max(graph.generation, generation);
     return true;
@@ -186,6 +190,11 @@ export class MemoryGraphs {
         // Transactions at or above the horizon that this snapshot sees are in what it reads.
         const seen = await client.query<[string]>({ text: SEEN_SQL, values: [tenantId, horizon], rowMode: 'array' });
         replayed = seen.rows.map(([xid]) => xid);
+        if (replayed.length > this.maxReplayedAhead) {
+          await client.query('ROLLBACK');
+          this.refuse(tenantId, RETRY_FAILED_MS, replayed.length);
+          return;
+        }
         await client.query({ text: DECLARE_GRANTS_SQL, values: [tenantId] });
         for (;;) {
           const chunk = await client.query<GrantRow>({ text: FETCH_GRANTS_SQL, rowMode: 'array' });
@@ -213,6 +222,19 @@ export class MemoryGraphs {
     this.held += index.size;
     this.graphs.set(tenantId, { index, horizon, replayed: new Set(replayed), verifiedAt: startedAt, generation, lastUsed: startedAt, pending: null });
     this.logger.info({ tenantId, grants: index.size, ms: Date.now() - startedAt }, 'grants in memory: tenant loaded');
+  }
+
+  private get maxReplayedAhead(): number {
+    return this.options.maxReplayedAhead ?? MAX_REPLAYED_AHEAD;
+  }
+
+  /**
+   * A writing transaction left open pins the horizon, so every catch-up would read and skip all
+   * that committed since: past a bound, the database answers until the horizon moves on.
+   */
+  private refuse(tenantId: string, forMs: number, transactions: number): void {
+    this.refusedUntil.set(tenantId, Date.now() + forMs);
+    this.logger.warn({ tenantId, transactions }, 'grants in memory: an open transaction holds the grant log back; answering from the database');
   }
 
   private fellBack(error: Error, tenantId: string): void {
@@ -282,4 +304,6 @@ const MAX_LOG_ROWS = 10_000;
 const MAX_LOG_GRANTS = 100_000;
 const IDLE_MS = 10 * 60_000;
 const RETRY_FAILED_MS = 10_000;
+/** Transactions above the horizon a node replays at most, beside an older one still open. */
+const MAX_REPLAYED_AHEAD = 10_000;
 const RETRY_TOO_LARGE_MS = 10 * 60_000;

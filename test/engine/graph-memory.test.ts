@@ -1,10 +1,13 @@
 import pg from 'pg';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { AuthorizationEngine, parseTriples } from '../../src/engine/engine.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import type { AppDeps } from '../../src/http/context.ts';
 import { applyBatch, createGrant, deleteGrant } from '../../src/store/grants.ts';
-import { LOAD_APPLICATION_NAME } from '../../src/store/graph-memory.ts';
+import { connect } from '../../src/store/db.ts';
+import { LOAD_APPLICATION_NAME, MemoryGraphs } from '../../src/store/graph-memory.ts';
+import { SqlGraphStore } from '../../src/store/graph.ts';
 import { databaseUrl, useServices } from '../helpers.ts';
 import { DOCUMENT_RELATIONS, tenantGraph } from './fixtures.ts';
 
@@ -236,5 +239,41 @@ describe('a load whose connection is terminated', () => {
     }
     expect(holder.graphs.holds(g.tenantId)).toBe(false);
     expect(await answers(holder, g.tenantId, 'user:ann', ['d1', 'd2'])).toEqual([true, false]);
+  });
+});
+
+describe('grants in memory beside a writing transaction left open', () => {
+  it('are given up past a bound on the transactions replayed ahead of it, and held again once it ends', async () => {
+    const { pool, close } = connect(databaseUrl(), 2);
+    const graphs = new MemoryGraphs(pool, { maxGrants: 1_000, maxAgeMs: 500, maxReplayedAhead: 3 }, pino({ level: 'silent' }));
+    const engine = new AuthorizationEngine(new SqlGraphStore(pool, writer.schemas, graphs));
+    const open = new pg.Client({ connectionString: databaseUrl() });
+    await open.connect();
+    try {
+      const g = await documentsTenant(writer);
+      expect(await graphs.load(g.tenantId)).toBe(true);
+      await open.query('BEGIN');
+      await open.query('SELECT pg_current_xact_id()');
+      const owns = async (ids: string[]) => (await engine.checkBulk(g.tenantId, ids.map((id) => ({ subject: 'user:ann', relation: 'owner', object: `document:${id}` })))).map((r) => r.allowed);
+      for (const id of ['d1', 'd2', 'd3']) await g.grant(['user:ann', 'owner', `document:${id}`]);
+      engine.invalidate(g.tenantId);
+      expect(await owns(['d1', 'd4'])).toEqual([true, false]);
+      expect(graphs.holds(g.tenantId)).toBe(true); // three transactions replayed ahead: at the bound
+
+      await g.grant(['user:ann', 'owner', 'document:d4']);
+      engine.invalidate(g.tenantId);
+      expect(await owns(['d1', 'd4'])).toEqual([true, true]);
+      expect(graphs.holds(g.tenantId)).toBe(false);
+      expect(await graphs.load(g.tenantId)).toBe(false); // refused before it reads a grant
+
+      await open.query('ROLLBACK');
+      const started = Date.now();
+      while (!(await graphs.load(g.tenantId))) expect(Date.now() - started).toBeLessThan(5_000);
+      expect(graphs.size).toBe(4);
+    } finally {
+      await open.end();
+      await graphs.close();
+      await close();
+    }
   });
 });
