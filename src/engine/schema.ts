@@ -66,9 +66,6 @@ export class CompiledSchema {
   readonly closureJson: string;
   readonly arrowsJson: string;
   private readonly byName: Map<string, NamespaceDefinition>;
-  /** The same tables by namespace and relation, for walks in memory. */
-  private readonly impliedBy = new Map<string, Map<string, string[]>>();
-  private readonly arrowsBy = new Map<string, Map<string, ArrowRow[]>>();
 
   constructor(namespaces: readonly NamespaceDefinition[]) {
     this.byName = new Map(namespaces.map((ns) => [ns.name, ns]));
@@ -82,24 +79,12 @@ export class CompiledSchema {
         }
       }
     }
-    for (const row of this.closure) append(this.impliedBy, row.ns, row.rel, row.implied);
-    for (const row of this.arrows) append(this.arrowsBy, row.ns, row.rel, row);
     this.closureJson = JSON.stringify(this.closure);
     this.arrowsJson = JSON.stringify(this.arrows);
   }
 
   namespace(name: string): NamespaceDefinition | undefined {
     return this.byName.get(name);
-  }
-
-  /** Relations whose holders hold `rel` on an object of `ns`: `rel` itself for an open namespace. */
-  implied(ns: string, rel: string): readonly string[] {
-    return this.impliedBy.get(ns)?.get(rel) ?? [rel];
-  }
-
-  /** Arrows that confer `rel` on an object of `ns`. */
-  arrowsTo(ns: string, rel: string): readonly ArrowRow[] {
-    return this.arrowsBy.get(ns)?.get(rel) ?? NO_ARROWS;
   }
 
   get namespaces(): NamespaceDefinition[] {
@@ -114,16 +99,6 @@ export class CompiledSchema {
       throw new DomainError('unknown-relation', `namespace ${namespace} declares no relation ${relation}`);
     }
   }
-}
-
-const NO_ARROWS: readonly ArrowRow[] = [];
-
-function append<V>(map: Map<string, Map<string, V[]>>, ns: string, rel: string, value: V): void {
-  let byRel = map.get(ns);
-  if (!byRel) map.set(ns, (byRel = new Map()));
-  const list = byRel.get(rel);
-  if (list) list.push(value);
-  else byRel.set(rel, [value]);
 }
 
 /** Every relation whose holders hold `relation` on the same object, `relation` included. */

@@ -53,6 +53,11 @@ describe('GrantIndex', () => {
     }
   });
 
+  it('answers for a relation that no grant names, held through one that includes it', () => {
+    const index = indexOf(['user:ann', 'owner', 'document:d1']);
+    expect(check(index, 'user:ann', 'viewer', 'document:d1')).toBe(true);
+  });
+
   it('follows includes and arrows, not the other way round', () => {
     const index = indexOf(['user:ann', 'owner', 'document:d1'], ['folder:f1', 'parent', 'document:d2'], ['user:bob', 'viewer', 'folder:f1']);
     expect(check(index, 'user:ann', 'viewer', 'document:d1')).toBe(true);
@@ -94,5 +99,25 @@ describe('GrantIndex', () => {
     expect(check(index, 'user:u0', 'viewer', 'document:big')).toBe(false);
     expect(check(index, 'user:u39', 'viewer', 'document:big')).toBe(true);
     expect(index.size).toBe(1);
+  });
+
+  it('reuses the numbers of subjects and objects no grant names any more, carrying nothing over', () => {
+    const index = indexOf(['user:ann', 'member', 'group:eng'], ['group:eng', 'viewer', 'document:d1'], ['user:bob', 'owner', 'document:d2']);
+    for (const [s, r, o] of [['user:ann', 'member', 'group:eng'], ['group:eng', 'viewer', 'document:d1'], ['user:bob', 'owner', 'document:d2']] as const) {
+      expect(index.remove(grant(s, r, o))).toBe(true);
+    }
+    // New subjects and objects take the freed numbers; none inherits a membership or a grant.
+    index.add(grant('user:cat', 'viewer', 'document:d3'));
+    index.add(grant('group:ops', 'editor', 'document:d4'));
+    index.add(grant('user:dan', 'member', 'group:ops'));
+    expect(check(index, 'user:cat', 'viewer', 'document:d3')).toBe(true);
+    expect(check(index, 'user:cat', 'viewer', 'document:d4')).toBe(false);
+    expect(check(index, 'user:dan', 'viewer', 'document:d4')).toBe(true);
+    expect(check(index, 'user:dan', 'viewer', 'document:d3')).toBe(false);
+    // Nor does a name that is gone answer for whoever took its number.
+    for (const gone of ['user:ann', 'user:bob', 'group:eng']) {
+      for (const doc of ['d1', 'd2', 'd3', 'd4']) expect(check(index, gone, 'viewer', `document:${doc}`)).toBe(false);
+    }
+    expect(index.size).toBe(3);
   });
 });
