@@ -133,7 +133,7 @@ export class MemoryGraphs {
     for (const xid of graph.replayed) if (BigInt(xid) < BigInt(horizon)) graph.replayed.delete(xid);
     if (this.held > this.options.maxGrants) return this.drop(tenantId);
     if (graph.replayed.size > this.maxReplayedAhead) {
-      this.refuse(tenantId, RETRY_FAILED_MS, graph.replayed.size);
+      this.refuseWhileHeldBack(tenantId, graph.replayed.size);
       return this.drop(tenantId);
     }
     graph.verifiedAt = startedAt;
@@ -192,7 +192,7 @@ export class MemoryGraphs {
         replayed = seen.rows.map(([xid]) => xid);
         if (replayed.length > this.maxReplayedAhead) {
           await client.query('ROLLBACK');
-          this.refuse(tenantId, RETRY_FAILED_MS, replayed.length);
+          this.refuseWhileHeldBack(tenantId, replayed.length);
           return;
         }
         await client.query({ text: DECLARE_GRANTS_SQL, values: [tenantId] });
@@ -232,8 +232,8 @@ export class MemoryGraphs {
    * A writing transaction left open pins the horizon, so every catch-up would read and skip all
    * that committed since: past a bound, the database answers until the horizon moves on.
    */
-  private refuse(tenantId: string, forMs: number, transactions: number): void {
-    this.refusedUntil.set(tenantId, Date.now() + forMs);
+  private refuseWhileHeldBack(tenantId: string, transactions: number): void {
+    this.refusedUntil.set(tenantId, Date.now() + RETRY_FAILED_MS);
     this.logger.warn({ tenantId, transactions }, 'grants in memory: an open transaction holds the grant log back; answering from the database');
   }
 
