@@ -18,7 +18,7 @@ Environment:
   PORT, HOST           where to listen (default 0.0.0.0:8080)
   GRANTD_DB_POOL_SIZE  database connections per process (default 10)
   GRANTD_RATE_LIMIT    requests per second per API key (default: unlimited)
-  GRANTD_GRAPH_MEMORY  grants a process holds in memory to answer checks (default 3000000; 0: none)
+  GRANTD_GRAPH_MEMORY  grants and agents a process holds in memory to answer checks (default 3000000; 0: none)
   LOG_LEVEL            fatal, error, warn, info (default), debug, trace or silent
 `;
 

@@ -1,5 +1,4 @@
 import { DomainError } from '../errors.ts';
-import { TenantCache } from './cache.ts';
 import { AGENT_NAMESPACE, parseRef, type Ref } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 import { scopeCovers } from './scope.ts';
@@ -50,8 +49,6 @@ export type BulkResult = { allowed: boolean; error?: { type: 'namespace-not-foun
  * choice of queries live here; the set-based graph walk is the store's.
  */
 export class AuthorizationEngine {
-  /** Agent scope masks; a write on another node shows within `maxAgeMs`. */
-  private readonly agents: TenantCache<string[] | null>;
   /** How much a listing walks forwards from a subject before it looks at candidates instead. */
   private readonly listingBudget: number;
   /** The most a listing walks once candidates have shown the subject to be sparse in the namespace. */
@@ -59,38 +56,15 @@ export class AuthorizationEngine {
 
   constructor(
     readonly store: GraphStore,
-    { maxAgeMs = 500, maxCachedAgents = 20_000, listingBudget = 10_000, maxListingBudget = 200_000 } = {},
+    { listingBudget = 10_000, maxListingBudget = 200_000 } = {},
   ) {
     this.listingBudget = listingBudget;
     this.maxListingBudget = maxListingBudget;
-    this.agents = new TenantCache({ maxAgeMs, maxEntries: maxCachedAgents });
   }
 
   /** Forgets the answers derived from the tenant's data: every write on this node calls it once committed. */
   invalidate(tenantId: string): void {
-    this.agents.invalidate(tenantId);
     this.store.invalidate(tenantId);
-  }
-
-  /** Scope masks of the agents among `ids`, absent when not registered; cached. */
-  private async agentScopes(tenantId: string, ids: readonly string[]): Promise<Map<string, string[]>> {
-    const scopes = new Map<string, string[]>();
-    const missing: string[] = [];
-    for (const id of new Set(ids)) {
-      const cached = this.agents.get(tenantId, id);
-      if (cached === undefined) missing.push(id);
-      else if (cached !== null) scopes.set(id, cached);
-    }
-    if (missing.length > 0) {
-      const generation = this.agents.generation(tenantId);
-      const found = await this.store.agentScopes(tenantId, missing);
-      for (const id of missing) {
-        const scope = found.get(id) ?? null;
-        this.agents.set(tenantId, id, scope, generation);
-        if (scope !== null) scopes.set(id, scope);
-      }
-    }
-    return scopes;
   }
 
   private schemaWith(tenantId: string, namespaces: Iterable<string>): Promise<CompiledSchema> {
@@ -135,7 +109,7 @@ export class AuthorizationEngine {
     // answer of an agent its mask then refuses is wasted, which is cheaper than waiting twice.
     const agentIds = queries.filter((q, i) => !results[i] && q.subject.ns === AGENT_NAMESPACE).map((q) => q.subject.id);
     const [scopes, evaluated] = await Promise.all([
-      agentIds.length > 0 ? this.agentScopes(tenantId, agentIds) : new Map<string, string[]>(),
+      agentIds.length > 0 ? this.store.agentScopes(tenantId, agentIds) : new Map<string, string[]>(),
       toEvaluate.length > 0 ? this.store.evaluate(tenantId, schema, toEvaluate.map((i) => queries[i]!)) : [],
     ]);
     toEvaluate.forEach((queryIndex, answerIndex) => {
@@ -163,7 +137,7 @@ export class AuthorizationEngine {
     const schema = await this.schemaWith(tenantId, [query.namespace]);
     schema.assertRelation(query.namespace, query.relation);
     if (subject.ns === AGENT_NAMESPACE) {
-      const scopes = await this.agentScopes(tenantId, [subject.id]);
+      const scopes = await this.store.agentScopes(tenantId, [subject.id]);
       const probe = { subject, relation: query.relation, object: { ns: query.namespace, id: '' } };
       if (!this.agentMayHold(scopes, probe)) return { ids: [], more: false };
     }

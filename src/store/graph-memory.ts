@@ -1,19 +1,22 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { GrantIndex } from '../engine/grant-index.ts';
+import { AGENT_SCOPES_SQL } from './graph-sql.ts';
 
 /**
- * Tenants' grants held in memory, so that checks are answered without a round trip. A tenant is
- * loaded in the background the first time it is checked (the database answers meanwhile), then
- * kept current from the grant log that triggers write in every writing transaction (migration
- * 20261122100000): a catch-up reads what the log holds from the index's horizon on, less the
- * transactions already replayed, usually a few rows.
+ * Tenants' grants and agents held in memory, so that checks are answered without a round trip. A
+ * tenant is loaded in the background the first time it is checked (the database answers
+ * meanwhile), then kept current from the log that triggers write in every writing transaction
+ * (migrations 20261122100000 and 20261122200000): a catch-up reads what the log holds from the
+ * index's horizon on, less the transactions already replayed, usually a few rows. Grant changes
+ * are replayed; the agents a change names are read again.
  *
  * Freshness is the answer cache's: an index is used for at most `maxAgeMs` after its last
  * catch-up began (refreshed ahead, off the request path, under steady traffic), so a write on
  * another node shows within that; after this node's own write (`invalidate`), the next check
  * waits for a catch-up that begins after it, so read-after-write holds. A tenant with more grants
- * than the node may still hold (`maxGrants` over all tenants) stays in the database.
+ * than the node may still hold (`maxGrants` over all tenants, an agent counting as a grant) stays
+ * in the database.
  */
 export class MemoryGraphs {
   private readonly graphs = new Map<string, TenantGraph>();
@@ -22,7 +25,7 @@ export class MemoryGraphs {
   private readonly refusedUntil = new Map<string, number>();
   /** Bumped by this node's writes; a graph is current only if it has caught up with its tenant's. */
   private readonly generations = new Map<string, number>();
-  /** Grants held over all tenants. */
+  /** Grants and agents held over all tenants. */
   private held = 0;
   /** Connections of the loads under way, ended by `close`. */
   private readonly loadClients = new Set<pg.Client>();
@@ -39,8 +42,8 @@ export class MemoryGraphs {
     this.generations.set(tenantId, this.generation(tenantId) + 1);
   }
 
-  /** The tenant's index when it may answer now, else null (answer from the database). */
-  async current(tenantId: string): Promise<GrantIndex | null> {
+  /** The tenant's grants and agents when they may answer now, else null (answer from the database). */
+  async current(tenantId: string): Promise<HeldTenant | null> {
     const graph = this.graphs.get(tenantId);
     if (!graph) {
       this.startLoad(tenantId);
@@ -51,9 +54,9 @@ export class MemoryGraphs {
     const generation = this.generation(tenantId);
     if (graph.generation === generation && now - graph.verifiedAt < this.options.maxAgeMs) {
       if (now - graph.verifiedAt >= this.options.maxAgeMs / 2) void this.catchUp(tenantId, graph, generation);
-      return graph.index;
+      return graph;
     }
-    return (await this.catchUp(tenantId, graph, generation)) ? graph.index : null;
+    return (await this.catchUp(tenantId, graph, generation)) ? graph : null;
   }
 
   /** Whether the tenant's grants are held (current or about to be caught up). */
@@ -61,7 +64,7 @@ export class MemoryGraphs {
     return this.graphs.has(tenantId);
   }
 
-  /** Grants held in memory over all tenants. */
+  /** Grants and agents held in memory over all tenants. */
   get size(): number {
     return this.held;
   }
@@ -119,15 +122,24 @@ export class MemoryGraphs {
       this.startLoad(tenantId);
       return false;
     }
-    const before = graph.index.size;
+    // Read before anything changes: a catch-up that fails leaves the graph as it was.
+    const agentIds = new Set(rows.flatMap((row) => row[4] ?? []));
+    const agents = agentIds.size > 0 ? await this.agentScopes(tenantId, [...agentIds]) : null;
+    if (this.graphs.get(tenantId) !== graph) return false;
+    const before = graph.index.size + graph.agents.size;
     for (const [, , xid, changed] of rows) {
       if (xid === null) continue;
       graph.replayed.add(xid);
-      for (const [subjectNs, subjectId, relation, objectNs, objectId] of changed!) {
+      for (const [subjectNs, subjectId, relation, objectNs, objectId] of changed ?? []) {
         graph.index.flip({ subject: { ns: subjectNs, id: subjectId }, relation, object: { ns: objectNs, id: objectId } });
       }
     }
-    this.held += graph.index.size - before;
+    for (const id of agentIds) {
+      const scope = agents!.get(id);
+      if (scope) graph.agents.set(id, scope);
+      else graph.agents.delete(id);
+    }
+    this.held += graph.index.size + graph.agents.size - before;
     // Transactions below the new horizon have finished: their changes were visible to this read.
     graph.horizon = horizon;
     for (const xid of graph.replayed) if (BigInt(xid) < BigInt(horizon)) graph.replayed.delete(xid);
@@ -139,6 +151,17 @@ export class MemoryGraphs {
     graph.verifiedAt = startedAt;
     graph.generation = Math.max(graph.generation, generation);
     return true;
+  }
+
+  /** The scope masks of those of the tenant's agents that exist now. */
+  private async agentScopes(tenantId: string, externalIds: string[]): Promise<Map<string, string[]>> {
+    const { rows } = await this.pool.query<[string, string[]]>({
+      name: 'grantd_agent_scopes',
+      text: AGENT_SCOPES_SQL,
+      values: [tenantId, externalIds],
+      rowMode: 'array',
+    });
+    return new Map(rows);
   }
 
   /** Holds the tenant's grants now unless they do not fit; resolves true once held. */
@@ -167,7 +190,7 @@ export class MemoryGraphs {
     if (this.options.maxGrants > 0 && (this.refusedUntil.get(tenantId) ?? 0) <= Date.now()) void this.load(tenantId);
   }
 
-  /** Reads the tenant's grants and the log's horizon from one snapshot, in chunks, giving up past the room left. */
+  /** Reads the tenant's grants and agents and the log's horizon from one snapshot, grants in chunks, giving up past the room left. */
   private async loadNow(tenantId: string): Promise<void> {
     this.dropIdle();
     const generation = this.generation(tenantId);
@@ -181,6 +204,7 @@ export class MemoryGraphs {
     this.loadClients.add(client);
     let horizon: string | undefined;
     let replayed: string[] = [];
+    let agents = new Map<string, string[]>();
     try {
       await client.connect();
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -195,13 +219,15 @@ export class MemoryGraphs {
           this.refuseWhileHeldBack(tenantId, replayed.length);
           return;
         }
+        const agentRows = await client.query<[string, string[]]>({ text: TENANT_AGENTS_SQL, values: [tenantId], rowMode: 'array' });
+        agents = new Map(agentRows.rows);
         await client.query({ text: DECLARE_GRANTS_SQL, values: [tenantId] });
         for (;;) {
           const chunk = await client.query<GrantRow>({ text: FETCH_GRANTS_SQL, rowMode: 'array' });
           for (const [subjectNs, subjectId, relation, objectNs, objectId] of chunk.rows) {
             index.add({ subject: { ns: subjectNs, id: subjectId }, relation, object: { ns: objectNs, id: objectId } });
           }
-          if (index.size > room || chunk.rows.length < LOAD_CHUNK) break;
+          if (index.size + agents.size > room || chunk.rows.length < LOAD_CHUNK) break;
           // Requests first: indexing a chunk holds the event loop for a few milliseconds.
           await new Promise((resolve) => setImmediate(resolve));
         }
@@ -215,13 +241,13 @@ export class MemoryGraphs {
       await client.end().catch(() => undefined);
     }
     if (horizon === undefined || this.closed) return;
-    if (this.held + index.size > this.options.maxGrants) {
+    if (this.held + index.size + agents.size > this.options.maxGrants) {
       this.refusedUntil.set(tenantId, Date.now() + RETRY_TOO_LARGE_MS);
       return;
     }
-    this.held += index.size;
-    this.graphs.set(tenantId, { index, horizon, replayed: new Set(replayed), verifiedAt: startedAt, generation, lastUsed: startedAt, pending: null });
-    this.logger.info({ tenantId, grants: index.size, ms: Date.now() - startedAt }, 'grants in memory: tenant loaded');
+    this.held += index.size + agents.size;
+    this.graphs.set(tenantId, { index, agents, horizon, replayed: new Set(replayed), verifiedAt: startedAt, generation, lastUsed: startedAt, pending: null });
+    this.logger.info({ tenantId, grants: index.size, agents: agents.size, ms: Date.now() - startedAt }, 'grants in memory: tenant loaded');
   }
 
   private get maxReplayedAhead(): number {
@@ -244,7 +270,7 @@ export class MemoryGraphs {
   private drop(tenantId: string): false {
     const graph = this.graphs.get(tenantId);
     if (graph) {
-      this.held -= graph.index.size;
+      this.held -= graph.index.size + graph.agents.size;
       this.graphs.delete(tenantId);
     }
     return false;
@@ -259,8 +285,15 @@ export class MemoryGraphs {
   }
 }
 
-interface TenantGraph {
-  index: GrantIndex;
+/** What a check reads of a tenant held in memory. */
+export interface HeldTenant {
+  readonly index: GrantIndex;
+  /** Scope masks of the tenant's agents, by external id. */
+  readonly agents: ReadonlyMap<string, string[]>;
+}
+
+interface TenantGraph extends HeldTenant {
+  agents: Map<string, string[]>;
   /** The oldest transaction running when the index last read the log (bigint as text): all below had finished. */
   horizon: string;
   /** Transactions at or above the horizon whose changes the index holds. */
@@ -275,14 +308,15 @@ interface TenantGraph {
 
 /**
  * The horizon now and the tenant's log_pruned_below on every row (no row: the tenant is gone), then
- * one row per logged statement not yet replayed (xid null when there is none).
+ * one row per logged statement not yet replayed (xid null when there is none), with the grants it
+ * flipped or the agents it changed.
  */
-type LogRow = [horizon: string, prunedBelow: string, xid: string | null, grants: GrantRow[] | null];
+type LogRow = [horizon: string, prunedBelow: string, xid: string | null, grants: GrantRow[] | null, agents: string[] | null];
 type GrantRow = [subjectNs: string, subjectId: string, relation: string, objectNs: string, objectId: string];
 
 /** The log of tenant $1 from horizon $2 on, but the transactions in $3, at most $4 rows; see LogRow. */
 const GRANT_LOG_SQL = `
-SELECT grantd_xid_horizon()::text, t.log_pruned_below::text, c.xid::text, c.grants
+SELECT grantd_xid_horizon()::text, t.log_pruned_below::text, c.xid::text, c.grants, c.agents
 FROM tenants t
 LEFT JOIN grant_changes c ON c.tenant_id = t.id AND c.xid >= $2::bigint AND NOT (c.xid = ANY($3::bigint[]))
 WHERE t.id = $1::uuid
@@ -292,6 +326,7 @@ LIMIT $4`;
 const HORIZON_SQL = 'SELECT grantd_xid_horizon()::text FROM tenants WHERE id = $1::uuid';
 /** The transactions at or above horizon $2 whose changes the load's snapshot sees. */
 const SEEN_SQL = 'SELECT DISTINCT xid::text FROM grant_changes WHERE tenant_id = $1::uuid AND xid >= $2::bigint';
+const TENANT_AGENTS_SQL = 'SELECT external_id, scope FROM agents WHERE tenant_id = $1::uuid AND scope IS NOT NULL';
 const DECLARE_GRANTS_SQL = `DECLARE grantd_load NO SCROLL CURSOR FOR
   SELECT subject_ns, subject_id, relation, object_ns, object_id FROM grants WHERE tenant_id = $1::uuid`;
 const LOAD_CHUNK = 5_000;

@@ -30,19 +30,23 @@ export class SqlGraphStore implements GraphStore {
 
   /** Answers the database gave; a write on another node shows within `maxAgeMs`. */
   private readonly answers: TenantCache<boolean>;
+  /** Scope masks the database gave (null: no such agent); a write on another node shows within `maxAgeMs`. */
+  private readonly agents: TenantCache<string[] | null>;
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly schemas: SchemaCache,
     /** Tenants' grants in memory, which answer checks when current; null to always ask the database. */
     private readonly memory: MemoryGraphs | null = null,
-    { maxAgeMs = 500, maxCachedAnswers = 200_000 } = {},
+    { maxAgeMs = 500, maxCachedAnswers = 200_000, maxCachedAgents = 20_000 } = {},
   ) {
     this.answers = new TenantCache({ maxAgeMs, maxEntries: maxCachedAnswers });
+    this.agents = new TenantCache({ maxAgeMs, maxEntries: maxCachedAgents });
   }
 
   invalidate(tenantId: string): void {
     this.answers.invalidate(tenantId);
+    this.agents.invalidate(tenantId);
     this.memory?.invalidate(tenantId);
   }
 
@@ -54,12 +58,31 @@ export class SqlGraphStore implements GraphStore {
     return this.schemas.get(tenantId, options?.fresh ?? false);
   }
 
+  /** From memory when the tenant is held there and current, else cached answers and the database. */
   async agentScopes(tenantId: string, externalIds: readonly string[]): Promise<Map<string, string[]>> {
-    const scopes = await this.agentBatches.load(tenantId, externalIds);
     const found = new Map<string, string[]>();
-    externalIds.forEach((id, i) => {
-      if (scopes[i]) found.set(id, scopes[i]);
-    });
+    const held = await this.memory?.current(tenantId);
+    if (held) {
+      for (const id of externalIds) {
+        const scope = held.agents.get(id);
+        if (scope) found.set(id, scope);
+      }
+      return found;
+    }
+    const missing: string[] = [];
+    for (const id of new Set(externalIds)) {
+      const cached = this.agents.get(tenantId, id);
+      if (cached === undefined) missing.push(id);
+      else if (cached !== null) found.set(id, cached);
+    }
+    if (missing.length > 0) {
+      const generation = this.agents.generation(tenantId);
+      const scopes = await this.agentBatches.load(tenantId, missing);
+      missing.forEach((id, i) => {
+        this.agents.set(tenantId, id, scopes[i]!, generation);
+        if (scopes[i]) found.set(id, scopes[i]);
+      });
+    }
     return found;
   }
 
@@ -75,8 +98,8 @@ export class SqlGraphStore implements GraphStore {
 
   /** From memory when the tenant's grants are held there and current (no cache needed), else cached answers and the database. */
   async evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<boolean[]> {
-    const index = await this.memory?.current(tenantId);
-    if (index) return queries.map((query) => index.check(schema, query));
+    const held = await this.memory?.current(tenantId);
+    if (held) return queries.map((query) => held.index.check(schema, query));
     const generation = this.answers.generation(tenantId);
     const allowed: boolean[] = new Array(queries.length);
     const missing: number[] = [];

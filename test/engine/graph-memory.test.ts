@@ -17,12 +17,15 @@ import { DOCUMENT_RELATIONS, tenantGraph } from './fixtures.ts';
  */
 const writer = useServices({ graphMemory: 0 });
 
-/** Every check of `subject` against the documents, answered without cached answers. */
-const answers = (services: AppDeps, tenantId: string, subject: string, ids: string[]) =>
+/** Every check of `subject` as a viewer of the documents, answered without cached answers. */
+const answers = (services: AppDeps, tenantId: string, subject: string, ids: string[]) => answersAs(services, tenantId, subject, 'viewer', ids);
+
+/** Every check of `subject` holding `relation` on the documents, answered without cached answers. */
+const answersAs = (services: AppDeps, tenantId: string, subject: string, relation: string, ids: string[]) =>
   new AuthorizationEngine(services.engine.store)
     .checkBulk(
       tenantId,
-      ids.map((id) => ({ subject, relation: 'viewer', object: `document:${id}` })),
+      ids.map((id) => ({ subject, relation, object: `document:${id}` })),
     )
     .then((results) => results.map((r) => r.allowed));
 
@@ -146,6 +149,42 @@ describe('grants in memory on another node', () => {
   });
 });
 
+describe('agents in memory on another node', () => {
+  const follower = useServices();
+
+  it('follow agents created, killed, created again and changed by hand there, within a second', async () => {
+    const g = await documentsTenant(writer);
+    await g.agent('bot', ['document:viewer']);
+    await g.grant(['agent:bot', 'owner', 'document:d1']);
+    expect(await follower.graphs.load(g.tenantId)).toBe(true);
+    expect(follower.graphs.size).toBe(2); // a grant and an agent
+    const held = await follower.graphs.current(g.tenantId);
+    expect(held?.agents).toEqual(new Map([['bot', ['document:viewer']]]));
+
+    const within = async (relation: string, expected: boolean[]) => {
+      const started = Date.now();
+      const ask = () => answersAs(follower, g.tenantId, 'agent:bot', relation, ['d1', 'd2']);
+      while ((await ask()).join() !== expected.join()) {
+        expect(Date.now() - started).toBeLessThan(1_000);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    await within('viewer', [true, false]);
+    await within('owner', [false, false]); // beyond its scope
+
+    expect(await g.kill('bot')).toBe(1);
+    await g.agent('bot', ['document:*']); // registered again, wider, but its grants died with it
+    await within('viewer', [false, false]);
+    await g.grant(['agent:bot', 'owner', 'document:d2']);
+    await within('owner', [false, true]);
+
+    await writer.db.agent.update({ where: { tenantId_externalId: { tenantId: g.tenantId, externalId: 'bot' } }, data: { scope: [] } });
+    await within('owner', [false, false]);
+    expect(follower.graphs.holds(g.tenantId)).toBe(true);
+    expect(follower.graphs.size).toBe(2);
+  });
+});
+
 describe('grants in memory whose log was pruned', () => {
   const follower = useServices();
 
@@ -202,6 +241,24 @@ describe('the grant log', () => {
     expect(tenant.logCheckpointXid).toBeGreaterThan(0n);
     expect(Date.now() - tenant.logCheckpointAt.getTime()).toBeLessThan(60_000);
     await expect(writer.db.$executeRaw`UPDATE grants SET subject_id = 'eve' WHERE tenant_id = ${g.tenantId}::uuid`).rejects.toThrow();
+  });
+
+  it('names the agents each statement created, deleted or updated', async () => {
+    const g = await documentsTenant(writer);
+    await g.agent('bot', ['*:*']);
+    await g.grant(['agent:bot', 'owner', 'document:d1']);
+    await writer.db.agent.updateMany({ where: { tenantId: g.tenantId }, data: { scope: [] } });
+    // Refused, so nothing is logged: renamed, the agent would escape the log under its old name.
+    await expect(writer.db.$executeRaw`UPDATE agents SET external_id = 'eve' WHERE tenant_id = ${g.tenantId}::uuid`).rejects.toThrow();
+    await g.kill('bot');
+    const logged = await writer.db.grantChange.findMany({ where: { tenantId: g.tenantId }, orderBy: [{ xid: 'asc' }, { id: 'asc' }] });
+    expect(logged.map((c) => [c.added, c.agents, c.grants])).toEqual([
+      [true, ['bot'], null],
+      [true, [], [['agent', 'bot', 'owner', 'document', 'd1']]],
+      [true, ['bot'], null],
+      [false, ['bot'], null],
+      [false, [], [['agent', 'bot', 'owner', 'document', 'd1']]],
+    ]);
   });
 });
 
