@@ -12,12 +12,17 @@ export interface IndexedGrant {
   object: Ref;
 }
 
-/** Holders of one (object, relation), as nodes: an array while few (cheaper to keep), a set once many. */
-type Holders = number[] | Set<number>;
-const SET_FROM = 16;
+/** The nodes on the other side of one (node, relation): an array while few (cheaper to keep), a set once many. */
+type Nodes = number[] | Set<number>;
+/**
+ * When an array of nodes becomes a set. A check asks the object side whether a node is there, so
+ * it turns early; the subject side is only ever searched to remove a grant, so it stays an array
+ * (about a fifth of a set's memory) far longer.
+ */
+const SET_FROM = { holders: 16, objects: 1024 } as const;
 
-/** The grants on one object: each relation's number followed by its holders. */
-type ObjectGrants = Array<number | Holders>;
+/** One node's grants on one side: each relation's number followed by the nodes on the other side. */
+type Grants = Array<number | Nodes>;
 
 /** An arrow in the index's numbers: holders of `target` on an X with a grant (X, `via`, o) hold the relation on o. */
 interface Arrow {
@@ -25,17 +30,27 @@ interface Arrow {
   target: number;
 }
 
-/** A compiled schema's tables in the index's numbers, by namespace and then relation. */
+/** A compiled schema's tables in the index's numbers. */
 interface SchemaTables {
+  /** By namespace and relation R: the relations whose holders hold R (a check walks these backwards). */
   implied: Map<number, Map<number, number[]>>;
+  /** By namespace and relation: the arrows that confer it. */
   arrows: Map<number, Map<number, Arrow[]>>;
+  /** By namespace and relation R: the relations that holding R confers (a listing walks these forwards). */
+  conferred: Map<number, Map<number, number[]>>;
+  /**
+   * By `via`, then by the relation held on the object X at the arrow's far end, then by the
+   * namespace of o: the relations conferred on o by a grant (X, via, o).
+   */
+  arrowsOut: Map<number, Map<number, Map<number, number[]>>>;
 }
 
 /**
- * One tenant's grants in memory, indexed the way a check walks them: from an object to its
- * relations and their holders, and from a subject to the objects it is a direct member of.
- * `check` answers exactly what the store's check statement answers (CHECK_SQL), without a round
- * trip.
+ * One tenant's grants in memory, indexed both ways: from an object to its relations and their
+ * holders (a check walks backwards from the object) and from a subject to its relations and their
+ * objects (a listing walks forwards from the subject; its groups are its `member` objects).
+ * `check` answers exactly what the store's check statement answers (CHECK_SQL), and `reachable`
+ * what its listing walk answers (REACHABLE_SQL), without a round trip.
  *
  * Every subject and object is a node, a small integer, and relations and namespaces are numbered
  * too: a check looks its two refs up once (by namespace, then id: no key is built) and then
@@ -47,17 +62,17 @@ export class GrantIndex {
   private readonly nodesByNs: Array<Map<string, number>> = [];
   private readonly namespaceNumbers = new Map<string, number>();
   private readonly relationNumbers = new Map<string, number>();
-  /** Per node: its namespace's number, the grants on it, the objects it is a member of, and how many grants name it. */
+  /** Per node: its namespace's number, the grants on it, the grants it holds, and how many grants name it. */
   private readonly nodeNs: number[] = [];
   private readonly nodeId: Array<string | undefined> = [];
-  private readonly grantsOn: Array<ObjectGrants | undefined> = [];
-  private readonly groupsOf: Array<number[] | undefined> = [];
+  private readonly grantsOn: Array<Grants | undefined> = [];
+  private readonly grantsBy: Array<Grants | undefined> = [];
   private readonly references: number[] = [];
   private readonly freeNodes: number[] = [];
   private readonly member = this.relationNumber(MEMBER_RELATION);
   private readonly tables = new WeakMap<CompiledSchema, SchemaTables>();
   /** The walk of the check under way, reused: a check runs start to end in one go. */
-  private readonly walk = new Walk();
+  private readonly walk = new Walk(1);
   /** Grants held. */
   size = 0;
 
@@ -66,23 +81,8 @@ export class GrantIndex {
     const subject = this.nodeFor(grant.subject);
     const object = this.nodeFor(grant.object);
     const relation = this.relationNumber(grant.relation);
-    let grants = this.grantsOn[object];
-    if (grants === undefined) this.grantsOn[object] = grants = [];
-    const holders = holdersIn(grants, relation);
-    if (holders === undefined) grants.push(relation, [subject]);
-    else if (Array.isArray(holders)) {
-      if (holders.includes(subject)) return false;
-      if (holders.length + 1 < SET_FROM) holders.push(subject);
-      else grants[grants.indexOf(holders)] = new Set([...holders, subject]);
-    } else {
-      if (holders.has(subject)) return false;
-      holders.add(subject);
-    }
-    if (relation === this.member) {
-      const groups = this.groupsOf[subject];
-      if (groups) groups.push(object);
-      else this.groupsOf[subject] = [object];
-    }
+    if (!insert(this.grantsOn, object, relation, subject, SET_FROM.holders)) return false;
+    insert(this.grantsBy, subject, relation, object, SET_FROM.objects);
     this.references[subject]!++;
     this.references[object]!++;
     this.size++;
@@ -95,18 +95,8 @@ export class GrantIndex {
     const object = this.nodeOf(grant.object);
     const relation = this.relationNumbers.get(grant.relation);
     if (subject === undefined || object === undefined || relation === undefined) return false;
-    const grants = this.grantsOn[object];
-    const holders = grants && holdersIn(grants, relation);
-    if (grants === undefined || holders === undefined || !without(holders, subject)) return false;
-    if ((Array.isArray(holders) ? holders.length : holders.size) === 0) {
-      grants.splice(grants.indexOf(holders) - 1, 2);
-      if (grants.length === 0) this.grantsOn[object] = undefined;
-    }
-    if (relation === this.member) {
-      const groups = this.groupsOf[subject]!;
-      without(groups, object);
-      if (groups.length === 0) this.groupsOf[subject] = undefined;
-    }
+    if (!extract(this.grantsOn, object, relation, subject)) return false;
+    extract(this.grantsBy, subject, relation, object);
     this.release(subject);
     this.release(object);
     this.size--;
@@ -135,15 +125,15 @@ export class GrantIndex {
     const start = this.nodeOf(query.object);
     const relation = this.relationNumbers.get(query.relation);
     if (self === undefined || start === undefined || relation === undefined) return false;
-    const groups = this.groupsOf[self];
+    const groups = this.grantsBy[self] && nodesIn(this.grantsBy[self], this.member);
     const walk = this.walk;
-    walk.clear();
+    walk.clear(this.relationNumbers.size);
     for (const implied of this.implied(tables, start, relation)) walk.visit(start, implied);
     for (let depth = 0, from = 0; from < walk.objects.length; depth++) {
       const to = walk.objects.length;
       for (let i = from; i < to; i++) {
         const grants = this.grantsOn[walk.objects[i]!];
-        const holders = grants && holdersIn(grants, walk.relations[i]!);
+        const holders = grants && nodesIn(grants, walk.relations[i]!);
         if (holders !== undefined && holdsAny(holders, self, groups)) return true;
       }
       if (depth === MAX_ARROW_DEPTH) break;
@@ -153,7 +143,7 @@ export class GrantIndex {
         const grants = this.grantsOn[object];
         if (arrows === undefined || grants === undefined) continue;
         for (const arrow of arrows) {
-          const related = holdersIn(grants, arrow.via);
+          const related = nodesIn(grants, arrow.via);
           if (related === undefined) continue;
           for (const next of related) {
             for (const implied of this.implied(tables, next, arrow.target)) walk.visit(next, implied);
@@ -165,6 +155,64 @@ export class GrantIndex {
     return false;
   }
 
+  /**
+   * Ids of `namespace` objects on which the subject, or an object it is a direct member of, holds
+   * `relation`: ascending (ids are ASCII, so string order is byte order), after `after`, at most
+   * `limit`. Walks forwards from those subjects breadth-first, each (object, relation) once: the
+   * relations each grant confers, then arrows out of what is held, at most MAX_ARROW_DEPTH deep.
+   * Null when the walk would visit more than `budget` pairs (the caller pages some other way).
+   */
+  reachable(
+    schema: CompiledSchema,
+    query: { subject: Ref; namespace: string; relation: string; after: string | null; limit: number; budget: number },
+  ): string[] | null {
+    const tables = this.tablesOf(schema);
+    const self = this.nodeOf(query.subject);
+    const namespace = this.namespaceNumbers.get(query.namespace);
+    const relation = this.relationNumbers.get(query.relation);
+    if (self === undefined || namespace === undefined || relation === undefined) return [];
+    const walk = new Walk(this.relationNumbers.size);
+    const groups = this.grantsBy[self] && nodesIn(this.grantsBy[self], this.member);
+    for (const holder of groups ? [self, ...groups] : [self]) {
+      const held = this.grantsBy[holder];
+      for (let i = 0; held !== undefined && i < held.length; i += 2) {
+        for (const object of held[i + 1] as Nodes) {
+          for (const conferred of this.conferred(tables, object, held[i] as number)) walk.visit(object, conferred);
+        }
+      }
+      if (walk.objects.length > query.budget) return null;
+    }
+    for (let depth = 0, from = 0; depth < MAX_ARROW_DEPTH && from < walk.objects.length; depth++) {
+      const to = walk.objects.length;
+      for (let i = from; i < to; i++) {
+        const out = this.grantsBy[walk.objects[i]!];
+        for (let j = 0; out !== undefined && j < out.length; j += 2) {
+          const byNamespace = tables.arrowsOut.get(out[j] as number)?.get(walk.relations[i]!);
+          if (byNamespace === undefined) continue;
+          for (const object of out[j + 1] as Nodes) {
+            const conferred = byNamespace.get(this.nodeNs[object]!);
+            if (conferred !== undefined) for (const next of conferred) walk.visit(object, next);
+          }
+        }
+        if (walk.objects.length > query.budget) return null;
+      }
+      from = to;
+    }
+    const ids: string[] = [];
+    for (let i = 0; i < walk.objects.length; i++) {
+      const object = walk.objects[i]!;
+      if (walk.relations[i] !== relation || this.nodeNs[object] !== namespace) continue;
+      const id = this.nodeId[object]!;
+      if (query.after === null || id > query.after) ids.push(id);
+    }
+    return smallest(ids, query.limit);
+  }
+
+  /** Relations that holding `relation` on `node` confers: `relation` itself in an open namespace. */
+  private conferred(tables: SchemaTables, node: number, relation: number): readonly number[] {
+    return tables.conferred.get(this.nodeNs[node]!)?.get(relation) ?? [relation];
+  }
+
   /** Relations whose holders hold `relation` on `node`: `relation` itself in an open namespace. */
   private implied(tables: SchemaTables, node: number, relation: number): readonly number[] {
     return tables.implied.get(this.nodeNs[node]!)?.get(relation) ?? [relation];
@@ -174,13 +222,22 @@ export class GrantIndex {
   private tablesOf(schema: CompiledSchema): SchemaTables {
     let tables = this.tables.get(schema);
     if (tables === undefined) {
-      tables = { implied: new Map(), arrows: new Map() };
+      tables = { implied: new Map(), arrows: new Map(), conferred: new Map(), arrowsOut: new Map() };
       for (const row of schema.closure) {
-        append(tables.implied, this.namespaceNumber(row.ns), this.relationNumber(row.rel), this.relationNumber(row.implied));
+        const [ns, rel, implied] = [this.namespaceNumber(row.ns), this.relationNumber(row.rel), this.relationNumber(row.implied)];
+        append(tables.implied, ns, rel, implied);
+        append(tables.conferred, ns, implied, rel);
       }
       for (const row of schema.arrows) {
-        const arrow = { via: this.relationNumber(row.via), target: this.relationNumber(row.target) };
-        append(tables.arrows, this.namespaceNumber(row.ns), this.relationNumber(row.rel), arrow);
+        const [ns, rel, via, target] = [this.namespaceNumber(row.ns), this.relationNumber(row.rel), this.relationNumber(row.via), this.relationNumber(row.target)];
+        append(tables.arrows, ns, rel, { via, target });
+        let byTarget = tables.arrowsOut.get(via);
+        if (!byTarget) tables.arrowsOut.set(via, (byTarget = new Map()));
+        let byNamespace = byTarget.get(target);
+        if (!byNamespace) byTarget.set(target, (byNamespace = new Map()));
+        // An arrow's relation is declared, so the closure confers it on itself too.
+        const conferred = new Set([...(byNamespace.get(ns) ?? []), ...(tables.conferred.get(ns)?.get(rel) ?? [rel])]);
+        byNamespace.set(ns, [...conferred]);
       }
       this.tables.set(schema, tables);
     }
@@ -229,12 +286,41 @@ export class GrantIndex {
   }
 }
 
-function holdersIn(grants: ObjectGrants, relation: number): Holders | undefined {
-  for (let i = 0; i < grants.length; i += 2) if (grants[i] === relation) return grants[i + 1] as Holders;
+function nodesIn(grants: Grants, relation: number): Nodes | undefined {
+  for (let i = 0; i < grants.length; i += 2) if (grants[i] === relation) return grants[i + 1] as Nodes;
   return undefined;
 }
 
-function holdsAny(holders: Holders, self: number, groups: readonly number[] | undefined): boolean {
+/** Adds `other` to `node`'s nodes under `relation` on one side; false when it was there. */
+function insert(side: Array<Grants | undefined>, node: number, relation: number, other: number, setFrom: number): boolean {
+  let grants = side[node];
+  if (grants === undefined) side[node] = grants = [];
+  const nodes = nodesIn(grants, relation);
+  if (nodes === undefined) grants.push(relation, [other]);
+  else if (Array.isArray(nodes)) {
+    if (nodes.includes(other)) return false;
+    if (nodes.length + 1 < setFrom) nodes.push(other);
+    else grants[grants.indexOf(nodes)] = new Set([...nodes, other]);
+  } else {
+    if (nodes.has(other)) return false;
+    nodes.add(other);
+  }
+  return true;
+}
+
+/** Removes `other` from `node`'s nodes under `relation` on one side; false when it was not there. */
+function extract(side: Array<Grants | undefined>, node: number, relation: number, other: number): boolean {
+  const grants = side[node];
+  const nodes = grants && nodesIn(grants, relation);
+  if (grants === undefined || nodes === undefined || !without(nodes, other)) return false;
+  if ((Array.isArray(nodes) ? nodes.length : nodes.size) === 0) {
+    grants.splice(grants.indexOf(nodes) - 1, 2);
+    if (grants.length === 0) side[node] = undefined;
+  }
+  return true;
+}
+
+function holdsAny(holders: Nodes, self: number, groups: Nodes | undefined): boolean {
   if (Array.isArray(holders)) {
     if (holders.includes(self)) return true;
     if (groups !== undefined) for (const group of groups) if (holders.includes(group)) return true;
@@ -246,27 +332,31 @@ function holdsAny(holders: Holders, self: number, groups: readonly number[] | un
 }
 
 /**
- * The (object, relation) targets of a check, in the order visited, each once. Most walks visit a
+ * The (object, relation) pairs of a walk, in the order visited, each once. Most checks visit a
  * handful, found faster by scanning than by hashing; a long walk switches to a set.
  */
 class Walk {
   readonly objects: number[] = [];
   readonly relations: number[] = [];
-  private seen: Set<string> | null = null;
+  private seen: Set<number> | null = null;
 
-  clear(): void {
+  /** `width`: more than the highest relation number, so that a pair's key is `object * width + relation`. */
+  constructor(private width: number) {}
+
+  clear(width: number): void {
     this.objects.length = 0;
     this.relations.length = 0;
     this.seen = null;
+    this.width = width;
   }
 
   visit(object: number, relation: number): void {
     if (this.seen === null) {
       for (let i = 0; i < this.objects.length; i++) if (this.objects[i] === object && this.relations[i] === relation) return;
-      if (this.objects.length === SCAN_VISITS) this.seen = new Set(this.objects.map((o, i) => `${o} ${this.relations[i]}`));
+      if (this.objects.length === SCAN_VISITS) this.seen = new Set(this.objects.map((o, i) => o * this.width + this.relations[i]!));
     }
     if (this.seen !== null) {
-      const key = `${object} ${relation}`;
+      const key = object * this.width + relation;
       if (this.seen.has(key)) return;
       this.seen.add(key);
     }
@@ -275,6 +365,35 @@ class Walk {
   }
 }
 const SCAN_VISITS = 32;
+
+/**
+ * The `limit` smallest of `ids`, ascending. A listing page takes 100 of maybe a million: a bounded
+ * max-heap keeps the page so far, and most ids are turned away by one comparison with its top.
+ */
+function smallest(ids: string[], limit: number): string[] {
+  if (ids.length <= 2 * limit) return ids.sort().slice(0, limit);
+  const heap: string[] = [];
+  for (const id of ids) {
+    if (heap.length < limit) {
+      heap.push(id);
+      for (let i = heap.length - 1, parent = (i - 1) >> 1; i > 0 && heap[parent]! < heap[i]!; i = parent, parent = (i - 1) >> 1) {
+        [heap[parent], heap[i]] = [heap[i]!, heap[parent]!];
+      }
+    } else if (id < heap[0]!) {
+      heap[0] = id;
+      for (let i = 0; ; ) {
+        const [left, right] = [2 * i + 1, 2 * i + 2];
+        let largest = i;
+        if (left < limit && heap[left]! > heap[largest]!) largest = left;
+        if (right < limit && heap[right]! > heap[largest]!) largest = right;
+        if (largest === i) break;
+        [heap[largest], heap[i]] = [heap[i]!, heap[largest]!];
+        i = largest;
+      }
+    }
+  }
+  return heap.sort();
+}
 
 function append<V>(map: Map<number, Map<number, V[]>>, ns: number, relation: number, value: V): void {
   let byRelation = map.get(ns);

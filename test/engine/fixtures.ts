@@ -13,11 +13,11 @@ export async function tenantGraph(services: AppDeps) {
   const { db, engine, schemas } = services;
   // The ways a subject that reaches a lot is listed: candidates checked in order, page after page
   // (reaching densely), or a first batch of candidates and then a walk after all (reaching sparsely).
-  const listers = {
-    walk: engine,
-    scan: new AuthorizationEngine(engine.store, { listingBudget: 0, maxListingBudget: 0 }),
-    sample: new AuthorizationEngine(engine.store, { listingBudget: 0 }),
-  };
+  const listersOver = (store: AuthorizationEngine['store']) => ({
+    walk: new AuthorizationEngine(store),
+    scan: new AuthorizationEngine(store, { listingBudget: 0, maxListingBudget: 0 }),
+    sample: new AuthorizationEngine(store, { listingBudget: 0 }),
+  });
   const triples = (list: Array<[string, string, string]>) => list.map(([subject, relation, object]) => ({ subject, relation, object }));
   return {
     tenantId,
@@ -45,9 +45,15 @@ export async function tenantGraph(services: AppDeps) {
     },
     check: (subject: string, relation: string, object: string) => engine.check(tenantId, { subject, relation, object }),
     bulk: (list: Array<[string, string, string]>) => engine.checkBulk(tenantId, triples(list)),
-    /** Every id the subject reaches, walking all pages of the given size, the given way. */
-    async listAll(subject: string, namespace: string, relation: string, pageSize = 1000, { via = 'walk' as keyof typeof listers } = {}) {
-      const lister = listers[via];
+    /** Every id the subject reaches, walking all pages of the given size, the given way, on this services' store or another's. */
+    async listAll(
+      subject: string,
+      namespace: string,
+      relation: string,
+      pageSize = 1000,
+      { via = 'walk', on = services }: { via?: 'walk' | 'scan' | 'sample'; on?: AppDeps } = {},
+    ) {
+      const lister = listersOver(on.engine.store)[via];
       const ids: string[] = [];
       let after: string | null = null;
       for (;;) {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AuthorizationEngine, parseTriples } from '../../src/engine/engine.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import type { AppDeps } from '../../src/http/context.ts';
@@ -47,8 +47,8 @@ describe('grants in memory', () => {
     expect(holder.engine.store.pairsPerCheck(g.tenantId)).toBe(6);
     expect(await holder.graphs.load(g.tenantId)).toBe(true);
     expect(holder.graphs.size).toBe(3);
-    // Listings weigh a check in memory as about one walked pair, against six in the database.
-    expect(holder.engine.store.pairsPerCheck(g.tenantId)).toBe(1);
+    // Listings weigh a check as about six walked pairs in the database, and twenty in memory.
+    expect(holder.engine.store.pairsPerCheck(g.tenantId)).toBe(20);
 
     const triple = (s: string, r: string, o: string) => ({ subject: parseRef(s, 'subject'), relation: r, object: parseRef(o, 'object') });
     await createGrant(holder.db, g.tenantId, triple('user:ann', 'editor', 'document:d3'));
@@ -329,6 +329,34 @@ describe('grants in memory beside a writing transaction left open', () => {
       expect(graphs.size).toBe(4);
     } finally {
       await open.end();
+      await graphs.close();
+      await close();
+    }
+  });
+});
+
+describe('listings of a tenant whose grants are held in memory', () => {
+  it('walk the grants in memory, and the database only for a tenant not held', async () => {
+    const { pool, close } = connect(databaseUrl(), 2);
+    const graphs = new MemoryGraphs(pool, { maxGrants: 1_000, maxAgeMs: 500 }, pino({ level: 'silent' }));
+    const engine = new AuthorizationEngine(new SqlGraphStore(pool, writer.schemas, graphs));
+    const statements = vi.spyOn(pool, 'query');
+    const walksInDatabase = () => statements.mock.calls.filter(([query]) => (query as { name?: string }).name === 'grantd_reachable').length;
+    try {
+      const g = await documentsTenant(writer);
+      await g.grant(['user:ann', 'owner', 'document:d1'], ['user:ann', 'member', 'group:eng'], ['group:eng', 'viewer', 'document:d2']);
+      const list = () => engine.listObjects(g.tenantId, { subject: 'user:ann', namespace: 'document', relation: 'viewer', after: null, limit: 10 });
+      expect(await list()).toEqual({ ids: ['d1', 'd2'], more: false });
+      expect(walksInDatabase()).toBe(1);
+
+      expect(await graphs.load(g.tenantId)).toBe(true);
+      expect(await list()).toEqual({ ids: ['d1', 'd2'], more: false });
+      await g.revoke(['user:ann', 'member', 'group:eng']);
+      engine.invalidate(g.tenantId);
+      expect(await list()).toEqual({ ids: ['d1'], more: false });
+      expect(walksInDatabase()).toBe(1);
+    } finally {
+      statements.mockRestore();
       await graphs.close();
       await close();
     }

@@ -9,7 +9,8 @@ import { tenantGraph } from './fixtures.ts';
  * Random small tenants, answered by the engine and by a reference evaluator written straight from
  * API.md's definition of check; they must agree on every check and every listing. Checks are
  * answered three ways: from the database, from grants held in memory since before the writes
- * (kept current from the grant log), and from grants loaded into memory after them.
+ * (kept current from the grant log), and from grants loaded into memory after them; listings
+ * walk the grants in memory and in the database.
  */
 const services = useServices();
 const databaseOnly = useServices({ graphMemory: 0 });
@@ -150,6 +151,9 @@ describe('engine against the reference evaluator', () => {
               expect(await g.listAll(subject, ns, rel, 2)).toEqual(want);
               expect(await g.listAll(subject, ns, rel, 2, { via: 'scan' })).toEqual(want);
               expect(await g.listAll(subject, ns, rel, 2, { via: 'sample' })).toEqual(want);
+              // The same walks in the database (the services above walk the grants in memory).
+              expect(await g.listAll(subject, ns, rel, 2, { on: databaseOnly })).toEqual(want);
+              expect(await g.listAll(subject, ns, rel, 2, { via: 'sample', on: databaseOnly })).toEqual(want);
             }
           }
         }
