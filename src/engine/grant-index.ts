@@ -16,8 +16,8 @@ export interface IndexedGrant {
 type Nodes = number[] | Set<number>;
 /**
  * When an array of nodes becomes a set. A check asks the object side whether a node is there, so
- * it turns early; the subject side is only ever searched to remove a grant, so it stays an array
- * (about a fifth of a set's memory) far longer.
+ * it turns early; the subject side is searched only to remove a grant (the object side has already
+ * told whether a grant is new), so it stays an array, about a fifth of a set's memory, far longer.
  */
 const SET_FROM = { holders: 16, objects: 1024 } as const;
 
@@ -82,7 +82,7 @@ export class GrantIndex {
     const object = this.nodeFor(grant.object);
     const relation = this.relationNumber(grant.relation);
     if (!insert(this.grantsOn, object, relation, subject, SET_FROM.holders)) return false;
-    insert(this.grantsBy, subject, relation, object, SET_FROM.objects);
+    insert(this.grantsBy, subject, relation, object, SET_FROM.objects, { isNew: true });
     this.references[subject]!++;
     this.references[object]!++;
     this.size++;
@@ -125,7 +125,7 @@ export class GrantIndex {
     const start = this.nodeOf(query.object);
     const relation = this.relationNumbers.get(query.relation);
     if (self === undefined || start === undefined || relation === undefined) return false;
-    const groups = this.grantsBy[self] && nodesIn(this.grantsBy[self], this.member);
+    const groups = this.groupsOf(self);
     const walk = this.walk;
     walk.clear(this.relationNumbers.size);
     for (const implied of this.implied(tables, start, relation)) walk.visit(start, implied);
@@ -172,7 +172,7 @@ export class GrantIndex {
     const relation = this.relationNumbers.get(query.relation);
     if (self === undefined || namespace === undefined || relation === undefined) return [];
     const walk = new Walk(this.relationNumbers.size);
-    const groups = this.grantsBy[self] && nodesIn(this.grantsBy[self], this.member);
+    const groups = this.groupsOf(self);
     for (const holder of groups ? [self, ...groups] : [self]) {
       const held = this.grantsBy[holder];
       for (let i = 0; held !== undefined && i < held.length; i += 2) {
@@ -206,6 +206,12 @@ export class GrantIndex {
       if (query.after === null || id > query.after) ids.push(id);
     }
     return smallest(ids, query.limit);
+  }
+
+  /** The objects the node is a direct member of. */
+  private groupsOf(node: number): Nodes | undefined {
+    const held = this.grantsBy[node];
+    return held && nodesIn(held, this.member);
   }
 
   /** Relations that holding `relation` on `node` confers: `relation` itself in an open namespace. */
@@ -291,14 +297,14 @@ function nodesIn(grants: Grants, relation: number): Nodes | undefined {
   return undefined;
 }
 
-/** Adds `other` to `node`'s nodes under `relation` on one side; false when it was there. */
-function insert(side: Array<Grants | undefined>, node: number, relation: number, other: number, setFrom: number): boolean {
+/** Adds `other` to `node`'s nodes under `relation` on one side; false when it was there, which `isNew` says it is not. */
+function insert(side: Array<Grants | undefined>, node: number, relation: number, other: number, setFrom: number, { isNew = false } = {}): boolean {
   let grants = side[node];
   if (grants === undefined) side[node] = grants = [];
   const nodes = nodesIn(grants, relation);
   if (nodes === undefined) grants.push(relation, [other]);
   else if (Array.isArray(nodes)) {
-    if (nodes.includes(other)) return false;
+    if (!isNew && nodes.includes(other)) return false;
     if (nodes.length + 1 < setFrom) nodes.push(other);
     else grants[grants.indexOf(nodes)] = new Set([...nodes, other]);
   } else {
