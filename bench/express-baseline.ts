@@ -1,6 +1,7 @@
 /**
  * The ceiling of grantd's HTTP layer: a bare Express 5 app (the project's express dependency) that
- * parses POST /v1/check's JSON body and answers a constant {"allowed": true}. Run as a child process
+ * parses POST /v1/check's JSON body and answers a constant {"allowed": true} (and POST
+ * /v1/check/bulk's, with one such result per check). Run as a child process
  * by bench/servers.ts, like grantd, so that it does not share the load generator's event loop.
  */
 import express from 'express';
@@ -14,5 +15,8 @@ app.get('/healthz', (_req, res) => {
 });
 app.post('/v1/check', (_req, res) => {
   res.json({ allowed: true });
+});
+app.post('/v1/check/bulk', (req, res) => {
+  res.json({ results: (req.body as { checks: unknown[] }).checks.map(() => ({ allowed: true })) });
 });
 app.listen(Number(process.env.PORT ?? 0), '127.0.0.1');

@@ -105,6 +105,8 @@ const rows = new Map<ScenarioName, Row>();
 let grantdVersion = 'unknown';
 const peers: Record<string, unknown> = {};
 let express: RunStats | null = null;
+/** The same bulks of 100 answered by bare Express (parsed, then one constant result per check). */
+let expressBulk: RunStats | null = null;
 let expressError: string | null = null;
 let cerbos: RunStats | null = null;
 let cerbosError: string | null = args['no-cerbos'] ? 'disabled by --no-cerbos' : null;
@@ -367,8 +369,22 @@ async function main(): Promise<void> {
     `offered 1,000/s open loop (one request due every millisecond, sent on any free connection without waiting for answers; generator in its own process); achieved ${fixed.rps.toFixed(0)}/s; the same load on bare Express: p50 ${fmt(floor.p50_ms)} p99 ${fmt(floor.p99_ms)} ms`,
   );
 
-  log('scenario check_bulk_100');
-  record('check_bulk_100', (await withGrantd(database.url, key, (api) => run('check_bulk_100', api, headersFor(api), { method: 'POST', paths: ['/v1/check/bulk'], bodies: bulkBodies, connections: 64 }))).median, 'rps = bulk requests/s of 100 checks each, 64 connections');
+  log('scenario check_bulk_100 (grantd, then express)');
+  const bulkSpec: LoadSpec = { method: 'POST', paths: ['/v1/check/bulk'], bodies: bulkBodies, connections: 64 };
+  record('check_bulk_100', (await withGrantd(database.url, key, (api) => run('check_bulk_100', api, headersFor(api), bulkSpec))).median, 'rps = bulk requests/s of 100 checks each, 64 connections');
+  try {
+    const ex = await startExpress();
+    try {
+      expressBulk = (await run('check_bulk_100 express', ex, { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, bulkSpec)).median;
+    } finally {
+      await ex.proc.stop();
+    }
+    peers.express_bulk = expressBulk;
+    const bulk = rows.get('check_bulk_100')!;
+    bulk.vs_express = expressBulk.rps > 0 ? (bulk.rps ?? 0) / expressBulk.rps : null;
+  } catch (error) {
+    log(`express bulk: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+  }
 
   const repeat = (poolSize: number, rps: number | null | undefined) => (rps ? `${(poolSize / rps).toFixed(1)} s` : '-');
   note(
@@ -427,6 +443,7 @@ function report(): void {
   out.push(line(['scenario', 'rps', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'vs_express', 'vs_cerbos']));
   for (const r of scenarios) out.push(line([r.name, r.rps === null ? '-' : fmt(r.rps, 1), fmt(r.p50_ms), fmt(r.p95_ms), fmt(r.p99_ms), r.rps === null ? '-' : String(r.errors), fmt(r.vs_express), fmt(r.vs_cerbos)]));
   out.push(express ? line(['(peer) express check', fmt(express.rps, 1), fmt(express.p50_ms), fmt(express.p95_ms), fmt(express.p99_ms), String(express.errors), '', '']) : `(peer) express: null (${expressError})`);
+  if (expressBulk) out.push(line(['(peer) express bulk', fmt(expressBulk.rps, 1), fmt(expressBulk.p50_ms), fmt(expressBulk.p95_ms), fmt(expressBulk.p99_ms), String(expressBulk.errors), '', '']));
   out.push(cerbos ? line(['(peer) cerbos check', fmt(cerbos.rps, 1), fmt(cerbos.p50_ms), fmt(cerbos.p95_ms), fmt(cerbos.p99_ms), String(cerbos.errors), '', '']) : `(peer) cerbos: null (${cerbosError})`);
   out.push(spice ? `(peer) spicedb (embedded, in-memory, in-process FFI): ${spice.relationships} relationships loaded in ${spice.load_s.toFixed(1)} s, ${spice.rss_mb} MB; ${spice.single_checks_per_s.toFixed(1)} checks/s single, ${spice.bulk_checks_per_s.toFixed(1)} checks/s in bulks of 100; ${listings.length} lookups in ${spice.listing_s.toFixed(1)} s` : `(peer) spicedb: null (${spiceError})`);
   for (const r of scenarios) if (r.note) out.push(`  ${r.name}: ${r.note}`);
