@@ -1,8 +1,8 @@
 /**
  * The ceiling of grantd's HTTP layer: a bare Express 5 app (the project's express dependency) that
  * parses POST /v1/check's JSON body and answers a constant {"allowed": true} (and POST
- * /v1/check/bulk's, with one such result per check). Run as a child process
- * by bench/servers.ts, like grantd, so that it does not share the load generator's event loop.
+ * /v1/check/bulk's, with one such result per check). Run as a child process by bench/servers.ts,
+ * like grantd, so that it does not share the load generator's event loop.
  */
 import express from 'express';
 

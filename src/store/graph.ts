@@ -11,8 +11,9 @@ import { AGENT_SCOPES_SQL, CHECK_SQL, OBJECT_IDS_SQL, REACHABLE_SQL } from './gr
 /**
  * The engine's store. Checks and listing walks of a tenant whose grants are held in memory
  * (graph-memory.ts) and current are answered there, without a round trip. Otherwise each check
- * batch, like each listing walk, is one SQL statement, a recursive query over the grants joined against the tenant's compiled
- * namespace tables (passed as JSON), and its answers are cached for `maxAgeMs`.
+ * batch, like each listing walk, is one SQL statement, a recursive query over the grants joined
+ * against the tenant's compiled namespace tables (passed as JSON), and check answers are cached
+ * for `maxAgeMs`.
  *
  * Those statements, and the agent scope lookup that runs beside every agent check, go to the pg
  * pool under Prisma's adapter directly, as named prepared statements: measured here, Prisma spends
