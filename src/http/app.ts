@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createExpressEndpoints, initServer } from '@ts-rest/express';
 import express, { type Express, type RequestHandler } from 'express';
-import helmet from 'helmet';
 import { contract } from '../../contract/index.ts';
 import { packageRoot } from '../package-root.ts';
 import type { AppDeps } from './context.ts';
@@ -11,6 +10,7 @@ import { authenticate } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/body.ts';
 import { errorHandler, notFound, validationProblem } from './middleware/errors.ts';
 import { requestLog } from './middleware/request-log.ts';
+import { apiSecurityHeaders } from './middleware/security-headers.ts';
 import { sendProblem } from './problem.ts';
 import { agentRoutes } from './routes/agents.ts';
 import { checkRoutes } from './routes/check.ts';
@@ -28,7 +28,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('query parser', 'simple');
   app.use(requestLog(deps.logger));
   app.use(deps.metrics.observe);
-  app.use(helmet());
+  app.use(apiSecurityHeaders);
 
   // The API first: a check, the hottest request, then matches without walking past the operator routes.
   const router = s.router(contract, {

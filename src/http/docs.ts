@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import express, { type Request, type Response, type Router } from 'express';
+import { documentSecurityHeaders } from './middleware/security-headers.ts';
 
 /** Swagger UI's prebuilt assets, from the swagger-ui-dist package: no CDN, works offline. */
 export const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -83,7 +84,7 @@ export function docsRouter(): Router {
     res.setHeader('Content-Security-Policy', DOCS_CSP);
     next();
   };
-  router.use('/docs', withPolicy);
+  router.use('/docs', documentSecurityHeaders, withPolicy);
   router.get(['/docs', '/docs/', '/docs/index.html'], (req: Request, res: Response) => {
     // "/docs" reaches the assets at docs/..., "/docs/" and "/docs/index.html" at ./...
     const inFolder = /\/docs\/(index\.html)?$/.test(req.originalUrl.split('?')[0]!);

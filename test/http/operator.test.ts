@@ -82,3 +82,35 @@ describe('token bucket', () => {
     expect(slow.take('k', 0)).toBe(4);
   });
 });
+
+describe('security headers', () => {
+  const { services, app } = useApp();
+
+  it('gives API answers, problems included, the headers of a REST API that must be neither rendered, framed nor cached', async () => {
+    const tenant = await newTenant(services);
+    const answers = [
+      await client(app, tenant.adminKey).post('/v1/check', { subject: 'user:a', relation: 'viewer', object: 'nodoc:1' }),
+      await supertest(app).post('/v1/check').send({}),
+      await supertest(app).get('/healthz'),
+    ];
+    for (const res of answers) {
+      expect(res.headers['content-security-policy']).toBe("default-src 'none';frame-ancestors 'none'");
+      expect(res.headers['x-frame-options']).toBe('DENY');
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.headers['strict-transport-security']).toMatch(/^max-age=\d+/);
+      expect(res.headers['cross-origin-resource-policy']).toBe('same-origin');
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.headers['x-dns-prefetch-control']).toBeUndefined();
+    }
+    expect(answers.map((res) => res.status)).toEqual([404, 401, 200]);
+  });
+
+  it("gives the reference pages helmet's document headers and their own policy", async () => {
+    const res = await supertest(app).get('/docs/');
+    expect(res.headers['cross-origin-opener-policy']).toBe('same-origin');
+    expect(res.headers['x-frame-options']).toBe('SAMEORIGIN');
+    expect(res.headers['referrer-policy']).toBe('no-referrer');
+    expect(res.headers['content-security-policy']).toMatch(/^default-src 'self'/);
+    expect(res.headers['cache-control']).toBe('no-cache');
+  });
+});
