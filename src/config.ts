@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 const optionalPositiveInt = (name: string) =>
@@ -29,6 +30,11 @@ const EnvSchema = z.object({
   GRANTD_DB_POOL_SIZE: optionalPositiveInt('GRANTD_DB_POOL_SIZE').default('10'),
   GRANTD_RATE_LIMIT: optionalPositiveInt('GRANTD_RATE_LIMIT'),
   GRANTD_GRAPH_MEMORY: nonNegativeInt('GRANTD_GRAPH_MEMORY').optional(),
+  GRANTD_WORKERS: z
+    .string()
+    .regex(/^(auto|[1-9][0-9]{0,2})$/, 'GRANTD_WORKERS must be auto or a number of processes from 1 to 999')
+    .transform((value) => (value === 'auto' ? availableParallelism() : Number(value)))
+    .default('1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

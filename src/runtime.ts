@@ -1,11 +1,13 @@
 import pino, { type Logger } from 'pino';
 import { KeyVerifier } from './auth/verifier.ts';
+import { forgetBefore, type Change } from './cluster/changes.ts';
+import type { PrimaryLink } from './cluster/worker.ts';
 import type { Config } from './config.ts';
 import { AuthorizationEngine } from './engine/engine.ts';
 import type { AppDeps } from './http/context.ts';
 import { connect } from './store/db.ts';
 import { Metrics } from './http/metrics.ts';
-import { RateLimiter } from './http/middleware/rate-limit.ts';
+import { RateLimiter, rateLimit } from './http/middleware/rate-limit.ts';
 import { startEmbedded } from './store/embedded.ts';
 import { SchemaCache, SqlGraphStore } from './store/graph.ts';
 import { MemoryGraphs } from './store/graph-memory.ts';
@@ -24,27 +26,36 @@ export async function openDatabase(config: Config, logger: Logger): Promise<{ ur
 /** Grants (and agents) a process holds in memory by default (GRANTD_GRAPH_MEMORY): about 600 MB of heap (measured: ~200 bytes a grant, indexed both ways). */
 const DEFAULT_GRAPH_MEMORY = 3_000_000;
 
-/** Everything the HTTP app needs, over one database. */
+/**
+ * Everything the HTTP app needs, over one database. A cluster worker passes its link to the
+ * primary, through which its writes reach the other workers' caches and the node's token buckets
+ * and metrics are shared.
+ */
 export function createServices(
   url: string,
-  options: { poolSize: number; rateLimit?: number | undefined; graphMemory?: number | undefined },
+  options: { poolSize: number; rateLimit?: number | undefined; graphMemory?: number | undefined; primary?: PrimaryLink | undefined },
   logger: Logger,
 ): AppDeps {
   const { db, pool, close } = connect(url, options.poolSize, (error) => logger.warn({ err: { message: error.message } }, 'database connection lost'));
+  const { primary, rateLimit: perSecond } = options;
   const schemas = new SchemaCache(db);
   const graphs = new MemoryGraphs(pool, { maxGrants: options.graphMemory ?? DEFAULT_GRAPH_MEMORY, maxAgeMs: 500 }, logger);
+  const caches = { schemas, engine: new AuthorizationEngine(new SqlGraphStore(pool, schemas, graphs)), keys: new KeyVerifier(db) };
+  const buckets = perSecond && !primary ? new RateLimiter(perSecond) : null;
   return {
     db,
     close: async () => {
       await graphs.close();
       await close();
     },
-    metrics: new Metrics(pool, graphs),
-    rateLimiter: options.rateLimit ? new RateLimiter(options.rateLimit) : null,
-    schemas,
+    metrics: new Metrics(pool, graphs, primary ? () => primary.metrics() : undefined),
+    rateLimit: perSecond ? rateLimit(perSecond, buckets ? (keyId) => buckets.take(keyId) : (keyId) => primary!.takeToken(keyId)) : null,
+    ...caches,
     graphs,
-    engine: new AuthorizationEngine(new SqlGraphStore(pool, schemas, graphs)),
-    keys: new KeyVerifier(db),
+    announce: async (change: Change) => {
+      forgetBefore(caches, change);
+      await primary?.announce(change);
+    },
     logger,
     ready: async () => {
       await db.$queryRaw`SELECT 1`;

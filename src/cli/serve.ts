@@ -1,29 +1,98 @@
+import cluster from 'node:cluster';
 import type { Server } from 'node:http';
+import type { Logger } from 'pino';
+import { forgetBefore } from '../cluster/changes.ts';
+import { Primary } from '../cluster/primary.ts';
+import { PrimaryLink, shareMetrics } from '../cluster/worker.ts';
 import type { Config } from '../config.ts';
 import { createApp } from '../http/app.ts';
 import { problemBody } from '../http/problem.ts';
 import { createLogger, createServices, openDatabase } from '../runtime.ts';
+import { connect } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { countTenants, createTenant, type CreatedTenant } from '../store/tenants.ts';
 import { printAdminKey } from './tenant.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
+/**
+ * `grantd serve`: opens the database (embedded unless DATABASE_URL), migrates it, then serves the
+ * API from this process, or with GRANTD_WORKERS > 1 from that many workers sharing the port.
+ */
 export async function serveCommand(config: Config): Promise<number> {
+  if (cluster.isWorker) return serveWorker(config);
   const logger = createLogger(config);
   // Start, stop and migrations are always told (unless silenced), whatever level requests log at.
   const lifecycle = logger.level === 'silent' ? logger : logger.child({}, { level: 'info' });
   const database = await openDatabase(config, logger);
-  const services = createServices(database.url, { poolSize: config.GRANTD_DB_POOL_SIZE, rateLimit: config.GRANTD_RATE_LIMIT, graphMemory: config.GRANTD_GRAPH_MEMORY }, logger);
-  let bootstrapped: CreatedTenant | null = null;
-  const applied = await migrate(database.url, async () => {
-    // Under the migration lock, so that nodes starting together on an empty database make one tenant.
-    if ((await countTenants(services.db)) === 0) bootstrapped = await createTenant(services.db, 'default');
-  });
-  if (applied.length > 0) lifecycle.info({ migrations: applied }, 'applied migrations');
-  if (bootstrapped) printAdminKey(bootstrapped, (text) => process.stderr.write(text));
+  await prepareDatabase(database.url, lifecycle);
+  const listening = { host: config.HOST, database: database.embedded ? 'embedded' : 'external', workers: config.GRANTD_WORKERS };
 
-  const app = createApp(services);
+  if (config.GRANTD_WORKERS === 1) {
+    const services = createServices(database.url, { poolSize: config.GRANTD_DB_POOL_SIZE, rateLimit: config.GRANTD_RATE_LIMIT, graphMemory: config.GRANTD_GRAPH_MEMORY }, logger);
+    const server = await listen(createApp(services), config);
+    lifecycle.info({ port: portOf(server, config), ...listening }, 'grantd listening');
+    stopOnSignal(lifecycle, async () => {
+      await closeServer(server);
+      await services.close();
+      await database.stop();
+    });
+    return 0;
+  }
+
+  const primary = new Primary({ workers: config.GRANTD_WORKERS, env: { DATABASE_URL: database.url }, rateLimit: config.GRANTD_RATE_LIMIT }, lifecycle);
+  let port: number;
+  try {
+    port = await primary.start();
+  } catch (error) {
+    await database.stop();
+    throw error;
+  }
+  lifecycle.info({ port, ...listening }, 'grantd listening');
+  stopOnSignal(lifecycle, async () => {
+    await primary.stop();
+    await database.stop();
+  });
+  return 0;
+}
+
+/** A worker of a cluster: the database is its primary's, already migrated. */
+async function serveWorker(config: Config): Promise<number> {
+  const logger = createLogger(config).child({ worker: cluster.worker!.id });
+  const link = new PrimaryLink((change) => forgetBefore(services, change));
+  const services = createServices(
+    config.DATABASE_URL!,
+    { poolSize: config.GRANTD_DB_POOL_SIZE, rateLimit: config.GRANTD_RATE_LIMIT, graphMemory: config.GRANTD_GRAPH_MEMORY, primary: link },
+    logger,
+  );
+  shareMetrics(services.metrics.registry);
+  const server = await listen(createApp(services), config);
+  const stop = stopOnSignal(logger, async () => {
+    await closeServer(server);
+    await services.close();
+  });
+  // The primary is gone (killed): nobody relays this worker's writes any more.
+  process.on('disconnect', () => void stop('disconnect'));
+  return 0;
+}
+
+/** Applies pending migrations and, on an empty database, creates tenant `default` and prints its admin key once. */
+async function prepareDatabase(url: string, lifecycle: Logger): Promise<void> {
+  const { db, close } = connect(url, 1);
+  try {
+    let bootstrapped: CreatedTenant | null = null;
+    const applied = await migrate(url, async () => {
+      // Under the migration lock, so that nodes starting together on an empty database make one tenant.
+      if ((await countTenants(db)) === 0) bootstrapped = await createTenant(db, 'default');
+    });
+    if (applied.length > 0) lifecycle.info({ migrations: applied }, 'applied migrations');
+    if (bootstrapped) printAdminKey(bootstrapped, (text) => process.stderr.write(text));
+  } finally {
+    await close();
+  }
+}
+
+async function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Server> {
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(config.PORT, config.HOST, () => resolve(listening));
   });
@@ -39,27 +108,36 @@ export async function serveCommand(config: Config): Promise<number> {
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.PORT;
-  lifecycle.info({ port, host: config.HOST, database: database.embedded ? 'embedded' : 'external' }, 'grantd listening');
+  return server;
+}
 
+const portOf = (server: Server, config: Config): number => {
+  const address = server.address();
+  return typeof address === 'object' && address ? address.port : config.PORT;
+};
+
+/** Lets requests under way finish (for at most the grace period) and stops accepting new ones. */
+async function closeServer(server: Server): Promise<void> {
+  const forced = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+  clearTimeout(forced);
+}
+
+/** Runs `stop` once on SIGTERM or SIGINT, then exits; returns the same trigger for other causes. */
+function stopOnSignal(logger: Logger, stop: () => Promise<void>): (cause: string) => Promise<void> {
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (cause: string) => {
     if (stopping) return;
     stopping = true;
-    lifecycle.info({ signal }, 'shutting down');
-    const forced = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-    });
-    clearTimeout(forced);
-    await services.close();
-    await database.stop();
-    lifecycle.info('stopped');
+    logger.info({ signal: cause }, 'shutting down');
+    await stop();
+    logger.info('stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
-  return 0;
+  return shutdown;
 }

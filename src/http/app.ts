@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createExpressEndpoints, initServer } from '@ts-rest/express';
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express } from 'express';
 import { contract } from '../../contract/index.ts';
 import { packageRoot } from '../package-root.ts';
 import type { AppDeps } from './context.ts';
@@ -40,7 +40,7 @@ export function createApp(deps: AppDeps): Express {
     keys: keyRoutes(deps),
   });
   createExpressEndpoints(contract, router, app, {
-    globalMiddleware: [authenticate(deps.keys), ...(deps.rateLimiter ? [deps.rateLimiter.middleware as RequestHandler] : []), jsonBody],
+    globalMiddleware: [authenticate(deps.keys), ...(deps.rateLimit ? [deps.rateLimit] : []), jsonBody],
     requestValidationErrorHandler: validationProblem,
   });
 
@@ -48,7 +48,14 @@ export function createApp(deps: AppDeps): Express {
     res.json({ status: 'ok' });
   });
   app.get('/metrics', async (_req, res) => {
-    res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
+    let text: string;
+    try {
+      text = await deps.metrics.exposition();
+    } catch {
+      res.setHeader('Retry-After', '1');
+      return sendProblem(res, 'unavailable', "the workers' metrics could not be gathered");
+    }
+    res.type(deps.metrics.registry.contentType).send(text);
   });
   app.get('/readyz', async (_req, res) => {
     try {

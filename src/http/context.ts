@@ -1,11 +1,12 @@
+import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { KeyVerifier } from '../auth/verifier.ts';
+import type { Change } from '../cluster/changes.ts';
 import type { AuthorizationEngine } from '../engine/engine.ts';
 import type { Db } from '../store/db.ts';
 import type { SchemaCache } from '../store/graph.ts';
 import type { MemoryGraphs } from '../store/graph-memory.ts';
 import type { Metrics } from './metrics.ts';
-import type { RateLimiter } from './middleware/rate-limit.ts';
 import type { KeyPrincipal } from '../store/keys.ts';
 
 /** What the HTTP layer is built from. */
@@ -15,12 +16,14 @@ export interface AppDeps {
   close: () => Promise<void>;
   metrics: Metrics;
   /** Per-key rate limits; null when GRANTD_RATE_LIMIT is unset. */
-  rateLimiter: RateLimiter | null;
+  rateLimit: RequestHandler | null;
   engine: AuthorizationEngine;
   schemas: SchemaCache;
   /** Tenants' grants held in memory, which answer checks when current. */
   graphs: MemoryGraphs;
   keys: KeyVerifier;
+  /** After a committed write: this process's caches forget what it changed, then every other worker's (resolves once they have). */
+  announce: (change: Change) => Promise<void>;
   logger: Logger;
   /** Answers /readyz: resolves when the database answers. */
   ready: () => Promise<void>;

@@ -26,7 +26,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(pool: pg.Pool, graphs: MemoryGraphs) {
+  /** `ofCluster`: in a cluster worker, the exposition of every worker, which the primary aggregates. */
+  constructor(
+    pool: pg.Pool,
+    graphs: MemoryGraphs,
+    private readonly ofCluster?: () => Promise<string>,
+  ) {
     collectDefaultMetrics({ register: this.registry, prefix: 'grantd_' });
     const gauge = (name: string, help: string, read: () => number) =>
       new Gauge({
@@ -67,6 +72,11 @@ export class Metrics {
     });
     next();
   };
+
+  /** What GET /metrics shows: this process's metrics, or its cluster's. */
+  exposition(): Promise<string> {
+    return this.ofCluster ? this.ofCluster() : this.registry.metrics();
+  }
 
   countDecisions(allowed: readonly boolean[]): void {
     const granted = allowed.filter(Boolean).length;

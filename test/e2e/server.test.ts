@@ -139,11 +139,12 @@ describe('grantd serve on DATABASE_URL', () => {
 describe('grantd configuration', () => {
   it('refuses bad environment values with one line each', async () => {
     const failure = await run(process.execPath, [GRANTD_BIN, 'serve'], {
-      env: { PATH: process.env.PATH, PORT: 'eighty', GRANTD_RATE_LIMIT: '-1', GRANTD_GRAPH_MEMORY: '5e6' },
+      env: { PATH: process.env.PATH, PORT: 'eighty', GRANTD_RATE_LIMIT: '-1', GRANTD_GRAPH_MEMORY: '5e6', GRANTD_WORKERS: '0' },
     }).catch((e) => e);
     expect(failure.code).toBe(1);
     expect(failure.stderr).toMatch(/PORT: PORT must be a port number/);
     expect(failure.stderr).toMatch(/GRANTD_RATE_LIMIT: GRANTD_RATE_LIMIT must be a positive integer/);
     expect(failure.stderr).toMatch(/GRANTD_GRAPH_MEMORY: GRANTD_GRAPH_MEMORY must be a whole number, 0 or more/);
+    expect(failure.stderr).toMatch(/GRANTD_WORKERS: GRANTD_WORKERS must be auto or a number of processes from 1 to 999/);
   });
 });

@@ -1,9 +1,10 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { sendProblem } from '../problem.ts';
 
 /**
  * Per-key token buckets: each key may burst up to a second's worth of requests and is refilled at
- * `perSecond` tokens a second; one noisy key never throttles another. Per node.
+ * `perSecond` tokens a second; one noisy key never throttles another. One set per node: with
+ * several workers, the primary holds it.
  */
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
@@ -38,11 +39,14 @@ export class RateLimiter {
       if (bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond >= this.capacity) this.buckets.delete(key);
     }
   }
+}
 
-  middleware = (req: Request, res: Response, next: NextFunction): void => {
-    const wait = req.principal ? this.take(req.principal.keyId) : 0;
+/** Answers 429 past the key's limit; `take` asks the node's token buckets (see RateLimiter.take). */
+export function rateLimit(perSecond: number, take: (keyId: string) => number | Promise<number>): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const wait = req.principal ? await take(req.principal.keyId) : 0;
     if (wait === 0) return next();
     res.setHeader('Retry-After', String(wait));
-    sendProblem(res, 'rate-limited', `this key is limited to ${this.perSecond} requests a second; retry in ${wait} s`);
+    sendProblem(res, 'rate-limited', `this key is limited to ${perSecond} requests a second; retry in ${wait} s`);
   };
 }

@@ -19,7 +19,7 @@ const present = (a: AgentRow) => ({
 
 const notFound = (id: string) => new DomainError('agent-not-found', `agent ${id} is not registered`);
 
-export const agentRoutes = ({ db, engine }: AppDeps) =>
+export const agentRoutes = ({ db, announce }: AppDeps) =>
   s.router(contract.agents, {
     create: async ({ body, req }) => {
       const { tenantId } = principalOf(req);
@@ -29,7 +29,7 @@ export const agentRoutes = ({ db, engine }: AppDeps) =>
         owner: body.owner ?? null,
         scope: [...new Set(body.scope)],
       });
-      engine.invalidate(tenantId);
+      await announce({ kind: 'grants', tenantId });
       return { status: 201, body: present(agent) };
     },
     list: async ({ query, req }) => {
@@ -56,7 +56,7 @@ export const agentRoutes = ({ db, engine }: AppDeps) =>
       const { tenantId } = principalOf(req);
       const removed = await deleteAgent(db, tenantId, params.external_id);
       if (removed === null) throw notFound(params.external_id);
-      engine.invalidate(tenantId);
+      await announce({ kind: 'grants', tenantId });
       return { status: 200, body: { external_id: params.external_id, grants_removed: removed } };
     },
   });

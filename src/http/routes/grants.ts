@@ -18,20 +18,20 @@ const present = (g: GrantRow) => ({
 
 const tripleId = (t: { subject: string; relation: string; object: string }) => JSON.stringify([t.subject, t.relation, t.object]);
 
-export const grantRoutes = ({ db, engine }: AppDeps) =>
+export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
   s.router(contract.grants, {
     create: async ({ body, req }) => {
       const { tenantId } = principalOf(req);
       const [triple] = await parseTriples(engine.store, tenantId, [body], true);
       const { row, created } = await createGrant(db, tenantId, triple!);
-      if (created) engine.invalidate(tenantId);
+      if (created) await announce({ kind: 'grants', tenantId });
       return { status: created ? 201 : 200, body: present(row) };
     },
     revoke: async ({ body, req }) => {
       const { tenantId } = principalOf(req);
       const [triple] = await parseTriples(engine.store, tenantId, [body], false);
       await deleteGrant(db, tenantId, triple!);
-      engine.invalidate(tenantId);
+      await announce({ kind: 'grants', tenantId });
       return { status: 204, body: undefined };
     },
     list: async ({ query, req }) => {
@@ -65,7 +65,7 @@ export const grantRoutes = ({ db, engine }: AppDeps) =>
       const writes = await parseTriples(engine.store, tenantId, body.writes, true);
       const deletes = await parseTriples(engine.store, tenantId, body.deletes, false);
       const applied = await applyBatch(db, tenantId, writes, deletes);
-      engine.invalidate(tenantId);
+      await announce({ kind: 'grants', tenantId });
       return { status: 200, body: applied };
     },
   });

@@ -6,7 +6,7 @@ import { principalOf, type AppDeps } from '../context.ts';
 
 const s = initServer();
 
-export const keyRoutes = ({ db, keys }: AppDeps) =>
+export const keyRoutes = ({ db, announce }: AppDeps) =>
   s.router(contract.keys, {
     create: async ({ body, req }) => {
       const key = await createKey(db, principalOf(req).tenantId, body.label, body.scopes);
@@ -35,7 +35,7 @@ export const keyRoutes = ({ db, keys }: AppDeps) =>
       if (!(await revokeKey(db, principalOf(req).tenantId, params.id))) {
         throw new DomainError('key-not-found', `no live key ${params.id.slice(0, 128)}`);
       }
-      keys.forgetAll();
+      await announce({ kind: 'keys' });
       return { status: 204, body: undefined };
     },
   });

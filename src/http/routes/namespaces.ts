@@ -8,14 +8,13 @@ const s = initServer();
 
 const present = (ns: NamespaceRow) => ({ name: ns.name, relations: ns.relations, created_at: ns.createdAt.toISOString() });
 
-export const namespaceRoutes = ({ db, schemas, engine }: AppDeps) =>
+export const namespaceRoutes = ({ db, announce }: AppDeps) =>
   s.router(contract.namespaces, {
     create: async ({ body, req }) => {
       const { tenantId } = principalOf(req);
       if (body.relations) validateRelations(body.relations);
       const created = await createNamespace(db, tenantId, body.name, body.relations ?? null);
-      schemas.invalidate(tenantId);
-      engine.invalidate(tenantId);
+      await announce({ kind: 'namespaces', tenantId });
       return { status: 201, body: present(created) };
     },
     list: async ({ req }) => {

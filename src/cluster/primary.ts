@@ -1,0 +1,122 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from 'pino';
+import { AggregatorRegistry } from 'prom-client';
+import { RateLimiter } from '../http/middleware/rate-limit.ts';
+import { isGrantdMessage, type PrimaryMessage, type WorkerMessage } from './protocol.ts';
+
+/** Wait before replacing a worker that died, so that a crash loop does not spin. */
+const RESTART_DELAY_MS = 1_000;
+/** A stopping worker closes its connections after its own 10 s grace; past this it is killed. */
+const STOP_TIMEOUT_MS = 15_000;
+
+/**
+ * The primary of `grantd serve` with GRANTD_WORKERS > 1. It serves no request: the workers share
+ * the listening socket (Node's cluster hands connections out in turn). It relays each worker's
+ * writes to the others and tells the writer once all of them have applied it, so that
+ * read-after-write holds whichever worker the next request reaches. It holds the node's per-key
+ * token buckets, so that GRANTD_RATE_LIMIT stays per node, and aggregates the workers' metrics.
+ */
+export class Primary {
+  private readonly listening = new Set<number>();
+  private readonly relays = new Map<number, { origin: Worker; id: number; waitingOn: Set<number> }>();
+  private lastRelay = 0;
+  private readonly buckets: RateLimiter | null;
+  private readonly aggregator = new AggregatorRegistry();
+  private stopping = false;
+
+  constructor(
+    private readonly options: { workers: number; env: Record<string, string>; rateLimit: number | undefined },
+    private readonly logger: Logger,
+  ) {
+    this.buckets = options.rateLimit ? new RateLimiter(options.rateLimit) : null;
+  }
+
+  /** Forks the workers; resolves with the port once every one listens, rejects if one dies first. */
+  start(): Promise<number> {
+    cluster.on('message', (worker, message: unknown) => {
+      if (isGrantdMessage(message)) this.received(worker, message as WorkerMessage);
+    });
+    return new Promise((resolve, reject) => {
+      let ready = false;
+      cluster.on('listening', (worker, address) => {
+        this.listening.add(worker.id);
+        if (!ready && this.listening.size === this.options.workers) {
+          ready = true;
+          resolve(address.port);
+        }
+      });
+      cluster.on('exit', (worker, code, signal) => {
+        this.listening.delete(worker.id);
+        for (const relay of this.relays.keys()) this.applied(relay, worker.id);
+        if (this.stopping) return;
+        if (!ready) {
+          reject(new Error(`a worker exited (${signal ?? `code ${code}`}) before every worker listened`));
+          return void this.stop();
+        }
+        this.logger.error({ worker: worker.id, code, signal }, 'worker died; starting another');
+        setTimeout(() => this.stopping || this.fork(), RESTART_DELAY_MS);
+      });
+      for (let i = 0; i < this.options.workers; i++) this.fork();
+    });
+  }
+
+  /** Stops every worker (each closes its server gracefully) and resolves once all have exited. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const workers = Object.values(cluster.workers ?? {}).filter((worker) => worker !== undefined);
+    await Promise.all(
+      workers.map(
+        (worker) =>
+          new Promise<void>((resolve) => {
+            if (worker.isDead()) return resolve();
+            const killer = setTimeout(() => worker.process.kill('SIGKILL'), STOP_TIMEOUT_MS);
+            worker.once('exit', () => {
+              clearTimeout(killer);
+              resolve();
+            });
+            worker.process.kill('SIGTERM');
+          }),
+      ),
+    );
+  }
+
+  private fork(): void {
+    cluster.fork(this.options.env);
+  }
+
+  private received(worker: Worker, message: WorkerMessage): void {
+    switch (message.grantd) {
+      case 'announce': {
+        // Only workers that listen have answered anything; one still starting has nothing cached yet.
+        const others = [...this.listening].filter((id) => id !== worker.id).map((id) => cluster.workers?.[id]);
+        const reachable = others.filter((other): other is Worker => other?.isConnected() === true);
+        if (reachable.length === 0) return this.reply(worker, { grantd: 'reply', id: message.id });
+        const relay = ++this.lastRelay;
+        this.relays.set(relay, { origin: worker, id: message.id, waitingOn: new Set(reachable.map((other) => other.id)) });
+        for (const other of reachable) other.send({ grantd: 'change', relay, change: message.change } satisfies PrimaryMessage);
+        return;
+      }
+      case 'applied':
+        return this.applied(message.relay, worker.id);
+      case 'take-token':
+        return this.reply(worker, { grantd: 'reply', id: message.id, value: this.buckets?.take(message.keyId) ?? 0 });
+      case 'metrics':
+        this.aggregator.clusterMetrics().then(
+          (text) => this.reply(worker, { grantd: 'reply', id: message.id, value: text }),
+          (error: Error) => this.reply(worker, { grantd: 'reply', id: message.id, error: error.message }),
+        );
+    }
+  }
+
+  /** The worker has applied the relayed change, or is gone (with its caches). */
+  private applied(relay: number, workerId: number): void {
+    const pending = this.relays.get(relay);
+    if (!pending?.waitingOn.delete(workerId) || pending.waitingOn.size > 0) return;
+    this.relays.delete(relay);
+    this.reply(pending.origin, { grantd: 'reply', id: pending.id });
+  }
+
+  private reply(worker: Worker, message: PrimaryMessage): void {
+    if (worker.isConnected()) worker.send(message);
+  }
+}

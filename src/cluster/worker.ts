@@ -1,0 +1,79 @@
+import { AggregatorRegistry, type Registry } from 'prom-client';
+import type { Change } from './changes.ts';
+import { isGrantdMessage, type PrimaryMessage, type WorkerMessage, type WorkerRequest } from './protocol.ts';
+
+type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
+type Request = WithoutId<WorkerRequest>;
+type Reply = Extract<PrimaryMessage, { grantd: 'reply' }>;
+
+/** How long a write waits for the other workers to acknowledge it (they forget their caches within 500 ms anyway). */
+const ANNOUNCE_TIMEOUT_MS = 1_000;
+/** How long a rate-limited request waits for the primary's token buckets before it is let through. */
+const TOKEN_TIMEOUT_MS = 1_000;
+const METRICS_TIMEOUT_MS = 5_000;
+
+/**
+ * A worker's side of the cluster: announces this worker's writes to the others through the primary,
+ * applies theirs as they arrive, and reaches the node-wide token buckets and metrics the primary holds.
+ */
+export class PrimaryLink {
+  private lastId = 0;
+  private readonly waiting = new Map<number, (reply: Reply | null) => void>();
+
+  constructor(applyChange: (change: Change) => void) {
+    process.on('message', (message: unknown) => {
+      if (!isGrantdMessage(message)) return;
+      const received = message as PrimaryMessage;
+      if (received.grantd === 'change') {
+        applyChange(received.change);
+        this.send({ grantd: 'applied', relay: received.relay });
+      } else if (received.grantd === 'reply') {
+        this.waiting.get(received.id)?.(received);
+      }
+    });
+  }
+
+  /** Resolves once every other worker has applied the change (or after a second: their caches expire by then). */
+  async announce(change: Change): Promise<void> {
+    await this.ask({ grantd: 'announce', change }, ANNOUNCE_TIMEOUT_MS);
+  }
+
+  /** 0 when the key may go on, else the seconds until it may (the node's buckets, shared by every worker). */
+  async takeToken(keyId: string): Promise<number> {
+    const reply = await this.ask({ grantd: 'take-token', keyId }, TOKEN_TIMEOUT_MS);
+    return typeof reply?.value === 'number' ? reply.value : 0;
+  }
+
+  /** The Prometheus exposition of every worker, aggregated by the primary. */
+  async metrics(): Promise<string> {
+    const reply = await this.ask({ grantd: 'metrics' }, METRICS_TIMEOUT_MS);
+    if (typeof reply?.value !== 'string') throw new Error(reply?.error ?? 'the primary did not answer in time');
+    return reply.value;
+  }
+
+  /** Null when the primary did not reply in time. */
+  private ask(request: Request, timeoutMs: number): Promise<Reply | null> {
+    const id = ++this.lastId;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => settle(null), timeoutMs);
+      const settle = (reply: Reply | null) => {
+        clearTimeout(timer);
+        this.waiting.delete(id);
+        resolve(reply);
+      };
+      this.waiting.set(id, settle);
+      this.send({ ...request, id } as WorkerRequest);
+    });
+  }
+
+  private send(message: WorkerMessage): void {
+    // Gone only while this worker is being stopped with its primary: nothing is left to tell.
+    if (process.connected) process.send!(message, undefined, {}, () => undefined);
+  }
+}
+
+/** Lets the primary gather this worker's metrics (prom-client's cluster protocol) for GET /metrics. */
+export function shareMetrics(registry: Registry): void {
+  AggregatorRegistry.setRegistries([registry]);
+  new AggregatorRegistry(); // answers the primary's requests from now on
+}

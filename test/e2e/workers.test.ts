@@ -1,0 +1,121 @@
+import { execFileSync } from 'node:child_process';
+import { request } from 'node:http';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServices } from '../../src/runtime.ts';
+import { createTenant } from '../../src/store/tenants.ts';
+import { databaseUrl, uniqueName } from '../helpers.ts';
+import { startServer, type RunningServer } from './serve.ts';
+
+/**
+ * `grantd serve` with GRANTD_WORKERS=2. Every request below goes over a connection of its own, and
+ * Node's cluster hands connections to the workers in turn, so consecutive requests reach both.
+ */
+describe('several workers on one node', () => {
+  let server: RunningServer;
+  let adminKey: string;
+
+  const call = (key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> =>
+    new Promise((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const req = request(
+        `${server.baseUrl}${path}`,
+        {
+          method,
+          agent: false,
+          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload ?? '') },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode!, body: text && res.headers['content-type']?.includes('json') ? JSON.parse(text) : text }));
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+
+  const workerPids = () =>
+    execFileSync('pgrep', ['-P', String(server.process.pid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .map(Number);
+
+  beforeAll(async () => {
+    const services = createServices(databaseUrl(), { poolSize: 1 }, pino({ level: 'silent' }));
+    adminKey = (await createTenant(services.db, uniqueName('workers'))).key.secret;
+    await services.close();
+    server = await startServer({ DATABASE_URL: databaseUrl(), GRANTD_WORKERS: '2', GRANTD_RATE_LIMIT: '8' });
+    const relations = { owner: {}, viewer: { includes: ['owner'] } };
+    expect((await call(adminKey, 'POST', '/v1/namespaces', { name: 'wdoc', relations })).status).toBe(201);
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('starts the workers it was asked for and logs one listening line', () => {
+    expect(workerPids()).toHaveLength(2);
+    expect(server.output().match(/"msg":"grantd listening"/g)).toHaveLength(1);
+    expect(server.output()).toMatch(/"workers":2,"msg":"grantd listening"/);
+  });
+
+  it('keeps read-after-write whichever worker answers: a grant, its revocation, a key revoked', async () => {
+    // The rate limit is per node: spread over keys so that it never answers here.
+    const keys = await Promise.all(
+      Array.from({ length: 4 }, async () => (await call(adminKey, 'POST', '/v1/keys', { label: 'raw', scopes: ['check:read', 'grant:write'] })).body.secret as string),
+    );
+    for (let round = 0; round < 4; round++) {
+      const key = keys[round]!;
+      const triple = { subject: `user:u${round}`, relation: 'owner', object: `wdoc:d${round}` };
+      const check = async () => (await call(key, 'POST', '/v1/check', { ...triple, relation: 'viewer' })).body.allowed;
+      // Both workers answer, and remember, "no" first.
+      expect([await check(), await check()]).toEqual([false, false]);
+      expect((await call(key, 'POST', '/v1/grants', triple)).status).toBe(201);
+      expect([await check(), await check()]).toEqual([true, true]);
+      expect(await call(key, 'DELETE', '/v1/grants', triple)).toMatchObject({ status: 204 });
+      expect([await check(), await check()]).toEqual([false, false]);
+    }
+    const created = (await call(adminKey, 'POST', '/v1/keys', { label: 'doomed', scopes: ['check:read'] })).body;
+    const probe = async () => (await call(created.secret, 'POST', '/v1/check', { subject: 'user:x', relation: 'viewer', object: 'wdoc:d0' })).status;
+    expect([await probe(), await probe()]).toEqual([200, 200]);
+    expect((await call(adminKey, 'DELETE', `/v1/keys/${created.id}`)).status).toBe(204);
+    expect([await probe(), await probe()]).toEqual([401, 401]);
+  });
+
+  it('limits a key per node, not per worker', async () => {
+    const key = (await call(adminKey, 'POST', '/v1/keys', { label: 'limited', scopes: ['check:read'] })).body.secret as string;
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) statuses.push((await call(key, 'POST', '/v1/check', { subject: 'user:x', relation: 'viewer', object: 'wdoc:d0' })).status);
+    // A bucket of 8 refilled at 8/s: each worker alone would let 16 through in this burst.
+    expect(statuses.filter((status) => status === 200).length).toBeLessThanOrEqual(11);
+    expect(statuses).toContain(429);
+  });
+
+  it("serves every worker's metrics, added up", async () => {
+    const before = (await call(adminKey, 'GET', '/metrics')).body as string;
+    const count = (text: string) => Number(/grantd_http_requests_total\{route="\/healthz",method="GET",status="200"\} (\d+)/.exec(text)?.[1] ?? 0);
+    for (let i = 0; i < 6; i++) expect((await call(adminKey, 'GET', '/healthz')).status).toBe(200);
+    expect(count((await call(adminKey, 'GET', '/metrics')).body) - count(before)).toBe(6);
+  });
+
+  it('replaces a worker that dies, and answers meanwhile', async () => {
+    const [victim, survivor] = workerPids();
+    process.kill(victim!, 'SIGKILL');
+    // A connection handed out at the instant of death is lost (Node's cluster); from the primary's noticing on, the survivor answers.
+    const deadline = Date.now() + 10_000;
+    while (!server.output().includes('worker died') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let i = 0; i < 4; i++) expect((await call(adminKey, 'GET', '/healthz')).status).toBe(200);
+    while (workerPids().length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(workerPids()).toContain(survivor);
+    expect(workerPids()).toHaveLength(2);
+    expect(server.output()).toMatch(/"signal":"SIGKILL","msg":"worker died; starting another"/);
+  });
+
+  it('stops every worker on SIGTERM and exits 0', async () => {
+    const pids = workerPids();
+    expect(await server.stop()).toBe(0);
+    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+  });
+});
