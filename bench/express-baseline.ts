@@ -2,21 +2,36 @@
  * The ceiling of grantd's HTTP layer: a bare Express 5 app (the project's express dependency) that
  * parses POST /v1/check's JSON body and answers a constant {"allowed": true} (and POST
  * /v1/check/bulk's, with one such result per check). Run as a child process by bench/servers.ts,
- * like grantd, so that it does not share the load generator's event loop.
+ * like grantd, so that it does not share the load generator's event loop; with WORKERS > 1 from
+ * that many processes sharing the port through Node's cluster, as grantd's GRANTD_WORKERS does.
  */
+import cluster from 'node:cluster';
 import express from 'express';
 
-const app = express();
-app.disable('x-powered-by');
-app.set('etag', false);
-app.use(express.json());
-app.get('/healthz', (_req, res) => {
-  res.json({ status: 'ok' });
-});
-app.post('/v1/check', (_req, res) => {
-  res.json({ allowed: true });
-});
-app.post('/v1/check/bulk', (req, res) => {
-  res.json({ results: (req.body as { checks: unknown[] }).checks.map(() => ({ allowed: true })) });
-});
-app.listen(Number(process.env.PORT ?? 0), '127.0.0.1');
+const workers = Number(process.env.WORKERS ?? 1);
+if (cluster.isPrimary && workers > 1) {
+  for (let i = 0; i < workers; i++) cluster.fork();
+  process.on('SIGTERM', () => {
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.kill();
+    process.exit(0);
+  });
+} else {
+  serve();
+}
+
+function serve(): void {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(express.json());
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.post('/v1/check', (_req, res) => {
+    res.json({ allowed: true });
+  });
+  app.post('/v1/check/bulk', (req, res) => {
+    res.json({ results: (req.body as { checks: unknown[] }).checks.map(() => ({ allowed: true })) });
+  });
+  app.listen(Number(process.env.PORT ?? 0), '127.0.0.1');
+}

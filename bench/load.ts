@@ -3,6 +3,7 @@
  * the comparisons: namespaces, agents (POST /v1/agents), then every grant through
  * POST /v1/grants/batch, 1000 triples per call, a few calls in flight.
  */
+import { request } from 'node:http';
 import { NAMESPACES, type Dataset, type Triple } from './dataset.ts';
 
 export class Api {
@@ -15,16 +16,32 @@ export class Api {
     return { authorization: `Bearer ${this.key}`, 'content-type': 'application/json' };
   }
 
-  async call<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await fetch(this.url + path, {
-      method,
-      headers: this.headers(),
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(120_000),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+  /** `fresh`: over a connection of its own, so that a grantd with several workers hands it to the next one. */
+  async call<T = unknown>(method: string, path: string, body?: unknown, { fresh = false } = {}): Promise<T> {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const { status, text } = fresh ? await this.overNewConnection(method, path, payload) : await this.overPool(method, path, payload);
+    if (status < 200 || status >= 300) throw new Error(`${method} ${path}: ${status} ${text.slice(0, 300)}`);
     return (text ? JSON.parse(text) : null) as T;
+  }
+
+  private async overPool(method: string, path: string, payload: string | undefined): Promise<{ status: number; text: string }> {
+    const res = await fetch(this.url + path, { method, headers: this.headers(), body: payload, signal: AbortSignal.timeout(120_000) });
+    return { status: res.status, text: await res.text() };
+  }
+
+  private overNewConnection(method: string, path: string, payload: string | undefined): Promise<{ status: number; text: string }> {
+    return new Promise((resolve, reject) => {
+      const headers = { ...this.headers(), 'content-length': String(Buffer.byteLength(payload ?? '')) };
+      const req = request(this.url + path, { method, headers, agent: false, timeout: 120_000 }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('timeout', () => req.destroy(new Error(`${method} ${path}: timed out`)));
+      req.on('error', reject);
+      req.end(payload);
+    });
   }
 }
 

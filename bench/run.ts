@@ -1,10 +1,10 @@
 /**
  * grantd benchmark: `npm run bench -- [--quick] [--dataset S|L] [--out file] [--seed n]
- * [--no-spicedb] [--no-cerbos] [--spicedb-procs n]`. See bench/README.md. Progress goes to stderr,
+ * [--no-spicedb] [--no-cerbos] [--spicedb-procs n] [--workers n|auto]`. See bench/README.md. Progress goes to stderr,
  * the table to stdout, the results to the --out JSON file (default bench-results.json).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cerbosAllowed, cerbosPolicy, cerbosRequest } from './cerbos.ts';
@@ -24,11 +24,15 @@ const { values: args } = parseArgs({
     'no-spicedb': { type: 'boolean', default: false },
     'no-cerbos': { type: 'boolean', default: false },
     'spicedb-procs': { type: 'string' },
+    workers: { type: 'string', default: 'auto' },
   },
 });
 const size = (args.quick ? 'S' : args.dataset!.toUpperCase()) as SizeName;
 if (size !== 'S' && size !== 'L') throw new Error('--dataset must be S or L');
 const seed = Number(args.seed);
+/** grantd's GRANTD_WORKERS, and as many bare Express processes: both use the machine's cores as deployed (Cerbos does by itself). */
+const workers = args.workers === 'auto' ? availableParallelism() : Number(args.workers);
+if (!Number.isInteger(workers) || workers < 1) throw new Error('--workers must be auto or a positive integer');
 const plan = args.quick ? { warmupS: 2, durationS: 5, runs: 3 } : { warmupS: 5, durationS: 20, runs: 3 };
 const SCENARIOS = ['check', 'check_fixed_rate', 'check_bulk_100', 'objects_first_page', 'objects_walk', 'objects_page_1m', 'grant_batch_write'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
@@ -147,19 +151,23 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 /** Seconds each fresh grantd took, from its first check, to hold the tenant's grants in memory. */
 const graphLoads: number[] = [];
 
+/** Grants and agents one grantd process holds once it has loaded the tenant (known after the load). */
+let heldPerProcess = 0;
+
 /**
- * Sends one check and waits until the process holds the tenant's grants in memory (its
- * grantd_graph_memory_grants gauge turns positive): the scenarios measure the steady state, and the
+ * Sends checks, each over a connection of its own so that every worker gets some, until every
+ * worker holds the tenant's grants in memory (the grantd_graph_memory_grants gauge, which adds the
+ * workers up, reaches workers x heldPerProcess): the scenarios measure the steady state, and the
  * load time is reported apart. Until then PostgreSQL answers (a cold node is slower, not wrong).
  */
 async function graphLoaded(api: Api): Promise<void> {
   const started = performance.now();
   const { subject, relation, object } = mix[0]!;
-  await api.call('POST', '/v1/check', { subject, relation, object });
   while (performance.now() - started < 300_000) {
+    await Promise.all(Array.from({ length: workers }, () => api.call('POST', '/v1/check', { subject, relation, object }, { fresh: true })));
     const metrics = await (await fetch(`${api.url}/metrics`)).text();
     const held = /^grantd_graph_memory_grants (\d+)/m.exec(metrics);
-    if (held && Number(held[1]) > 0) {
+    if (held && Number(held[1]) >= workers * heldPerProcess) {
       graphLoads.push((performance.now() - started) / 1000);
       return;
     }
@@ -169,7 +177,7 @@ async function graphLoaded(api: Api): Promise<void> {
 }
 
 async function withGrantd<T>(databaseUrl: string, key: string, work: (api: Api) => Promise<T>): Promise<T> {
-  const server = await startGrantd(snapshot!.dir, databaseUrl);
+  const server = await startGrantd(snapshot!.dir, databaseUrl, workers);
   try {
     const api = new Api(server.url, key);
     await graphLoaded(api);
@@ -206,7 +214,7 @@ async function main(): Promise<void> {
   log(`created database ${database.name}`);
 
   // First grantd process: bootstrap (admin key), load, answers for the comparisons, deep cursors.
-  const first = await startGrantd(snapshot.dir, database.url);
+  const first = await startGrantd(snapshot.dir, database.url, workers);
   if (!first.adminKey) throw new Error(`grantd printed no admin key:\n${first.proc.output()}`);
   const key = first.adminKey;
   let grantdChecks: Awaited<ReturnType<typeof grantdAnswers>>;
@@ -217,6 +225,7 @@ async function main(): Promise<void> {
     const api = new Api(first.url, key);
     log('loading grantd');
     const loaded = await loadGrantd(api, ds, log);
+    heldPerProcess = loaded.grants + ds.sizes.agents;
     note(`grantd load: ${loaded.grants} grants + ${ds.sizes.agents} agents in ${loaded.seconds.toFixed(1)} s (${Math.round(loaded.grants / loaded.seconds)} grants/s, batches of 1000, 4 in flight${spiceError ? '' : ', SpiceDB loading at the same time'})`);
     const autovacuum = await vacuumDatabase(database.url);
     note(`ran VACUUM ANALYZE once after the load, as autovacuum would (autovacuum is ${autovacuum} on this PostgreSQL)`);
@@ -313,7 +322,7 @@ async function main(): Promise<void> {
   log('scenario check (grantd, then express, then cerbos)');
   record('check', (await withGrantd(database.url, key, (api) => run('check grantd', api, headersFor(api), checkSpec))).median);
   try {
-    const ex: Server = await startExpress();
+    const ex: Server = await startExpress(workers);
     try {
       express = (await run('check express', ex, { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, checkSpec)).median;
     } finally {
@@ -356,7 +365,7 @@ async function main(): Promise<void> {
     measure(label, log, plan, (durationS) => openLoopInChild({ url, path: '/v1/check', headers, bodiesFile, rate: 1000, durationS }));
   const fixed = (await withGrantd(database.url, key, (api) => fixedRate('check_fixed_rate grantd', api.url, headersFor(api)))).median;
   // The same load against the bare Express app: the floor of the load generator and of Node's HTTP layer.
-  const ex = await startExpress();
+  const ex = await startExpress(workers);
   try {
     peers.express_fixed_rate = (await fixedRate('check_fixed_rate express', ex.url, { authorization: `Bearer ${key}`, 'content-type': 'application/json' })).median;
   } finally {
@@ -373,7 +382,7 @@ async function main(): Promise<void> {
   const bulkSpec: LoadSpec = { method: 'POST', paths: ['/v1/check/bulk'], bodies: bulkBodies, connections: 64 };
   record('check_bulk_100', (await withGrantd(database.url, key, (api) => run('check_bulk_100', api, headersFor(api), bulkSpec))).median, 'rps = bulk requests/s of 100 checks each, 64 connections');
   try {
-    const ex = await startExpress();
+    const ex = await startExpress(workers);
     try {
       expressBulk = (await run('check_bulk_100 express', ex, { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, bulkSpec)).median;
     } finally {
@@ -440,6 +449,7 @@ function report(): void {
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(20) : c.padStart(10))).join(' ');
   const out: string[] = [];
   out.push('', `grantd benchmark, dataset ${size}${args.quick ? ' (--quick)' : ''}, ${plan.runs} runs of ${plan.durationS} s after ${plan.warmupS} s warm-up, medians`);
+  out.push(`grantd and bare Express with ${workers} worker process${workers === 1 ? '' : 'es'} each (--workers), on ${availableParallelism()} cores shared with the load generator`);
   out.push(line(['scenario', 'rps', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'vs_express', 'vs_cerbos']));
   for (const r of scenarios) out.push(line([r.name, r.rps === null ? '-' : fmt(r.rps, 1), fmt(r.p50_ms), fmt(r.p95_ms), fmt(r.p99_ms), r.rps === null ? '-' : String(r.errors), fmt(r.vs_express), fmt(r.vs_cerbos)]));
   out.push(express ? line(['(peer) express check', fmt(express.rps, 1), fmt(express.p50_ms), fmt(express.p95_ms), fmt(express.p99_ms), String(express.errors), '', '']) : `(peer) express: null (${expressError})`);
@@ -474,6 +484,7 @@ function report(): void {
     grantd: grantdVersion,
     quick: args.quick,
     plan,
+    workers,
     scenarios: scenarios.map((r) => ({
       name: r.name,
       rps: round(r.rps),

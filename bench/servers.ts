@@ -206,10 +206,10 @@ export interface Server {
  * (an info line), so PORT=0 would leave the port unknown: we pick a free port and pass it, and
  * still read the port from that line when a log level lets it through.
  */
-export async function startGrantd(root: string, databaseUrl: string): Promise<Server & { adminKey: string | null }> {
+export async function startGrantd(root: string, databaseUrl: string, workers: number): Promise<Server & { adminKey: string | null }> {
   let adminKey: string | null = null;
   let port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1' };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', GRANTD_WORKERS: String(workers) };
   env.LOG_LEVEL = process.env.BENCH_GRANTD_LOG_LEVEL ?? 'warn';
   delete env.GRANTD_RATE_LIMIT;
   const child = spawn(process.execPath, [join(root, 'bin', 'grantd.js'), 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -228,12 +228,12 @@ export async function startGrantd(root: string, databaseUrl: string): Promise<Se
   return { url: `http://127.0.0.1:${port}`, proc, adminKey };
 }
 
-/** The bare Express 5 app (bench/express-baseline.ts) in a child process, like grantd. */
-export async function startExpress(): Promise<Server> {
+/** The bare Express 5 app (bench/express-baseline.ts) in a child process, like grantd, with as many workers. */
+export async function startExpress(workers: number): Promise<Server> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'express-baseline.ts')], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port) },
+    env: { ...process.env, PORT: String(port), WORKERS: String(workers) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const proc = new Proc('express baseline', child);
