@@ -41,7 +41,6 @@ export function createServices(
   const schemas = new SchemaCache(db);
   const graphs = new MemoryGraphs(pool, { maxGrants: options.graphMemory ?? DEFAULT_GRAPH_MEMORY, maxAgeMs: 500 }, logger);
   const caches = { schemas, engine: new AuthorizationEngine(new SqlGraphStore(pool, schemas, graphs)), keys: new KeyVerifier(db) };
-  const buckets = perSecond && !primary ? new RateLimiter(perSecond) : null;
   return {
     db,
     close: async () => {
@@ -49,7 +48,7 @@ export function createServices(
       await close();
     },
     metrics: new Metrics(pool, graphs, primary ? () => primary.metrics() : undefined),
-    rateLimit: perSecond ? rateLimit(perSecond, buckets ? (keyId) => buckets.take(keyId) : (keyId) => primary!.takeToken(keyId)) : null,
+    rateLimit: perSecond ? rateLimitPerNode(perSecond, primary) : null,
     ...caches,
     graphs,
     announce: async (change: Change) => {
@@ -61,4 +60,11 @@ export function createServices(
       await db.$queryRaw`SELECT 1`;
     },
   };
+}
+
+/** A worker asks the primary's token buckets; a process alone holds its own. */
+function rateLimitPerNode(perSecond: number, primary: PrimaryLink | undefined) {
+  if (primary) return rateLimit(perSecond, (keyId) => primary.takeToken(keyId));
+  const buckets = new RateLimiter(perSecond);
+  return rateLimit(perSecond, (keyId) => buckets.take(keyId));
 }

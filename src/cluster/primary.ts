@@ -90,20 +90,20 @@ export class Primary {
         // Only workers that listen have answered anything; one still starting has nothing cached yet.
         const others = [...this.listening].filter((id) => id !== worker.id).map((id) => cluster.workers?.[id]);
         const reachable = others.filter((other): other is Worker => other?.isConnected() === true);
-        if (reachable.length === 0) return this.reply(worker, { grantd: 'reply', id: message.id });
+        if (reachable.length === 0) return this.send(worker, { grantd: 'reply', id: message.id });
         const relay = ++this.lastRelay;
         this.relays.set(relay, { origin: worker, id: message.id, waitingOn: new Set(reachable.map((other) => other.id)) });
-        for (const other of reachable) other.send({ grantd: 'change', relay, change: message.change } satisfies PrimaryMessage);
+        for (const other of reachable) this.send(other, { grantd: 'change', relay, change: message.change });
         return;
       }
       case 'applied':
         return this.applied(message.relay, worker.id);
       case 'take-token':
-        return this.reply(worker, { grantd: 'reply', id: message.id, value: this.buckets?.take(message.keyId) ?? 0 });
+        return this.send(worker, { grantd: 'reply', id: message.id, value: this.buckets?.take(message.keyId) ?? 0 });
       case 'metrics':
         this.aggregator.clusterMetrics().then(
-          (text) => this.reply(worker, { grantd: 'reply', id: message.id, value: text }),
-          (error: Error) => this.reply(worker, { grantd: 'reply', id: message.id, error: error.message }),
+          (text) => this.send(worker, { grantd: 'reply', id: message.id, value: text }),
+          (error: Error) => this.send(worker, { grantd: 'reply', id: message.id, error: error.message }),
         );
     }
   }
@@ -113,10 +113,11 @@ export class Primary {
     const pending = this.relays.get(relay);
     if (!pending?.waitingOn.delete(workerId) || pending.waitingOn.size > 0) return;
     this.relays.delete(relay);
-    this.reply(pending.origin, { grantd: 'reply', id: pending.id });
+    this.send(pending.origin, { grantd: 'reply', id: pending.id });
   }
 
-  private reply(worker: Worker, message: PrimaryMessage): void {
-    if (worker.isConnected()) worker.send(message);
+  private send(worker: Worker, message: PrimaryMessage): void {
+    // A worker that dies meanwhile leaves nothing to tell (its exit settles what waited on it).
+    if (worker.isConnected()) worker.send(message, undefined, {}, () => undefined);
   }
 }
