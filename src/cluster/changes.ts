@@ -2,7 +2,7 @@ import type { KeyVerifier } from '../auth/verifier.ts';
 import type { AuthorizationEngine } from '../engine/engine.ts';
 import type { SchemaCache } from '../store/graph.ts';
 
-/** A committed write that the caches of every process serving the API must take into account. */
+/** A committed write that the caches of every process serving the API must take into account ('grants' covers agents, which are checked like grants). */
 export type Change = { kind: 'grants'; tenantId: string } | { kind: 'namespaces'; tenantId: string } | { kind: 'keys' };
 
 /** Makes this process's caches answer the next request from after the change. */
