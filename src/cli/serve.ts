@@ -29,7 +29,7 @@ export async function serveCommand(config: Config): Promise<number> {
   const listening = { host: config.HOST, database: database.embedded ? 'embedded' : 'external', workers: config.GRANTD_WORKERS };
 
   if (config.GRANTD_WORKERS === 1) {
-    const services = createServices(database.url, { poolSize: config.GRANTD_DB_POOL_SIZE, rateLimit: config.GRANTD_RATE_LIMIT, graphMemory: config.GRANTD_GRAPH_MEMORY }, logger);
+    const services = createServices(database.url, servicesOptions(config), logger);
     const server = await listen(createApp(services), config);
     lifecycle.info({ port: portOf(server, config), ...listening }, 'grantd listening');
     stopOnSignal(lifecycle, async () => {
@@ -60,11 +60,7 @@ export async function serveCommand(config: Config): Promise<number> {
 async function serveWorker(config: Config): Promise<number> {
   const logger = createLogger(config).child({ worker: cluster.worker!.id });
   const link = new PrimaryLink((change) => forgetBefore(services, change));
-  const services = createServices(
-    config.DATABASE_URL!,
-    { poolSize: config.GRANTD_DB_POOL_SIZE, rateLimit: config.GRANTD_RATE_LIMIT, graphMemory: config.GRANTD_GRAPH_MEMORY, primary: link },
-    logger,
-  );
+  const services = createServices(config.DATABASE_URL!, { ...servicesOptions(config), primary: link }, logger);
   shareMetrics(services.metrics.registry);
   const server = await listen(createApp(services), config);
   const stop = stopOnSignal(logger, async () => {
@@ -75,6 +71,12 @@ async function serveWorker(config: Config): Promise<number> {
   process.on('disconnect', () => void stop('disconnect'));
   return 0;
 }
+
+const servicesOptions = (config: Config) => ({
+  poolSize: config.GRANTD_DB_POOL_SIZE,
+  rateLimit: config.GRANTD_RATE_LIMIT,
+  graphMemory: config.GRANTD_GRAPH_MEMORY,
+});
 
 /** Applies pending migrations and, on an empty database, creates tenant `default` and prints its admin key once. */
 async function prepareDatabase(url: string, lifecycle: Logger): Promise<void> {
