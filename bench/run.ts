@@ -316,6 +316,8 @@ async function main(): Promise<void> {
   // ---------------------------------------------------------------- scenarios, each on a fresh grantd
   const checkSpec: LoadSpec = { method: 'POST', paths: ['/v1/check'], bodies: checkBodies, connections: 64 };
   const headersFor = (api: Api) => api.headers();
+  /** What grantd is sent, sent to the bare Express app too (it reads none of it). */
+  const grantdHeaders = new Api(first.url, key).headers();
   const run = (label: string, server: { url: string }, headers: Record<string, string>, spec: LoadSpec) =>
     measure(label, log, plan, (d) => cannon(server.url, headers, spec, d));
 
@@ -324,7 +326,7 @@ async function main(): Promise<void> {
   try {
     const ex: Server = await startExpress(workers);
     try {
-      express = (await run('check express', ex, { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, checkSpec)).median;
+      express = (await run('check express', ex, grantdHeaders, checkSpec)).median;
     } finally {
       await ex.proc.stop();
     }
@@ -367,7 +369,7 @@ async function main(): Promise<void> {
   // The same load against the bare Express app: the floor of the load generator and of Node's HTTP layer.
   const ex = await startExpress(workers);
   try {
-    peers.express_fixed_rate = (await fixedRate('check_fixed_rate express', ex.url, { authorization: `Bearer ${key}`, 'content-type': 'application/json' })).median;
+    peers.express_fixed_rate = (await fixedRate('check_fixed_rate express', ex.url, grantdHeaders)).median;
   } finally {
     await ex.proc.stop();
   }
@@ -384,7 +386,7 @@ async function main(): Promise<void> {
   try {
     const ex = await startExpress(workers);
     try {
-      expressBulk = (await run('check_bulk_100 express', ex, { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, bulkSpec)).median;
+      expressBulk = (await run('check_bulk_100 express', ex, grantdHeaders, bulkSpec)).median;
     } finally {
       await ex.proc.stop();
     }
