@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { percentile, type RunStats } from './scenarios.ts';
@@ -25,22 +25,108 @@ interface Job {
  * the latencies instead of slowing the load (no coordinated omission). Latency counts from the
  * send; how late sends were against the schedule (Node's timers have 1 ms granularity) is reported
  * apart, as `late_p99_ms`. Hand-written because autocannon's rate limit sends each connection's
- * budget of a second back to back, then waits (lib/httpClient.js): that measures bursts.
+ * budget of a second back to back, then waits (lib/httpClient.js): that measures bursts. It speaks
+ * HTTP/1.1 over plain sockets (requests prebuilt, answers delimited by Content-Length), as wrk2
+ * does, rather than through node:http's client: that client costs about as much CPU per request as
+ * the server under test, which on a machine of few cores the load and the server share.
  */
+const TIMEOUT_MS = 10_000;
+
 function openLoop(job: Job, bodies: string[]): Promise<RunStats & { late_p99_ms: number | null }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   const target = new URL(job.path, job.url);
+  const head = `POST ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\n${Object.entries(job.headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('')}`;
   const latencies: number[] = [];
   const lateness: number[] = [];
   const statuses: Record<string, number> = {};
+  const idle: Connection[] = [];
+  const open = new Set<Connection>();
   const total = Math.round(job.rate * job.durationS);
   const dueAt = (n: number) => start + (n * 1000) / job.rate;
   let [ok, failed, sent, settled] = [0, 0, 0, 0];
+  let finish: () => void = () => undefined;
   const start = performance.now();
+
+  const settle = (status: number | null, sentAt: number) => {
+    if (status === null) failed++;
+    else {
+      statuses[status] = (statuses[status] ?? 0) + 1;
+      if (status >= 200 && status < 300) {
+        ok++;
+        latencies.push(performance.now() - sentAt);
+      } else failed++;
+    }
+    if (++settled === total) finish();
+  };
+
+  /** One keep-alive connection carrying one request at a time. */
+  class Connection {
+    private readonly socket: Socket;
+    private received: Buffer = Buffer.alloc(0);
+    private sentAt: number | null = null;
+
+    constructor() {
+      open.add(this);
+      this.socket = connect({ host: target.hostname, port: Number(target.port), noDelay: true });
+      this.socket.on('data', (chunk: Buffer) => this.receive(chunk));
+      this.socket.on('error', () => undefined); // 'close' follows
+      this.socket.on('close', () => this.fail());
+    }
+
+    /** Returns when the request was handed to the socket. */
+    send(body: string): number {
+      this.sentAt = performance.now();
+      this.socket.write(`${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      return this.sentAt;
+    }
+
+    private receive(chunk: Buffer): void {
+      this.received = this.received.length === 0 ? chunk : Buffer.concat([this.received, chunk]);
+      const headEnd = this.received.indexOf('\r\n\r\n');
+      if (headEnd < 0 || this.sentAt === null) return;
+      const headers = this.received.toString('latin1', 0, headEnd);
+      const length = /\r\ncontent-length: *(\d+)/i.exec(headers);
+      // Both servers measured send Content-Length; anything else is counted as a failure.
+      if (!length) {
+        this.socket.destroy();
+        return;
+      }
+      if (this.received.length < headEnd + 4 + Number(length[1])) return;
+      const sentAt = this.sentAt;
+      this.sentAt = null;
+      this.received = Buffer.alloc(0);
+      settle(Number(headers.slice(9, 12)), sentAt);
+      if (/\r\nconnection: *close/i.test(headers)) this.socket.destroy();
+      else idle.push(this);
+    }
+
+    private fail(): void {
+      open.delete(this);
+      const at = idle.indexOf(this);
+      if (at >= 0) idle.splice(at, 1);
+      if (this.sentAt === null) return;
+      this.sentAt = null;
+      settle(null, 0);
+    }
+
+    /** Ends the connection if its answer is overdue (checked once a second rather than a timer per request). */
+    expireIfSentBefore(limit: number): void {
+      if (this.sentAt !== null && this.sentAt < limit) this.socket.destroy();
+    }
+
+    close(): void {
+      this.socket.destroy();
+    }
+  }
+
   return new Promise((resolve) => {
-    const settle = () => {
-      if (++settled < total) return;
-      agent.destroy();
+    const expiry = setInterval(() => {
+      for (const connection of open) connection.expireIfSentBefore(performance.now() - TIMEOUT_MS);
+    }, 1000);
+    finish = () => {
+      clearInterval(expiry);
+      for (const connection of open) connection.close();
       latencies.sort((a, b) => a - b);
       lateness.sort((a, b) => a - b);
       const seconds = (performance.now() - start) / 1000;
@@ -56,30 +142,11 @@ function openLoop(job: Job, bodies: string[]): Promise<RunStats & { late_p99_ms:
         late_p99_ms: percentile(lateness, 0.99),
       });
     };
-    const send = (due: number, body: string) => {
-      const sentAt = performance.now();
-      lateness.push(sentAt - due);
-      const req = request(target, { method: 'POST', agent, headers: { ...job.headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          const status = res.statusCode ?? 0;
-          statuses[status] = (statuses[status] ?? 0) + 1;
-          if (status >= 200 && status < 300) {
-            ok++;
-            latencies.push(performance.now() - sentAt);
-          } else failed++;
-          settle();
-        });
-      });
-      req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
-      req.on('error', () => {
-        failed++;
-        settle();
-      });
-      req.end(body);
-    };
     const tick = () => {
-      for (const now = performance.now(); sent < total && dueAt(sent) <= now; sent++) send(dueAt(sent), bodies[sent % bodies.length]!);
+      for (const now = performance.now(); sent < total && dueAt(sent) <= now; sent++) {
+        const sentAt = (idle.pop() ?? new Connection()).send(bodies[sent % bodies.length]!);
+        lateness.push(sentAt - dueAt(sent));
+      }
       if (sent < total) setTimeout(tick, Math.max(0, dueAt(sent) - performance.now()));
     };
     tick();
