@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.ts';
 import { DomainError } from '../errors.ts';
+import { importCommand } from './import.ts';
 import { migrateCommand } from './migrate.ts';
 import { serveCommand } from './serve.ts';
 import { tenantCreateCommand } from './tenant.ts';
@@ -11,6 +12,8 @@ Usage:
   grantd serve                        start the HTTP server (PORT, default 8080)
   grantd tenant create <name> [--json]  create a tenant and print its admin key once
   grantd migrate                      apply pending database migrations
+  grantd import [file] [--json]       write the grants of an NDJSON file (standard input: none or -),
+                                      one {"subject","relation","object"} per line, through the API
 
 Environment:
   DATABASE_URL         postgres://... to use; unset: an embedded PostgreSQL under GRANTD_DATA_DIR
@@ -21,6 +24,10 @@ Environment:
   GRANTD_GRAPH_MEMORY  grants and agents a process holds in memory to answer checks (default 3000000; 0: none)
   GRANTD_WORKERS       processes serving the API on one port: a number, or auto for one per core (default 1)
   LOG_LEVEL            fatal, error, warn, info (default), debug, trace or silent
+
+Environment of grantd import:
+  GRANTD_URL           the grantd to write to (default http://localhost:8080)
+  GRANTD_API_KEY       an API key with scope grant:write
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -34,6 +41,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return command === undefined && !values.help ? 2 : 0;
   }
+  // import is a client of a running grantd: the server's settings do not concern it.
+  if (command === 'import' && rest.length === 0) return importCommand(sub, values.json);
   const config = loadConfig();
   switch (command) {
     case 'serve':
