@@ -134,11 +134,11 @@ async function linesOf(file: string | undefined): Promise<AsyncIterable<string>>
   return createInterface({ input, crlfDelay: Infinity });
 }
 
-/** `grantd import [file]`: GRANTD_URL and GRANTD_API_KEY (kept out of argv, which other users of the machine can read). */
+/** `grantd import [file]`: GRANTD_URL and GRANTD_KEY (kept out of argv, which other users of the machine can read). */
 export async function importCommand(file: string | undefined, json: boolean): Promise<number> {
-  const apiKey = process.env.GRANTD_API_KEY;
+  const apiKey = process.env.GRANTD_KEY;
   if (!apiKey) {
-    process.stderr.write('grantd import: set GRANTD_API_KEY to an API key with scope grant:write\n');
+    process.stderr.write('grantd import: set GRANTD_KEY to an API key with scope grant:write\n');
     return 2;
   }
   const baseUrl = process.env.GRANTD_URL || DEFAULT_BASE_URL;

@@ -27,7 +27,7 @@ Environment:
 
 Environment of grantd import:
   GRANTD_URL           the grantd to write to (default http://localhost:8080)
-  GRANTD_API_KEY       an API key with scope grant:write
+  GRANTD_KEY           an API key with scope grant:write (as the walk-through in README.md sets it)
 `;
 
 async function main(argv: string[]): Promise<number> {

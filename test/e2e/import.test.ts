@@ -30,7 +30,7 @@ describe('grantd import', () => {
       );
       child.stdin!.end(stdin ?? '');
     });
-  const asWriter = (args: string[], stdin?: string) => importing(args, { GRANTD_URL: server.baseUrl, GRANTD_API_KEY: writer }, stdin);
+  const asWriter = (args: string[], stdin?: string) => importing(args, { GRANTD_URL: server.baseUrl, GRANTD_KEY: writer }, stdin);
 
   const allowed = async (subject: string, object: string): Promise<boolean> => {
     const res = await fetch(`${server.baseUrl}/v1/check`, {
@@ -121,17 +121,17 @@ describe('grantd import', () => {
   it('needs a key with grant:write, a server and a readable file', async () => {
     const input = grant(1, 'k');
     const noKey = await importing([], { GRANTD_URL: server.baseUrl }, input);
-    expect(noKey).toMatchObject({ code: 2, stderr: 'grantd import: set GRANTD_API_KEY to an API key with scope grant:write\n' });
-    const readOnly = await importing([], { GRANTD_URL: server.baseUrl, GRANTD_API_KEY: reader }, input);
+    expect(noKey).toMatchObject({ code: 2, stderr: 'grantd import: set GRANTD_KEY to an API key with scope grant:write\n' });
+    const readOnly = await importing([], { GRANTD_URL: server.baseUrl, GRANTD_KEY: reader }, input);
     expect(readOnly.code).toBe(1);
     expect(readOnly.stderr).toContain('(insufficient-scope: this operation needs a key with scope grant:write)');
-    const unknownKey = await importing([], { GRANTD_URL: server.baseUrl, GRANTD_API_KEY: `svc_live_${'x'.repeat(43)}` }, input);
+    const unknownKey = await importing([], { GRANTD_URL: server.baseUrl, GRANTD_KEY: `svc_live_${'x'.repeat(43)}` }, input);
     expect(unknownKey.stderr).toContain('(unauthenticated:');
     expect(unknownKey.stderr).not.toContain('x'.repeat(43));
-    const noServer = await importing([], { GRANTD_URL: 'http://127.0.0.1:9', GRANTD_API_KEY: writer }, input);
+    const noServer = await importing([], { GRANTD_URL: 'http://127.0.0.1:9', GRANTD_KEY: writer }, input);
     expect(noServer.code).toBe(1);
     expect(noServer.stderr).toContain('lines 1-1: no answer from the server, so they may or may not have been written (network-error:');
-    const badUrl = await importing([], { GRANTD_URL: 'not a url', GRANTD_API_KEY: writer }, input);
+    const badUrl = await importing([], { GRANTD_URL: 'not a url', GRANTD_KEY: writer }, input);
     expect(badUrl).toMatchObject({ code: 2, stderr: 'grantd import: GRANTD_URL is not a URL: not a url\n' });
     const missing = await asWriter([join(dir, 'missing.ndjson')]);
     expect(missing).toMatchObject({ code: 1, stderr: `grantd import: cannot read ${join(dir, 'missing.ndjson')}: ENOENT\n` });

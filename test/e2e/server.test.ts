@@ -26,10 +26,22 @@ async function walkThrough(baseUrl: string, key: string) {
   expect((await call('POST', '/v1/grants', { subject: 'user:alice', relation: 'owner', object: 'document:q3' })).status).toBe(201);
   expect((await call('POST', '/v1/grants', { subject: 'folder:reports', relation: 'parent', object: 'document:q4' })).status).toBe(201);
   expect((await call('POST', '/v1/grants', { subject: 'user:alice', relation: 'viewer', object: 'folder:reports' })).status).toBe(201);
+  const lines = [
+    { subject: 'user:carol', relation: 'viewer', object: 'document:q3' },
+    { subject: 'user:dave', relation: 'viewer', object: 'folder:reports' },
+  ].map((grant) => JSON.stringify(grant));
+  const imported = await new Promise<string>((resolve, reject) => {
+    const child = execFile(process.execPath, [GRANTD_BIN, 'import'], { env: { PATH: process.env.PATH ?? '', GRANTD_KEY: key, GRANTD_URL: baseUrl } }, (error, stdout) =>
+      error ? reject(error) : resolve(stdout),
+    );
+    child.stdin!.end(lines.join('\n') + '\n');
+  });
+  expect(imported).toMatch(/^imported 2 grants from standard input: 2 new, 0 already present/);
   const check = (subject: string, object: string) => call('POST', '/v1/check', { subject, relation: 'viewer', object });
   expect((await check('user:alice', 'document:q3')).body).toEqual({ allowed: true });
   expect((await check('user:alice', 'document:q4')).body).toEqual({ allowed: true });
   expect((await check('user:bob', 'document:q3')).body).toEqual({ allowed: false });
+  expect((await check('user:dave', 'document:q4')).body).toEqual({ allowed: true });
   const first = await call('GET', '/v1/objects?namespace=document&subject=user:alice&relation=viewer&limit=1');
   expect(first.body).toEqual({ namespace: 'document', objects: ['q3'], next_cursor: expect.any(String) });
   const second = await call('GET', `/v1/objects?namespace=document&subject=user:alice&relation=viewer&limit=1&cursor=${encodeURIComponent(first.body.next_cursor)}`);
