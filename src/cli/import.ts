@@ -14,8 +14,8 @@ const PROGRESS_EVERY_MS = 5_000;
 
 type Triple = { subject: string; relation: string; object: string };
 
-export interface ImportSummary {
-  /** Grants read from the input and sent. */
+interface ImportSummary {
+  /** Grants read from the input and accepted by the server. */
   grants: number;
   /** Of those, grants that did not exist before (the rest were already present). */
   written: number;
@@ -23,7 +23,7 @@ export interface ImportSummary {
 }
 
 /** The input was not what `grantd import` reads, or the server refused part of it; `written` grants were written before it stopped. */
-export class ImportError extends Error {
+class ImportError extends Error {
   constructor(
     message: string,
     readonly written: number,
@@ -67,26 +67,26 @@ function batchFailure(error: unknown, firstLine: number, lastLine: number): stri
  * how many grants were written. Writing a grant that exists changes nothing, so rerunning the whole
  * input after a fix is safe.
  */
-export async function importGrants(
+async function importGrants(
   client: GrantdClient,
   lines: AsyncIterable<string>,
-  onProgress: (sent: number, written: number) => void = () => undefined,
+  onProgress: (accepted: number, written: number) => void,
 ): Promise<ImportSummary> {
   const started = performance.now();
   const inFlight = new Set<Promise<void>>();
   /** Why the import stopped, by the first line concerned (a bad line, or the first of a refused batch). */
   const failures: Array<{ line: number; message: string }> = [];
-  let [sent, written] = [0, 0];
+  let [accepted, written] = [0, 0];
   let lastProgress = started;
 
   const send = (batch: Triple[], firstLine: number, lastLine: number) => {
     const request = client.grants.batch({ writes: batch }, { timeoutMs: BATCH_TIMEOUT_MS }).then(
       (result) => {
-        sent += batch.length;
+        accepted += batch.length;
         written += result.written;
         if (performance.now() - lastProgress >= PROGRESS_EVERY_MS) {
           lastProgress = performance.now();
-          onProgress(sent, written);
+          onProgress(accepted, written);
         }
       },
       (error: unknown) => {
@@ -125,7 +125,7 @@ export async function importGrants(
     failures.sort((a, b) => a.line - b.line);
     throw new ImportError(failures.map((f) => f.message).join('\n'), written);
   }
-  return { grants: sent, written, seconds: (performance.now() - started) / 1000 };
+  return { grants: accepted, written, seconds: (performance.now() - started) / 1000 };
 }
 
 /** The lines of a file, or of standard input for `-` or no file; a file that cannot be opened throws here. */
@@ -146,6 +146,10 @@ export async function importCommand(file: string | undefined, json: boolean): Pr
     process.stderr.write(`grantd import: GRANTD_URL is not a URL: ${baseUrl}\n`);
     return 2;
   }
+  if ((file === undefined || file === '-') && process.stdin.isTTY) {
+    process.stderr.write('grantd import: give an NDJSON file, or pipe one to standard input\n');
+    return 2;
+  }
   const client = createClient({ apiKey, baseUrl });
   const source = file === undefined || file === '-' ? 'standard input' : file;
   let lines: AsyncIterable<string>;
@@ -156,8 +160,8 @@ export async function importCommand(file: string | undefined, json: boolean): Pr
     return 1;
   }
   try {
-    const summary = await importGrants(client, lines, (sent, written) => {
-      process.stderr.write(`grantd import: ${sent} grants sent, ${written} new\n`);
+    const summary = await importGrants(client, lines, (accepted, written) => {
+      process.stderr.write(`grantd import: ${accepted} grants so far, ${written} new\n`);
     });
     process.stdout.write(
       json
