@@ -8,7 +8,7 @@
  * ```ts
  * import { createClient, ProblemError, ServiceError } from 'grantd/client';
  *
- * const grantd = createClient({ apiKey: process.env.GRANTD_API_KEY!, baseUrl: 'http://localhost:8080' });
+ * const grantd = createClient({ apiKey: process.env.GRANTD_KEY!, baseUrl: 'http://localhost:8080' });
  * await grantd.namespaces.create({ name: 'document' });
  * await grantd.grants.create({ subject: 'user:alice', relation: 'viewer', object: 'document:q3' });
  * const { allowed } = await grantd.check({ subject: 'user:alice', relation: 'viewer', object: 'document:q3' });
