@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,13 +7,7 @@ import { createServices } from '../../src/runtime.ts';
 import { createKey } from '../../src/store/keys.ts';
 import { createTenant } from '../../src/store/tenants.ts';
 import { databaseUrl, uniqueName } from '../helpers.ts';
-import { GRANTD_BIN, startServer, type RunningServer } from './serve.ts';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { runGrantd, startServer, type RunningServer } from './serve.ts';
 
 /** `grantd import`, the built CLI, against the built server over a real socket. */
 describe('grantd import', () => {
@@ -23,13 +16,7 @@ describe('grantd import', () => {
   let writer: string;
   let reader: string;
 
-  const importing = (args: string[], env: Record<string, string>, stdin?: string): Promise<Run> =>
-    new Promise((resolve) => {
-      const child = execFile(process.execPath, [GRANTD_BIN, 'import', ...args], { env: { PATH: process.env.PATH ?? '', ...env } }, (error, stdout, stderr) =>
-        resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
-      );
-      child.stdin!.end(stdin ?? '');
-    });
+  const importing = (args: string[], env: Record<string, string>, stdin?: string) => runGrantd(['import', ...args], env, stdin);
   const asWriter = (args: string[], stdin?: string) => importing(args, { GRANTD_URL: server.baseUrl, GRANTD_KEY: writer }, stdin);
 
   const allowed = async (subject: string, object: string): Promise<boolean> => {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/package-root.ts';
 
@@ -51,3 +51,18 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
 
 /** The admin key grantd prints once when it bootstraps tenant `default`. */
 export const printedKey = (output: string): string | undefined => /^\s+(svc_live_[A-Za-z0-9]+)$/m.exec(output)?.[1];
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built `grantd` with only PATH and `env` in its environment, `stdin` piped in. */
+export const runGrantd = (args: string[], env: Record<string, string>, stdin = ''): Promise<CliRun> =>
+  new Promise((resolve) => {
+    const child = execFile(process.execPath, [GRANTD_BIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env } }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    );
+    child.stdin!.end(stdin);
+  });

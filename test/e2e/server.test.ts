@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { packageRoot } from '../../src/package-root.ts';
-import { GRANTD_BIN, printedKey, startServer, type RunningServer } from './serve.ts';
+import { GRANTD_BIN, printedKey, runGrantd, startServer, type RunningServer } from './serve.ts';
 
 const run = promisify(execFile);
 
@@ -30,13 +30,9 @@ async function walkThrough(baseUrl: string, key: string) {
     { subject: 'user:carol', relation: 'viewer', object: 'document:q3' },
     { subject: 'user:dave', relation: 'viewer', object: 'folder:reports' },
   ].map((grant) => JSON.stringify(grant));
-  const imported = await new Promise<string>((resolve, reject) => {
-    const child = execFile(process.execPath, [GRANTD_BIN, 'import'], { env: { PATH: process.env.PATH ?? '', GRANTD_KEY: key, GRANTD_URL: baseUrl } }, (error, stdout) =>
-      error ? reject(error) : resolve(stdout),
-    );
-    child.stdin!.end(lines.join('\n') + '\n');
-  });
-  expect(imported).toMatch(/^imported 2 grants from standard input: 2 new, 0 already present/);
+  const imported = await runGrantd(['import'], { GRANTD_KEY: key, GRANTD_URL: baseUrl }, lines.join('\n') + '\n');
+  expect(imported.code).toBe(0);
+  expect(imported.stdout).toMatch(/^imported 2 grants from standard input: 2 new, 0 already present/);
   const check = (subject: string, object: string) => call('POST', '/v1/check', { subject, relation: 'viewer', object });
   expect((await check('user:alice', 'document:q3')).body).toEqual({ allowed: true });
   expect((await check('user:alice', 'document:q4')).body).toEqual({ allowed: true });
