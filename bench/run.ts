@@ -176,6 +176,16 @@ async function graphLoaded(api: Api): Promise<void> {
   log('grants in memory: not loaded within 300 s; measuring anyway');
 }
 
+/** Runs `work` against a fresh bare Express app with as many workers as grantd, then stops it. */
+async function withExpress<T>(work: (server: Server) => Promise<T>): Promise<T> {
+  const server = await startExpress(workers);
+  try {
+    return await work(server);
+  } finally {
+    await server.proc.stop();
+  }
+}
+
 async function withGrantd<T>(databaseUrl: string, key: string, work: (api: Api) => Promise<T>): Promise<T> {
   const server = await startGrantd(snapshot!.dir, databaseUrl, workers);
   try {
@@ -324,12 +334,7 @@ async function main(): Promise<void> {
   log('scenario check (grantd, then express, then cerbos)');
   record('check', (await withGrantd(database.url, key, (api) => run('check grantd', api, headersFor(api), checkSpec))).median);
   try {
-    const ex: Server = await startExpress(workers);
-    try {
-      express = (await run('check express', ex, grantdHeaders, checkSpec)).median;
-    } finally {
-      await ex.proc.stop();
-    }
+    express = (await withExpress((ex) => run('check express', ex, grantdHeaders, checkSpec))).median;
   } catch (error) {
     expressError = error instanceof Error ? error.message.split('\n').slice(0, 4).join(' | ') : String(error);
   }
@@ -367,12 +372,7 @@ async function main(): Promise<void> {
     measure(label, log, plan, (durationS) => openLoopInChild({ url, path: '/v1/check', headers, bodiesFile, rate: 1000, durationS }));
   const fixed = (await withGrantd(database.url, key, (api) => fixedRate('check_fixed_rate grantd', api.url, headersFor(api)))).median;
   // The same load against the bare Express app: the floor of the load generator and of Node's HTTP layer.
-  const ex = await startExpress(workers);
-  try {
-    peers.express_fixed_rate = (await fixedRate('check_fixed_rate express', ex.url, grantdHeaders)).median;
-  } finally {
-    await ex.proc.stop();
-  }
+  peers.express_fixed_rate = (await withExpress((ex) => fixedRate('check_fixed_rate express', ex.url, grantdHeaders))).median;
   const floor = peers.express_fixed_rate as RunStats;
   record(
     'check_fixed_rate',
@@ -384,12 +384,7 @@ async function main(): Promise<void> {
   const bulkSpec: LoadSpec = { method: 'POST', paths: ['/v1/check/bulk'], bodies: bulkBodies, connections: 64 };
   record('check_bulk_100', (await withGrantd(database.url, key, (api) => run('check_bulk_100', api, headersFor(api), bulkSpec))).median, 'rps = bulk requests/s of 100 checks each, 64 connections');
   try {
-    const ex = await startExpress(workers);
-    try {
-      expressBulk = (await run('check_bulk_100 express', ex, grantdHeaders, bulkSpec)).median;
-    } finally {
-      await ex.proc.stop();
-    }
+    expressBulk = (await withExpress((ex) => run('check_bulk_100 express', ex, grantdHeaders, bulkSpec))).median;
     peers.express_bulk = expressBulk;
     const bulk = rows.get('check_bulk_100')!;
     bulk.vs_express = expressBulk.rps > 0 ? (bulk.rps ?? 0) / expressBulk.rps : null;
