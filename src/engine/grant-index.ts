@@ -1,3 +1,4 @@
+import { EdgeLists } from './edge-lists.ts';
 import type { GraphQuery } from './engine.ts';
 import { MEMBER_RELATION, type Ref } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
@@ -12,18 +13,12 @@ export interface IndexedGrant {
   object: Ref;
 }
 
-/** The nodes on the other side of one (node, relation): an array while few (cheaper to keep), a set once many. */
-type Nodes = number[] | Set<number>;
 /**
- * When an array of nodes becomes a set. A check asks the object side whether a node is there, so
- * it turns early; the subject side is searched only to remove a grant (the object side has already
- * told whether a grant is new), so it stays an array far longer (measured: ~12 bytes an entry
- * against a set's ~26).
+ * From how many pairs a node's list gets a map to its pairs. A check asks the object side whether
+ * a node holds a relation, so it gets one early; the subject side is searched only to remove a
+ * grant (the object side has already told whether a grant is new), so it is scanned far longer.
  */
-const SET_FROM = { holders: 16, objects: 1024 } as const;
-
-/** One node's grants on one side: each relation's number followed by the nodes on the other side. */
-type Grants = Array<number | Nodes>;
+const INDEX_FROM = { holders: 16, objects: 1024 } as const;
 
 /** An arrow in the index's numbers: holders of `target` on an X with a grant (X, `via`, o) hold the relation on o. */
 interface Arrow {
@@ -55,25 +50,30 @@ interface SchemaTables {
  *
  * Every subject and object is a node, a small integer, and relations and namespaces are numbered
  * too: a check looks its two refs up once (by namespace, then id: no key is built) and then
- * compares integers, which keeps it to a few microseconds on tenants of millions of grants. A node
- * no grant names any more is forgotten and its number reused, so churn does not grow the index.
+ * compares integers, which keeps it to a few microseconds on tenants of millions of grants. The
+ * grants themselves are integers in typed arrays (EdgeLists), which the garbage collector does not
+ * trace. A node no grant names any more is forgotten and its number reused, so churn does not grow
+ * the index.
  */
 export class GrantIndex {
   /** Nodes by namespace number, then id. */
   private readonly nodesByNs: Array<Map<string, number>> = [];
   private readonly namespaceNumbers = new Map<string, number>();
   private readonly relationNumbers = new Map<string, number>();
-  /** Per node: its namespace's number, the grants on it, the grants it holds, and how many grants name it. */
+  /** Per node: its namespace's number, its id, and how many grants name it. */
   private readonly nodeNs: number[] = [];
   private readonly nodeId: Array<string | undefined> = [];
-  private readonly grantsOn: Array<Grants | undefined> = [];
-  private readonly grantsBy: Array<Grants | undefined> = [];
+  /** Per object node: (relation, holder) pairs. */
+  private readonly grantsOn = new EdgeLists(INDEX_FROM.holders);
+  /** Per subject node: (relation, object) pairs. */
+  private readonly grantsBy = new EdgeLists(INDEX_FROM.objects);
   private readonly references: number[] = [];
   private readonly freeNodes: number[] = [];
   private readonly member = this.relationNumber(MEMBER_RELATION);
   private readonly tables = new WeakMap<CompiledSchema, SchemaTables>();
-  /** The walk of the check under way, reused: a check runs start to end in one go. */
+  /** The walk and the subject's groups of the check under way, reused: a check runs start to end in one go. */
   private readonly walk = new Walk(1);
+  private readonly groups: number[] = [];
   /** Grants held. */
   size = 0;
 
@@ -82,8 +82,9 @@ export class GrantIndex {
     const subject = this.nodeFor(grant.subject);
     const object = this.nodeFor(grant.object);
     const relation = this.relationNumber(grant.relation);
-    if (!insert(this.grantsOn, object, relation, subject, SET_FROM.holders)) return false;
-    insert(this.grantsBy, subject, relation, object, SET_FROM.objects, { isNew: true });
+    if (this.grantsOn.has(object, relation, subject)) return false;
+    this.grantsOn.add(object, relation, subject);
+    this.grantsBy.add(subject, relation, object);
     this.references[subject]!++;
     this.references[object]!++;
     this.size++;
@@ -96,8 +97,8 @@ export class GrantIndex {
     const object = this.nodeOf(grant.object);
     const relation = this.relationNumbers.get(grant.relation);
     if (subject === undefined || object === undefined || relation === undefined) return false;
-    if (!extract(this.grantsOn, object, relation, subject)) return false;
-    extract(this.grantsBy, subject, relation, object);
+    if (!this.grantsOn.remove(object, relation, subject)) return false;
+    this.grantsBy.remove(subject, relation, object);
     this.release(subject);
     this.release(object);
     this.size--;
@@ -126,27 +127,26 @@ export class GrantIndex {
     const start = this.nodeOf(query.object);
     const relation = this.relationNumbers.get(query.relation);
     if (self === undefined || start === undefined || relation === undefined) return false;
-    const groups = this.groupsOf(self);
+    const groups = this.groupsOf(self, this.groups);
     const walk = this.walk;
     walk.clear(this.relationNumbers.size);
     for (const implied of this.implied(tables, start, relation)) walk.visit(start, implied);
+    const grantsOn = this.grantsOn;
     for (let depth = 0, from = 0; from < walk.objects.length; depth++) {
       const to = walk.objects.length;
       for (let i = from; i < to; i++) {
-        const grants = this.grantsOn[walk.objects[i]!];
-        const holders = grants && nodesIn(grants, walk.relations[i]!);
-        if (holders !== undefined && holdsAny(holders, self, groups)) return true;
+        if (grantsOn.hasAny(walk.objects[i]!, walk.relations[i]!, self, groups)) return true;
       }
       if (depth === MAX_ARROW_DEPTH) break;
       for (let i = from; i < to; i++) {
         const object = walk.objects[i]!;
         const arrows = tables.arrows.get(this.nodeNs[object]!)?.get(walk.relations[i]!);
-        const grants = this.grantsOn[object];
-        if (arrows === undefined || grants === undefined) continue;
+        if (arrows === undefined) continue;
+        const pairs = grantsOn.arena;
         for (const arrow of arrows) {
-          const related = nodesIn(grants, arrow.via);
-          if (related === undefined) continue;
-          for (const next of related) {
+          for (let j = grantsOn.from(object), end = grantsOn.to(object); j < end; j += 2) {
+            if (pairs[j] !== arrow.via) continue;
+            const next = pairs[j + 1]!;
             for (const implied of this.implied(tables, next, arrow.target)) walk.visit(next, implied);
           }
         }
@@ -173,27 +173,27 @@ export class GrantIndex {
     const relation = this.relationNumbers.get(query.relation);
     if (self === undefined || namespace === undefined || relation === undefined) return [];
     const walk = new Walk(this.relationNumbers.size);
-    const groups = this.groupsOf(self);
-    for (const holder of groups ? [self, ...groups] : [self]) {
-      const held = this.grantsBy[holder];
-      for (let i = 0; held !== undefined && i < held.length; i += 2) {
-        for (const object of held[i + 1] as Nodes) {
-          for (const conferred of this.conferred(tables, object, held[i] as number)) walk.visit(object, conferred);
-        }
+    const grantsBy = this.grantsBy;
+    for (const holder of [self, ...this.groupsOf(self, [])]) {
+      const pairs = grantsBy.arena;
+      for (let i = grantsBy.from(holder), end = grantsBy.to(holder); i < end; i += 2) {
+        const object = pairs[i + 1]!;
+        for (const conferred of this.conferred(tables, object, pairs[i]!)) walk.visit(object, conferred);
       }
       if (walk.objects.length > query.budget) return null;
     }
     for (let depth = 0, from = 0; depth < MAX_ARROW_DEPTH && from < walk.objects.length; depth++) {
       const to = walk.objects.length;
       for (let i = from; i < to; i++) {
-        const out = this.grantsBy[walk.objects[i]!];
-        for (let j = 0; out !== undefined && j < out.length; j += 2) {
-          const byNamespace = tables.arrowsOut.get(out[j] as number)?.get(walk.relations[i]!);
+        const held = walk.objects[i]!;
+        const arrowsOut = tables.arrowsOut;
+        const pairs = grantsBy.arena;
+        for (let j = grantsBy.from(held), end = grantsBy.to(held); j < end; j += 2) {
+          const byNamespace = arrowsOut.get(pairs[j]!)?.get(walk.relations[i]!);
           if (byNamespace === undefined) continue;
-          for (const object of out[j + 1] as Nodes) {
-            const conferred = byNamespace.get(this.nodeNs[object]!);
-            if (conferred !== undefined) for (const next of conferred) walk.visit(object, next);
-          }
+          const object = pairs[j + 1]!;
+          const conferred = byNamespace.get(this.nodeNs[object]!);
+          if (conferred !== undefined) for (const next of conferred) walk.visit(object, next);
         }
         if (walk.objects.length > query.budget) return null;
       }
@@ -209,10 +209,14 @@ export class GrantIndex {
     return smallest(ids, query.limit);
   }
 
-  /** The objects the node is a direct member of. */
-  private groupsOf(node: number): Nodes | undefined {
-    const held = this.grantsBy[node];
-    return held && nodesIn(held, this.member);
+  /** The objects the node is a direct member of, into `groups`. */
+  private groupsOf(node: number, groups: number[]): number[] {
+    groups.length = 0;
+    const pairs = this.grantsBy.arena;
+    for (let i = this.grantsBy.from(node), end = this.grantsBy.to(node); i < end; i += 2) {
+      if (pairs[i] === this.member) groups.push(pairs[i + 1]!);
+    }
+    return groups;
   }
 
   /** Relations that holding `relation` on `node` confers: `relation` itself in an open namespace. */
@@ -293,51 +297,6 @@ export class GrantIndex {
   }
 }
 
-function nodesIn(grants: Grants, relation: number): Nodes | undefined {
-  for (let i = 0; i < grants.length; i += 2) if (grants[i] === relation) return grants[i + 1] as Nodes;
-  return undefined;
-}
-
-/** Adds `other` to `node`'s nodes under `relation` on one side; false when it was there, which `isNew` says it is not. */
-function insert(side: Array<Grants | undefined>, node: number, relation: number, other: number, setFrom: number, { isNew = false } = {}): boolean {
-  let grants = side[node];
-  if (grants === undefined) side[node] = grants = [];
-  const nodes = nodesIn(grants, relation);
-  if (nodes === undefined) grants.push(relation, [other]);
-  else if (Array.isArray(nodes)) {
-    if (!isNew && nodes.includes(other)) return false;
-    if (nodes.length + 1 < setFrom) nodes.push(other);
-    else grants[grants.indexOf(nodes)] = new Set([...nodes, other]);
-  } else {
-    if (nodes.has(other)) return false;
-    nodes.add(other);
-  }
-  return true;
-}
-
-/** Removes `other` from `node`'s nodes under `relation` on one side; false when it was not there. */
-function extract(side: Array<Grants | undefined>, node: number, relation: number, other: number): boolean {
-  const grants = side[node];
-  const nodes = grants && nodesIn(grants, relation);
-  if (grants === undefined || nodes === undefined || !without(nodes, other)) return false;
-  if ((Array.isArray(nodes) ? nodes.length : nodes.size) === 0) {
-    grants.splice(grants.indexOf(nodes) - 1, 2);
-    if (grants.length === 0) side[node] = undefined;
-  }
-  return true;
-}
-
-function holdsAny(holders: Nodes, self: number, groups: Nodes | undefined): boolean {
-  if (Array.isArray(holders)) {
-    if (holders.includes(self)) return true;
-    if (groups !== undefined) for (const group of groups) if (holders.includes(group)) return true;
-    return false;
-  }
-  if (holders.has(self)) return true;
-  if (groups !== undefined) for (const group of groups) if (holders.has(group)) return true;
-  return false;
-}
-
 /**
  * The (object, relation) pairs of a walk, in the order visited, each once. Most checks visit a
  * handful, found faster by scanning than by hashing; a long walk switches to a set.
@@ -408,13 +367,4 @@ function append<V>(map: Map<number, Map<number, V[]>>, ns: number, relation: num
   const list = byRelation.get(relation);
   if (list) list.push(value);
   else byRelation.set(relation, [value]);
-}
-
-function without<T>(holders: T[] | Set<T>, value: T): boolean {
-  if (!Array.isArray(holders)) return holders.delete(value);
-  const at = holders.indexOf(value);
-  if (at < 0) return false;
-  holders[at] = holders[holders.length - 1]!;
-  holders.pop();
-  return true;
 }

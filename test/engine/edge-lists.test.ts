@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { EdgeLists } from '../../src/engine/edge-lists.ts';
+
+/** The node's pairs as `relation:other` strings, sorted. */
+function pairsOf(lists: EdgeLists, node: number): string[] {
+  const pairs: string[] = [];
+  for (let i = lists.from(node); i < lists.to(node); i += 2) pairs.push(`${lists.arena[i]}:${lists.arena[i + 1]}`);
+  return pairs.sort();
+}
+
+describe('EdgeLists', () => {
+  it('holds, finds and removes pairs per node', () => {
+    const lists = new EdgeLists(4);
+    lists.add(3, 0, 7);
+    lists.add(3, 1, 7);
+    lists.add(5, 0, 3);
+    expect(lists.has(3, 0, 7)).toBe(true);
+    expect(lists.has(3, 0, 5)).toBe(false);
+    expect(lists.has(9, 0, 7)).toBe(false);
+    expect(lists.hasAny(3, 1, 2, [4, 7])).toBe(true);
+    expect(lists.hasAny(3, 1, 2, [4])).toBe(false);
+    expect(lists.remove(3, 0, 7)).toBe(true);
+    expect(lists.remove(3, 0, 7)).toBe(false);
+    expect(pairsOf(lists, 3)).toEqual(['1:7']);
+    expect(pairsOf(lists, 5)).toEqual(['0:3']);
+    expect(pairsOf(lists, 1000)).toEqual([]);
+  });
+
+  it('agrees with a set of pairs through random churn, as lists grow past their map and shrink below it', () => {
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return (seed >>> 8) % n;
+    };
+    const lists = new EdgeLists(8);
+    const expected = new Map<number, Set<string>>();
+    let longest = 0;
+    // Few nodes and relations, many others: lists grow to a few hundred pairs, then shrink to none, twice.
+    for (let step = 0; step < 40_000; step++) {
+      const node = random(6) * random(6);
+      let held = expected.get(node);
+      if (held === undefined) expected.set(node, (held = new Set()));
+      const growing = step % 20_000 < 10_000;
+      const removing = random(4) === 0 ? growing : !growing;
+      // A removal mostly picks a held pair; any other step a random one.
+      const key = removing && held.size > 0 && random(8) !== 0 ? [...held][random(held.size)]! : `${random(3)}:${random(400)}`;
+      const [relation, other] = key.split(':').map(Number) as [number, number];
+      if (removing) expect(lists.remove(node, relation, other)).toBe(held.delete(key));
+      else if (!held.has(key)) {
+        lists.add(node, relation, other);
+        held.add(key);
+      }
+      expect(lists.has(node, relation, other)).toBe(held.has(key));
+      expect(lists.hasAny(node, relation, -1, [other])).toBe(held.has(key));
+      if (step % 997 === 0) for (const [n, pairs] of expected) expect(pairsOf(lists, n)).toEqual([...pairs].sort());
+      longest = Math.max(longest, held.size);
+    }
+    expect(longest).toBeGreaterThan(100);
+    for (const [n, pairs] of expected) {
+      for (const pair of pairs) lists.remove(n, ...(pair.split(':').map(Number) as [number, number]));
+      expect(pairsOf(lists, n)).toEqual([]);
+    }
+  });
+
+  it('gives the room of emptied lists to others', () => {
+    const lists = new EdgeLists(1024);
+    const fill = (first: number) => {
+      for (let node = first; node < first + 100; node++) for (let other = 0; other < 50; other++) lists.add(node, 0, other);
+    };
+    const empty = (first: number) => {
+      for (let node = first; node < first + 100; node++) for (let other = 0; other < 50; other++) lists.remove(node, 0, other);
+    };
+    fill(0);
+    const arenaLength = lists.arena.length;
+    for (let round = 1; round <= 20; round++) {
+      empty(100 * (round - 1));
+      fill(100 * round);
+    }
+    expect(lists.arena.length).toBe(arenaLength);
+    expect(pairsOf(lists, 2042)).toHaveLength(50);
+    expect(pairsOf(lists, 42)).toEqual([]);
+  });
+});
