@@ -23,7 +23,11 @@ export async function openDatabase(config: Config, logger: Logger): Promise<{ ur
   return { url: embedded.url, embedded: true, stop: embedded.stop };
 }
 
-/** Grants (and agents) a process holds in memory by default (GRANTD_GRAPH_MEMORY): about 600 MB of heap (measured: ~200 bytes a grant, indexed both ways). */
+/**
+ * Grants (and agents) a process holds in memory by default (GRANTD_GRAPH_MEMORY): about 225 MB in
+ * the benchmark's shape (measured: ~75 bytes a grant, indexed both ways), up to ~900 MB when every
+ * grant names a new subject and object (~300 bytes a grant).
+ */
 const DEFAULT_GRAPH_MEMORY = 3_000_000;
 
 /**
