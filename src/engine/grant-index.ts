@@ -132,6 +132,7 @@ export class GrantIndex {
     walk.clear(this.relationNumbers.size);
     for (const implied of this.implied(tables, start, relation)) walk.visit(start, implied);
     const grantsOn = this.grantsOn;
+    const pairs = grantsOn.arena;
     for (let depth = 0, from = 0; from < walk.objects.length; depth++) {
       const to = walk.objects.length;
       for (let i = from; i < to; i++) {
@@ -142,7 +143,6 @@ export class GrantIndex {
         const object = walk.objects[i]!;
         const arrows = tables.arrows.get(this.nodeNs[object]!)?.get(walk.relations[i]!);
         if (arrows === undefined) continue;
-        const pairs = grantsOn.arena;
         for (const arrow of arrows) {
           for (let j = grantsOn.from(object), end = grantsOn.to(object); j < end; j += 2) {
             if (pairs[j] !== arrow.via) continue;
@@ -173,9 +173,10 @@ export class GrantIndex {
     const relation = this.relationNumbers.get(query.relation);
     if (self === undefined || namespace === undefined || relation === undefined) return [];
     const walk = new Walk(this.relationNumbers.size);
+    // Nothing is added during a walk, so the arena stays where it is.
     const grantsBy = this.grantsBy;
+    const pairs = grantsBy.arena;
     for (const holder of [self, ...this.groupsOf(self, [])]) {
-      const pairs = grantsBy.arena;
       for (let i = grantsBy.from(holder), end = grantsBy.to(holder); i < end; i += 2) {
         const object = pairs[i + 1]!;
         for (const conferred of this.conferred(tables, object, pairs[i]!)) walk.visit(object, conferred);
@@ -186,10 +187,8 @@ export class GrantIndex {
       const to = walk.objects.length;
       for (let i = from; i < to; i++) {
         const held = walk.objects[i]!;
-        const arrowsOut = tables.arrowsOut;
-        const pairs = grantsBy.arena;
         for (let j = grantsBy.from(held), end = grantsBy.to(held); j < end; j += 2) {
-          const byNamespace = arrowsOut.get(pairs[j]!)?.get(walk.relations[i]!);
+          const byNamespace = tables.arrowsOut.get(pairs[j]!)?.get(walk.relations[i]!);
           if (byNamespace === undefined) continue;
           const object = pairs[j + 1]!;
           const conferred = byNamespace.get(this.nodeNs[object]!);
