@@ -58,6 +58,19 @@ export class EdgeLists {
     return false;
   }
 
+  /** The other nodes of the node's pairs with `relation`, into `into`: a long list is not scanned for a few. */
+  othersWith(node: number, relation: number, into: number[]): number[] {
+    into.length = 0;
+    const indexed = this.places.get(node);
+    if (indexed !== undefined) {
+      for (const other of indexed.get(relation)?.keys() ?? []) into.push(other);
+      return into;
+    }
+    const arena = this.arena;
+    for (let i = this.from(node), end = this.to(node); i < end; i += 2) if (arena[i] === relation) into.push(arena[i + 1]!);
+    return into;
+  }
+
   /** Appends the pair, which the caller knows the node does not have. */
   add(node: number, relation: number, other: number): void {
     this.ensureNodes(node + 1);

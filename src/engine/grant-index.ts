@@ -71,9 +71,10 @@ export class GrantIndex {
   private readonly freeNodes: number[] = [];
   private readonly member = this.relationNumber(MEMBER_RELATION);
   private readonly tables = new WeakMap<CompiledSchema, SchemaTables>();
-  /** The walk and the subject's groups of the check under way, reused: a check runs start to end in one go. */
+  /** The walk, the subject's groups and an arrow's related objects of the check under way, reused: a check runs start to end in one go. */
   private readonly walk = new Walk(1);
   private readonly groups: number[] = [];
+  private readonly related: number[] = [];
   /** Grants held. */
   size = 0;
 
@@ -132,7 +133,6 @@ export class GrantIndex {
     walk.clear(this.relationNumbers.size);
     for (const implied of this.implied(tables, start, relation)) walk.visit(start, implied);
     const grantsOn = this.grantsOn;
-    const pairs = grantsOn.arena;
     for (let depth = 0, from = 0; from < walk.objects.length; depth++) {
       const to = walk.objects.length;
       for (let i = from; i < to; i++) {
@@ -144,9 +144,7 @@ export class GrantIndex {
         const arrows = tables.arrows.get(this.nodeNs[object]!)?.get(walk.relations[i]!);
         if (arrows === undefined) continue;
         for (const arrow of arrows) {
-          for (let j = grantsOn.from(object), end = grantsOn.to(object); j < end; j += 2) {
-            if (pairs[j] !== arrow.via) continue;
-            const next = pairs[j + 1]!;
+          for (const next of grantsOn.othersWith(object, arrow.via, this.related)) {
             for (const implied of this.implied(tables, next, arrow.target)) walk.visit(next, implied);
           }
         }
@@ -210,12 +208,7 @@ export class GrantIndex {
 
   /** The objects the node is a direct member of, into `groups`. */
   private groupsOf(node: number, groups: number[]): number[] {
-    groups.length = 0;
-    const pairs = this.grantsBy.arena;
-    for (let i = this.grantsBy.from(node), end = this.grantsBy.to(node); i < end; i += 2) {
-      if (pairs[i] === this.member) groups.push(pairs[i + 1]!);
-    }
-    return groups;
+    return this.grantsBy.othersWith(node, this.member, groups);
   }
 
   /** Relations that holding `relation` on `node` confers: `relation` itself in an open namespace. */

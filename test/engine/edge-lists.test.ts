@@ -19,6 +19,7 @@ describe('EdgeLists', () => {
     expect(lists.has(9, 0, 7)).toBe(false);
     expect(lists.hasAny(3, 1, 2, [4, 7])).toBe(true);
     expect(lists.hasAny(3, 1, 2, [4])).toBe(false);
+    expect(lists.othersWith(3, 0, [99])).toEqual([7]);
     expect(lists.remove(3, 0, 7)).toBe(true);
     expect(lists.remove(3, 0, 7)).toBe(false);
     expect(pairsOf(lists, 3)).toEqual(['1:7']);
@@ -52,6 +53,8 @@ describe('EdgeLists', () => {
       }
       expect(lists.has(node, relation, other)).toBe(held.has(key));
       expect(lists.hasAny(node, relation, -1, [other])).toBe(held.has(key));
+      const withRelation = [...held].filter((pair) => pair.startsWith(`${relation}:`)).map((pair) => Number(pair.split(':')[1]));
+      expect(lists.othersWith(node, relation, []).sort((a, b) => a - b)).toEqual(withRelation.sort((a, b) => a - b));
       if (step % 997 === 0) for (const [n, pairs] of expected) expect(pairsOf(lists, n)).toEqual([...pairs].sort());
       longest = Math.max(longest, held.size);
     }
