@@ -6,7 +6,7 @@ import { Primary } from '../cluster/primary.ts';
 import { PrimaryLink, shareMetrics } from '../cluster/worker.ts';
 import type { Config } from '../config.ts';
 import { createApp } from '../http/app.ts';
-import { problemBody } from '../http/problem.ts';
+import { createHttpServer } from '../http/server.ts';
 import { createLogger, createServices, openDatabase } from '../runtime.ts';
 import { connect } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
@@ -95,21 +95,8 @@ async function prepareDatabase(url: string, lifecycle: Logger): Promise<void> {
 }
 
 async function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Server> {
-  const server: Server = await new Promise((resolve) => {
-    const listening = app.listen(config.PORT, config.HOST, () => resolve(listening));
-  });
-  // Requests Node's parser refuses (oversized headers, malformed HTTP) never reach Express: answer them as problems too.
-  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
-    if (!socket.writable) return socket.destroy();
-    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-    const status = tooLarge ? 431 : 400;
-    const detail = tooLarge ? 'the request line and headers exceed 16 KiB' : 'malformed HTTP request';
-    const body = JSON.stringify({ ...problemBody('invalid-request', detail), status });
-    socket.end(
-      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/problem+json\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-  });
+  const server = createHttpServer(app);
+  await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   return server;
 }
 
