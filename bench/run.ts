@@ -112,6 +112,8 @@ let express: RunStats | null = null;
 /** The same bulks of 100 answered by bare Express (parsed, then one constant result per check). */
 let expressBulk: RunStats | null = null;
 let expressError: string | null = null;
+/** The same bare app on stock `app.listen`: what an Express app costs as usually served (reference only). */
+let expressListen: RunStats | null = null;
 let cerbos: RunStats | null = null;
 let cerbosError: string | null = args['no-cerbos'] ? 'disabled by --no-cerbos' : null;
 let spice: SpiceResult | null = null;
@@ -176,9 +178,13 @@ async function graphLoaded(api: Api): Promise<void> {
   log('grants in memory: not loaded within 300 s; measuring anyway');
 }
 
-/** Runs `work` against a fresh bare Express app with as many workers as grantd, then stops it. */
-async function withExpress<T>(work: (server: Server) => Promise<T>): Promise<T> {
-  const server = await startExpress(workers);
+/**
+ * Runs `work` against a fresh bare Express app with as many workers as grantd, then stops it. The
+ * app is served by grantd's HTTP server (src/http/server.ts), or with `server` 'listen' by stock
+ * `app.listen`, which costs Express more (see createHttpServer).
+ */
+async function withExpress<T>(work: (server: Server) => Promise<T>, servedBy: 'grantd' | 'listen' = 'grantd'): Promise<T> {
+  const server = await startExpress(workers, servedBy);
   try {
     return await work(server);
   } finally {
@@ -335,6 +341,7 @@ async function main(): Promise<void> {
   record('check', (await withGrantd(database.url, key, (api) => run('check grantd', api, headersFor(api), checkSpec))).median);
   try {
     express = (await withExpress((ex) => run('check express', ex, grantdHeaders, checkSpec))).median;
+    expressListen = (await withExpress((ex) => run('check express (app.listen)', ex, grantdHeaders, checkSpec), 'listen')).median;
   } catch (error) {
     expressError = error instanceof Error ? error.message.split('\n').slice(0, 4).join(' | ') : String(error);
   }
@@ -360,7 +367,7 @@ async function main(): Promise<void> {
     }
   }
   if (cerbosError) peers.cerbos = { error: cerbosError };
-  peers.express = express ? { check: express } : { error: expressError };
+  peers.express = express ? { check: express, check_on_app_listen: expressListen } : { error: expressError };
   const check = rows.get('check')!;
   check.vs_express = express && express.rps > 0 ? (check.rps ?? 0) / express.rps : null;
   check.vs_cerbos = cerbos && cerbos.rps > 0 ? (check.rps ?? 0) / cerbos.rps : null;
@@ -450,6 +457,7 @@ function report(): void {
   out.push(line(['scenario', 'rps', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'vs_express', 'vs_cerbos']));
   for (const r of scenarios) out.push(line([r.name, r.rps === null ? '-' : fmt(r.rps, 1), fmt(r.p50_ms), fmt(r.p95_ms), fmt(r.p99_ms), r.rps === null ? '-' : String(r.errors), fmt(r.vs_express), fmt(r.vs_cerbos)]));
   out.push(express ? line(['(peer) express check', fmt(express.rps, 1), fmt(express.p50_ms), fmt(express.p95_ms), fmt(express.p99_ms), String(express.errors), '', '']) : `(peer) express: null (${expressError})`);
+  if (expressListen) out.push(line(['(peer) app.listen check', fmt(expressListen.rps, 1), fmt(expressListen.p50_ms), fmt(expressListen.p95_ms), fmt(expressListen.p99_ms), String(expressListen.errors), '', '']));
   if (expressBulk) out.push(line(['(peer) express bulk', fmt(expressBulk.rps, 1), fmt(expressBulk.p50_ms), fmt(expressBulk.p95_ms), fmt(expressBulk.p99_ms), String(expressBulk.errors), '', '']));
   out.push(cerbos ? line(['(peer) cerbos check', fmt(cerbos.rps, 1), fmt(cerbos.p50_ms), fmt(cerbos.p95_ms), fmt(cerbos.p99_ms), String(cerbos.errors), '', '']) : `(peer) cerbos: null (${cerbosError})`);
   out.push(spice ? `(peer) spicedb (embedded, in-memory, in-process FFI): ${spice.relationships} relationships loaded in ${spice.load_s.toFixed(1)} s, ${spice.rss_mb} MB; ${spice.single_checks_per_s.toFixed(1)} checks/s single, ${spice.bulk_checks_per_s.toFixed(1)} checks/s in bulks of 100; ${listings.length} lookups in ${spice.listing_s.toFixed(1)} s` : `(peer) spicedb: null (${spiceError})`);

@@ -229,11 +229,11 @@ export async function startGrantd(root: string, databaseUrl: string, workers: nu
 }
 
 /** The bare Express 5 app (bench/express-baseline.ts) in a child process, like grantd, with as many workers. */
-export async function startExpress(workers: number): Promise<Server> {
+export async function startExpress(workers: number, server: 'grantd' | 'listen' = 'grantd'): Promise<Server> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'express-baseline.ts')], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), WORKERS: String(workers) },
+    env: { ...process.env, PORT: String(port), WORKERS: String(workers), EXPRESS_SERVER: server },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const proc = new Proc('express baseline', child);
