@@ -180,7 +180,7 @@ async function graphLoaded(api: Api): Promise<void> {
 
 /**
  * Runs `work` against a fresh bare Express app with as many workers as grantd, then stops it. The
- * app is served by grantd's HTTP server (src/http/server.ts), or with `server` 'listen' by stock
+ * app is served by grantd's HTTP server (src/http/server.ts), or with `servedBy` 'listen' by stock
  * `app.listen`, which costs Express more (see createHttpServer).
  */
 async function withExpress<T>(work: (server: Server) => Promise<T>, servedBy: 'grantd' | 'listen' = 'grantd'): Promise<T> {
