@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { forgetBefore } from '../cluster/changes.ts';
 import { Primary } from '../cluster/primary.ts';
 import { PrimaryLink, shareMetrics } from '../cluster/worker.ts';
-import type { Config } from '../config.ts';
+import { ConfigError, type Config } from '../config.ts';
 import { createApp } from '../http/app.ts';
 import { createHttpServer } from '../http/server.ts';
 import { createLogger, createServices, openDatabase } from '../runtime.ts';
@@ -30,7 +30,11 @@ export async function serveCommand(config: Config): Promise<number> {
 
   if (config.GRANTD_WORKERS === 1) {
     const services = createServices(database.url, servicesOptions(config), logger);
-    const server = await listen(createApp(services), config);
+    const server = await listen(createApp(services), config).catch(async (error: unknown) => {
+      await services.close();
+      await database.stop();
+      throw error;
+    });
     lifecycle.info({ port: portOf(server, config), ...listening }, 'grantd listening');
     stopOnSignal(lifecycle, async () => {
       await closeServer(server);
@@ -62,7 +66,11 @@ async function serveWorker(config: Config): Promise<number> {
   const link = new PrimaryLink((change) => forgetBefore(services, change));
   const services = createServices(config.DATABASE_URL!, { ...servicesOptions(config), primary: link }, logger);
   shareMetrics(services.metrics.registry);
-  const server = await listen(createApp(services), config);
+  const server = await listen(createApp(services), config).catch(async (error: unknown) => {
+    await services.close();
+    process.disconnect?.(); // the link to the primary would keep this process alive
+    throw error;
+  });
   const stop = stopOnSignal(logger, async () => {
     await closeServer(server);
     await services.close();
@@ -94,9 +102,17 @@ async function prepareDatabase(url: string, lifecycle: Logger): Promise<void> {
   }
 }
 
+/** Listens on HOST:PORT; an address in use or refused is told as such (Express's app.listen took it for success). */
 async function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Server> {
   const server = createHttpServer(app);
-  await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
+  await new Promise<void>((resolve, reject) => {
+    const refused = (error: NodeJS.ErrnoException) => reject(new ConfigError(`cannot listen on ${config.HOST}:${config.PORT}: ${error.code ?? error.message}`));
+    server.once('error', refused);
+    server.listen(config.PORT, config.HOST, () => {
+      server.off('error', refused);
+      resolve();
+    });
+  });
   return server;
 }
 

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -154,5 +155,22 @@ describe('grantd configuration', () => {
     expect(failure.stderr).toMatch(/GRANTD_RATE_LIMIT: GRANTD_RATE_LIMIT must be a positive integer/);
     expect(failure.stderr).toMatch(/GRANTD_GRAPH_MEMORY: GRANTD_GRAPH_MEMORY must be a whole number, 0 or more/);
     expect(failure.stderr).toMatch(/GRANTD_WORKERS: GRANTD_WORKERS must be auto or a number of processes from 1 to 999/);
+  });
+});
+
+describe('grantd serve on a port in use', () => {
+  it.each(['1', '2'])('exits 1 saying it cannot listen, with GRANTD_WORKERS=%s', async (workers) => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const env = { DATABASE_URL: inject('databaseUrl'), HOST: '127.0.0.1', PORT: String(port), GRANTD_WORKERS: workers, LOG_LEVEL: 'info' };
+      const run = await runGrantd(['serve'], env);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`grantd: cannot listen on 127.0.0.1:${port}: EADDRINUSE`);
+      expect(run.stdout + run.stderr).not.toContain('grantd listening');
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 });
