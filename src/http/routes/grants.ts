@@ -31,6 +31,8 @@ export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
       const { tenantId } = principalOf(req);
       const [triple] = await parseTriples(engine.store, tenantId, [body], false);
       await deleteGrant(db, tenantId, triple!);
+      // Even when there was nothing to delete: a revoke that raced with another one found the grant
+      // gone, and its caller too must read that on this node at once, before the other's relay comes.
       await announce({ kind: 'grants', tenantId });
       return { status: 204, body: undefined };
     },
