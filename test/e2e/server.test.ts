@@ -147,9 +147,7 @@ describe('grantd serve on DATABASE_URL', () => {
 
 describe('grantd configuration', () => {
   it('refuses bad environment values with one line each', async () => {
-    const failure = await run(process.execPath, [GRANTD_BIN, 'serve'], {
-      env: { PATH: process.env.PATH, PORT: 'eighty', GRANTD_RATE_LIMIT: '-1', GRANTD_GRAPH_MEMORY: '5e6', GRANTD_WORKERS: '0' },
-    }).catch((e) => e);
+    const failure = await runGrantd(['serve'], { PORT: 'eighty', GRANTD_RATE_LIMIT: '-1', GRANTD_GRAPH_MEMORY: '5e6', GRANTD_WORKERS: '0' });
     expect(failure.code).toBe(1);
     expect(failure.stderr).toMatch(/PORT: PORT must be a port number/);
     expect(failure.stderr).toMatch(/GRANTD_RATE_LIMIT: GRANTD_RATE_LIMIT must be a positive integer/);
@@ -165,10 +163,10 @@ describe('grantd serve on a port in use', () => {
     const port = (taken.address() as AddressInfo).port;
     try {
       const env = { DATABASE_URL: inject('databaseUrl'), HOST: '127.0.0.1', PORT: String(port), GRANTD_WORKERS: workers, LOG_LEVEL: 'info' };
-      const run = await runGrantd(['serve'], env);
-      expect(run.code).toBe(1);
-      expect(run.stderr).toContain(`grantd: cannot listen on 127.0.0.1:${port}: EADDRINUSE`);
-      expect(run.stdout + run.stderr).not.toContain('grantd listening');
+      const serving = await runGrantd(['serve'], env);
+      expect(serving.code).toBe(1);
+      expect(serving.stderr).toContain(`grantd: cannot listen on 127.0.0.1:${port}: EADDRINUSE`);
+      expect(serving.stdout + serving.stderr).not.toContain('grantd listening');
     } finally {
       await new Promise((resolve) => taken.close(resolve));
     }
