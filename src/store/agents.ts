@@ -2,6 +2,7 @@ import { AGENT_NAMESPACE } from '../engine/refs.ts';
 import { DomainError } from '../errors.ts';
 import type { Db } from './db.ts';
 import { Prisma } from './prisma/client.ts';
+import { transaction } from './transaction.ts';
 
 export interface AgentRow {
   externalId: string;
@@ -45,21 +46,18 @@ export const listAgents = (db: Db, tenantId: string, after: string | null, take:
  * them to commit, and the grant delete that follows, in a new snapshot, sees what they wrote.
  */
 export async function deleteAgent(db: Db, tenantId: string, externalId: string): Promise<number | null> {
-  return db.$transaction(
-    async (tx) => {
-      const { count } = await tx.agent.deleteMany({ where: { tenantId, externalId } });
-      if (count === 0) return null;
-      const removed = await tx.grant.deleteMany({
-        where: {
-          tenantId,
-          OR: [
-            { subjectNs: AGENT_NAMESPACE, subjectId: externalId },
-            { objectNs: AGENT_NAMESPACE, objectId: externalId },
-          ],
-        },
-      });
-      return removed.count;
-    },
-    { maxWait: 10_000, timeout: 30_000 },
-  );
+  return transaction(db, async (tx) => {
+    const { count } = await tx.agent.deleteMany({ where: { tenantId, externalId } });
+    if (count === 0) return null;
+    const removed = await tx.grant.deleteMany({
+      where: {
+        tenantId,
+        OR: [
+          { subjectNs: AGENT_NAMESPACE, subjectId: externalId },
+          { objectNs: AGENT_NAMESPACE, objectId: externalId },
+        ],
+      },
+    });
+    return removed.count;
+  });
 }

@@ -2,6 +2,7 @@ import { AGENT_NAMESPACE, type Ref } from '../engine/refs.ts';
 import { DomainError } from '../errors.ts';
 import type { Db } from './db.ts';
 import { Prisma } from './prisma/client.ts';
+import { transaction } from './transaction.ts';
 
 export interface Triple {
   subject: Ref;
@@ -20,8 +21,6 @@ export interface GrantRow {
 
 /** Position in the grants' stable order (object, relation, subject), for keyset pagination. */
 export type GrantKey = [objectNs: string, objectId: string, relation: string, subjectNs: string, subjectId: string];
-
-const TX_OPTIONS = { maxWait: 10_000, timeout: 30_000 };
 
 const toData = (tenantId: string, t: Triple) => ({
   tenantId,
@@ -71,10 +70,10 @@ export async function createGrant(db: Db, tenantId: string, triple: Triple): Pro
   };
   // Only a grant naming an agent needs the agent's lock, and so a transaction around it.
   if (namedAgents([triple]).length === 0) return write(db);
-  return db.$transaction(async (tx) => {
+  return transaction(db, async (tx) => {
     await lockAgents(tx, tenantId, [triple]);
     return write(tx);
-  }, TX_OPTIONS);
+  });
 }
 
 export async function deleteGrant(db: Db, tenantId: string, triple: Triple): Promise<void> {
@@ -88,7 +87,7 @@ export async function applyBatch(
   writes: readonly Triple[],
   deletes: readonly Triple[],
 ): Promise<{ written: number; deleted: number }> {
-  return db.$transaction(async (tx) => {
+  return transaction(db, async (tx) => {
     await lockAgents(tx, tenantId, writes);
     let deleted = 0;
     if (deletes.length > 0) {
@@ -103,16 +102,18 @@ export async function applyBatch(
     let written = 0;
     if (writes.length > 0) {
       // Set-based: Prisma's createMany took about 200 ms for 1,000 rows here, this about a tenth.
+      // In key order, so that batches writing the same grants lock them in the same order.
       const rows = JSON.stringify(writes.map((t) => toData(tenantId, t)));
       written = await tx.$executeRaw`
         INSERT INTO grants (tenant_id, object_ns, object_id, relation, subject_ns, subject_id)
         SELECT ${tenantId}::uuid, w."objectNs", w."objectId", w.relation, w."subjectNs", w."subjectId"
         FROM jsonb_to_recordset(${rows}::jsonb)
              AS w("subjectNs" text, "subjectId" text, relation text, "objectNs" text, "objectId" text)
+        ORDER BY w."objectNs", w."objectId", w.relation, w."subjectNs", w."subjectId"
         ON CONFLICT DO NOTHING`;
     }
     return { written, deleted };
-  }, TX_OPTIONS);
+  });
 }
 
 export interface GrantFilter {

@@ -4,6 +4,7 @@ import { DomainError } from '../errors.ts';
 import type { Db } from './db.ts';
 import { createKey, type CreatedKey } from './keys.ts';
 import { Prisma } from './prisma/client.ts';
+import { transaction } from './transaction.ts';
 
 export interface CreatedTenant {
   tenant: { id: string; name: string };
@@ -18,7 +19,7 @@ export async function createTenant(db: Db, name: string): Promise<CreatedTenant>
     throw new DomainError('invalid-request', 'tenant names are 1-128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit');
   }
   try {
-    return await db.$transaction(async (tx) => {
+    return await transaction(db, async (tx) => {
       const tenant = await tx.tenant.create({ data: { id: randomUUID(), name, cursorSecret: randomBytes(32) } });
       await tx.namespace.createMany({
         data: BUILTIN_NAMESPACES.map((ns) => ({ tenantId: tenant.id, name: ns, relations: Prisma.DbNull })),

@@ -112,6 +112,28 @@ describe('POST /v1/grants/batch', () => {
     expect(res.body.type).toBe('invalid-request');
   });
 
+  it('answers batches that lock the same grants in opposite orders at once, none with an error', async () => {
+    // PostgreSQL aborts one of two transactions waiting for each other's rows (a deadlock); the
+    // server writes in key order and runs an aborted transaction again, so both callers get 200.
+    for (let round = 0; round < 8; round++) {
+      const writes = Array.from({ length: 200 }, (_, i) => ({ subject: `user:race${round}_${i}`, relation: 'viewer', object: 'document:race' }));
+      const [a, b] = await Promise.all([api.post('/v1/grants/batch', { writes }), api.post('/v1/grants/batch', { writes: [...writes].reverse() })]);
+      expect([a.status, b.status], JSON.stringify([a.body, b.body])).toEqual([200, 200]);
+      expect(a.body.written + b.body.written).toBe(200);
+
+      // Each deletes the grant the other writes again: no order of statements avoids the wait, only a retry.
+      const [x, y] = [writes[0]!, writes[1]!];
+      const [c, d] = await Promise.all([
+        api.post('/v1/grants/batch', { deletes: [x], writes: [y] }),
+        api.post('/v1/grants/batch', { deletes: [y], writes: [x] }),
+      ]);
+      expect([c.status, d.status], JSON.stringify([c.body, d.body])).toEqual([200, 200]);
+      // As if one ran after the other: exactly one of the two grants is left.
+      const left = await api.post('/v1/check/bulk', { checks: [x, y] });
+      expect(left.body.results.filter((r: { allowed: boolean }) => r.allowed)).toHaveLength(1);
+    }
+  });
+
   it('accepts 1000 triples', async () => {
     const writes = Array.from({ length: 1000 }, (_, i) => ({ subject: `user:k${i}`, relation: 'viewer', object: 'document:big' }));
     const res = await api.post('/v1/grants/batch', { writes });
@@ -156,7 +178,9 @@ describe('GET /v1/grants', () => {
     ['subject=alice', 'invalid-subject'],
     ['object=q3', 'invalid-object'],
     ['limit=0', 'invalid-request'],
+    ['limit=1e1', 'invalid-request'],
     ['subjet=user:a', 'invalid-request'],
+    ['cursor=', 'invalid-cursor'],
   ])('answers 400 for ?%s', async (query, type) => {
     const res = await api.get(`/v1/grants?${query}`);
     expect(res.status).toBe(400);

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { ZodIssue } from 'zod';
 import type { ProblemType } from '../../../contract/index.ts';
 import { DomainError } from '../../errors.ts';
+import { isWriteConflict } from '../../store/transaction.ts';
 import { sendProblem } from '../problem.ts';
 
 /** Fields whose malformed value has its own problem type (API.md). */
@@ -71,8 +72,15 @@ export function errorHandler(logger: Logger) {
       case 'charset.unsupported':
         return sendProblem(res, 'unsupported-media-type', 'send the body as UTF-8 JSON');
     }
+    // Express's router could not decode a path parameter (a stray or invalid % escape).
+    if (error instanceof URIError) return sendProblem(res, 'invalid-request', 'the path is not valid percent-encoding');
     if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
       return sendProblem(res, 'invalid-request', 'the request body could not be read');
+    }
+    if (isWriteConflict(error)) {
+      logger.warn({ reqId: req.id, err: describe(error) }, 'write conflict outlasted its retries');
+      res.setHeader('Retry-After', '1');
+      return sendProblem(res, 'unavailable', 'the write kept conflicting with concurrent writes; retry it');
     }
     if (isUnavailable(error)) {
       logger.warn({ reqId: req.id, err: describe(error) }, 'database unavailable');

@@ -1,0 +1,38 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Db } from './db.ts';
+import type { Prisma } from './prisma/client.ts';
+
+/** A transaction may wait 10 s for a connection and run 30 s. */
+const TX_OPTIONS = { maxWait: 10_000, timeout: 30_000 };
+/** Runs of a transaction PostgreSQL aborted for a conflict, before its error is the caller's. */
+const ATTEMPTS = 4;
+
+/**
+ * Runs `work` in a transaction, again when PostgreSQL rolled it back for a deadlock or a
+ * serialization failure: one of two writers that lock the same rows in opposite orders is chosen
+ * to fail, and the request behind it should not. `work` must have no effect outside the transaction.
+ */
+export async function transaction<T>(db: Db, work: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.$transaction(work, TX_OPTIONS);
+    } catch (error) {
+      if (attempt === ATTEMPTS || !isWriteConflict(error)) throw error;
+      // Apart, so that the two writers do not meet again at once.
+      await sleep(Math.random() * 10 * 2 ** attempt);
+    }
+  }
+}
+
+/** SQLSTATEs of a transaction rolled back for a deadlock (40P01) or a serialization failure (40001). */
+const CONFLICT_SQLSTATES = new Set(['40P01', '40001']);
+
+/**
+ * Whether PostgreSQL aborted the statement's transaction for a conflict with another one: Prisma
+ * says so with P2034, or carries the SQLSTATE of a raw statement in its driver adapter's error.
+ */
+export function isWriteConflict(error: unknown): boolean {
+  const e = error as { code?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } } | null;
+  if (!e || typeof e !== 'object') return false;
+  return e.code === 'P2034' || CONFLICT_SQLSTATES.has(String(e.meta?.driverAdapterError?.cause?.originalCode));
+}
