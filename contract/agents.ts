@@ -1,7 +1,7 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { badRequest, bodyProblems, commonProblems, conflict, notFound } from './problems.ts';
-import { CursorSchema, ID_PATTERN, LimitSchema, NextCursorSchema, PathIdSchema, TimestampSchema } from './schemas.ts';
+import { CursorSchema, ID_PATTERN, LimitSchema, NextCursorSchema, PathIdSchema, TextSchema, TimestampSchema } from './schemas.ts';
 import { requires } from './scopes.ts';
 
 const c = initContract();
@@ -11,10 +11,10 @@ export const USER_SUBJECT_PATTERN = new RegExp(`^user:${ID_PATTERN.source.slice(
 export const CreateAgentSchema = z
   .object({
     external_id: PathIdSchema.describe("The agent's own id; its subject is agent:<external_id>"),
-    display_name: z.string().min(1).max(256).optional(),
+    display_name: TextSchema.min(1).max(256).optional(),
     owner: z.string().regex(USER_SUBJECT_PATTERN, 'must be a user subject, user:<id>').optional().describe('The user the agent acts for'),
     scope: z
-      .array(z.string().min(1).max(256))
+      .array(TextSchema.min(1).max(256))
       .max(256)
       .describe('Scope mask: <namespace>:<relation> entries, either side may be *, e.g. document:viewer or *:*'),
   })

@@ -1,14 +1,14 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { badRequest, bodyProblems, commonProblems, notFound } from './problems.ts';
-import { TimestampSchema } from './schemas.ts';
+import { TextSchema, TimestampSchema } from './schemas.ts';
 import { KeyScopeSchema, requires } from './scopes.ts';
 
 const c = initContract();
 
 export const CreateKeySchema = z
   .object({
-    label: z.string().max(256).default('').describe('Free-text name of the key'),
+    label: TextSchema.max(256).default('').describe('Free-text name of the key'),
     scopes: z
       .array(KeyScopeSchema)
       .min(1)

@@ -24,14 +24,25 @@ export const TripleSchema = z
   .strict()
   .describe('A grant triple');
 
-export const LimitSchema = z.coerce
-  .number()
-  .int()
-  .min(1)
-  .max(1000)
-  .default(100)
-  .describe('Page size, 1 to 1000 (default 100)');
-export const CursorSchema = z.string().min(1).max(2048).describe('Opaque cursor from the previous page\'s next_cursor');
+/** Query values arrive as strings: only decimal digits are a number here (Number() would also take 0x10, 1e2, " 5"). */
+const DECIMAL = /^[0-9]+$/;
+const limit = z.preprocess(
+  (value) => (typeof value === 'string' && DECIMAL.test(value) ? Number(value) : value),
+  z.number().int().min(1).max(1000).default(100),
+);
+/** Typed as what callers pass (a number, or nothing): preprocess alone would type it `unknown`. */
+export const LimitSchema = (limit as z.ZodEffects<z.ZodDefault<z.ZodNumber>, number, number | undefined>).describe(
+  'Page size, 1 to 1000 (default 100)',
+);
+/** Any string: one this server did not issue, empty included, is answered with `invalid-cursor`. */
+export const CursorSchema = z.string().describe('Opaque cursor from the previous page\'s next_cursor');
+
+/**
+ * Free text stored as given. PostgreSQL's text cannot hold U+0000, and an unpaired surrogate would
+ * be stored as U+FFFD: both are refused rather than failing or changing what was sent.
+ */
+export const TEXT_PATTERN = /^(?:[^\u0000\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])*$/;
+export const TextSchema = z.string().regex(TEXT_PATTERN, 'must be text without U+0000 or unpaired surrogates');
 export const NextCursorSchema = z
   .string()
   .nullable()

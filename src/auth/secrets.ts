@@ -24,6 +24,8 @@ export function newSecret(): string {
 }
 
 export const newKeyId = (): string => `key_${randomBase62(20)}`;
+/** The shape of every id newKeyId makes; anything else names no key. */
+export const KEY_ID_PATTERN = /^key_[A-Za-z0-9]+$/;
 
 export const hashSecret = (secret: string): Buffer => hash('sha256', secret, 'buffer');
 

@@ -29,8 +29,9 @@ export function decodeCursor(key: Buffer, query: unknown, cursor: string): unkno
 const sign = (key: Buffer, query: unknown, payload: string): Buffer =>
   createHmac('sha256', key).update(JSON.stringify(query)).update('\n').update(payload).digest().subarray(0, 16);
 
-/** Decodes a cursor that must hold an array of `length` strings. */
-export function decodeStringTuple(key: Buffer, query: unknown, cursor: string, length: number): string[] {
+/** The position a cursor holds, an array of `length` strings; null without a cursor (the first page). */
+export function decodeStringTuple(key: Buffer, query: unknown, cursor: string | undefined, length: number): string[] | null {
+  if (cursor === undefined) return null;
   const position = decodeCursor(key, query, cursor);
   if (!Array.isArray(position) || position.length !== length || !position.every((p) => typeof p === 'string')) {
     throw new DomainError('invalid-cursor', 'the cursor is malformed');

@@ -1,4 +1,4 @@
-import { digestsEqual, hashSecret, newKeyId, newSecret, secretPrefix } from '../auth/secrets.ts';
+import { digestsEqual, hashSecret, KEY_ID_PATTERN, newKeyId, newSecret, secretPrefix } from '../auth/secrets.ts';
 import type { KeyScope } from '../../contract/index.ts';
 import type { Db } from './db.ts';
 import type { Prisma } from './prisma/client.ts';
@@ -47,6 +47,8 @@ export function listKeys(db: Db, tenantId: string) {
 
 /** Revokes a live key of the tenant; false when there is none by that id. */
 export async function revokeKey(db: Db, tenantId: string, keyId: string): Promise<boolean> {
+  // Not asked of the database: an id no key can have may hold what PostgreSQL refuses (U+0000).
+  if (!KEY_ID_PATTERN.test(keyId)) return false;
   const { count } = await db.apiKey.updateMany({
     where: { id: keyId, tenantId, revokedAt: null },
     data: { revokedAt: new Date() },

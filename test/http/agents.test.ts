@@ -44,6 +44,9 @@ describe('POST /v1/agents', () => {
     ['invalid-request', { external_id: 'bad id', scope: [] }],
     ['invalid-request', { external_id: '..', scope: [] }],
     ['invalid-request', { scope: [] }],
+    ['invalid-request', { external_id: 'x1', display_name: 'a\u0000b', scope: [] }],
+    ['invalid-request', { external_id: 'x1', display_name: '\udc00', scope: [] }],
+    ['invalid-request', { external_id: 'x1', scope: ['document:\u0000'] }],
   ])('answers 400 %s', async (type, body) => {
     const res = await api.post('/v1/agents', body);
     expect(res.status).toBe(400);
@@ -68,6 +71,7 @@ describe('GET /v1/agents', () => {
     const rest = await api.get(`/v1/agents?limit=2&cursor=${encodeURIComponent(second.body.next_cursor)}`);
     expect(rest.body).toEqual({ agents: [expect.objectContaining({ external_id: 'summarizer' })], next_cursor: null });
     expect((await api.get('/v1/agents?cursor=nope')).body.type).toBe('invalid-cursor');
+    expect((await api.get('/v1/agents?cursor=')).body.type).toBe('invalid-cursor');
   });
 });
 

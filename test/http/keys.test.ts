@@ -37,6 +37,8 @@ describe('POST /v1/keys', () => {
     ['an empty scope list', { label: 'x', scopes: [] }],
     ['an unknown scope', { label: 'x', scopes: ['root'] }],
     ['a non-string label', { label: 5 }],
+    ['a label with U+0000', { label: 'a\u0000b' }],
+    ['a label with an unpaired surrogate', { label: 'a\ud800b' }],
   ])('answers 400 invalid-request for %s', async (_, body) => {
     const res = await api.post('/v1/keys', body);
     expect(res.status).toBe(400);
@@ -66,5 +68,19 @@ describe('DELETE /v1/keys/{id}', () => {
     expect(again.status).toBe(404);
     expect(again.body.type).toBe('key-not-found');
     expect((await api.delete('/v1/keys/key_unknown')).body.type).toBe('key-not-found');
+  });
+
+  it('answers 404 key-not-found for an id no key can have, U+0000 included', async () => {
+    for (const id of ['key_a%00b', 'not-a-key', '%F0%9F%98%80']) {
+      const res = await api.delete(`/v1/keys/${id}`);
+      expect(res.status, id).toBe(404);
+      expect(res.body.type).toBe('key-not-found');
+    }
+  });
+
+  it('answers a path that is not valid percent-encoding with 400 invalid-request saying so', async () => {
+    const res = await api.delete('/v1/keys/%E0%A4%A');
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ type: 'invalid-request', detail: 'the path is not valid percent-encoding' });
   });
 });

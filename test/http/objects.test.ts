@@ -59,6 +59,8 @@ describe('GET /v1/objects', () => {
       { namespace: 'document', subject: 'user:alice', relation: 'viewer', cursor: `${cursor.slice(0, -2)}AA` },
       { namespace: 'document', subject: 'user:alice', relation: 'viewer', cursor: `eyJ6eiJ9${cursor.slice(cursor.indexOf('.'))}` },
       { namespace: 'document', subject: 'user:alice', relation: 'viewer', cursor: 'garbage' },
+      { namespace: 'document', subject: 'user:alice', relation: 'viewer', cursor: '' },
+      { namespace: 'document', subject: 'user:alice', relation: 'viewer', cursor: `${cursor}${'A'.repeat(3000)}` },
     ];
     for (const query of variants) {
       const res = await list(query);
@@ -72,6 +74,12 @@ describe('GET /v1/objects', () => {
     ['limit 1001', { limit: 1001 }],
     ['limit 1.5', { limit: '1.5' }],
     ['limit abc', { limit: 'abc' }],
+    ['limit 0x10', { limit: '0x10' }],
+    ['limit 1e2', { limit: '1e2' }],
+    ['limit +5', { limit: '+5' }],
+    ['limit 5.0', { limit: '5.0' }],
+    ['limit " 5"', { limit: ' 5' }],
+    ['an empty limit', { limit: '' }],
   ])('answers 400 invalid-request for %s', async (_, extra) => {
     const res = await list({ namespace: 'document', subject: 'user:alice', relation: 'viewer', ...extra });
     expect(res.status).toBe(400);

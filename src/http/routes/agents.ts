@@ -35,7 +35,7 @@ export const agentRoutes = ({ db, announce }: AppDeps) =>
     list: async ({ query, req }) => {
       const { tenantId, cursorSecret } = principalOf(req);
       const binding = ['agents'];
-      const after = query.cursor ? decodeStringTuple(cursorSecret, binding, query.cursor, 1)[0]! : null;
+      const after = decodeStringTuple(cursorSecret, binding, query.cursor, 1)?.[0] ?? null;
       const rows = await listAgents(db, tenantId, after, query.limit + 1);
       const page = rows.slice(0, query.limit);
       const last = page.at(-1);

@@ -45,7 +45,7 @@ export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
         ...(query.namespace ? { namespace: query.namespace } : {}),
       };
       const binding = ['grants', query.subject ?? null, query.relation ?? null, query.object ?? null, query.namespace ?? null];
-      const after = query.cursor ? (decodeStringTuple(cursorSecret, binding, query.cursor, 5) as GrantKey) : null;
+      const after = decodeStringTuple(cursorSecret, binding, query.cursor, 5) as GrantKey | null;
       const rows = await listGrants(db, tenantId, filter, after, query.limit + 1);
       const page = rows.slice(0, query.limit);
       const last = page.at(-1);

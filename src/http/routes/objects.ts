@@ -10,7 +10,7 @@ export const objectRoutes = ({ engine }: AppDeps) =>
     list: async ({ query, req }) => {
       const { tenantId, cursorSecret } = principalOf(req);
       const binding = ['objects', query.namespace, query.subject, query.relation];
-      const after = query.cursor ? decodeStringTuple(cursorSecret, binding, query.cursor, 1)[0]! : null;
+      const after = decodeStringTuple(cursorSecret, binding, query.cursor, 1)?.[0] ?? null;
       const page = await engine.listObjects(tenantId, { ...query, after });
       const last = page.ids.at(-1);
       return {
