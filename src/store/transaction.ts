@@ -32,7 +32,11 @@ const CONFLICT_SQLSTATES = new Set(['40P01', '40001']);
  * says so with P2034, or carries the SQLSTATE of a raw statement in its driver adapter's error.
  */
 export function isWriteConflict(error: unknown): boolean {
-  const e = error as { code?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } } | null;
-  if (!e || typeof e !== 'object') return false;
-  return e.code === 'P2034' || CONFLICT_SQLSTATES.has(String(e.meta?.driverAdapterError?.cause?.originalCode));
+  return (error as { code?: unknown } | null)?.code === 'P2034' || CONFLICT_SQLSTATES.has(sqlStateOf(error) ?? '');
+}
+
+/** The SQLSTATE PostgreSQL answered a Prisma statement with, from its driver adapter's error. */
+export function sqlStateOf(error: unknown): string | undefined {
+  const code = (error as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } } | null)?.meta?.driverAdapterError?.cause?.originalCode;
+  return typeof code === 'string' ? code : undefined;
 }

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { ZodIssue } from 'zod';
 import type { ProblemType } from '../../../contract/index.ts';
 import { DomainError } from '../../errors.ts';
-import { isWriteConflict } from '../../store/transaction.ts';
+import { isWriteConflict, sqlStateOf } from '../../store/transaction.ts';
 import { sendProblem } from '../problem.ts';
 
 /** Fields whose malformed value has its own problem type (API.md). */
@@ -49,10 +49,10 @@ const UNAVAILABLE_MESSAGE =
  */
 function isUnavailable(error: unknown, depth = 0): boolean {
   if (!error || typeof error !== 'object' || depth > 4) return false;
-  const e = error as { code?: unknown; name?: string; message?: string; cause?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } };
+  const e = error as { code?: unknown; name?: string; message?: string; cause?: unknown };
   if (e.name === 'PrismaClientInitializationError') return true;
   const code = typeof e.code === 'string' ? e.code : '';
-  const sqlState = String(e.meta?.driverAdapterError?.cause?.originalCode ?? code);
+  const sqlState = sqlStateOf(error) ?? code;
   if (UNAVAILABLE_PRISMA_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(sqlState) || UNAVAILABLE_MESSAGE.test(e.message ?? '')) return true;
   return isUnavailable(e.cause, depth + 1);
 }
