@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,8 +56,11 @@ describe('several workers on one node', () => {
     await server?.stop();
   });
 
-  it('starts the workers it was asked for and logs one listening line', () => {
+  it('starts the workers it was asked for, without V8 memory reducer, and logs one listening line', () => {
     expect(workerPids()).toHaveLength(2);
+    for (const pid of workerPids()) {
+      expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain('--no-memory-reducer');
+    }
     expect(server.output().match(/"msg":"grantd listening"/g)).toHaveLength(1);
     expect(server.output()).toMatch(/"workers":2,"msg":"grantd listening"/);
   });
