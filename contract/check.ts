@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { badRequest, bodyProblems, commonProblems, notFound } from './problems.ts';
+import { badRequest, bodyProblems, commonProblems, notFound, tooComplex } from './problems.ts';
 import { ObjectSchema, RelationSchema, SubjectSchema } from './schemas.ts';
 import { requires } from './scopes.ts';
 
@@ -16,7 +16,7 @@ export const BulkCheckRequestSchema = z
   .object({ checks: z.array(CheckRequestSchema).min(1).max(1000).describe('1 to 1000 checks') })
   .strict();
 export const BulkCheckItemErrorSchema = z.object({
-  type: z.enum(['namespace-not-found', 'unknown-relation']),
+  type: z.enum(['namespace-not-found', 'unknown-relation', 'check-too-complex']),
   detail: z.string(),
 });
 export const BulkCheckResultSchema = z.object({
@@ -38,6 +38,7 @@ export const checkContract = c.router({
       200: CheckResultSchema,
       ...badRequest(['invalid-request', 'invalid-subject', 'invalid-object', 'unknown-relation']),
       ...notFound(['namespace-not-found']),
+      ...tooComplex,
       ...bodyProblems,
       ...commonProblems,
     },
@@ -48,8 +49,8 @@ export const checkContract = c.router({
     path: '/check/bulk',
     summary: 'Check up to 1000 permissions at once',
     description:
-      'Answers every check in request order. A check naming an unknown namespace or relation gets ' +
-      '`allowed: false` and an `error`, and the others are still answered.',
+      'Answers every check in request order. A check naming an unknown namespace or relation, or one that ' +
+      'exceeds the work budget of a check, gets `allowed: false` and an `error`, and the others are still answered.',
     body: BulkCheckRequestSchema,
     responses: {
       200: BulkCheckResultSchema,

@@ -19,6 +19,7 @@ export const PROBLEM_STATUS = {
   'agent-exists': 409,
   'payload-too-large': 413,
   'unsupported-media-type': 415,
+  'check-too-complex': 422,
   'rate-limited': 429,
   internal: 500,
   unavailable: 503,
@@ -72,4 +73,6 @@ export const bodyProblems = {
 
 export const badRequest = <const T extends ProblemTypes>(types: T) => ({ 400: problemResponse(types) });
 export const notFound = <const T extends ProblemTypes>(types: T) => ({ 404: problemResponse(types) });
+/** A check whose walk would exceed the work budget of one check. */
+export const tooComplex = { 422: problemResponse(['check-too-complex']) };
 export const conflict = <const T extends ProblemTypes>(types: T) => ({ 409: problemResponse(types) });

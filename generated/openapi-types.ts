@@ -38,7 +38,7 @@ export interface paths {
         put?: never;
         /**
          * Check up to 1000 permissions at once
-         * @description Answers every check in request order. A check naming an unknown namespace or relation gets `allowed: false` and an `error`, and the others are still answered.
+         * @description Answers every check in request order. A check naming an unknown namespace or relation, or one that exceeds the work budget of a check, gets `allowed: false` and an `error`, and the others are still answered.
          *
          *     Requires an API key with scope `check:read` (or `admin`).
          */
@@ -288,7 +288,7 @@ export interface components {
         };
         BulkCheckItemError: {
             /** @enum {string} */
-            type: "namespace-not-found" | "unknown-relation";
+            type: "namespace-not-found" | "unknown-relation" | "check-too-complex";
             detail: string;
         };
         ObjectPage: {
@@ -483,6 +483,22 @@ export interface components {
              * @enum {string}
              */
             type: "agent-not-found";
+            /** @description Short human-readable summary of the problem type */
+            title: string;
+            /** @description HTTP status of this response */
+            status: number;
+            /** @description What went wrong with this request */
+            detail: string;
+            /** @description Validation failures, one per offending value */
+            errors?: components["schemas"]["ValidationIssue"][];
+        };
+        /** @description RFC 7807 problem */
+        ProblemCheckTooComplex: {
+            /**
+             * @description Short, stable identifier of the problem
+             * @enum {string}
+             */
+            type: "check-too-complex";
             /** @description Short human-readable summary of the problem type */
             title: string;
             /** @description HTTP status of this response */
@@ -818,6 +834,16 @@ export interface components {
                 "application/problem+json": components["schemas"]["ProblemAgentNotFound"];
             };
         };
+        /** @description Unprocessable Content, `check-too-complex`: answering would walk more of the graph than one check may (its work budget); the detail names the budget. */
+        CheckTooComplex: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemCheckTooComplex"];
+            };
+        };
         /** @description Forbidden, `insufficient-scope`: the API key lacks the operation's scope. */
         InsufficientScope: {
             headers: {
@@ -1004,6 +1030,7 @@ export interface operations {
             404: components["responses"]["NamespaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["CheckTooComplex"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

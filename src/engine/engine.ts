@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import type { BulkCheckResultSchema } from '../../contract/check.ts';
 import { DomainError } from '../errors.ts';
 import { AGENT_NAMESPACE, parseRef, type Ref } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
@@ -42,7 +44,7 @@ export interface CheckInput {
   object: string;
 }
 
-export type BulkResult = { allowed: boolean; error?: { type: 'namespace-not-found' | 'unknown-relation'; detail: string } };
+export type BulkResult = z.infer<typeof BulkCheckResultSchema>['results'][number];
 
 /**
  * The authorization graph: API.md's "what a check means". Validation, agent scope masks and the

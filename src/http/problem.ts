@@ -18,6 +18,7 @@ const TITLES: Record<ProblemType, string> = {
   'agent-exists': 'Agent exists',
   'payload-too-large': 'Payload too large',
   'unsupported-media-type': 'Unsupported media type',
+  'check-too-complex': 'Check too complex',
   'rate-limited': 'Rate limited',
   internal: 'Internal error',
   unavailable: 'Service unavailable',
