@@ -6,13 +6,19 @@ import { requires } from './scopes.ts';
 
 const c = initContract();
 
+/**
+ * Limits on a tenant's model, so that compiling it and walking it stay cheap for every tenant of a
+ * node: far above what real models use (tens of relations, a handful of includes each).
+ */
+export const MODEL_LIMITS = { namespacesPerTenant: 100, relationsPerNamespace: 64, includesPerRelation: 16 } as const;
+
 export const INCLUDE_PATTERN = /^[a-z][a-z0-9_]{0,62}(->[a-z][a-z0-9_]{0,62})?$/;
 
 export const RelationDefinitionSchema = z
   .object({
     includes: z
       .array(z.string().regex(INCLUDE_PATTERN, 'must be a relation R or an arrow T->R'))
-      .max(64)
+      .max(MODEL_LIMITS.includesPerRelation, `at most ${MODEL_LIMITS.includesPerRelation} includes per relation`)
       .optional()
       .describe('What else confers this relation: R (R on the same object) or T->R (R on every X granted T on this object)'),
   })
@@ -20,7 +26,9 @@ export const RelationDefinitionSchema = z
 
 export const RelationsSchema = z
   .record(NameSchema, RelationDefinitionSchema)
-  .refine((r) => Object.keys(r).length <= 128, { message: 'at most 128 relations' })
+  .refine((r) => Object.keys(r).length <= MODEL_LIMITS.relationsPerNamespace, {
+    message: `at most ${MODEL_LIMITS.relationsPerNamespace} relations per namespace`,
+  })
   .describe('Declared relations; without it the namespace is open (any relation, nothing inherited)');
 
 export const CreateNamespaceSchema = z.object({ name: NameSchema, relations: RelationsSchema.optional() }).strict();
@@ -38,7 +46,9 @@ export const namespacesContract = c.router({
     summary: 'Create a namespace',
     description:
       'With `relations` (even `{}`) only the declared relations exist; without it the namespace is open. ' +
-      'Definitions referencing an undeclared relation or including themselves in a cycle are rejected.',
+      'Definitions referencing an undeclared relation or including themselves in a cycle are rejected. ' +
+      `A tenant holds at most ${MODEL_LIMITS.namespacesPerTenant} namespaces besides \`user\` and \`agent\`, a namespace at most ` +
+      `${MODEL_LIMITS.relationsPerNamespace} relations, a relation at most ${MODEL_LIMITS.includesPerRelation} includes (400 \`invalid-request\` past any).`,
     body: CreateNamespaceSchema,
     responses: {
       201: NamespaceSchema,

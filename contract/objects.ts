@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { badRequest, commonProblems, notFound } from './problems.ts';
+import { badRequest, commonProblems, notFound, tooComplex } from './problems.ts';
 import { CursorSchema, LimitSchema, NameSchema, NextCursorSchema, RelationSchema, SubjectSchema } from './schemas.ts';
 import { requires } from './scopes.ts';
 
@@ -35,6 +35,7 @@ export const objectsContract = c.router({
       200: ObjectPageSchema,
       ...badRequest(['invalid-request', 'invalid-subject', 'unknown-relation', 'invalid-cursor']),
       ...notFound(['namespace-not-found']),
+      ...tooComplex,
       ...commonProblems,
     },
     metadata: requires('check:read'),

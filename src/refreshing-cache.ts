@@ -13,11 +13,11 @@ export class RefreshingCache<K, V> {
     private readonly maxAgeMs: number,
   ) {}
 
-  /** The value for `key`; `fresh` waits for a load that begins now. */
-  get(key: K, { fresh = false } = {}): Promise<V | null> {
+  /** The value for `key`, from a load that began less than `maxAgeMs` ago (0: one that begins now). */
+  get(key: K, { maxAgeMs = this.maxAgeMs } = {}): Promise<V | null> {
     const now = Date.now();
     const entry = this.entries.get(key);
-    if (!fresh && entry && now - entry.loadedAt < this.maxAgeMs) {
+    if (entry && now - entry.loadedAt < Math.min(maxAgeMs, this.maxAgeMs)) {
       if (!entry.refreshing && now - entry.loadedAt >= this.maxAgeMs / 2) this.refresh(key, entry);
       return entry.value;
     }

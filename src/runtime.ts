@@ -37,14 +37,20 @@ const DEFAULT_GRAPH_MEMORY = 3_000_000;
  */
 export function createServices(
   url: string,
-  options: { poolSize: number; rateLimit?: number | undefined; graphMemory?: number | undefined; primary?: PrimaryLink | undefined },
+  options: {
+    poolSize: number;
+    rateLimit?: number | undefined;
+    graphMemory?: number | undefined;
+    checkBudget?: number | undefined;
+    primary?: PrimaryLink | undefined;
+  },
   logger: Logger,
 ): AppDeps {
   const { db, pool, close } = connect(url, options.poolSize, (error) => logger.warn({ err: { message: error.message } }, 'database connection lost'));
   const { primary, rateLimit: perSecond } = options;
   const schemas = new SchemaCache(db);
   const graphs = new MemoryGraphs(pool, { maxGrants: options.graphMemory ?? DEFAULT_GRAPH_MEMORY, maxAgeMs: 500 }, logger);
-  const caches = { schemas, engine: new AuthorizationEngine(new SqlGraphStore(pool, schemas, graphs)), keys: new KeyVerifier(db) };
+  const caches = { schemas, engine: new AuthorizationEngine(new SqlGraphStore(pool, schemas, graphs, { checkBudget: options.checkBudget })), keys: new KeyVerifier(db) };
   return {
     db,
     close: async () => {

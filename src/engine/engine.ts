@@ -14,12 +14,15 @@ export interface GraphQuery {
 
 /** What the engine needs from persistence; every call is confined to one tenant. */
 export interface GraphStore {
-  /** The tenant's namespaces, compiled; `fresh` bypasses any cache (a name may have just been created elsewhere). */
-  schema(tenantId: string, options?: { fresh?: boolean }): Promise<CompiledSchema>;
+  /** The tenant's namespaces, compiled, as loaded less than `maxAgeMs` ago (default: the store's freshness bound). */
+  schema(tenantId: string, options?: { maxAgeMs?: number }): Promise<CompiledSchema>;
   /** Scope masks of the given agents that are registered; absent ids are not. */
   agentScopes(tenantId: string, externalIds: readonly string[]): Promise<Map<string, string[]>>;
-  /** For each query, whether the graph (ignoring agent scopes) allows it; at most one round trip for the lot. */
-  evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<boolean[]>;
+  /**
+   * For each query, whether the graph (ignoring agent scopes) allows it, or `check-too-complex` for
+   * one past the work budget of a check; at most one round trip for the lot.
+   */
+  evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<Array<boolean | DomainError>>;
   /**
    * Ids of `namespace` objects on which `subject` holds `relation`, ascending, after `after`, at
    * most `limit`, found by walking forwards from the subject; null when the subject holds more
@@ -45,6 +48,7 @@ export interface CheckInput {
 }
 
 export type BulkResult = z.infer<typeof BulkCheckResultSchema>['results'][number];
+type BulkItemErrorType = NonNullable<BulkResult['error']>['type'];
 
 /**
  * The authorization graph: API.md's "what a check means". Validation, agent scope masks and the
@@ -97,13 +101,16 @@ export class AuthorizationEngine {
     const results: BulkResult[] = new Array(queries.length);
     const graphAnswers: boolean[] = new Array(queries.length);
     const toEvaluate: number[] = [];
+    const failItem = (index: number, error: DomainError) => {
+      if (throwItemErrors) throw error;
+      results[index] = { allowed: false, error: { type: error.type as BulkItemErrorType, detail: error.detail } };
+    };
     queries.forEach((query, index) => {
       try {
         schema.assertRelation(query.object.ns, query.relation);
       } catch (error) {
-        if (throwItemErrors || !(error instanceof DomainError)) throw error;
-        results[index] = { allowed: false, error: { type: error.type as 'namespace-not-found', detail: error.detail } };
-        return;
+        if (!(error instanceof DomainError)) throw error;
+        return failItem(index, error);
       }
       toEvaluate.push(index);
     });
@@ -115,7 +122,9 @@ export class AuthorizationEngine {
       toEvaluate.length > 0 ? this.store.evaluate(tenantId, schema, toEvaluate.map((i) => queries[i]!)) : [],
     ]);
     toEvaluate.forEach((queryIndex, answerIndex) => {
-      graphAnswers[queryIndex] = evaluated[answerIndex]!;
+      const answer = evaluated[answerIndex]!;
+      if (typeof answer === 'boolean') graphAnswers[queryIndex] = answer;
+      else failItem(queryIndex, answer);
     });
     queries.forEach((query, index) => {
       results[index] ??= { allowed: graphAnswers[index]! && this.agentMayHold(scopes, query) };
@@ -175,7 +184,10 @@ export class AuthorizationEngine {
         candidates.map((id) => ({ subject: page.subject, relation: page.relation, object: { ns: page.namespace, id } })),
       );
       candidates.forEach((id, i) => {
-        if (allowed[i] && found.length < page.limit) found.push(id);
+        const answer = allowed[i]!;
+        // A candidate that cannot be decided leaves the page undecidable too.
+        if (typeof answer !== 'boolean') throw answer;
+        if (answer && found.length < page.limit) found.push(id);
       });
       if (candidates.length < batch) break;
       after = candidates.at(-1)!;
@@ -222,11 +234,18 @@ export async function parseTriples(
   return triples;
 }
 
-/** The compiled schema, reloaded once when it lacks one of `namespaces` (it may be new on another node). */
+/**
+ * The compiled schema, reloaded when it lacks one of `namespaces` (it may be new on another node)
+ * unless it was loaded within ABSENT_RECHECK_MS: requests naming a namespace that does not exist
+ * cost at most one reload per tenant in that time, however many there are.
+ */
 async function schemaKnowing(store: GraphStore, tenantId: string, namespaces: Iterable<string>): Promise<CompiledSchema> {
   const schema = await store.schema(tenantId);
   for (const ns of namespaces) {
-    if (!schema.namespace(ns)) return store.schema(tenantId, { fresh: true });
+    if (!schema.namespace(ns)) return store.schema(tenantId, { maxAgeMs: ABSENT_RECHECK_MS });
   }
   return schema;
 }
+
+/** How long a namespace found absent is taken to be absent (well within the freshness bound). */
+const ABSENT_RECHECK_MS = 100;

@@ -1,3 +1,5 @@
+import type { DomainError } from '../errors.ts';
+import { checkTooComplex, DEFAULT_CHECK_BUDGET, isCheckTooComplex } from './budget.ts';
 import { EdgeLists } from './edge-lists.ts';
 import type { GraphQuery } from './engine.ts';
 import { MEMBER_RELATION, type Ref } from './refs.ts';
@@ -56,10 +58,17 @@ interface SchemaTables {
  * the index.
  */
 export class GrantIndex {
-  /** Nodes by namespace number, then id. */
-  private readonly nodesByNs: Array<Map<string, number>> = [];
+  /** Nodes by namespace number, then id (undefined: a number freed for reuse). */
+  private readonly nodesByNs: Array<Map<string, number> | undefined> = [];
   private readonly namespaceNumbers = new Map<string, number>();
   private readonly relationNumbers = new Map<string, number>();
+  /** Per relation number: grants held with it. */
+  private readonly relationGrants: number[] = [];
+  private readonly freeNamespaces: number[] = [];
+  private readonly freeRelations: number[] = [];
+  /** Namespaces and relations whose last node or grant went: forgotten by the next sweep unless used again. */
+  private readonly emptiedNamespaces = new Set<number>();
+  private readonly emptiedRelations = new Set<number>();
   /** Per node: its namespace's number, its id, and how many grants name it. */
   private readonly nodeNs: number[] = [];
   private readonly nodeId: Array<string | undefined> = [];
@@ -75,13 +84,23 @@ export class GrantIndex {
   private readonly references: number[] = [];
   private readonly freeNodes: number[] = [];
   private readonly member = this.relationNumber(MEMBER_RELATION);
-  private readonly tables = new WeakMap<CompiledSchema, SchemaTables>();
+  private tables = new WeakMap<CompiledSchema, SchemaTables>();
   /** The walk, the subject's groups and an arrow's related objects of the check under way, reused: a check runs start to end in one go. */
   private readonly walk = new Walk(1);
   private readonly groups: number[] = [];
   private readonly related: number[] = [];
   /** Grants held. */
   size = 0;
+  /** Bumped by every change of the grants held: what a walk found is valid for one version. */
+  private version = 0;
+
+  /**
+   * What the index holds in the unit GRANTD_GRAPH_MEMORY counts (a grant): its grants, and the
+   * namespace and relation names it has interned, each weighing about as much as NAME_WEIGHT grants.
+   */
+  get footprint(): number {
+    return this.size + NAME_WEIGHT * (this.namespaceNumbers.size + this.relationNumbers.size);
+  }
 
   /** Adds the grant; false when it was already held. */
   add(grant: IndexedGrant): boolean {
@@ -94,7 +113,9 @@ export class GrantIndex {
     if (relation === this.member) this.memberships.add(subject, relation, object);
     this.references[subject]!++;
     this.references[object]!++;
+    if (this.relationGrants[relation]!++ === 0) this.emptiedRelations.delete(relation);
     this.size++;
+    this.version++;
     return true;
   }
 
@@ -109,7 +130,10 @@ export class GrantIndex {
     if (relation === this.member) this.memberships.remove(subject, relation, object);
     this.release(subject);
     this.release(object);
+    if (--this.relationGrants[relation]! === 0 && relation !== this.member) this.emptiedRelations.add(relation);
     this.size--;
+    this.version++;
+    if (this.emptiedNamespaces.size + this.emptiedRelations.size > MIN_NAMES_BEFORE_SWEEP) this.sweepNamesIfMostlyUnused();
     return true;
   }
 
@@ -125,9 +149,49 @@ export class GrantIndex {
    * Does the subject, or an object it is a direct member of, hold the relation on the object?
    * Walks backwards from the object breadth-first: the relations that imply the checked one, then
    * through arrows to related objects, at most MAX_ARROW_DEPTH arrows deep. Agent scope masks are
-   * the engine's, not the graph's.
+   * the engine's, not the graph's. Throws `check-too-complex` past `budget` steps.
    */
-  check(schema: CompiledSchema, query: GraphQuery): boolean {
+  check(schema: CompiledSchema, query: GraphQuery, budget = DEFAULT_CHECK_BUDGET): boolean {
+    return this.checkRemembering(schema, query, budget, null);
+  }
+
+  /**
+   * Answers each query as `check` does, an error for one past the budget. Walks are remembered for
+   * the call: several checks on one (object, relation) walk it once, and a walk past the budget is
+   * not retried for every subject. Yields to the event loop every YIELD_AFTER_MS, so that a bulk of
+   * costly checks never holds it longer; a change of the grants meanwhile (a catch-up) voids what
+   * was remembered, so that every answer comes from one state of the grants.
+   */
+  async checkAll(
+    schema: CompiledSchema,
+    queries: readonly GraphQuery[],
+    budget = DEFAULT_CHECK_BUDGET,
+    { sliceMs = YIELD_AFTER_MS } = {},
+  ): Promise<Array<boolean | DomainError>> {
+    const answers: Array<boolean | DomainError> = new Array(queries.length);
+    const walks: RememberedWalks = new Map();
+    let version = this.version;
+    let sliceStart = performance.now();
+    for (let i = 0; i < queries.length; i++) {
+      if (performance.now() - sliceStart >= sliceMs) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+      if (version !== this.version) {
+        walks.clear();
+        version = this.version;
+      }
+      try {
+        answers[i] = this.checkRemembering(schema, queries[i]!, budget, walks);
+      } catch (error) {
+        if (!isCheckTooComplex(error)) throw error;
+        answers[i] = error;
+      }
+    }
+    return answers;
+  }
+
+  private checkRemembering(schema: CompiledSchema, query: GraphQuery, budget: number, walks: RememberedWalks | null): boolean {
     // Numbers the schema's relations first: one that no grant names may still be held through another.
     const tables = this.tablesOf(schema);
     // A subject no grant names holds nothing; a relation neither a grant nor the schema names, no one holds.
@@ -136,22 +200,44 @@ export class GrantIndex {
     const relation = this.relationNumbers.get(query.relation);
     if (self === undefined || start === undefined || relation === undefined) return false;
     const groups = this.groupsOf(self, this.groups);
+    const key = `${start} ${relation}`;
+    const remembered = walks?.get(key);
+    if (remembered !== undefined) return this.heldOnAny(remembered, self, groups, budget);
     const walk = this.walk;
-    walk.clear(this.relationNumbers.size);
+    try {
+      const allowed = this.walkBackwards(tables, start, relation, self, groups, budget);
+      // A walk that found the subject stopped early: only a finished one serves other subjects.
+      if (!allowed) walks?.set(key, { objects: [...walk.objects], relations: [...walk.relations], finished: true });
+      return allowed;
+    } catch (error) {
+      if (isCheckTooComplex(error)) walks?.set(key, { objects: [...walk.objects], relations: [...walk.relations], finished: false });
+      throw error;
+    }
+  }
+
+  /** The walk of `check`, into `this.walk`; throws once it has taken more than `budget` steps. */
+  private walkBackwards(tables: SchemaTables, start: number, relation: number, self: number, groups: number[], budget: number): boolean {
+    const walk = this.walk;
+    walk.clear(this.relationGrants.length);
     for (const implied of this.implied(tables, start, relation)) walk.visit(start, implied);
     const grantsOn = this.grantsOn;
+    let steps = 0;
     for (let depth = 0, from = 0; from < walk.objects.length; depth++) {
       const to = walk.objects.length;
       for (let i = from; i < to; i++) {
         if (grantsOn.hasAny(walk.objects[i]!, walk.relations[i]!, self, groups)) return true;
       }
       if (depth === MAX_ARROW_DEPTH) break;
+      steps += to - from;
       for (let i = from; i < to; i++) {
         const object = walk.objects[i]!;
         const arrows = tables.arrows.get(this.nodeNs[object]!)?.get(walk.relations[i]!);
         if (arrows === undefined) continue;
         for (const arrow of arrows) {
-          for (const next of grantsOn.othersWith(object, arrow.via, this.related)) {
+          const related = grantsOn.othersWith(object, arrow.via, this.related);
+          steps += related.length;
+          if (steps > budget) throw checkTooComplex(budget);
+          for (const next of related) {
             for (const implied of this.implied(tables, next, arrow.target)) walk.visit(next, implied);
           }
         }
@@ -161,12 +247,21 @@ export class GrantIndex {
     return false;
   }
 
+  /** The answer a remembered walk gives for another subject: held on one of its pairs, else as the walk ended. */
+  private heldOnAny(walk: RememberedWalk, self: number, groups: number[], budget: number): boolean {
+    for (let i = 0; i < walk.objects.length; i++) {
+      if (this.grantsOn.hasAny(walk.objects[i]!, walk.relations[i]!, self, groups)) return true;
+    }
+    if (walk.finished) return false;
+    throw checkTooComplex(budget);
+  }
+
   /**
    * Ids of `namespace` objects on which the subject, or an object it is a direct member of, holds
    * `relation`: ascending (ids are ASCII, so string order is byte order), after `after`, at most
    * `limit`. Walks forwards from those subjects breadth-first, each (object, relation) once: the
    * relations each grant confers, then arrows out of what is held, at most MAX_ARROW_DEPTH deep.
-   * Null when the walk would visit more than `budget` pairs (the caller pages some other way).
+   * Null when the walk would visit more than `budget` pairs, or read more than `budget` grants (the caller pages some other way).
    */
   reachable(
     schema: CompiledSchema,
@@ -177,21 +272,25 @@ export class GrantIndex {
     const namespace = this.namespaceNumbers.get(query.namespace);
     const relation = this.relationNumbers.get(query.relation);
     if (self === undefined || namespace === undefined || relation === undefined) return [];
-    const walk = new Walk(this.relationNumbers.size);
+    const walk = new Walk(this.relationGrants.length);
     // Nothing is added during a walk, so the arena stays where it is.
     const grantsBy = this.grantsBy;
     const pairs = grantsBy.arena;
+    // The budget bounds the grants read as well as the pairs found: a node of many grants costs its reading.
+    let read = 0;
     for (const holder of [self, ...this.groupsOf(self, [])]) {
+      read += (grantsBy.to(holder) - grantsBy.from(holder)) / 2;
       for (let i = grantsBy.from(holder), end = grantsBy.to(holder); i < end; i += 2) {
         const object = pairs[i + 1]!;
         for (const conferred of this.conferred(tables, object, pairs[i]!)) walk.visit(object, conferred);
       }
-      if (walk.objects.length > query.budget) return null;
+      if (Math.max(walk.objects.length, read) > query.budget) return null;
     }
     for (let depth = 0, from = 0; depth < MAX_ARROW_DEPTH && from < walk.objects.length; depth++) {
       const to = walk.objects.length;
       for (let i = from; i < to; i++) {
         const held = walk.objects[i]!;
+        read += (grantsBy.to(held) - grantsBy.from(held)) / 2;
         for (let j = grantsBy.from(held), end = grantsBy.to(held); j < end; j += 2) {
           const byNamespace = tables.arrowsOut.get(pairs[j]!)?.get(walk.relations[i]!);
           if (byNamespace === undefined) continue;
@@ -199,7 +298,7 @@ export class GrantIndex {
           const conferred = byNamespace.get(this.nodeNs[object]!);
           if (conferred !== undefined) for (const next of conferred) walk.visit(object, next);
         }
-        if (walk.objects.length > query.budget) return null;
+        if (Math.max(walk.objects.length, read) > query.budget) return null;
       }
       from = to;
     }
@@ -265,6 +364,7 @@ export class GrantIndex {
     const ns = this.namespaceNumber(ref.ns);
     const node = this.freeNodes.pop() ?? this.nodeNs.length;
     this.nodesByNs[ns]!.set(ref.id, node);
+    this.emptiedNamespaces.delete(ns);
     this.nodeNs[node] = ns;
     this.nodeId[node] = ref.id;
     this.references[node] = 0;
@@ -274,7 +374,9 @@ export class GrantIndex {
   /** One grant naming the node is gone: a node no grant names is forgotten. */
   private release(node: number): void {
     if (--this.references[node]! > 0) return;
-    this.nodesByNs[this.nodeNs[node]!]!.delete(this.nodeId[node]!);
+    const nodes = this.nodesByNs[this.nodeNs[node]!]!;
+    nodes.delete(this.nodeId[node]!);
+    if (nodes.size === 0) this.emptiedNamespaces.add(this.nodeNs[node]!);
     this.nodeId[node] = undefined;
     this.freeNodes.push(node);
   }
@@ -282,17 +384,47 @@ export class GrantIndex {
   private namespaceNumber(name: string): number {
     let ns = this.namespaceNumbers.get(name);
     if (ns === undefined) {
-      ns = this.nodesByNs.length;
+      ns = this.freeNamespaces.pop() ?? this.nodesByNs.length;
       this.namespaceNumbers.set(name, ns);
-      this.nodesByNs.push(new Map());
+      this.nodesByNs[ns] = new Map();
     }
     return ns;
   }
 
   private relationNumber(name: string): number {
     let relation = this.relationNumbers.get(name);
-    if (relation === undefined) this.relationNumbers.set(name, (relation = this.relationNumbers.size));
+    if (relation === undefined) {
+      relation = this.freeRelations.pop() ?? this.relationGrants.length;
+      this.relationNumbers.set(name, relation);
+      this.relationGrants[relation] = 0;
+    }
     return relation;
+  }
+
+  /**
+   * Forgets the namespaces no node is in and the relations no grant has, so that names a tenant
+   * stopped using do not stay in memory; their numbers are reused. Runs once names that grants
+   * stopped using are most of those interned, so its cost is spread over the removals that made
+   * them. The schemas' tables name numbers too: they are all made again on their next use.
+   */
+  private sweepNamesIfMostlyUnused(): void {
+    const emptied = this.emptiedNamespaces.size + this.emptiedRelations.size;
+    if (2 * emptied <= this.namespaceNumbers.size + this.relationNumbers.size) return;
+    for (const [name, ns] of this.namespaceNumbers) {
+      if (this.nodesByNs[ns]!.size > 0) continue;
+      this.namespaceNumbers.delete(name);
+      this.nodesByNs[ns] = undefined;
+      this.freeNamespaces.push(ns);
+    }
+    for (const [name, relation] of this.relationNumbers) {
+      if (this.relationGrants[relation]! > 0 || relation === this.member) continue;
+      this.relationNumbers.delete(name);
+      this.freeRelations.push(relation);
+    }
+    this.emptiedNamespaces.clear();
+    this.emptiedRelations.clear();
+    this.tables = new WeakMap();
+    this.version++;
   }
 }
 
@@ -367,3 +499,19 @@ function append<V>(map: Map<number, Map<number, V[]>>, ns: number, relation: num
   if (list) list.push(value);
   else byRelation.set(relation, [value]);
 }
+
+/** A walk of `check` kept for other subjects: its pairs, and whether it ended (else the budget stopped it). */
+interface RememberedWalk {
+  objects: number[];
+  relations: number[];
+  finished: boolean;
+}
+/** By object node and relation number. */
+type RememberedWalks = Map<string, RememberedWalk>;
+
+/** How long `checkAll` runs before it lets other requests in. */
+const YIELD_AFTER_MS = 2;
+/** A name interned costs about this many grants' memory (its map entries and its namespace's node map). */
+const NAME_WEIGHT = 4;
+/** Unused names tolerated before a sweep is considered: a few hundred KB, fewer than a sweep would cost to repeat. */
+const MIN_NAMES_BEFORE_SWEEP = 1024;

@@ -25,8 +25,6 @@ export class MemoryGraphs {
   private readonly refusedUntil = new Map<string, number>();
   /** Bumped by this node's writes; a graph is current only if it has caught up with its tenant's. */
   private readonly generations = new Map<string, number>();
-  /** Grants and agents held over all tenants. */
-  private held = 0;
   /** Connections of the loads under way, ended by `close`. */
   private readonly loadClients = new Set<pg.Client>();
   private closed = false;
@@ -66,14 +64,22 @@ export class MemoryGraphs {
 
   /** Grants and agents held in memory over all tenants. */
   get size(): number {
-    return this.held;
+    let held = 0;
+    for (const graph of this.graphs.values()) held += graph.index.size + graph.agents.size;
+    return held;
+  }
+
+  /** What the tenants held weigh against `maxGrants`: their grants, agents, and the names their indexes intern. */
+  private get weight(): number {
+    let weight = 0;
+    for (const graph of this.graphs.values()) weight += graph.index.footprint + graph.agents.size;
+    return weight;
   }
 
   /** Ends the loads under way and forgets every tenant; checks then go to the database. */
   async close(): Promise<void> {
     this.closed = true;
     this.graphs.clear();
-    this.held = 0;
     await Promise.all([...this.loadClients].map((client) => client.end().catch(() => undefined)));
   }
 
@@ -126,7 +132,6 @@ export class MemoryGraphs {
     const agentIds = new Set(rows.flatMap((row) => row[4] ?? []));
     const agents = agentIds.size > 0 ? await this.agentScopes(tenantId, [...agentIds]) : null;
     if (this.graphs.get(tenantId) !== graph) return false;
-    const before = graph.index.size + graph.agents.size;
     for (const [, , xid, changed] of rows) {
       if (xid === null) continue;
       graph.replayed.add(xid);
@@ -139,11 +144,10 @@ export class MemoryGraphs {
       if (scope) graph.agents.set(id, scope);
       else graph.agents.delete(id);
     }
-    this.held += graph.index.size + graph.agents.size - before;
     // Transactions below the new horizon have finished: their changes were visible to this read.
     graph.horizon = horizon;
     for (const xid of graph.replayed) if (BigInt(xid) < BigInt(horizon)) graph.replayed.delete(xid);
-    if (this.held > this.options.maxGrants) return this.drop(tenantId);
+    if (this.weight > this.options.maxGrants) return this.drop(tenantId);
     if (graph.replayed.size > this.maxReplayedAhead) {
       this.refuseWhileHeldBack(tenantId, graph.replayed.size);
       return this.drop(tenantId);
@@ -196,7 +200,7 @@ export class MemoryGraphs {
     const generation = this.generation(tenantId);
     const startedAt = Date.now();
     const index = new GrantIndex();
-    const room = this.options.maxGrants - this.held;
+    const room = this.options.maxGrants - this.weight;
     // A connection of its own: a large tenant takes seconds to read, which the pool's requests should not wait for.
     const client = new pg.Client({ ...this.pool.options, application_name: LOAD_APPLICATION_NAME });
     // A lost connection also emits 'error', which would end the process unheard; the load's next query fails with it.
@@ -227,7 +231,7 @@ export class MemoryGraphs {
           for (const [subjectNs, subjectId, relation, objectNs, objectId] of chunk.rows) {
             index.add({ subject: { ns: subjectNs, id: subjectId }, relation, object: { ns: objectNs, id: objectId } });
           }
-          if (index.size + agents.size > room || chunk.rows.length < LOAD_CHUNK) break;
+          if (index.footprint + agents.size > room || chunk.rows.length < LOAD_CHUNK) break;
           // Requests first: indexing a chunk holds the event loop for a few milliseconds.
           await new Promise((resolve) => setImmediate(resolve));
         }
@@ -241,11 +245,10 @@ export class MemoryGraphs {
       await client.end().catch(() => undefined);
     }
     if (horizon === undefined || this.closed) return;
-    if (this.held + index.size + agents.size > this.options.maxGrants) {
+    if (this.weight + index.footprint + agents.size > this.options.maxGrants) {
       this.refusedUntil.set(tenantId, Date.now() + RETRY_TOO_LARGE_MS);
       return;
     }
-    this.held += index.size + agents.size;
     this.graphs.set(tenantId, { index, agents, horizon, replayed: new Set(replayed), verifiedAt: startedAt, generation, lastUsed: startedAt, pending: null });
     this.logger.info({ tenantId, grants: index.size, agents: agents.size, ms: Date.now() - startedAt }, 'grants in memory: tenant loaded');
   }
@@ -269,10 +272,7 @@ export class MemoryGraphs {
 
   private drop(tenantId: string): false {
     const graph = this.graphs.get(tenantId);
-    if (graph) {
-      this.held -= graph.index.size + graph.agents.size;
-      this.graphs.delete(tenantId);
-    }
+    if (graph) this.graphs.delete(tenantId);
     return false;
   }
 

@@ -1,6 +1,8 @@
 import DataLoader from 'dataloader';
 import type pg from 'pg';
+import { DEFAULT_CHECK_BUDGET } from '../engine/budget.ts';
 import { TenantCache } from '../engine/cache.ts';
+import type { DomainError } from '../errors.ts';
 import { RefreshingCache } from '../refreshing-cache.ts';
 import type { GraphQuery, GraphStore } from '../engine/engine.ts';
 import { CompiledSchema, type NamespaceDefinition, type RelationDefinitions } from '../engine/schema.ts';
@@ -29,6 +31,8 @@ export class SqlGraphStore implements GraphStore {
   );
   private readonly agentBatches = new TenantBatches<string, string[] | null>((tenantId, ids) => this.agentScopesNow(tenantId, ids));
 
+  /** The most steps one check may take (GRANTD_CHECK_BUDGET). */
+  private readonly checkBudget: number;
   /** Answers the database gave; a write on another node shows within `maxAgeMs`. */
   private readonly answers: TenantCache<boolean>;
   /** Scope masks the database gave (null: no such agent); a write on another node shows within `maxAgeMs`. */
@@ -39,8 +43,9 @@ export class SqlGraphStore implements GraphStore {
     private readonly schemas: SchemaCache,
     /** Tenants' grants in memory, which answer checks when current; null to always ask the database. */
     private readonly memory: MemoryGraphs | null = null,
-    { maxAgeMs = 500, maxCachedAnswers = 200_000, maxCachedAgents = 20_000 } = {},
+    { maxAgeMs = 500, maxCachedAnswers = 200_000, maxCachedAgents = 20_000, checkBudget = DEFAULT_CHECK_BUDGET } = {},
   ) {
+    this.checkBudget = checkBudget;
     this.answers = new TenantCache({ maxAgeMs, maxEntries: maxCachedAnswers });
     this.agents = new TenantCache({ maxAgeMs, maxEntries: maxCachedAgents });
   }
@@ -55,8 +60,8 @@ export class SqlGraphStore implements GraphStore {
     return this.memory?.holds(tenantId) ? PAIRS_PER_CHECK_IN_MEMORY : PAIRS_PER_CHECK_IN_DATABASE;
   }
 
-  schema(tenantId: string, options?: { fresh?: boolean }): Promise<CompiledSchema> {
-    return this.schemas.get(tenantId, options?.fresh ?? false);
+  schema(tenantId: string, options?: { maxAgeMs?: number }): Promise<CompiledSchema> {
+    return this.schemas.get(tenantId, options);
   }
 
   /** From memory when the tenant is held there and current, else cached answers and the database. */
@@ -98,9 +103,9 @@ export class SqlGraphStore implements GraphStore {
   }
 
   /** From memory when the tenant's grants are held there and current (no cache needed), else cached answers and the database. */
-  async evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<boolean[]> {
+  async evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<Array<boolean | DomainError>> {
     const held = await this.memory?.current(tenantId);
-    if (held) return queries.map((query) => held.index.check(schema, query));
+    if (held) return held.index.checkAll(schema, queries, this.checkBudget);
     const generation = this.answers.generation(tenantId);
     const allowed: boolean[] = new Array(queries.length);
     const missing: number[] = [];
@@ -189,27 +194,43 @@ export class SqlGraphStore implements GraphStore {
 }
 
 /**
- * Compiled namespaces per tenant. Namespaces are never changed once created, so a cached schema
- * is only ever missing names: it is used for at most `maxAgeMs` (reloaded ahead, off the request
- * path, under steady traffic), reloaded at once when a caller asks (a name it does not know may
- * have been created on another node), and forgotten on this node's own writes.
+ * Compiled namespaces per tenant, used for at most `maxAgeMs` (reloaded ahead, off the request
+ * path, under steady traffic) and forgotten on this node's own writes. A reload first reads the
+ * tenant's definitions version (bumped by every statement that changes its namespaces) and keeps
+ * the schema it holds when that has not moved: a definition is compiled, and indexed by the grants
+ * held in memory, once per version, not at every reload.
  */
 export class SchemaCache {
   private readonly cache: RefreshingCache<string, CompiledSchema>;
+  private readonly compiled = new Map<string, { version: bigint; schema: CompiledSchema }>();
 
-  constructor(db: Db, maxAgeMs = 500) {
-    this.cache = new RefreshingCache(async (tenantId) => {
-      const rows = await db.namespace.findMany({ where: { tenantId }, select: { name: true, relations: true } });
-      return new CompiledSchema(rows.map((r): NamespaceDefinition => ({ name: r.name, relations: r.relations as RelationDefinitions | null })));
-    }, maxAgeMs);
+  constructor(
+    private readonly db: Db,
+    maxAgeMs = 500,
+  ) {
+    this.cache = new RefreshingCache((tenantId) => this.load(tenantId), maxAgeMs);
   }
 
-  async get(tenantId: string, fresh: boolean): Promise<CompiledSchema> {
-    return (await this.cache.get(tenantId, { fresh }))!;
+  /** The tenant's schema, loaded less than `maxAgeMs` ago (default: the cache's). */
+  async get(tenantId: string, options?: { maxAgeMs?: number }): Promise<CompiledSchema> {
+    return (await this.cache.get(tenantId, options))!;
   }
 
   invalidate(tenantId: string): void {
     this.cache.delete(tenantId);
+  }
+
+  private async load(tenantId: string): Promise<CompiledSchema> {
+    // The version before the definitions: definitions read after it are at least as new, so a
+    // pair that is off is one the next reload corrects, never one that sticks.
+    const tenant = await this.db.tenant.findUnique({ where: { id: tenantId }, select: { namespacesVersion: true } });
+    const version = tenant?.namespacesVersion ?? -1n;
+    const held = this.compiled.get(tenantId);
+    if (held?.version === version) return held.schema;
+    const rows = await this.db.namespace.findMany({ where: { tenantId }, select: { name: true, relations: true } });
+    const schema = new CompiledSchema(rows.map((r): NamespaceDefinition => ({ name: r.name, relations: r.relations as RelationDefinitions | null })));
+    this.compiled.set(tenantId, { version, schema });
+    return schema;
   }
 }
 

@@ -100,3 +100,56 @@ describe('POST /v1/check/bulk', () => {
     expect(res.body.type).toBe(type);
   });
 });
+
+describe('a check past the work budget', () => {
+  // Every node the parent of every other, four relations each including four arrows over parent:
+  // a denied check would follow ~56,000 parent grants, past the default budget of 25,000 steps.
+  const FAN_OUT = Object.fromEntries([
+    ['parent', {}],
+    ...[1, 2, 3, 4].map((r) => [`r${r}`, { includes: [1, 2, 3, 4].map((t) => `parent->r${t}`) }]),
+  ]);
+  let fan: ReturnType<typeof client>;
+
+  beforeAll(async () => {
+    const tenant = await newTenant(services);
+    fan = client(app, tenant.adminKey);
+    await fan.post('/v1/namespaces', { name: 'node', relations: FAN_OUT }).expect(201);
+    const writes = [];
+    for (let a = 0; a < 60; a++) for (let b = 0; b < 60; b++) if (a !== b) writes.push({ subject: `node:n${a}`, relation: 'parent', object: `node:n${b}` });
+    writes.push({ subject: 'user:owner', relation: 'r1', object: 'node:n0' });
+    // A subject the graph knows, who holds nothing on nodes: its checks walk everything.
+    writes.push({ subject: 'user:stranger', relation: 'viewer', object: 'user:elsewhere' });
+    for (let i = 0; i < writes.length; i += 1000) await fan.post('/v1/grants/batch', { writes: writes.slice(i, i + 1000) }).expect(200);
+    expect(await services.graphs.load(tenant.id)).toBe(true);
+  });
+
+  it('is 422 check-too-complex, naming the budget', async () => {
+    const res = await fan.post('/v1/check', { subject: 'user:owner', relation: 'r1', object: 'node:n7' });
+    expect(res.body).toEqual({ allowed: true });
+    const refused = await fan.post('/v1/check', { subject: 'user:stranger', relation: 'r1', object: 'node:n7' });
+    expect(refused.status).toBe(422);
+    expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(refused.body).toEqual({
+      type: 'check-too-complex',
+      title: 'Check too complex',
+      status: 422,
+      detail: expect.stringContaining('more than 25000 steps'),
+    });
+  });
+
+  it("is that item's error in a bulk, whose other items are answered", async () => {
+    const res = await fan.post('/v1/check/bulk', {
+      checks: [
+        { subject: 'user:owner', relation: 'r2', object: 'node:n9' },
+        { subject: 'user:stranger', relation: 'r2', object: 'node:n9' },
+        { subject: 'user:owner', relation: 'r3', object: 'node:n10' },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.results).toEqual([
+      { allowed: true },
+      { allowed: false, error: { type: 'check-too-complex', detail: expect.stringContaining('25000') } },
+      { allowed: true },
+    ]);
+  });
+});

@@ -81,3 +81,40 @@ describe('relation names that are also Object.prototype members', () => {
     expect((await api.post('/v1/check', { subject: 'user:alice', relation: 'valueof', object: 'protoish:p1' })).body.type).toBe('unknown-relation');
   });
 });
+
+describe('the limits of a model', () => {
+  const relations = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`r${i}`, {}]));
+
+  it('answers 400 for a namespace of more than 64 relations, naming the limit', async () => {
+    expect((await api.post('/v1/namespaces', { name: 'wide64', relations: relations(64) })).status).toBe(201);
+    const res = await api.post('/v1/namespaces', { name: 'wide65', relations: relations(65) });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ type: 'invalid-request', detail: expect.stringContaining('at most 64 relations per namespace') });
+  });
+
+  it('answers 400 for a relation of more than 16 includes, naming the limit', async () => {
+    const includes = (count: number) => Array.from({ length: count }, (_, i) => `r${i}`);
+    const ok = await api.post('/v1/namespaces', { name: 'deep16', relations: { ...relations(17), top: { includes: includes(16) } } });
+    expect(ok.status).toBe(201);
+    const res = await api.post('/v1/namespaces', { name: 'deep17', relations: { ...relations(17), top: { includes: includes(17) } } });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ type: 'invalid-request', detail: expect.stringContaining('at most 16 includes per relation') });
+  });
+
+  it('answers 400 past 100 namespaces in a tenant besides user and agent, also to creates racing for the last places', async () => {
+    const own = await newTenant(services);
+    const ownApi = client(app, own.adminKey);
+    for (let i = 0; i < 95; i++) expect((await ownApi.post('/v1/namespaces', { name: `n${i}` })).status).toBe(201);
+    const racing = await Promise.all(Array.from({ length: 10 }, (_, i) => ownApi.post('/v1/namespaces', { name: `late${i}` })));
+    expect(racing.map((r) => r.status).sort()).toEqual([...Array(5).fill(201), ...Array(5).fill(400)]);
+    const refused = racing.find((r) => r.status === 400)!;
+    expect(refused.body).toMatchObject({
+      type: 'invalid-request',
+      detail: 'a tenant holds at most 100 namespaces besides user and agent, and this one holds 100',
+    });
+    const listed = await ownApi.get('/v1/namespaces');
+    expect(listed.body.namespaces).toHaveLength(102);
+    // Creating user or agent again is still the conflict it always was.
+    expect((await ownApi.post('/v1/namespaces', { name: 'user' })).status).toBe(409);
+  });
+});

@@ -64,7 +64,7 @@ describe('RefreshingCache', () => {
 
   it('waits for a new load when the value is too old, and on demand', async () => {
     const { cache, calls } = await cacheHoldingV1();
-    const fresh = cache.get('k', { fresh: true });
+    const fresh = cache.get('k', { maxAgeMs: 0 });
     expect(calls).toHaveLength(2);
     calls[1]!.resolve('v2');
     expect(await fresh).toBe('v2');

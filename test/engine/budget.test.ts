@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import { checkTooComplex } from '../../src/engine/budget.ts';
+import { GrantIndex } from '../../src/engine/grant-index.ts';
+import { parseRef } from '../../src/engine/refs.ts';
+import { CompiledSchema } from '../../src/engine/schema.ts';
+
+/**
+ * A dense fan-out graph (every node the parent of every other, four relations each including four
+ * arrows over `parent`): a denied check would visit every (node, relation) pair and follow every
+ * parent grant from each, which a work budget must stop, as docs/ promise for every check.
+ */
+const FAN_OUT = Object.fromEntries([
+  ['parent', {}],
+  ...[1, 2, 3, 4].map((r) => [`r${r}`, { includes: [1, 2, 3, 4].map((t) => `parent->r${t}`) }]),
+]);
+const schema = new CompiledSchema([
+  { name: 'node', relations: FAN_OUT },
+  { name: 'user', relations: null },
+]);
+
+const grant = (subject: string, relation: string, object: string) => ({
+  subject: parseRef(subject, 'subject'),
+  relation,
+  object: parseRef(object, 'object'),
+});
+
+function fanOut(nodes: number): GrantIndex {
+  const index = new GrantIndex();
+  for (let a = 0; a < nodes; a++) for (let b = 0; b < nodes; b++) if (a !== b) index.add(grant(`node:n${a}`, 'parent', `node:n${b}`));
+  index.add(grant('user:owner', 'r1', 'node:n0'));
+  index.add(grant('user:stranger', 'r1', 'user:elsewhere')); // a subject the index knows, who holds nothing here
+  return index;
+}
+
+describe('the work budget of a check', () => {
+  const index = fanOut(60); // 3,540 parent grants: a denied check walks ~240 pairs and follows ~56,000 grants
+
+  it('stops a check that would take more steps than the budget, with check-too-complex', () => {
+    expect(() => index.check(schema, grant('user:stranger', 'r1', 'node:n5'), 25_000)).toThrow(checkTooComplex(25_000));
+    // The same check with room enough is answered: the budget is what refused it.
+    expect(index.check(schema, grant('user:stranger', 'r1', 'node:n5'), 1_000_000)).toBe(false);
+  });
+
+  it('answers a check that finds the subject within the budget', () => {
+    // owner holds r1 on n0, the parent of every node: one arrow away.
+    expect(index.check(schema, grant('user:owner', 'r1', 'node:n5'), 25_000)).toBe(true);
+  });
+
+  it('bounds a listing walk by the grants it reads as well as the pairs it finds', () => {
+    const query = { subject: parseRef('user:owner', 'subject'), namespace: 'node', relation: 'r1', after: null, limit: 10 };
+    // 240 pairs at most, but every pair's node has 59 parent grants to read.
+    expect(index.reachable(schema, { ...query, budget: 1_000 })).toBeNull();
+    expect(index.reachable(schema, { ...query, budget: 1_000_000 })).toEqual(['n0', 'n1', 'n10', 'n11', 'n12', 'n13', 'n14', 'n15', 'n16', 'n17']);
+  });
+});
+
+describe('checkAll (a bulk of checks)', () => {
+  const index = fanOut(60);
+
+  it('answers each check as check does, and an error for each one past the budget', async () => {
+    const queries = ['owner', 'stranger', 'owner', 'stranger'].map((who, i) => grant(`user:${who}`, `r${1 + i}`, `node:n${10 + i}`));
+    const answers = await index.checkAll(schema, queries, 25_000);
+    expect(answers).toEqual([true, checkTooComplex(25_000), true, checkTooComplex(25_000)]);
+    for (const [i, query] of queries.entries()) {
+      if (answers[i] === true) expect(index.check(schema, query, 25_000)).toBe(true);
+      else expect(() => index.check(schema, query, 25_000)).toThrow(checkTooComplex(25_000));
+    }
+  });
+
+  it('walks an (object, relation) once for every subject asking, and answers them as separate checks would', async () => {
+    const subjects = Array.from({ length: 50 }, (_, i) => `user:u${i}`);
+    const small = fanOut(8);
+    subjects.forEach((s, i) => i % 5 === 0 && small.add(grant(s, 'r2', `node:n${i % 8}`)));
+    const queries = subjects.map((s) => grant(s, 'r1', 'node:n3'));
+    const separately = queries.map((q) => small.check(schema, q));
+    expect(await small.checkAll(schema, queries)).toEqual(separately);
+    expect(separately.filter(Boolean)).toHaveLength(10);
+  });
+
+  it('lets other work run while a costly bulk is answered', async () => {
+    const queries = Array.from({ length: 200 }, (_, i) => grant('user:stranger', `r${1 + (i % 4)}`, `node:n${i % 60}`));
+    let ranMeanwhile = false;
+    setImmediate(() => {
+      ranMeanwhile = true;
+    });
+    const answers = checkAllTracking(index, queries);
+    // Synchronously the bulk has not finished yet, and it only can if it gave the event loop back.
+    expect(await answers.then((a) => ({ ranBefore: a.ranBeforeEnd, count: a.answers.length }))).toEqual({ ranBefore: true, count: 200 });
+    expect(ranMeanwhile).toBe(true);
+  });
+
+  it('forgets the walks it remembered when the grants change meanwhile', async () => {
+    const small = fanOut(8);
+    const queries = Array.from({ length: 3 }, () => grant('user:late', 'r1', 'node:n3'));
+    small.add(grant('user:late', 'r1', 'user:known')); // known to the index, holding nothing on nodes yet
+    const pending = small.checkAll(schema, queries, 25_000, { sliceMs: 0 }); // yields before every check
+    // Added while the bulk yields: a new parent of n3 that the first walk did not reach, held by late.
+    setImmediate(() => {
+      small.add(grant('node:extra', 'parent', 'node:n3'));
+      small.add(grant('user:late', 'r1', 'node:extra'));
+    });
+    expect(await pending).toEqual([false, true, true]);
+  });
+});
+
+/** Runs checkAll and tells whether a callback queued after it started ran before it ended. */
+async function checkAllTracking(index: GrantIndex, queries: ReturnType<typeof grant>[]) {
+  let ran = false;
+  setImmediate(() => {
+    ran = true;
+  });
+  const answers = await index.checkAll(schema, queries, 25_000);
+  return { answers, ranBeforeEnd: ran };
+}
+
+describe('the names an index interns', () => {
+  it('are forgotten once no grant uses them, and weigh in its footprint meanwhile', () => {
+    const index = new GrantIndex();
+    const base = index.footprint;
+    for (let i = 0; i < 10_000; i++) index.add(grant(`ns${i}:x`, `rel${i}`, 'document:d1'));
+    expect(index.footprint).toBeGreaterThan(index.size + 4 * 19_000);
+    for (let i = 0; i < 10_000; i++) index.remove(grant(`ns${i}:x`, `rel${i}`, 'document:d1'));
+    index.add(grant('user:ann', 'viewer', 'document:d1'));
+    // What is left: a grant, its namespaces and relation, and names that never held more than 1,024 unused.
+    expect(index.footprint).toBeLessThan(base + 1 + 4 * (3 + 2 * 1024));
+  });
+
+  it('leave checks right after a sweep renumbers them', () => {
+    const index = new GrantIndex();
+    index.add(grant('node:a', 'parent', 'node:b'));
+    index.add(grant('user:ann', 'r1', 'node:a'));
+    expect(index.check(schema, grant('user:ann', 'r2', 'node:b'))).toBe(true);
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 5_000; i++) index.add(grant(`ns${round}x${i}:x`, `rel${i}`, 'user:z'));
+      for (let i = 0; i < 5_000; i++) index.remove(grant(`ns${round}x${i}:x`, `rel${i}`, 'user:z'));
+      index.add(grant(`user:extra${round}`, 'r3', 'node:b'));
+      expect(index.check(schema, grant('user:ann', 'r2', 'node:b'))).toBe(true);
+      expect(index.check(schema, grant(`user:extra${round}`, 'r3', 'node:b'))).toBe(true);
+      expect(index.check(schema, grant('user:ann', 'r3', 'node:c'))).toBe(false);
+    }
+  });
+});
