@@ -6,7 +6,7 @@ import { contract } from '../../contract/index.ts';
 import { packageRoot } from '../package-root.ts';
 import type { AppDeps } from './context.ts';
 import { docsRouter } from './docs.ts';
-import { authenticate } from './middleware/authenticate.ts';
+import { authentication } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/body.ts';
 import { errorHandler, notFound, validationProblem } from './middleware/errors.ts';
 import { requestLog } from './middleware/request-log.ts';
@@ -39,8 +39,10 @@ export function createApp(deps: AppDeps): Express {
     agents: agentRoutes(deps),
     keys: keyRoutes(deps),
   });
+  // The key is checked before the body is read and again once it has arrived (a slow sender's key may be revoked meanwhile).
+  const { authenticate, reauthenticate } = authentication(deps.keys);
   createExpressEndpoints(contract, router, app, {
-    globalMiddleware: [authenticate(deps.keys), ...(deps.rateLimit ? [deps.rateLimit] : []), jsonBody],
+    globalMiddleware: [authenticate, ...(deps.rateLimit ? [deps.rateLimit] : []), jsonBody, reauthenticate],
     requestValidationErrorHandler: validationProblem,
   });
 

@@ -1,7 +1,14 @@
+import { once } from 'node:events';
+import { connect, type AddressInfo } from 'node:net';
+import pino from 'pino';
 import supertest from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KEY_SCOPES } from '../../contract/index.ts';
-import { client, newTenant, useApp, type TestTenant } from '../helpers.ts';
+import { createApp } from '../../src/http/app.ts';
+import { createHttpServer } from '../../src/http/server.ts';
+import { createServices } from '../../src/runtime.ts';
+import type { AppDeps } from '../../src/http/context.ts';
+import { client, databaseUrl, newTenant, useApp, type TestTenant } from '../helpers.ts';
 import { contractRoutes, fillPath } from './routes.ts';
 
 const { services, app } = useApp();
@@ -66,5 +73,88 @@ describe('scopes', () => {
       expect(res.status).toBe(403);
       expect(res.body).toMatchObject({ type: 'insufficient-scope', status: 403 });
     }
+  });
+});
+
+/** The id of a tenant's live key, found by its secret's prefix. */
+async function keyIdOf(app: ReturnType<typeof createApp>, adminKey: string, secret: string): Promise<string> {
+  const list = await client(app, adminKey).get('/v1/keys');
+  return list.body.keys.find((k: { prefix: string }) => secret.startsWith(k.prefix)).id;
+}
+
+/**
+ * Sends a POST's headers and the first half of its JSON body over a socket of its own, and resolves
+ * once the server has verified its key (so it is waiting for the rest of the body); `finish` sends
+ * the rest and resolves with the status.
+ */
+async function halfSent(services: AppDeps, port: number, key: string, path: string, body: object) {
+  const verified = vi.spyOn(services.keys, 'verify');
+  const payload = JSON.stringify(body);
+  const half = Math.floor(payload.length / 2);
+  const socket = connect(port, '127.0.0.1');
+  let answer = '';
+  socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+  const closed = once(socket, 'close');
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nHost: grantd\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload.slice(0, half)}`,
+  );
+  await vi.waitFor(() => expect(verified).toHaveBeenCalled());
+  expect(await verified.mock.results[0]!.value).not.toBeNull();
+  verified.mockRestore();
+  return {
+    finish: async () => {
+      socket.write(payload.slice(half));
+      await closed;
+      return Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);
+    },
+  };
+}
+
+describe('a key revoked while its request is being sent', () => {
+  const first = useApp();
+  // A second node on the same database: it learns of a revocation from its caches' age alone.
+  const second = createServices(databaseUrl(), { poolSize: 2 }, pino({ level: 'silent' }));
+  const secondApp = createApp(second);
+  const servers = [createHttpServer(first.app), createHttpServer(secondApp)];
+  let tenant: TestTenant;
+
+  beforeAll(async () => {
+    tenant = await newTenant(first.services);
+    await client(first.app, tenant.adminKey).post('/v1/namespaces', { name: 'slowdoc' }).expect(201);
+    await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))));
+  });
+  afterEach(() => vi.restoreAllMocks());
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+    await second.close();
+  });
+  const portOf = (index: number) => (servers[index]!.address() as AddressInfo).port;
+
+  it('refuses a key creation whose admin key was revoked on this node before the body ended, and creates no key', async () => {
+    const doomed = await tenant.keyWith('admin');
+    const request = await halfSent(first.services, portOf(0), doomed, '/v1/keys', { label: 'made-by-a-revoked-key', scopes: ['admin'] });
+    await client(first.app, tenant.adminKey).delete(`/v1/keys/${await keyIdOf(first.app, tenant.adminKey, doomed)}`).expect(204);
+    expect(await request.finish()).toBe(401);
+    const labels = (await client(first.app, tenant.adminKey).get('/v1/keys')).body.keys.map((k: { label: string }) => k.label);
+    expect(labels).not.toContain('made-by-a-revoked-key');
+  });
+
+  it('refuses a grant write whose key was revoked on another node before the body ended, and writes nothing', async () => {
+    const doomed = await tenant.keyWith('grant:write');
+    const triple = { subject: 'user:slow', relation: 'viewer', object: 'slowdoc:d1' };
+    const request = await halfSent(second, portOf(1), doomed, '/v1/grants', triple);
+    await client(first.app, tenant.adminKey).delete(`/v1/keys/${await keyIdOf(first.app, tenant.adminKey, doomed)}`).expect(204);
+    // The other node uses what it remembers of a key for half a second at most; the rest of the body comes later.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await request.finish()).toBe(401);
+    const grants = await client(first.app, tenant.adminKey).get('/v1/grants?object=slowdoc:d1');
+    expect(grants.body.grants).toEqual([]);
+  });
+
+  it('answers a request whose key stays live', async () => {
+    const key = await tenant.keyWith('grant:write');
+    const request = await halfSent(first.services, portOf(0), key, '/v1/grants', { subject: 'user:steady', relation: 'viewer', object: 'slowdoc:d2' });
+    expect(await request.finish()).toBe(201);
   });
 });
