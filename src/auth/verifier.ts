@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { RefreshingCache } from '../refreshing-cache.ts';
 import type { Db } from '../store/db.ts';
 import { findKey, touchKey, type KeyPrincipal } from '../store/keys.ts';
@@ -10,27 +11,37 @@ import { hashSecret, looksLikeSecret, PREFIX_LENGTH, secretPrefix } from './secr
 export type Credential = string & { readonly __credential: never };
 
 export interface KeyVerifierOptions {
-  /** How long a key found is used after its lookup began. */
+  /** How long a lookup's answer, found or absent, is used after the lookup began. */
   maxAgeMs?: number;
   /** How often a key's last use is written, at most. */
   touchEveryMs?: number;
+  /** Prefixes remembered as absent, at most (least recently used go first). */
+  absentPrefixes?: number;
 }
 
 /**
  * Resolves bearer secrets to principals. A verified key is used for at most `maxAgeMs` after its
  * lookup began, so a key revoked on another node stops working well within a second; one revoked
  * here stops at once. Keys are remembered by prefix and digest, never by the secret itself.
+ *
+ * A prefix that no live key had is remembered as absent for `maxAgeMs` too, so a bad key sent again
+ * and again (or many with one prefix) costs one query, not one each. That is safe for new keys: a
+ * key's prefix is 8 random base62 characters, so one is refused for that short while only if
+ * someone had just presented its prefix: with the whole memory full, one chance in 20 billion.
  */
 export class KeyVerifier {
   private readonly cache: RefreshingCache<Credential, KeyPrincipal>;
+  private readonly absent: LRUCache<string, true>;
   private readonly touchedAt = new Map<string, number>();
   private readonly touchEveryMs: number;
 
   constructor(
     private readonly db: Db,
-    { maxAgeMs = 500, touchEveryMs = 60_000 }: KeyVerifierOptions = {},
+    { maxAgeMs = 500, touchEveryMs = 60_000, absentPrefixes = 10_000 }: KeyVerifierOptions = {},
   ) {
     this.touchEveryMs = touchEveryMs;
+    // Date's clock, like the cache of live keys (and the tests' fake one).
+    this.absent = new LRUCache({ max: absentPrefixes, ttl: maxAgeMs, ttlResolution: 0, perf: { now: () => Date.now() } });
     this.cache = new RefreshingCache((credential) => this.lookUp(credential), maxAgeMs);
   }
 
@@ -52,9 +63,12 @@ export class KeyVerifier {
 
   private async lookUp(credential: Credential): Promise<KeyPrincipal | null> {
     const prefix = credential.slice(0, PREFIX_LENGTH);
-    const principal = await findKey(this.db, prefix, Buffer.from(credential.slice(PREFIX_LENGTH), 'base64'));
-    if (principal) this.touch(principal.keyId, Date.now());
-    return principal;
+    if (this.absent.has(prefix)) return null;
+    const startedAt = Date.now();
+    const found = await findKey(this.db, prefix, Buffer.from(credential.slice(PREFIX_LENGTH), 'base64'));
+    if (found.principal) this.touch(found.principal.keyId, Date.now());
+    else if (!found.prefixInUse) this.absent.set(prefix, true, { start: startedAt });
+    return found.principal;
   }
 
   /** Records last use, at most once per `touchEveryMs` per key, off the request path. */

@@ -18,6 +18,9 @@ function databaseWith(...secrets: string[]) {
   return { db, lookups: () => findMany.mock.calls.length };
 }
 
+/** A well-formed secret with the given 8 characters after `svc_live_`. */
+const secretWithPrefix = (eight: string): string => `svc_live_${eight}${newSecret().slice(17)}`;
+
 describe('KeyVerifier', () => {
   const T0 = 1_000_000;
   beforeEach(() => {
@@ -40,6 +43,42 @@ describe('KeyVerifier', () => {
     keys.forgetAll();
     await keys.verify(presented);
     expect(lookups()).toBe(2);
+  });
+
+  it('remembers for 500 ms that no live key has a prefix: the same bad key, or another with its prefix, costs no query', async () => {
+    const { db, lookups } = databaseWith(newSecret());
+    const keys = new KeyVerifier(db);
+    const bad = secretWithPrefix('AAAAAAAA');
+    expect(await keys.verify(credential(keys, bad))).toBeNull();
+    expect(await keys.verify(credential(keys, bad))).toBeNull();
+    expect(await keys.verify(credential(keys, secretWithPrefix('AAAAAAAA')))).toBeNull();
+    expect(lookups()).toBe(1);
+    vi.setSystemTime(T0 + 500);
+    expect(await keys.verify(credential(keys, bad))).toBeNull();
+    expect(lookups()).toBe(1);
+    vi.setSystemTime(T0 + 501);
+    expect(await keys.verify(credential(keys, bad))).toBeNull();
+    expect(lookups()).toBe(2);
+  });
+
+  it('does not remember a prefix as absent when a live key has it: that key still works', async () => {
+    const live = secretWithPrefix('BBBBBBBB');
+    const { db, lookups } = databaseWith(live);
+    const keys = new KeyVerifier(db);
+    expect(await keys.verify(credential(keys, secretWithPrefix('BBBBBBBB')))).toBeNull();
+    expect((await keys.verify(credential(keys, live)))?.keyId).toBe('key_0');
+    expect(lookups()).toBe(2);
+  });
+
+  it('holds a bounded number of absent prefixes, forgetting the least recently used', async () => {
+    const { db, lookups } = databaseWith();
+    const keys = new KeyVerifier(db, { absentPrefixes: 2 });
+    for (const prefix of ['CCCCCCC1', 'CCCCCCC2', 'CCCCCCC3']) await keys.verify(credential(keys, secretWithPrefix(prefix)));
+    expect(lookups()).toBe(3);
+    await keys.verify(credential(keys, secretWithPrefix('CCCCCCC3')));
+    expect(lookups()).toBe(3);
+    await keys.verify(credential(keys, secretWithPrefix('CCCCCCC1')));
+    expect(lookups()).toBe(4);
   });
 
   it('keys its memory by digest, never by the secret', () => {
