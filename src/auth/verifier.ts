@@ -56,6 +56,11 @@ export class KeyVerifier {
     return this.cache.get(credential);
   }
 
+  /** True while this node holds the credential's key as verified, or is looking it up: verifying it costs no query. */
+  isKnown(credential: Credential): boolean {
+    return this.cache.has(credential);
+  }
+
   /** Forgets every remembered key: called after a revocation on this node. */
   forgetAll(): void {
     this.cache.clear();

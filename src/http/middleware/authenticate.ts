@@ -3,7 +3,10 @@ import type { AppRoute } from '@ts-rest/core';
 import type { RouteMetadata } from '../../../contract/index.ts';
 import { hasScope } from '../../auth/scopes.ts';
 import type { Credential, KeyVerifier } from '../../auth/verifier.ts';
+import type { FailedAuthentications } from '../../rate-limits.ts';
+import { clientAddress } from '../client-address.ts';
 import { sendProblem } from '../problem.ts';
+import { sendRateLimited } from './rate-limit.ts';
 
 const BEARER = /^Bearer +([^\s]+) *$/i;
 
@@ -15,16 +18,28 @@ const BEARER = /^Bearer +([^\s]+) *$/i;
  * verifier again with the digest computed the first time, so on the hot path it is a lookup in
  * this node's memory; a revocation here (which empties that memory) or on another node (once the
  * remembered answer is too old) makes it a query, and the request a 401.
+ *
+ * A client address past its limit of failed authentications is answered 429 before any lookup,
+ * unless its key is one this node holds as verified (which costs no query): a neighbour behind the
+ * same address that keeps sending a bad key does not lock out the keys in steady use there.
  */
-export function authentication(keys: KeyVerifier) {
+export function authentication(keys: KeyVerifier, failures: FailedAuthentications) {
   const credentials = new WeakMap<Request, Credential>();
 
   const authenticate = async (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction): Promise<void> => {
     const match = BEARER.exec(req.headers.authorization ?? '');
     if (!match) return refuse(res, 'send an API key as Authorization: Bearer <secret>', 'Bearer realm="grantd"');
     const credential = keys.credentialOf(match[1]!);
+    const address = clientAddress(req.ip);
+    if (!credential || !keys.isKnown(credential)) {
+      const wait = failures.waitFor(address);
+      if (wait > 0) return tooManyFailures(res, wait, failures);
+    }
     const principal = credential ? await keys.verify(credential) : null;
-    if (!principal) return refuse(res, 'the API key is unknown or revoked');
+    if (!principal) {
+      const wait = await failures.record(address);
+      return wait > 0 ? tooManyFailures(res, wait, failures) : refuse(res, 'the API key is unknown or revoked');
+    }
     const { scope } = req.tsRestRoute.metadata as RouteMetadata;
     if (!hasScope(principal.scopes, scope)) {
       return sendProblem(res, 'insufficient-scope', `this operation needs a key with scope ${scope}`);
@@ -42,6 +57,10 @@ export function authentication(keys: KeyVerifier) {
   };
 
   return { authenticate, reauthenticate };
+}
+
+function tooManyFailures(res: Response, seconds: number, failures: FailedAuthentications): void {
+  sendRateLimited(res, seconds, `this address is limited to ${failures.limit.describe()} failed authentications`);
 }
 
 function refuse(res: Response, detail: string, challenge = 'Bearer realm="grantd", error="invalid_token"'): void {
