@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
@@ -14,6 +15,26 @@ const nonNegativeInt = (name: string) =>
     .regex(/^(0|[1-9][0-9]{0,9})$/, `${name} must be a whole number, 0 or more`)
     .transform(Number);
 
+const TRUST_PROXY_PRESETS = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An address, an address/prefix-length or one of Express's names for a range. */
+function isProxyAddress(entry: string): boolean {
+  if (TRUST_PROXY_PRESETS.has(entry)) return true;
+  const [address = '', bits, ...rest] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  return bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128));
+}
+
+const isRedisUrl = (value: string): boolean => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+};
+
 const EnvSchema = z.object({
   PORT: z
     .string()
@@ -29,6 +50,17 @@ const EnvSchema = z.object({
   GRANTD_DATA_DIR: z.string().min(1).default('./.grantd'),
   GRANTD_DB_POOL_SIZE: optionalPositiveInt('GRANTD_DB_POOL_SIZE').default('10'),
   GRANTD_RATE_LIMIT: optionalPositiveInt('GRANTD_RATE_LIMIT'),
+  GRANTD_AUTH_FAILURE_LIMIT: optionalPositiveInt('GRANTD_AUTH_FAILURE_LIMIT'),
+  REDIS_URL: z.string().refine(isRedisUrl, 'REDIS_URL must be a redis:// or rediss:// URL with a host').optional(),
+  // A number of proxy hops, or the proxies' addresses and ranges; `true` (believe anyone) is refused.
+  GRANTD_TRUST_PROXY: z
+    .string()
+    .refine(
+      (value) => /^[1-9][0-9]?$/.test(value) || value.split(',').every((entry) => isProxyAddress(entry.trim())),
+      'GRANTD_TRUST_PROXY must be a number of proxies (1-99) or a comma-separated list of addresses, address/bits, loopback, linklocal or uniquelocal',
+    )
+    .transform((value) => (/^[0-9]+$/.test(value) ? Number(value) : value))
+    .optional(),
   GRANTD_GRAPH_MEMORY: nonNegativeInt('GRANTD_GRAPH_MEMORY').optional(),
   GRANTD_CHECK_BUDGET: optionalPositiveInt('GRANTD_CHECK_BUDGET'),
   GRANTD_WORKERS: z

@@ -30,6 +30,12 @@ export class RefreshingCache<K, V> {
     return loading.value;
   }
 
+  /** True when `get` would answer without a load of its own (a fresh value, or a load under way). */
+  has(key: K): boolean {
+    const entry = this.entries.get(key);
+    return entry !== undefined && Date.now() - entry.loadedAt < this.maxAgeMs;
+  }
+
   private refresh(key: K, stale: { refreshing: boolean }): void {
     stale.refreshing = true;
     const startedAt = Date.now();

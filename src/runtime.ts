@@ -7,10 +7,10 @@ import { AuthorizationEngine } from './engine/engine.ts';
 import type { AppDeps } from './http/context.ts';
 import { connect } from './store/db.ts';
 import { Metrics } from './http/metrics.ts';
-import { RateLimiter, rateLimit } from './http/middleware/rate-limit.ts';
 import { startEmbedded } from './store/embedded.ts';
 import { SchemaCache, SqlGraphStore } from './store/graph.ts';
 import { MemoryGraphs } from './store/graph-memory.ts';
+import { createLimits } from './rate-limits.ts';
 
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): Logger {
   return pino({ level: config.LOG_LEVEL, base: { service: 'grantd' }, redact: ['req.headers.authorization'] });
@@ -30,24 +30,34 @@ export async function openDatabase(config: Config, logger: Logger): Promise<{ ur
  */
 const DEFAULT_GRAPH_MEMORY = 3_000_000;
 
+export interface ServicesOptions {
+  poolSize: number;
+  /** Requests a second per key (GRANTD_RATE_LIMIT); none when unset. */
+  rateLimit?: number | undefined;
+  /** Failed authentications a second per client address (GRANTD_AUTH_FAILURE_LIMIT). */
+  authFailureLimit?: number | undefined;
+  /** Rate limits shared by every node through this Redis (REDIS_URL); per node without it. */
+  redisUrl?: string | undefined;
+  /** Express's `trust proxy` (GRANTD_TRUST_PROXY); no proxy is believed when unset. */
+  trustProxy?: number | string | undefined;
+  graphMemory?: number | undefined;
+  /** The most steps one check may take (GRANTD_CHECK_BUDGET). */
+  checkBudget?: number | undefined;
+  primary?: PrimaryLink | undefined;
+}
+
 /**
  * Everything the HTTP app needs, over one database. A cluster worker passes its link to the
- * primary, through which its writes reach the other workers' caches and the node's token buckets
- * and metrics are shared.
+ * primary, through which its writes reach the other workers' caches and its metrics are shared;
+ * its rate limits count in the primary too (rate-limiter-flexible's cluster limiters).
  */
-export function createServices(
-  url: string,
-  options: {
-    poolSize: number;
-    rateLimit?: number | undefined;
-    graphMemory?: number | undefined;
-    checkBudget?: number | undefined;
-    primary?: PrimaryLink | undefined;
-  },
-  logger: Logger,
-): AppDeps {
+export function createServices(url: string, options: ServicesOptions, logger: Logger): AppDeps {
   const { db, pool, close } = connect(url, options.poolSize, (error) => logger.warn({ err: { message: error.message } }, 'database connection lost'));
-  const { primary, rateLimit: perSecond } = options;
+  const { primary } = options;
+  const limits = createLimits(
+    { perKey: options.rateLimit, authFailures: options.authFailureLimit, redisUrl: options.redisUrl, clusterWorker: primary !== undefined },
+    logger,
+  );
   const schemas = new SchemaCache(db);
   const graphs = new MemoryGraphs(pool, { maxGrants: options.graphMemory ?? DEFAULT_GRAPH_MEMORY, maxAgeMs: 500 }, logger);
   const caches = { schemas, engine: new AuthorizationEngine(new SqlGraphStore(pool, schemas, graphs, { checkBudget: options.checkBudget })), keys: new KeyVerifier(db) };
@@ -55,10 +65,12 @@ export function createServices(
     db,
     close: async () => {
       await graphs.close();
+      await limits.close();
       await close();
     },
     metrics: new Metrics(pool, graphs, primary ? () => primary.metrics() : undefined),
-    rateLimit: perSecond ? rateLimitPerNode(perSecond, primary) : null,
+    limits,
+    trustProxy: options.trustProxy ?? false,
     ...caches,
     graphs,
     announce: async (change: Change) => {
@@ -70,11 +82,4 @@ export function createServices(
       await db.$queryRaw`SELECT 1`;
     },
   };
-}
-
-/** A worker asks the primary's token buckets; a process alone holds its own. */
-function rateLimitPerNode(perSecond: number, primary: PrimaryLink | undefined) {
-  if (primary) return rateLimit(perSecond, (keyId) => primary.takeToken(keyId));
-  const buckets = new RateLimiter(perSecond);
-  return rateLimit(perSecond, (keyId) => buckets.take(keyId));
 }

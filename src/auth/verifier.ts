@@ -1,38 +1,79 @@
+import { LRUCache } from 'lru-cache';
 import { RefreshingCache } from '../refreshing-cache.ts';
 import type { Db } from '../store/db.ts';
 import { findKey, touchKey, type KeyPrincipal } from '../store/keys.ts';
-import { hashSecret, looksLikeSecret, secretPrefix } from './secrets.ts';
+import { hashSecret, looksLikeSecret, PREFIX_LENGTH, secretPrefix } from './secrets.ts';
+
+/**
+ * What a presented secret is looked up by: its prefix and the base64 of its SHA-256 digest. It is
+ * computed once per request; checking the same request again (after its body arrived) reuses it.
+ */
+export type Credential = string & { readonly __credential: never };
+
+export interface KeyVerifierOptions {
+  /** How long a lookup's answer, found or absent, is used after the lookup began. */
+  maxAgeMs?: number;
+  /** How often a key's last use is written, at most. */
+  touchEveryMs?: number;
+  /** Prefixes remembered as absent, at most (least recently used go first). */
+  absentPrefixes?: number;
+}
 
 /**
  * Resolves bearer secrets to principals. A verified key is used for at most `maxAgeMs` after its
  * lookup began, so a key revoked on another node stops working well within a second; one revoked
  * here stops at once. Keys are remembered by prefix and digest, never by the secret itself.
+ *
+ * A prefix that no live key had is remembered as absent for `maxAgeMs` too, so a bad key sent again
+ * and again (or many with one prefix) costs one query, not one each. That is safe for new keys: a
+ * key's prefix is 8 random base62 characters, so one is refused for that short while only if
+ * someone had just presented its prefix: with the whole memory full, one chance in 20 billion.
  */
 export class KeyVerifier {
-  private readonly cache: RefreshingCache<string, KeyPrincipal>;
+  private readonly cache: RefreshingCache<Credential, KeyPrincipal>;
+  private readonly absent: LRUCache<string, true>;
   private readonly touchedAt = new Map<string, number>();
+  private readonly touchEveryMs: number;
 
   constructor(
     private readonly db: Db,
-    maxAgeMs = 500,
-    private readonly touchEveryMs = 60_000,
+    { maxAgeMs = 500, touchEveryMs = 60_000, absentPrefixes = 10_000 }: KeyVerifierOptions = {},
   ) {
-    this.cache = new RefreshingCache(async (lookupKey) => {
-      const separator = lookupKey.indexOf(' ');
-      const principal = await findKey(db, lookupKey.slice(0, separator), Buffer.from(lookupKey.slice(separator + 1), 'base64'));
-      if (principal) this.touch(principal.keyId, Date.now());
-      return principal;
-    }, maxAgeMs);
+    this.touchEveryMs = touchEveryMs;
+    // Date's clock, like the cache of live keys (and the tests' fake one).
+    this.absent = new LRUCache({ max: absentPrefixes, ttl: maxAgeMs, ttlResolution: 0, perf: { now: () => Date.now() } });
+    this.cache = new RefreshingCache((credential) => this.lookUp(credential), maxAgeMs);
   }
 
-  async verify(secret: string): Promise<KeyPrincipal | null> {
+  /** The credential a bearer secret is looked up by; null when the secret cannot be one of our keys. */
+  credentialOf(secret: string): Credential | null {
     if (!looksLikeSecret(secret)) return null;
-    return this.cache.get(`${secretPrefix(secret)} ${hashSecret(secret).toString('base64')}`);
+    return `${secretPrefix(secret)}${hashSecret(secret).toString('base64')}` as Credential;
+  }
+
+  /** The live key the credential names: from this node's memory while fresh, else one query. */
+  verify(credential: Credential): Promise<KeyPrincipal | null> {
+    return this.cache.get(credential);
+  }
+
+  /** True while this node holds the credential's key as verified, or is looking it up: verifying it costs no query. */
+  isKnown(credential: Credential): boolean {
+    return this.cache.has(credential);
   }
 
   /** Forgets every remembered key: called after a revocation on this node. */
   forgetAll(): void {
     this.cache.clear();
+  }
+
+  private async lookUp(credential: Credential): Promise<KeyPrincipal | null> {
+    const prefix = credential.slice(0, PREFIX_LENGTH);
+    if (this.absent.has(prefix)) return null;
+    const startedAt = Date.now();
+    const found = await findKey(this.db, prefix, Buffer.from(credential.slice(PREFIX_LENGTH), 'base64'));
+    if (found.principal) this.touch(found.principal.keyId, Date.now());
+    else if (!found.prefixInUse) this.absent.set(prefix, true, { start: startedAt });
+    return found.principal;
   }
 
   /** Records last use, at most once per `touchEveryMs` per key, off the request path. */

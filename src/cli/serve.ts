@@ -44,7 +44,7 @@ export async function serveCommand(config: Config): Promise<number> {
     return 0;
   }
 
-  const primary = new Primary({ workers: config.GRANTD_WORKERS, env: { DATABASE_URL: database.url }, rateLimit: config.GRANTD_RATE_LIMIT }, lifecycle);
+  const primary = new Primary({ workers: config.GRANTD_WORKERS, env: { DATABASE_URL: database.url } }, lifecycle);
   let port: number;
   try {
     port = await primary.start();
@@ -83,6 +83,9 @@ async function serveWorker(config: Config): Promise<number> {
 const servicesOptions = (config: Config) => ({
   poolSize: config.GRANTD_DB_POOL_SIZE,
   rateLimit: config.GRANTD_RATE_LIMIT,
+  authFailureLimit: config.GRANTD_AUTH_FAILURE_LIMIT,
+  redisUrl: config.REDIS_URL,
+  trustProxy: config.GRANTD_TRUST_PROXY,
   graphMemory: config.GRANTD_GRAPH_MEMORY,
   checkBudget: config.GRANTD_CHECK_BUDGET,
 });

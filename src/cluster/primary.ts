@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
-import { RateLimiter } from '../http/middleware/rate-limit.ts';
+import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
 import { isGrantdMessage, type PrimaryMessage, type WorkerMessage } from './protocol.ts';
 
 /** Wait before replacing a worker that died, so that a crash loop does not spin. */
@@ -21,22 +21,22 @@ export const WORKER_V8_FLAGS = ['--no-memory-reducer'];
  * The primary of `grantd serve` with GRANTD_WORKERS > 1. It serves no request: the workers share
  * the listening socket (Node's cluster hands connections out in turn). It relays each worker's
  * writes to the others and tells the writer once all of them have applied it, so that
- * read-after-write holds whichever worker the next request reaches. It holds the node's per-key
- * token buckets, so that GRANTD_RATE_LIMIT stays per node, and aggregates the workers' metrics.
+ * read-after-write holds whichever worker the next request reaches. It holds the node's rate-limit
+ * counters (rate-limiter-flexible's cluster master, which the workers' limiters ask), so that limits
+ * without Redis are per node, and aggregates the workers' metrics.
  */
 export class Primary {
   private readonly listening = new Set<number>();
   private readonly relays = new Map<number, { origin: Worker; id: number; waitingOn: Set<number> }>();
   private lastRelay = 0;
-  private readonly buckets: RateLimiter | null;
   private readonly aggregator = new AggregatorRegistry();
   private stopping = false;
 
   constructor(
-    private readonly options: { workers: number; env: Record<string, string>; rateLimit: number | undefined },
+    private readonly options: { workers: number; env: Record<string, string> },
     private readonly logger: Logger,
   ) {
-    this.buckets = options.rateLimit ? new RateLimiter(options.rateLimit) : null;
+    new RateLimiterClusterMaster(); // answers the workers' limiters from now on
   }
 
   /** Forks the workers; resolves with the port once every one listens, rejects if one dies first. */
@@ -107,8 +107,6 @@ export class Primary {
       }
       case 'applied':
         return this.applied(message.relay, worker.id);
-      case 'take-token':
-        return this.send(worker, { grantd: 'reply', id: message.id, value: this.buckets?.take(message.keyId) ?? 0 });
       case 'metrics':
         this.aggregator.clusterMetrics().then(
           (text) => this.send(worker, { grantd: 'reply', id: message.id, value: text }),

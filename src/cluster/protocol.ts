@@ -7,13 +7,12 @@ import type { Change } from './changes.ts';
  */
 export type WorkerRequest =
   | { grantd: 'announce'; id: number; change: Change }
-  | { grantd: 'take-token'; id: number; keyId: string }
   | { grantd: 'metrics'; id: number };
 
 export type WorkerMessage = WorkerRequest | { grantd: 'applied'; relay: number };
 
 export type PrimaryMessage =
-  | { grantd: 'reply'; id: number; value?: number | string; error?: string }
+  | { grantd: 'reply'; id: number; value?: string; error?: string }
   | { grantd: 'change'; relay: number; change: Change };
 
 export const isGrantdMessage = (message: unknown): message is { grantd: string } =>

@@ -8,13 +8,11 @@ type Reply = Extract<PrimaryMessage, { grantd: 'reply' }>;
 
 /** How long a write waits for the other workers to acknowledge it (they forget their caches within 500 ms anyway). */
 const ANNOUNCE_TIMEOUT_MS = 1_000;
-/** How long a rate-limited request waits for the primary's token buckets before it is let through. */
-const TOKEN_TIMEOUT_MS = 1_000;
 const METRICS_TIMEOUT_MS = 5_000;
 
 /**
  * A worker's side of the cluster: announces this worker's writes to the others through the primary,
- * applies theirs as they arrive, and reaches the node-wide token buckets and metrics the primary holds.
+ * applies theirs as they arrive, and reaches the node-wide metrics the primary gathers.
  */
 export class PrimaryLink {
   private lastId = 0;
@@ -36,12 +34,6 @@ export class PrimaryLink {
   /** Resolves once every other worker has applied the change (or after a second: their caches expire by then). */
   async announce(change: Change): Promise<void> {
     await this.ask({ grantd: 'announce', change }, ANNOUNCE_TIMEOUT_MS);
-  }
-
-  /** 0 when the key may go on, else the seconds until it may (the node's buckets, shared by every worker). */
-  async takeToken(keyId: string): Promise<number> {
-    const reply = await this.ask({ grantd: 'take-token', keyId }, TOKEN_TIMEOUT_MS);
-    return typeof reply?.value === 'number' ? reply.value : 0;
   }
 
   /** The Prometheus exposition of every worker, aggregated by the primary. */

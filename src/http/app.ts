@@ -6,8 +6,9 @@ import { contract } from '../../contract/index.ts';
 import { packageRoot } from '../package-root.ts';
 import type { AppDeps } from './context.ts';
 import { docsRouter } from './docs.ts';
-import { authenticate } from './middleware/authenticate.ts';
+import { authentication } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/body.ts';
+import { rateLimit } from './middleware/rate-limit.ts';
 import { errorHandler, notFound, validationProblem } from './middleware/errors.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { apiSecurityHeaders } from './middleware/security-headers.ts';
@@ -26,6 +27,8 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  // req.ip is the peer's address, or with configured proxies the client X-Forwarded-For names.
+  app.set('trust proxy', deps.trustProxy);
   app.use(requestLog(deps.logger));
   app.use(deps.metrics.observe);
   app.use(apiSecurityHeaders);
@@ -39,8 +42,11 @@ export function createApp(deps: AppDeps): Express {
     agents: agentRoutes(deps),
     keys: keyRoutes(deps),
   });
+  // The key is checked before the body is read and again once it has arrived (a slow sender's key may be revoked meanwhile).
+  const { authenticate, reauthenticate } = authentication(deps.keys, deps.limits.authFailures);
+  const perKey = deps.limits.perKey ? [rateLimit(deps.limits.perKey)] : [];
   createExpressEndpoints(contract, router, app, {
-    globalMiddleware: [authenticate(deps.keys), ...(deps.rateLimit ? [deps.rateLimit] : []), jsonBody],
+    globalMiddleware: [authenticate, ...perKey, jsonBody, reauthenticate],
     requestValidationErrorHandler: validationProblem,
   });
 

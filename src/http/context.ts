@@ -1,4 +1,3 @@
-import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { KeyVerifier } from '../auth/verifier.ts';
 import type { Change } from '../cluster/changes.ts';
@@ -8,6 +7,7 @@ import type { SchemaCache } from '../store/graph.ts';
 import type { MemoryGraphs } from '../store/graph-memory.ts';
 import type { Metrics } from './metrics.ts';
 import type { KeyPrincipal } from '../store/keys.ts';
+import type { Limits } from '../rate-limits.ts';
 
 /** What the HTTP layer is built from. */
 export interface AppDeps {
@@ -15,8 +15,10 @@ export interface AppDeps {
   /** Ends the loads of grants into memory under way and closes the database pool. */
   close: () => Promise<void>;
   metrics: Metrics;
-  /** Per-key rate limits; null when GRANTD_RATE_LIMIT is unset. */
-  rateLimit: RequestHandler | null;
+  /** Per-key rate limits (none when GRANTD_RATE_LIMIT is unset) and failed authentications per client address. */
+  limits: Limits;
+  /** Express's `trust proxy`: the proxies whose X-Forwarded-For names the client (GRANTD_TRUST_PROXY); false for none. */
+  trustProxy: number | string | false;
   engine: AuthorizationEngine;
   schemas: SchemaCache;
   /** Tenants' grants held in memory, which answer checks when current. */

@@ -56,22 +56,28 @@ export async function revokeKey(db: Db, tenantId: string, keyId: string): Promis
   return count === 1;
 }
 
+/** A lookup's answer: the live key with the secret, if any, and whether any live key has its prefix. */
+export interface KeyLookup {
+  principal: KeyPrincipal | null;
+  prefixInUse: boolean;
+}
+
 /**
  * Finds the live key whose secret has this prefix and SHA-256 digest. Rows are found by the
  * non-secret prefix and the digests compared in constant time, so timing says nothing about the secret.
  */
-export async function findKey(db: Db, prefix: string, digest: Uint8Array): Promise<KeyPrincipal | null> {
+export async function findKey(db: Db, prefix: string, digest: Uint8Array): Promise<KeyLookup> {
   const candidates = await db.apiKey.findMany({
     where: { prefix, revokedAt: null },
     select: { id: true, tenantId: true, scopes: true, secretHash: true, tenant: { select: { cursorSecret: true } } },
   });
-  let match: KeyPrincipal | null = null;
+  let principal: KeyPrincipal | null = null;
   for (const key of candidates) {
     if (digestsEqual(key.secretHash, digest)) {
-      match = { keyId: key.id, tenantId: key.tenantId, scopes: key.scopes, cursorSecret: Buffer.from(key.tenant.cursorSecret) };
+      principal = { keyId: key.id, tenantId: key.tenantId, scopes: key.scopes, cursorSecret: Buffer.from(key.tenant.cursorSecret) };
     }
   }
-  return match;
+  return { principal, prefixInUse: candidates.length > 0 };
 }
 
 export async function touchKey(db: Db, keyId: string, at: Date): Promise<void> {

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createServices } from '../../src/runtime.ts';
 import { createTenant } from '../../src/store/tenants.ts';
 import { databaseUrl, uniqueName } from '../helpers.ts';
@@ -67,5 +67,30 @@ describe('several nodes on one database', () => {
 
     expect((await call(a, adminKey, 'DELETE', '/v1/grants', { subject: 'user:alice', relation: 'owner', object: 'nodedoc:d1' })).status).toBe(204);
     expect(await until(async () => (await viaB()).body.allowed === false)).toBeLessThan(1_000);
+  });
+});
+
+describe('a node whose Redis is unreachable', () => {
+  let server: RunningServer;
+  let adminKey: string;
+
+  beforeAll(async () => {
+    const services = createServices(databaseUrl(), { poolSize: 1 }, pino({ level: 'silent' }));
+    adminKey = (await createTenant(services.db, uniqueName('noredis'))).key.secret;
+    await services.close();
+    // Nothing listens on port 1: start-up must not wait for Redis, and its workers must not fail requests for it.
+    server = await startServer({ DATABASE_URL: databaseUrl(), GRANTD_WORKERS: '2', GRANTD_RATE_LIMIT: '1000', REDIS_URL: 'redis://127.0.0.1:1' });
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('starts, answers, and warns that its limits are per node', async () => {
+    for (let i = 0; i < 4; i++) {
+      const res = await fetch(`${server.baseUrl}/v1/namespaces`, { headers: { Authorization: `Bearer ${adminKey}` } });
+      expect(res.status).toBe(200);
+    }
+    await vi.waitFor(() => expect(server.output()).toMatch(/Redis is unreachable: rate limits are per node until it is back/));
   });
 });

@@ -1,7 +1,16 @@
+import { once } from 'node:events';
+import { connect, type AddressInfo } from 'node:net';
+import pino from 'pino';
 import supertest from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KEY_SCOPES } from '../../contract/index.ts';
-import { client, newTenant, useApp, type TestTenant } from '../helpers.ts';
+import { createApp } from '../../src/http/app.ts';
+import { createHttpServer } from '../../src/http/server.ts';
+import { createLimits, DEFAULT_AUTH_FAILURE_LIMIT } from '../../src/rate-limits.ts';
+import { newSecret } from '../../src/auth/secrets.ts';
+import { createServices } from '../../src/runtime.ts';
+import type { AppDeps } from '../../src/http/context.ts';
+import { client, databaseUrl, newTenant, useApp, useServices, type TestTenant } from '../helpers.ts';
 import { contractRoutes, fillPath } from './routes.ts';
 
 const { services, app } = useApp();
@@ -66,5 +75,140 @@ describe('scopes', () => {
       expect(res.status).toBe(403);
       expect(res.body).toMatchObject({ type: 'insufficient-scope', status: 403 });
     }
+  });
+});
+
+/** The id of a tenant's live key, found by its secret's prefix. */
+async function keyIdOf(app: ReturnType<typeof createApp>, adminKey: string, secret: string): Promise<string> {
+  const list = await client(app, adminKey).get('/v1/keys');
+  return list.body.keys.find((k: { prefix: string }) => secret.startsWith(k.prefix)).id;
+}
+
+/**
+ * Sends a POST's headers and the first half of its JSON body over a socket of its own, and resolves
+ * once the server has verified its key (so it is waiting for the rest of the body); `finish` sends
+ * the rest and resolves with the status.
+ */
+async function halfSent(services: AppDeps, port: number, key: string, path: string, body: object) {
+  const verified = vi.spyOn(services.keys, 'verify');
+  const payload = JSON.stringify(body);
+  const half = Math.floor(payload.length / 2);
+  const socket = connect(port, '127.0.0.1');
+  let answer = '';
+  socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+  const closed = once(socket, 'close');
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nHost: grantd\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload.slice(0, half)}`,
+  );
+  await vi.waitFor(() => expect(verified).toHaveBeenCalled());
+  expect(await verified.mock.results[0]!.value).not.toBeNull();
+  verified.mockRestore();
+  return {
+    finish: async () => {
+      socket.write(payload.slice(half));
+      await closed;
+      return Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);
+    },
+  };
+}
+
+describe('a key revoked while its request is being sent', () => {
+  const first = useApp();
+  // A second node on the same database: it learns of a revocation from its caches' age alone.
+  const second = createServices(databaseUrl(), { poolSize: 2 }, pino({ level: 'silent' }));
+  const secondApp = createApp(second);
+  const servers = [createHttpServer(first.app), createHttpServer(secondApp)];
+  let tenant: TestTenant;
+
+  beforeAll(async () => {
+    tenant = await newTenant(first.services);
+    await client(first.app, tenant.adminKey).post('/v1/namespaces', { name: 'slowdoc' }).expect(201);
+    await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))));
+  });
+  afterEach(() => vi.restoreAllMocks());
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+    await second.close();
+  });
+  const portOf = (index: number) => (servers[index]!.address() as AddressInfo).port;
+
+  it('refuses a key creation whose admin key was revoked on this node before the body ended, and creates no key', async () => {
+    const doomed = await tenant.keyWith('admin');
+    const request = await halfSent(first.services, portOf(0), doomed, '/v1/keys', { label: 'made-by-a-revoked-key', scopes: ['admin'] });
+    await client(first.app, tenant.adminKey).delete(`/v1/keys/${await keyIdOf(first.app, tenant.adminKey, doomed)}`).expect(204);
+    expect(await request.finish()).toBe(401);
+    const labels = (await client(first.app, tenant.adminKey).get('/v1/keys')).body.keys.map((k: { label: string }) => k.label);
+    expect(labels).not.toContain('made-by-a-revoked-key');
+  });
+
+  it('refuses a grant write whose key was revoked on another node before the body ended, and writes nothing', async () => {
+    const doomed = await tenant.keyWith('grant:write');
+    const triple = { subject: 'user:slow', relation: 'viewer', object: 'slowdoc:d1' };
+    const request = await halfSent(second, portOf(1), doomed, '/v1/grants', triple);
+    await client(first.app, tenant.adminKey).delete(`/v1/keys/${await keyIdOf(first.app, tenant.adminKey, doomed)}`).expect(204);
+    // The other node uses what it remembers of a key for half a second at most; the rest of the body comes later.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await request.finish()).toBe(401);
+    const grants = await client(first.app, tenant.adminKey).get('/v1/grants?object=slowdoc:d1');
+    expect(grants.body.grants).toEqual([]);
+  });
+
+  it('answers a request whose key stays live', async () => {
+    const key = await tenant.keyWith('grant:write');
+    const request = await halfSent(first.services, portOf(0), key, '/v1/grants', { subject: 'user:steady', relation: 'viewer', object: 'slowdoc:d2' });
+    expect(await request.finish()).toBe(201);
+  });
+});
+
+describe('failed authentications per client address', () => {
+  const services = useServices();
+  // Three failures in a window that cannot end during the test.
+  const limits = createLimits({ authFailures: 3, windowSeconds: 3600 }, pino({ level: 'silent' }));
+  const app = createApp({ ...services, limits });
+  const behindProxy = createApp({ ...services, limits, trustProxy: 'loopback' });
+  afterAll(() => limits.close());
+  afterEach(() => vi.restoreAllMocks());
+  const namespaces = (key: string | null, forwardedFor?: string, on = app) => {
+    let test = supertest(on).get('/v1/namespaces');
+    if (key !== null) test = test.set('Authorization', `Bearer ${key}`);
+    return forwardedFor ? test.set('X-Forwarded-For', forwardedFor) : test;
+  };
+
+  it('are limited by default, whether or not GRANTD_RATE_LIMIT is set', () => {
+    expect(services.limits.authFailures.limit.points).toBe(DEFAULT_AUTH_FAILURE_LIMIT);
+    expect(DEFAULT_AUTH_FAILURE_LIMIT).toBe(20);
+  });
+
+  it('answers 429 past the limit, then refuses the address before any lookup, except for a key this node holds as verified', async () => {
+    const tenant = await newTenant(services);
+    const inUse = await tenant.keyWith('grant:read');
+    const notYetUsed = await tenant.keyWith('grant:read');
+    expect((await namespaces(inUse)).status).toBe(200);
+
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await namespaces(newSecret())).status);
+    expect(statuses).toEqual([401, 401, 401, 429]);
+
+    const lookups = vi.spyOn(services.keys, 'verify');
+    const refused = await namespaces(newSecret());
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ type: 'rate-limited', status: 429 });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect((await namespaces('not-even-a-key')).status).toBe(429);
+    expect((await namespaces(notYetUsed)).status).toBe(429);
+    expect(lookups).not.toHaveBeenCalled();
+
+    expect((await namespaces(inUse)).status).toBe(200);
+    // Sending no key at all looks nothing up: it stays a plain 401.
+    expect((await namespaces(null)).status).toBe(401);
+  });
+
+  it('counts the peer address, and believes X-Forwarded-For only from configured proxies', async () => {
+    // The peer (127.0.0.1) is past its limit from the test above; a forged header does not help it.
+    expect((await namespaces(newSecret(), '203.0.113.7')).status).toBe(429);
+    // Behind a trusted proxy on loopback, each forwarded client has its own count.
+    expect((await namespaces(newSecret(), '203.0.113.7', behindProxy)).status).toBe(401);
+    expect((await namespaces(newSecret(), '2001:db8:1:2::7', behindProxy)).status).toBe(401);
   });
 });

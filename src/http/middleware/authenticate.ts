@@ -2,25 +2,68 @@ import type { NextFunction, Request, Response } from 'express';
 import type { AppRoute } from '@ts-rest/core';
 import type { RouteMetadata } from '../../../contract/index.ts';
 import { hasScope } from '../../auth/scopes.ts';
-import type { KeyVerifier } from '../../auth/verifier.ts';
+import type { Credential, KeyVerifier } from '../../auth/verifier.ts';
+import type { FailedAuthentications } from '../../rate-limits.ts';
+import { clientAddress } from '../client-address.ts';
 import { sendProblem } from '../problem.ts';
+import { sendRateLimited } from './rate-limit.ts';
 
 const BEARER = /^Bearer +([^\s]+) *$/i;
 
-/** Resolves the bearer key, then enforces the scope the contract's route metadata names. */
-export function authenticate(keys: KeyVerifier) {
-  return async (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction): Promise<void> => {
+/**
+ * Authentication in two steps around the reading of the body. `authenticate` resolves the bearer
+ * key before the body is read (an unknown caller never gets to send one) and enforces the scope the
+ * contract's route metadata names. `reauthenticate` runs once the body has arrived, right before
+ * the handler: a key revoked while a slow client was still sending is refused there. It asks the
+ * verifier again with the digest computed the first time, so on the hot path it is a lookup in
+ * this node's memory; a revocation here (which empties that memory) or on another node (once the
+ * remembered answer is too old) makes it a query, and the request a 401.
+ *
+ * A client address past its limit of failed authentications is answered 429 before any lookup,
+ * unless its key is one this node holds as verified (which costs no query): a neighbour behind the
+ * same address that keeps sending a bad key does not lock out the keys in steady use there.
+ */
+export function authentication(keys: KeyVerifier, failures: FailedAuthentications) {
+  const credentials = new WeakMap<Request, Credential>();
+
+  const authenticate = async (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction): Promise<void> => {
     const match = BEARER.exec(req.headers.authorization ?? '');
-    const principal = match ? await keys.verify(match[1]!) : null;
+    if (!match) return refuse(res, 'send an API key as Authorization: Bearer <secret>', 'Bearer realm="grantd"');
+    const credential = keys.credentialOf(match[1]!);
+    const address = clientAddress(req.ip);
+    if (!credential || !keys.isKnown(credential)) {
+      const wait = failures.waitFor(address);
+      if (wait > 0) return tooManyFailures(res, wait, failures);
+    }
+    const principal = credential ? await keys.verify(credential) : null;
     if (!principal) {
-      res.setHeader('WWW-Authenticate', match ? 'Bearer realm="grantd", error="invalid_token"' : 'Bearer realm="grantd"');
-      return sendProblem(res, 'unauthenticated', match ? 'the API key is unknown or revoked' : 'send an API key as Authorization: Bearer <secret>');
+      const wait = await failures.record(address);
+      return wait > 0 ? tooManyFailures(res, wait, failures) : refuse(res, 'the API key is unknown or revoked');
     }
     const { scope } = req.tsRestRoute.metadata as RouteMetadata;
     if (!hasScope(principal.scopes, scope)) {
       return sendProblem(res, 'insufficient-scope', `this operation needs a key with scope ${scope}`);
     }
+    credentials.set(req, credential!);
     req.principal = principal;
     next();
   };
+
+  const reauthenticate = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const credential = credentials.get(req);
+    const principal = credential ? await keys.verify(credential) : null;
+    if (!principal || principal.keyId !== req.principal?.keyId) return refuse(res, 'the API key was revoked while the request was being sent');
+    next();
+  };
+
+  return { authenticate, reauthenticate };
+}
+
+function tooManyFailures(res: Response, seconds: number, failures: FailedAuthentications): void {
+  sendRateLimited(res, seconds, `this address is limited to ${failures.limit.describe()} failed authentications`);
+}
+
+function refuse(res: Response, detail: string, challenge = 'Bearer realm="grantd", error="invalid_token"'): void {
+  res.setHeader('WWW-Authenticate', challenge);
+  sendProblem(res, 'unauthenticated', detail);
 }

@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import supertest from 'supertest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createApp } from '../../src/http/app.ts';
+import { createLimits, type Limits } from '../../src/rate-limits.ts';
+import { newTenant, useServices, type TestTenant } from '../helpers.ts';
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+/** Nothing listens on port 1. */
+const CLOSED_REDIS_URL = 'redis://127.0.0.1:1';
+
+/** A logger whose warnings the test reads. */
+function recordingLogger() {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { logger: pino({ level: 'warn' }, sink), lines };
+}
+
+/**
+ * Two nodes (two apps, each with its own services) on this run's database and a Redis, with a
+ * per-key limit of 3 in a window of 60 s (which cannot end during the test), under Redis keys
+ * unique to this run.
+ */
+function twoNodes(redisUrl: string) {
+  const services = [useServices(), useServices()];
+  const redisKeyPrefix = `grantd-test:${randomBytes(6).toString('hex')}:`;
+  const recorded = recordingLogger();
+  const limits: Limits[] = services.map(() => createLimits({ perKey: 3, windowSeconds: 60, redisUrl, redisKeyPrefix }, recorded.logger));
+  const apps = services.map((node, i) => createApp({ ...node, limits: limits[i]! }));
+  afterAll(async () => {
+    await Promise.all(limits.map((limit) => limit.close()));
+  });
+  /** Statuses of `count` requests with the key, alternating between the nodes. */
+  const alternate = async (key: string, count: number) => {
+    const statuses: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const res = await supertest(apps[i % 2]!).get('/v1/namespaces').set('Authorization', `Bearer ${key}`);
+      statuses.push(res.status);
+    }
+    return statuses;
+  };
+  return { services, limits, alternate, warnings: recorded.lines };
+}
+
+describe('rate limits shared through Redis', () => {
+  const nodes = twoNodes(REDIS_URL);
+  let tenant: TestTenant;
+
+  beforeAll(async () => {
+    tenant = await newTenant(nodes.services[0]!);
+    await vi.waitFor(() => expect(nodes.limits.every((limit) => limit.shared())).toBe(true), { timeout: 10_000 });
+  });
+
+  it("holds one key's limit across both nodes", async () => {
+    const key = await tenant.keyWith('grant:read');
+    expect(await nodes.alternate(key, 6)).toEqual([200, 200, 200, 429, 429, 429]);
+    expect(nodes.warnings).toEqual([]);
+  });
+});
+
+describe('rate limits while Redis is unreachable', () => {
+  const nodes = twoNodes(CLOSED_REDIS_URL);
+  let tenant: TestTenant;
+
+  beforeAll(async () => {
+    tenant = await newTenant(nodes.services[0]!);
+  });
+
+  it('answers every request, limits each node on its own, and logs a warning', async () => {
+    const key = await tenant.keyWith('grant:read');
+    expect(nodes.limits.some((limit) => limit.shared())).toBe(false);
+    expect(await nodes.alternate(key, 8)).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
+    await vi.waitFor(() => expect(nodes.warnings.join('')).toMatch(/"level":40.*Redis is unreachable: rate limits are per node until it is back/));
+    expect(nodes.warnings.join('')).not.toContain('svc_live_');
+  });
+});

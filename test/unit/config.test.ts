@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+describe('configuration of limits and proxies', () => {
+  it('leaves them unset by default: no proxy believed, no Redis, the default failure limit', () => {
+    const config = loadConfig({});
+    expect([config.GRANTD_TRUST_PROXY, config.REDIS_URL, config.GRANTD_AUTH_FAILURE_LIMIT]).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('takes a Redis URL, a failure limit and the proxies to believe', () => {
+    const config = loadConfig({ REDIS_URL: 'redis://:pw@cache.internal:6379/2', GRANTD_AUTH_FAILURE_LIMIT: '50', GRANTD_TRUST_PROXY: 'loopback, 10.0.0.0/8,fd00::/8' });
+    expect(config.REDIS_URL).toBe('redis://:pw@cache.internal:6379/2');
+    expect(config.GRANTD_AUTH_FAILURE_LIMIT).toBe(50);
+    expect(config.GRANTD_TRUST_PROXY).toBe('loopback, 10.0.0.0/8,fd00::/8');
+    expect(loadConfig({ GRANTD_TRUST_PROXY: '2' }).GRANTD_TRUST_PROXY).toBe(2);
+  });
+
+  it.each([
+    ['REDIS_URL', 'http://cache:6379'],
+    ['REDIS_URL', 'redis://'],
+    ['GRANTD_AUTH_FAILURE_LIMIT', '0'],
+    ['GRANTD_TRUST_PROXY', 'true'],
+    ['GRANTD_TRUST_PROXY', '10.0.0.0/33'],
+    ['GRANTD_TRUST_PROXY', 'proxy.internal'],
+  ])('refuses %s=%s, naming it', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}: `));
+  });
+});

@@ -1,0 +1,90 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { KeyVerifier, type Credential } from '../../src/auth/verifier.ts';
+import { hashSecret, newSecret, secretPrefix } from '../../src/auth/secrets.ts';
+import type { Db } from '../../src/store/db.ts';
+
+/** A database holding the given live secrets, counting the lookups made of it. */
+function databaseWith(...secrets: string[]) {
+  const rows = secrets.map((secret, i) => ({
+    id: `key_${i}`,
+    tenantId: 'tenant',
+    scopes: ['admin'],
+    prefix: secretPrefix(secret),
+    secretHash: new Uint8Array(hashSecret(secret)),
+    tenant: { cursorSecret: new Uint8Array(32) },
+  }));
+  const findMany = vi.fn(async ({ where }: { where: { prefix: string } }) => rows.filter((row) => row.prefix === where.prefix));
+  const db = { apiKey: { findMany, updateMany: vi.fn(async () => ({ count: 1 })) } } as unknown as Db;
+  return { db, lookups: () => findMany.mock.calls.length };
+}
+
+/** A well-formed secret with the given 8 characters after `svc_live_`. */
+const secretWithPrefix = (eight: string): string => `svc_live_${eight}${newSecret().slice(17)}`;
+
+describe('KeyVerifier', () => {
+  const T0 = 1_000_000;
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(T0);
+  });
+  afterEach(() => vi.useRealTimers());
+
+  const credential = (keys: KeyVerifier, secret: string): Credential => keys.credentialOf(secret)!;
+
+  it('verifies a credential again from memory: the check after the body costs no query', async () => {
+    const secret = newSecret();
+    const { db, lookups } = databaseWith(secret);
+    const keys = new KeyVerifier(db);
+    const presented = credential(keys, secret);
+    expect((await keys.verify(presented))?.keyId).toBe('key_0');
+    vi.setSystemTime(T0 + 200);
+    expect((await keys.verify(presented))?.keyId).toBe('key_0');
+    expect(lookups()).toBe(1);
+    keys.forgetAll();
+    await keys.verify(presented);
+    expect(lookups()).toBe(2);
+  });
+
+  it('remembers for 500 ms that no live key has a prefix: the same bad key, or another with its prefix, costs no query', async () => {
+    const { db, lookups } = databaseWith(newSecret());
+    const keys = new KeyVerifier(db);
+    const bad = secretWithPrefix('AAAAAAAA');
+    expect(await keys.verify(credential(keys, bad))).toBeNull();
+    expect(await keys.verify(credential(keys, bad))).toBeNull();
+    expect(await keys.verify(credential(keys, secretWithPrefix('AAAAAAAA')))).toBeNull();
+    expect(lookups()).toBe(1);
+    vi.setSystemTime(T0 + 500);
+    expect(await keys.verify(credential(keys, bad))).toBeNull();
+    expect(lookups()).toBe(1);
+    vi.setSystemTime(T0 + 501);
+    expect(await keys.verify(credential(keys, bad))).toBeNull();
+    expect(lookups()).toBe(2);
+  });
+
+  it('does not remember a prefix as absent when a live key has it: that key still works', async () => {
+    const live = secretWithPrefix('BBBBBBBB');
+    const { db, lookups } = databaseWith(live);
+    const keys = new KeyVerifier(db);
+    expect(await keys.verify(credential(keys, secretWithPrefix('BBBBBBBB')))).toBeNull();
+    expect((await keys.verify(credential(keys, live)))?.keyId).toBe('key_0');
+    expect(lookups()).toBe(2);
+  });
+
+  it('holds a bounded number of absent prefixes, forgetting the least recently used', async () => {
+    const { db, lookups } = databaseWith();
+    const keys = new KeyVerifier(db, { absentPrefixes: 2 });
+    for (const prefix of ['CCCCCCC1', 'CCCCCCC2', 'CCCCCCC3']) await keys.verify(credential(keys, secretWithPrefix(prefix)));
+    expect(lookups()).toBe(3);
+    await keys.verify(credential(keys, secretWithPrefix('CCCCCCC3')));
+    expect(lookups()).toBe(3);
+    await keys.verify(credential(keys, secretWithPrefix('CCCCCCC1')));
+    expect(lookups()).toBe(4);
+  });
+
+  it('keys its memory by digest, never by the secret', () => {
+    const secret = newSecret();
+    const presented = credential(new KeyVerifier(databaseWith().db), secret);
+    expect(presented).not.toContain(secret.slice(17));
+    expect(presented).toBe(`${secretPrefix(secret)}${hashSecret(secret).toString('base64')}`);
+  });
+});
