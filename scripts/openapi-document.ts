@@ -151,8 +151,11 @@ const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
   'agent-exists': problemBody('agent-exists', 'agent release-bot already exists'),
   'payload-too-large': problemBody('payload-too-large', 'the body is larger than 1 MiB'),
   'unsupported-media-type': problemBody('unsupported-media-type', 'send the body as application/json'),
-  'check-too-complex': problemBody('check-too-complex', 'the check would visit more than 100000 (object, relation) pairs and grants, its work budget'),
-  'rate-limited': problemBody('rate-limited', 'this key exceeded 100 requests per second'),
+  'check-too-complex': problemBody(
+    'check-too-complex',
+    'answering would take more than 25000 steps ((object, relation) pairs visited and grants followed), the work budget of one check',
+  ),
+  'rate-limited': problemBody('rate-limited', 'this key is limited to 100 requests a second; retry in 1 s'),
   internal: problemBody('internal', 'an internal error occurred; quote request id 1f0c6a52-3b7e-4c59-9a43-5d2f0e8b7c11 when reporting it'),
   unavailable: problemBody('unavailable', 'the database is unreachable; retry shortly'),
 };

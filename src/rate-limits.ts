@@ -37,9 +37,9 @@ export class Limit {
     }
   }
 
-  /** "5 a second", or "5 in 60 s". */
-  describe(): string {
-    return this.windowSeconds === 1 ? `${this.points} a second` : `${this.points} in ${this.windowSeconds} s`;
+  /** "5 requests a second", or "5 requests in 60 s", for what is counted (requests, failed authentications). */
+  describe(what: string): string {
+    return this.windowSeconds === 1 ? `${this.points} ${what} a second` : `${this.points} ${what} in ${this.windowSeconds} s`;
   }
 }
 

@@ -60,7 +60,7 @@ export function authentication(keys: KeyVerifier, failures: FailedAuthentication
 }
 
 function tooManyFailures(res: Response, seconds: number, failures: FailedAuthentications): void {
-  sendRateLimited(res, seconds, `this address is limited to ${failures.limit.describe()} failed authentications`);
+  sendRateLimited(res, seconds, `this address is limited to ${failures.limit.describe('failed authentications')}`);
 }
 
 function refuse(res: Response, detail: string, challenge = 'Bearer realm="grantd", error="invalid_token"'): void {

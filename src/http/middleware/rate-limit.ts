@@ -14,6 +14,6 @@ export function rateLimit(limit: Limit): RequestHandler {
   return async (req: Request, res: Response, next) => {
     const wait = await limit.take(principalOf(req).keyId);
     if (wait === 0) return next();
-    sendRateLimited(res, wait, `this key is limited to ${limit.describe()} requests`);
+    sendRateLimited(res, wait, `this key is limited to ${limit.describe('requests')}`);
   };
 }
