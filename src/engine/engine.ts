@@ -18,8 +18,11 @@ export interface GraphStore {
   schema(tenantId: string, options?: { fresh?: boolean }): Promise<CompiledSchema>;
   /** Scope masks of the given agents that are registered; absent ids are not. */
   agentScopes(tenantId: string, externalIds: readonly string[]): Promise<Map<string, string[]>>;
-  /** For each query, whether the graph (ignoring agent scopes) allows it; at most one round trip for the lot. */
-  evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<boolean[]>;
+  /**
+   * For each query, whether the graph (ignoring agent scopes) allows it, or the check-too-complex
+   * problem of a query past its work budget; at most one round trip for the lot.
+   */
+  evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<GraphAnswer[]>;
   /**
    * Ids of `namespace` objects on which `subject` holds `relation`, ascending, after `after`, at
    * most `limit`, found by walking forwards from the subject; null when the subject holds more
@@ -37,6 +40,9 @@ export interface GraphStore {
   /** What a check of the tenant costs now, in (object, relation) pairs a walk visits for the same time. */
   pairsPerCheck(tenantId: string): number;
 }
+
+/** What the graph says of one query: allowed or not, or why it was not answered. */
+export type GraphAnswer = boolean | DomainError;
 
 export interface CheckInput {
   subject: string;
@@ -95,7 +101,7 @@ export class AuthorizationEngine {
     const schema = await this.schemaWith(tenantId, new Set(queries.map((q) => q.object.ns)));
 
     const results: BulkResult[] = new Array(queries.length);
-    const graphAnswers: boolean[] = new Array(queries.length);
+    const graphAnswers: GraphAnswer[] = new Array(queries.length);
     const toEvaluate: number[] = [];
     queries.forEach((query, index) => {
       try {
@@ -118,7 +124,13 @@ export class AuthorizationEngine {
       graphAnswers[queryIndex] = evaluated[answerIndex]!;
     });
     queries.forEach((query, index) => {
-      results[index] ??= { allowed: graphAnswers[index]! && this.agentMayHold(scopes, query) };
+      if (results[index]) return;
+      const answer = graphAnswers[index]!;
+      // A scope mask that refuses answers even a check the graph could not.
+      if (!this.agentMayHold(scopes, query)) results[index] = { allowed: false };
+      else if (typeof answer === 'boolean') results[index] = { allowed: answer };
+      else if (throwItemErrors) throw answer;
+      else results[index] = { allowed: false, error: { type: answer.type as 'check-too-complex', detail: answer.detail } };
     });
     return results;
   }
@@ -175,7 +187,9 @@ export class AuthorizationEngine {
         candidates.map((id) => ({ subject: page.subject, relation: page.relation, object: { ns: page.namespace, id } })),
       );
       candidates.forEach((id, i) => {
-        if (allowed[i] && found.length < page.limit) found.push(id);
+        const answer = allowed[i]!;
+        if (answer instanceof DomainError) throw answer;
+        if (answer && found.length < page.limit) found.push(id);
       });
       if (candidates.length < batch) break;
       after = candidates.at(-1)!;

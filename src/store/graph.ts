@@ -2,11 +2,13 @@ import DataLoader from 'dataloader';
 import type pg from 'pg';
 import { TenantCache } from '../engine/cache.ts';
 import { RefreshingCache } from '../refreshing-cache.ts';
-import type { GraphQuery, GraphStore } from '../engine/engine.ts';
+import { CHECK_BUDGET, checkTooComplex, tooManyPairs } from '../engine/budget.ts';
+import type { GraphAnswer, GraphQuery, GraphStore } from '../engine/engine.ts';
 import { CompiledSchema, type NamespaceDefinition, type RelationDefinitions } from '../engine/schema.ts';
 import type { Db } from './db.ts';
-import type { MemoryGraphs } from './graph-memory.ts';
-import { AGENT_SCOPES_SQL, CHECK_SQL, OBJECT_IDS_SQL, REACHABLE_SQL } from './graph-sql.ts';
+import { DomainError } from '../errors.ts';
+import type { HeldTenant, MemoryGraphs } from './graph-memory.ts';
+import { AGENT_SCOPES_SQL, CHECK_SQL, type CheckOutcome, OBJECT_IDS_SQL, REACHABLE_SQL } from './graph-sql.ts';
 
 /**
  * The engine's store. Checks and listing walks of a tenant whose grants are held in memory
@@ -24,7 +26,8 @@ import { AGENT_SCOPES_SQL, CHECK_SQL, OBJECT_IDS_SQL, REACHABLE_SQL } from './gr
  * one statement per tenant: under load, the round trip, not the graph walk, is what a check costs.
  */
 export class SqlGraphStore implements GraphStore {
-  private readonly checkBatches = new TenantBatches<{ schema: CompiledSchema; query: GraphQuery }, boolean>((tenantId, items) =>
+  // Outcomes, not answers: DataLoader would take an Error value (a check refused for its budget) for a failed load.
+  private readonly checkBatches = new TenantBatches<{ schema: CompiledSchema; query: GraphQuery }, CheckOutcome | 'denied'>((tenantId, items) =>
     this.evaluateNow(tenantId, items),
   );
   private readonly agentBatches = new TenantBatches<string, string[] | null>((tenantId, ids) => this.agentScopesNow(tenantId, ids));
@@ -33,16 +36,21 @@ export class SqlGraphStore implements GraphStore {
   private readonly answers: TenantCache<boolean>;
   /** Scope masks the database gave (null: no such agent); a write on another node shows within `maxAgeMs`. */
   private readonly agents: TenantCache<string[] | null>;
+  /** The most pairs one check's walk may visit, and how long it may walk, in the database. */
+  private readonly checkBudget: number;
+  private readonly walkMs: number;
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly schemas: SchemaCache,
     /** Tenants' grants in memory, which answer checks when current; null to always ask the database. */
     private readonly memory: MemoryGraphs | null = null,
-    { maxAgeMs = 500, maxCachedAnswers = 200_000, maxCachedAgents = 20_000 } = {},
+    { maxAgeMs = 500, maxCachedAnswers = 200_000, maxCachedAgents = 20_000, checkBudget = CHECK_BUDGET, walkMs = CHECK_WALK_MS } = {},
   ) {
     this.answers = new TenantCache({ maxAgeMs, maxEntries: maxCachedAnswers });
     this.agents = new TenantCache({ maxAgeMs, maxEntries: maxCachedAgents });
+    this.checkBudget = checkBudget;
+    this.walkMs = walkMs;
   }
 
   invalidate(tenantId: string): void {
@@ -97,17 +105,20 @@ export class SqlGraphStore implements GraphStore {
     return externalIds.map((id) => scopes.get(id) ?? null);
   }
 
-  /** From memory when the tenant's grants are held there and current (no cache needed), else cached answers and the database. */
-  async evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<boolean[]> {
+  /**
+   * From memory when the tenant's grants are held there and current (no cache needed), else cached
+   * answers and the database. A check refused for its budget is not cached: it is refused again.
+   */
+  async evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<GraphAnswer[]> {
     const held = await this.memory?.current(tenantId);
-    if (held) return queries.map((query) => held.index.check(schema, query));
+    if (held) return queries.map((query) => answerInMemory(held, schema, query));
     const generation = this.answers.generation(tenantId);
-    const allowed: boolean[] = new Array(queries.length);
+    const answers: GraphAnswer[] = new Array(queries.length);
     const missing: number[] = [];
     queries.forEach((query, i) => {
       const cached = this.answers.get(tenantId, answerKey(query));
       if (cached === undefined) missing.push(i);
-      else allowed[i] = cached;
+      else answers[i] = cached;
     });
     if (missing.length > 0) {
       const evaluated = await this.checkBatches.load(
@@ -115,22 +126,23 @@ export class SqlGraphStore implements GraphStore {
         missing.map((i) => ({ schema, query: queries[i]! })),
       );
       missing.forEach((queryIndex, i) => {
-        allowed[queryIndex] = evaluated[i]!;
-        this.answers.set(tenantId, answerKey(queries[queryIndex]!), evaluated[i]!, generation);
+        const answer = this.answerOf(evaluated[i]!);
+        answers[queryIndex] = answer;
+        if (typeof answer === 'boolean') this.answers.set(tenantId, answerKey(queries[queryIndex]!), answer, generation);
       });
     }
-    return allowed;
+    return answers;
   }
 
   /** One statement per schema among the items (a batch normally holds one: the tenant's latest). */
-  private async evaluateNow(tenantId: string, items: ReadonlyArray<{ schema: CompiledSchema; query: GraphQuery }>): Promise<boolean[]> {
+  private async evaluateNow(tenantId: string, items: ReadonlyArray<{ schema: CompiledSchema; query: GraphQuery }>): Promise<Array<CheckOutcome | 'denied'>> {
     const bySchema = new Map<CompiledSchema, number[]>();
     items.forEach(({ schema }, index) => {
       const indexes = bySchema.get(schema);
       if (indexes) indexes.push(index);
       else bySchema.set(schema, [index]);
     });
-    const allowed: boolean[] = new Array(items.length).fill(false);
+    const outcomes: Array<CheckOutcome | 'denied'> = new Array(items.length).fill('denied');
     await Promise.all(
       [...bySchema].map(async ([schema, indexes]) => {
         const batch = JSON.stringify(
@@ -139,15 +151,28 @@ export class SqlGraphStore implements GraphStore {
             return { i, sns: q.subject.ns, sid: q.subject.id, ons: q.object.ns, oid: q.object.id, rel: q.relation };
           }),
         );
-        const { rows } = await this.pool.query<{ i: number }>({
+        const { rows } = await this.pool.query<{ i: number; outcome: CheckOutcome }>({
           name: 'grantd_check',
           text: CHECK_SQL,
-          values: [tenantId, batch, schema.closureJson, schema.arrowsJson],
+          values: [tenantId, batch, schema.closureJson, schema.arrowsJson, this.checkBudget, this.walkMs],
         });
-        for (const { i } of rows) allowed[i] = true;
+        for (const { i, outcome } of rows) outcomes[i] = outcome;
       }),
     );
-    return allowed;
+    return outcomes;
+  }
+
+  private answerOf(outcome: CheckOutcome | 'denied'): GraphAnswer {
+    switch (outcome) {
+      case 'allowed':
+        return true;
+      case 'denied':
+        return false;
+      case 'too-many-pairs':
+        return tooManyPairs(this.checkBudget);
+      case 'too-slow':
+        return checkTooComplex(`was not answered within its time budget of ${this.walkMs / 1000} s`);
+    }
   }
 
   /** From memory when the tenant's grants are held there and current, else one statement. */
@@ -242,6 +267,22 @@ class TenantBatches<K, V> {
     return results as V[];
   }
 }
+
+/** A check answered from grants held in memory; one refused for its budget is that check's answer, not the batch's. */
+function answerInMemory(held: HeldTenant, schema: CompiledSchema, query: GraphQuery): GraphAnswer {
+  try {
+    return held.index.check(schema, query);
+  } catch (error) {
+    if (error instanceof DomainError && error.type === 'check-too-complex') return error;
+    throw error;
+  }
+}
+
+/**
+ * A check still walking after this long stops at its next depth and is check-too-complex, so that
+ * it does not hold its statement (and the checks batched with it) up to the statement's time limit.
+ */
+export const CHECK_WALK_MS = 1_000;
 
 /** Ids cannot hold NUL, so joining with it is unambiguous. */
 const answerKey = (q: GraphQuery): string => `${q.subject.ns}\0${q.subject.id}\0${q.relation}\0${q.object.ns}\0${q.object.id}`;
