@@ -30,6 +30,11 @@ const EnvSchema = z.object({
   GRANTD_DB_POOL_SIZE: optionalPositiveInt('GRANTD_DB_POOL_SIZE').default('10'),
   GRANTD_RATE_LIMIT: optionalPositiveInt('GRANTD_RATE_LIMIT'),
   GRANTD_GRAPH_MEMORY: nonNegativeInt('GRANTD_GRAPH_MEMORY').optional(),
+  GRANTD_TENANT_POOL_SHARE: z
+    .string()
+    .regex(/^([1-9][0-9]?|100)$/, 'GRANTD_TENANT_POOL_SHARE must be a percentage from 1 to 100')
+    .transform(Number)
+    .optional(),
   GRANTD_WORKERS: z
     .string()
     .regex(/^(auto|[1-9][0-9]{0,2})$/, 'GRANTD_WORKERS must be auto or a number of processes from 1 to 999')

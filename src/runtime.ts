@@ -11,6 +11,7 @@ import { RateLimiter, rateLimit } from './http/middleware/rate-limit.ts';
 import { startEmbedded } from './store/embedded.ts';
 import { SchemaCache, SqlGraphStore } from './store/graph.ts';
 import { MemoryGraphs } from './store/graph-memory.ts';
+import { DEFAULT_TENANT_POOL_SHARE } from './store/graph-statements.ts';
 
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): Logger {
   return pino({ level: config.LOG_LEVEL, base: { service: 'grantd' }, redact: ['req.headers.authorization'] });
@@ -37,14 +38,21 @@ const DEFAULT_GRAPH_MEMORY = 3_000_000;
  */
 export function createServices(
   url: string,
-  options: { poolSize: number; rateLimit?: number | undefined; graphMemory?: number | undefined; primary?: PrimaryLink | undefined },
+  options: {
+    poolSize: number;
+    rateLimit?: number | undefined;
+    graphMemory?: number | undefined;
+    tenantPoolShare?: number | undefined;
+    primary?: PrimaryLink | undefined;
+  },
   logger: Logger,
 ): AppDeps {
   const { db, pool, close } = connect(url, options.poolSize, (error) => logger.warn({ err: { message: error.message } }, 'database connection lost'));
   const { primary, rateLimit: perSecond } = options;
   const schemas = new SchemaCache(db);
   const graphs = new MemoryGraphs(pool, { maxGrants: options.graphMemory ?? DEFAULT_GRAPH_MEMORY, maxAgeMs: 500 }, logger);
-  const caches = { schemas, engine: new AuthorizationEngine(new SqlGraphStore(pool, schemas, graphs)), keys: new KeyVerifier(db) };
+  const store = new SqlGraphStore(pool, schemas, graphs, { tenantPoolShare: options.tenantPoolShare ?? DEFAULT_TENANT_POOL_SHARE });
+  const caches = { schemas, engine: new AuthorizationEngine(store), keys: new KeyVerifier(db) };
   return {
     db,
     close: async () => {

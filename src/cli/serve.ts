@@ -84,6 +84,7 @@ const servicesOptions = (config: Config) => ({
   poolSize: config.GRANTD_DB_POOL_SIZE,
   rateLimit: config.GRANTD_RATE_LIMIT,
   graphMemory: config.GRANTD_GRAPH_MEMORY,
+  tenantPoolShare: config.GRANTD_TENANT_POOL_SHARE,
 });
 
 /** Applies pending migrations and, on an empty database, creates tenant `default` and prints its admin key once. */

@@ -8,6 +8,7 @@ import { CompiledSchema, type NamespaceDefinition, type RelationDefinitions } fr
 import type { Db } from './db.ts';
 import { DomainError } from '../errors.ts';
 import type { HeldTenant, MemoryGraphs } from './graph-memory.ts';
+import { GraphStatements, isCancelled, type GraphStatementOptions } from './graph-statements.ts';
 import { AGENT_SCOPES_SQL, CHECK_SQL, type CheckOutcome, OBJECT_IDS_SQL, REACHABLE_SQL } from './graph-sql.ts';
 
 /**
@@ -27,7 +28,7 @@ import { AGENT_SCOPES_SQL, CHECK_SQL, type CheckOutcome, OBJECT_IDS_SQL, REACHAB
  */
 export class SqlGraphStore implements GraphStore {
   // Outcomes, not answers: DataLoader would take an Error value (a check refused for its budget) for a failed load.
-  private readonly checkBatches = new TenantBatches<{ schema: CompiledSchema; query: GraphQuery }, CheckOutcome | 'denied'>((tenantId, items) =>
+  private readonly checkBatches = new TenantBatches<{ schema: CompiledSchema; query: GraphQuery }, SqlOutcome>((tenantId, items) =>
     this.evaluateNow(tenantId, items),
   );
   private readonly agentBatches = new TenantBatches<string, string[] | null>((tenantId, ids) => this.agentScopesNow(tenantId, ids));
@@ -39,14 +40,24 @@ export class SqlGraphStore implements GraphStore {
   /** The most pairs one check's walk may visit, and how long it may walk, in the database. */
   private readonly checkBudget: number;
   private readonly walkMs: number;
+  /** Every statement of this store: timed, and a tenant's limited to a share of the pool. */
+  private readonly statements: GraphStatements;
 
   constructor(
-    private readonly pool: pg.Pool,
+    pool: pg.Pool,
     private readonly schemas: SchemaCache,
     /** Tenants' grants in memory, which answer checks when current; null to always ask the database. */
     private readonly memory: MemoryGraphs | null = null,
-    { maxAgeMs = 500, maxCachedAnswers = 200_000, maxCachedAgents = 20_000, checkBudget = CHECK_BUDGET, walkMs = CHECK_WALK_MS } = {},
+    {
+      maxAgeMs = 500,
+      maxCachedAnswers = 200_000,
+      maxCachedAgents = 20_000,
+      checkBudget = CHECK_BUDGET,
+      walkMs = CHECK_WALK_MS,
+      ...statements
+    }: { maxAgeMs?: number; maxCachedAnswers?: number; maxCachedAgents?: number; checkBudget?: number; walkMs?: number } & GraphStatementOptions = {},
   ) {
+    this.statements = new GraphStatements(pool, statements);
     this.answers = new TenantCache({ maxAgeMs, maxEntries: maxCachedAnswers });
     this.agents = new TenantCache({ maxAgeMs, maxEntries: maxCachedAgents });
     this.checkBudget = checkBudget;
@@ -96,7 +107,7 @@ export class SqlGraphStore implements GraphStore {
   }
 
   private async agentScopesNow(tenantId: string, externalIds: readonly string[]): Promise<Array<string[] | null>> {
-    const { rows } = await this.pool.query<{ external_id: string; scope: string[] }>({
+    const { rows } = await this.statements.query<{ external_id: string; scope: string[] }>(tenantId, {
       name: 'grantd_agent_scopes',
       text: AGENT_SCOPES_SQL,
       values: [tenantId, [...new Set(externalIds)]],
@@ -135,14 +146,14 @@ export class SqlGraphStore implements GraphStore {
   }
 
   /** One statement per schema among the items (a batch normally holds one: the tenant's latest). */
-  private async evaluateNow(tenantId: string, items: ReadonlyArray<{ schema: CompiledSchema; query: GraphQuery }>): Promise<Array<CheckOutcome | 'denied'>> {
+  private async evaluateNow(tenantId: string, items: ReadonlyArray<{ schema: CompiledSchema; query: GraphQuery }>): Promise<SqlOutcome[]> {
     const bySchema = new Map<CompiledSchema, number[]>();
     items.forEach(({ schema }, index) => {
       const indexes = bySchema.get(schema);
       if (indexes) indexes.push(index);
       else bySchema.set(schema, [index]);
     });
-    const outcomes: Array<CheckOutcome | 'denied'> = new Array(items.length).fill('denied');
+    const outcomes: SqlOutcome[] = new Array(items.length).fill('denied');
     await Promise.all(
       [...bySchema].map(async ([schema, indexes]) => {
         const batch = JSON.stringify(
@@ -151,18 +162,23 @@ export class SqlGraphStore implements GraphStore {
             return { i, sns: q.subject.ns, sid: q.subject.id, ons: q.object.ns, oid: q.object.id, rel: q.relation };
           }),
         );
-        const { rows } = await this.pool.query<{ i: number; outcome: CheckOutcome }>({
-          name: 'grantd_check',
-          text: CHECK_SQL,
-          values: [tenantId, batch, schema.closureJson, schema.arrowsJson, this.checkBudget, this.walkMs],
-        });
-        for (const { i, outcome } of rows) outcomes[i] = outcome;
+        try {
+          const { rows } = await this.statements.query<{ i: number; outcome: CheckOutcome }>(tenantId, {
+            name: 'grantd_check',
+            text: CHECK_SQL,
+            values: [tenantId, batch, schema.closureJson, schema.arrowsJson, this.checkBudget, this.walkMs],
+          });
+          for (const { i, outcome } of rows) outcomes[i] = outcome;
+        } catch (error) {
+          if (!isCancelled(error)) throw error;
+          for (const i of indexes) outcomes[i] = 'cancelled';
+        }
       }),
     );
     return outcomes;
   }
 
-  private answerOf(outcome: CheckOutcome | 'denied'): GraphAnswer {
+  private answerOf(outcome: SqlOutcome): GraphAnswer {
     switch (outcome) {
       case 'allowed':
         return true;
@@ -172,6 +188,8 @@ export class SqlGraphStore implements GraphStore {
         return tooManyPairs(this.checkBudget);
       case 'too-slow':
         return checkTooComplex(`was not answered within its time budget of ${this.walkMs / 1000} s`);
+      case 'cancelled':
+        return checkTooComplex(`was not answered within its time budget: its statement was cancelled after ${this.statements.statementTimeoutMs / 1000} s`);
     }
   }
 
@@ -183,7 +201,7 @@ export class SqlGraphStore implements GraphStore {
   ): Promise<string[] | null> {
     const held = await this.memory?.current(tenantId);
     if (held) return held.index.reachable(schema, query);
-    const { rows } = await this.pool.query<{ walked: number; ids: string[] }>({
+    const { rows } = await this.statements.query<{ walked: number; ids: string[] }>(tenantId, {
       name: 'grantd_reachable',
       text: REACHABLE_SQL,
       values: [
@@ -204,7 +222,7 @@ export class SqlGraphStore implements GraphStore {
   }
 
   async objectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]> {
-    const { rows } = await this.pool.query<{ id: string }>({
+    const { rows } = await this.statements.query<{ id: string }>(tenantId, {
       name: 'grantd_object_ids',
       text: OBJECT_IDS_SQL,
       values: [tenantId, namespace, after, limit],
@@ -283,6 +301,9 @@ function answerInMemory(held: HeldTenant, schema: CompiledSchema, query: GraphQu
  * it does not hold its statement (and the checks batched with it) up to the statement's time limit.
  */
 export const CHECK_WALK_MS = 1_000;
+
+/** What the database says of a check; 'cancelled': its statement ran out of time. */
+type SqlOutcome = CheckOutcome | 'denied' | 'cancelled';
 
 /** Ids cannot hold NUL, so joining with it is unambiguous. */
 const answerKey = (q: GraphQuery): string => `${q.subject.ns}\0${q.subject.id}\0${q.relation}\0${q.object.ns}\0${q.object.id}`;

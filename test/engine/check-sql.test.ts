@@ -1,18 +1,26 @@
-import { describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
 import { CHECK_BUDGET } from '../../src/engine/budget.ts';
 import { AuthorizationEngine } from '../../src/engine/engine.ts';
+import { connect } from '../../src/store/db.ts';
 import { SqlGraphStore } from '../../src/store/graph.ts';
+import type { GraphStatementOptions } from '../../src/store/graph-statements.ts';
 import { HELD_READ, HOLDERS_READ } from '../../src/store/graph-sql.ts';
 import { DomainError } from '../../src/errors.ts';
-import { useServices } from '../helpers.ts';
+import { databaseUrl, useServices } from '../helpers.ts';
 import { DOCUMENT_RELATIONS, tenantGraph } from './fixtures.ts';
 
 /** Checks PostgreSQL answers (no grants in memory): the walk of grantd_check_walk and its budgets. */
 const services = useServices({ graphMemory: 0 });
 
-/** An engine over this run's pool whose walks in the database have the given budgets. */
-const engineWith = (options: { checkBudget?: number; walkMs?: number }) =>
-  new AuthorizationEngine(new SqlGraphStore(services.engine.store['pool' as never], services.schemas, null, options));
+/** A pool of 4 connections, whose statements this file tells from others' by its application name. */
+const POOL_NAME = `grantd check-sql ${process.pid}`;
+const database = connect(`${databaseUrl()}${databaseUrl().includes('?') ? '&' : '?'}application_name=${encodeURIComponent(POOL_NAME)}`, 4);
+afterAll(() => database.close());
+
+/** An engine over that pool whose walks and statements in the database have the given budgets. */
+const engineWith = (options: { checkBudget?: number; walkMs?: number } & GraphStatementOptions) =>
+  new AuthorizationEngine(new SqlGraphStore(database.pool, services.schemas, null, options));
 
 /** A namespace `node` whose four relations each include parent->r1..r4, and a complete graph of `n` nodes over `parent`. */
 async function denseTenant(n: number) {
@@ -97,5 +105,84 @@ describe('checks PostgreSQL answers', () => {
       { allowed: true },
       { allowed: false, error: { type: 'check-too-complex', detail: expect.stringContaining('time budget of 0 s') } },
     ]);
+  });
+});
+
+/**
+ * Statements held at the lock of `grants` that a test takes: each waits with its connection, so
+ * what runs and what waits for the pool is what pg_stat_activity shows.
+ */
+async function withGrantsLocked<T>(work: (waiting: () => Promise<string[]>) => Promise<T>): Promise<T> {
+  const [locker, admin] = [new pg.Client({ connectionString: databaseUrl() }), new pg.Client({ connectionString: databaseUrl() })];
+  await Promise.all([locker.connect(), admin.connect()]);
+  const waiting = async () =>
+    (
+      await admin.query<{ query: string }>(
+        `SELECT query FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database() AND wait_event_type = 'Lock'`,
+        [POOL_NAME],
+      )
+    ).rows.map((r) => r.query);
+  try {
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE grants IN ACCESS EXCLUSIVE MODE');
+    return await work(waiting);
+  } finally {
+    await locker.query('ROLLBACK');
+    await Promise.all([locker.end(), admin.end()]);
+  }
+}
+
+/** Resolves once `done` holds, polling pg_stat_activity; fails after 10 s. */
+async function until(done: () => Promise<boolean>): Promise<void> {
+  const started = Date.now();
+  while (!(await done())) {
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('statements that answer checks and listings', () => {
+  it('are cancelled after their time limit: a check is then check-too-complex, naming its time budget; a listing fails with the cancellation', async () => {
+    const g = await tenantGraph(services);
+    await g.namespace('document', DOCUMENT_RELATIONS);
+    const engine = engineWith({ statementTimeoutMs: 300 });
+    await withGrantsLocked(async () => {
+      const check = engine.check(g.tenantId, { subject: 'user:ann', relation: 'viewer', object: 'document:d1' }).catch((error: unknown) => error);
+      const listing = engine.store.objectIds(g.tenantId, 'document', null, 10).catch((error: unknown) => error);
+      expect(await check).toMatchObject({ type: 'check-too-complex', detail: expect.stringContaining('cancelled after 0.3 s') });
+      expect(await listing).toMatchObject({ code: '57014' });
+    });
+    // The limit was the transaction's: the same connections answer again, under the pool's own limit.
+    await g.grant(['user:ann', 'owner', 'document:d1']);
+    expect(await engine.check(g.tenantId, { subject: 'user:ann', relation: 'viewer', object: 'document:d1' })).toBe(true);
+    const clients = await Promise.all(Array.from({ length: 4 }, () => database.pool.connect()));
+    for (const client of clients) {
+      expect((await client.query<{ statement_timeout: string }>('SHOW statement_timeout')).rows[0]!.statement_timeout).toBe('10s');
+      client.release();
+    }
+  });
+
+  it("of one tenant hold at most its share of the pool: another tenant's check still runs, and the tenant's statements past its share are refused after a bound", async () => {
+    const [a, b] = [await tenantGraph(services), await tenantGraph(services)];
+    for (const g of [a, b]) await g.namespace('document', DOCUMENT_RELATIONS);
+    await b.grant(['user:bob', 'owner', 'document:d1']);
+    const engine = engineWith({ tenantPoolShare: 50, queueMs: 200 }); // 2 of the pool's 4
+    const results = await withGrantsLocked(async (waiting) => {
+      const listings = Array.from({ length: 4 }, () => engine.store.objectIds(a.tenantId, 'document', null, 10).then(
+        (ids) => ids,
+        (error: unknown) => error,
+      ));
+      await until(async () => (await waiting()).length === 2);
+      const check = engine.check(b.tenantId, { subject: 'user:bob', relation: 'viewer', object: 'document:d1' });
+      await until(async () => (await waiting()).some((query) => query.includes('grantd_check_walk')));
+      const statements = await waiting();
+      expect(statements.filter((query) => query.includes('object_id'))).toHaveLength(2);
+      // Those past the share are refused while the first two still wait.
+      const refused = await Promise.all(listings.slice(2));
+      for (const error of refused) expect(error).toMatchObject({ type: 'unavailable', detail: expect.stringContaining('retry shortly') });
+      return { listings: listings.slice(0, 2), check };
+    });
+    expect(await results.check).toBe(true);
+    expect(await Promise.all(results.listings)).toEqual([[], []]);
   });
 });
