@@ -63,6 +63,11 @@ const EnvSchema = z.object({
     .optional(),
   GRANTD_GRAPH_MEMORY: nonNegativeInt('GRANTD_GRAPH_MEMORY').optional(),
   GRANTD_CHECK_BUDGET: optionalPositiveInt('GRANTD_CHECK_BUDGET'),
+  GRANTD_TENANT_POOL_SHARE: z
+    .string()
+    .regex(/^([1-9][0-9]?|100)$/, 'GRANTD_TENANT_POOL_SHARE must be a percentage from 1 to 100')
+    .transform(Number)
+    .optional(),
   GRANTD_WORKERS: z
     .string()
     .regex(/^(auto|[1-9][0-9]{0,2})$/, 'GRANTD_WORKERS must be auto or a number of processes from 1 to 999')

@@ -14,3 +14,17 @@ export class DomainError extends Error {
     this.name = 'DomainError';
   }
 }
+
+/**
+ * A request refused for now rather than kept waiting without end (503 `unavailable` with
+ * Retry-After); `reason` names the cause in the log, where it stays apart from outages.
+ */
+export class RetryLater extends DomainError {
+  constructor(
+    detail: string,
+    readonly reason: string,
+  ) {
+    super('unavailable', detail);
+    this.name = 'RetryLater';
+  }
+}

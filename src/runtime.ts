@@ -11,6 +11,7 @@ import { startEmbedded } from './store/embedded.ts';
 import { SchemaCache, SqlGraphStore } from './store/graph.ts';
 import { MemoryGraphs } from './store/graph-memory.ts';
 import { createLimits } from './rate-limits.ts';
+import { DEFAULT_TENANT_POOL_SHARE } from './store/graph-statements.ts';
 
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): Logger {
   return pino({ level: config.LOG_LEVEL, base: { service: 'grantd' }, redact: ['req.headers.authorization'] });
@@ -43,6 +44,8 @@ export interface ServicesOptions {
   graphMemory?: number | undefined;
   /** The most steps one check may take (GRANTD_CHECK_BUDGET). */
   checkBudget?: number | undefined;
+  /** The percentage of the pool one tenant's graph statements may hold at once (GRANTD_TENANT_POOL_SHARE). */
+  tenantPoolShare?: number | undefined;
   primary?: PrimaryLink | undefined;
 }
 
@@ -60,7 +63,11 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
   );
   const schemas = new SchemaCache(db);
   const graphs = new MemoryGraphs(pool, { maxGrants: options.graphMemory ?? DEFAULT_GRAPH_MEMORY, maxAgeMs: 500 }, logger);
-  const caches = { schemas, engine: new AuthorizationEngine(new SqlGraphStore(pool, schemas, graphs, { checkBudget: options.checkBudget })), keys: new KeyVerifier(db) };
+  const store = new SqlGraphStore(pool, schemas, graphs, {
+    checkBudget: options.checkBudget,
+    tenantPoolShare: options.tenantPoolShare ?? DEFAULT_TENANT_POOL_SHARE,
+  });
+  const caches = { schemas, engine: new AuthorizationEngine(store), keys: new KeyVerifier(db) };
   return {
     db,
     close: async () => {

@@ -22,6 +22,7 @@ Environment:
   GRANTD_DB_POOL_SIZE  database connections per process (default 10)
   GRANTD_RATE_LIMIT    requests per second per API key (default: unlimited)
   GRANTD_GRAPH_MEMORY  grants and agents a process holds in memory to answer checks (default 3000000; 0: none)
+  GRANTD_TENANT_POOL_SHARE  percent of the pool one tenant's checks and listings may hold at once (default 50)
   GRANTD_WORKERS       processes serving the API on one port: a number, or auto for one per core (default 1)
   LOG_LEVEL            fatal, error, warn, info (default), debug, trace or silent
 

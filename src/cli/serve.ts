@@ -88,6 +88,7 @@ const servicesOptions = (config: Config) => ({
   trustProxy: config.GRANTD_TRUST_PROXY,
   graphMemory: config.GRANTD_GRAPH_MEMORY,
   checkBudget: config.GRANTD_CHECK_BUDGET,
+  tenantPoolShare: config.GRANTD_TENANT_POOL_SHARE,
 });
 
 /** Applies pending migrations and, on an empty database, creates tenant `default` and prints its admin key once. */

@@ -1,19 +1,22 @@
 import { DomainError } from '../errors.ts';
 
 /**
- * The most work one check may do, in steps: (object, relation) pairs visited plus grants followed
- * through arrows. Real models take tens; a dense fan-out graph (every object the parent of every
- * other, several arrows per relation) can take millions, which in memory is ~0.1 us a step, so the
- * default bounds a check near a few milliseconds of the event loop. Configurable (GRANTD_CHECK_BUDGET).
+ * The most work one check may do, in steps, whichever path (memory or PostgreSQL) answers it: the
+ * (object, relation) pairs of each level its walk expands, plus the grants read from them through
+ * arrows (once per pair and arrow relation). Both walks count the same steps and compare them with
+ * the budget once a level is expanded, so both refuse the same checks. Real models take tens; a dense
+ * fan-out graph (every object the parent of every other, several arrows per relation) millions, at
+ * ~0.05 us a step in memory: the default bounds a check near a millisecond of the event loop.
+ * Configurable (GRANTD_CHECK_BUDGET).
  */
 export const DEFAULT_CHECK_BUDGET = 25_000;
 
-export function checkTooComplex(budget: number): DomainError {
-  return new DomainError(
-    'check-too-complex',
-    `answering would take more than ${budget} steps ((object, relation) pairs visited and grants followed), the work budget of one check`,
-  );
-}
+/** The problem of a check refused for one of its budgets; `why` says which. */
+export const checkTooComplex = (why: string): DomainError =>
+  new DomainError('check-too-complex', `the check ${why}; narrow it or simplify the namespace's arrows`);
 
-export const isCheckTooComplex = (error: unknown): error is DomainError =>
-  error instanceof DomainError && error.type === 'check-too-complex';
+/** The problem of a check whose walk would take more than `budget` steps. */
+export const overBudget = (budget: number): DomainError =>
+  checkTooComplex(`would take more than ${budget} steps ((object, relation) pairs expanded and grants followed), the work budget of one check`);
+
+export const isCheckTooComplex = (error: unknown): error is DomainError => error instanceof DomainError && error.type === 'check-too-complex';

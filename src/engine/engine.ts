@@ -19,10 +19,10 @@ export interface GraphStore {
   /** Scope masks of the given agents that are registered; absent ids are not. */
   agentScopes(tenantId: string, externalIds: readonly string[]): Promise<Map<string, string[]>>;
   /**
-   * For each query, whether the graph (ignoring agent scopes) allows it, or `check-too-complex` for
-   * one past the work budget of a check; at most one round trip for the lot.
+   * For each query, whether the graph (ignoring agent scopes) allows it, or the check-too-complex
+   * problem of a query past its work budget; at most one round trip for the lot.
    */
-  evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<Array<boolean | DomainError>>;
+  evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<GraphAnswer[]>;
   /**
    * Ids of `namespace` objects on which `subject` holds `relation`, ascending, after `after`, at
    * most `limit`, found by walking forwards from the subject; null when the subject holds more
@@ -40,6 +40,9 @@ export interface GraphStore {
   /** What a check of the tenant costs now, in (object, relation) pairs a walk visits for the same time. */
   pairsPerCheck(tenantId: string): number;
 }
+
+/** What the graph says of one query: allowed or not, or why it was not answered. */
+export type GraphAnswer = boolean | DomainError;
 
 export interface CheckInput {
   subject: string;
@@ -99,7 +102,7 @@ export class AuthorizationEngine {
     const schema = await this.schemaWith(tenantId, new Set(queries.map((q) => q.object.ns)));
 
     const results: BulkResult[] = new Array(queries.length);
-    const graphAnswers: boolean[] = new Array(queries.length);
+    const graphAnswers: GraphAnswer[] = new Array(queries.length);
     const toEvaluate: number[] = [];
     const failItem = (index: number, error: DomainError) => {
       if (throwItemErrors) throw error;
@@ -122,12 +125,15 @@ export class AuthorizationEngine {
       toEvaluate.length > 0 ? this.store.evaluate(tenantId, schema, toEvaluate.map((i) => queries[i]!)) : [],
     ]);
     toEvaluate.forEach((queryIndex, answerIndex) => {
-      const answer = evaluated[answerIndex]!;
-      if (typeof answer === 'boolean') graphAnswers[queryIndex] = answer;
-      else failItem(queryIndex, answer);
+      graphAnswers[queryIndex] = evaluated[answerIndex]!;
     });
     queries.forEach((query, index) => {
-      results[index] ??= { allowed: graphAnswers[index]! && this.agentMayHold(scopes, query) };
+      if (results[index]) return;
+      const answer = graphAnswers[index]!;
+      // A scope mask that refuses answers even a check the graph could not.
+      if (!this.agentMayHold(scopes, query)) results[index] = { allowed: false };
+      else if (typeof answer === 'boolean') results[index] = { allowed: answer };
+      else failItem(index, answer);
     });
     return results;
   }
@@ -185,8 +191,7 @@ export class AuthorizationEngine {
       );
       candidates.forEach((id, i) => {
         const answer = allowed[i]!;
-        // A candidate that cannot be decided leaves the page undecidable too.
-        if (typeof answer !== 'boolean') throw answer;
+        if (answer instanceof DomainError) throw answer;
         if (answer && found.length < page.limit) found.push(id);
       });
       if (candidates.length < batch) break;

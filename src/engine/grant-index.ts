@@ -1,5 +1,5 @@
 import type { DomainError } from '../errors.ts';
-import { checkTooComplex, DEFAULT_CHECK_BUDGET, isCheckTooComplex } from './budget.ts';
+import { DEFAULT_CHECK_BUDGET, isCheckTooComplex, overBudget } from './budget.ts';
 import { EdgeLists } from './edge-lists.ts';
 import type { GraphQuery } from './engine.ts';
 import { MEMBER_RELATION, type Ref } from './refs.ts';
@@ -236,7 +236,7 @@ export class GrantIndex {
         for (const arrow of arrows) {
           const related = grantsOn.othersWith(object, arrow.via, this.related);
           steps += related.length;
-          if (steps > budget) throw checkTooComplex(budget);
+          if (steps > budget) throw overBudget(budget);
           for (const next of related) {
             for (const implied of this.implied(tables, next, arrow.target)) walk.visit(next, implied);
           }
@@ -253,7 +253,7 @@ export class GrantIndex {
       if (this.grantsOn.hasAny(walk.objects[i]!, walk.relations[i]!, self, groups)) return true;
     }
     if (walk.finished) return false;
-    throw checkTooComplex(budget);
+    throw overBudget(budget);
   }
 
   /**

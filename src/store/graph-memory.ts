@@ -31,7 +31,7 @@ export class MemoryGraphs {
 
   constructor(
     private readonly pool: pg.Pool,
-    private readonly options: { maxGrants: number; maxAgeMs: number; maxReplayedAhead?: number },
+    private readonly options: { maxGrants: number; maxAgeMs: number; maxReplayedAhead?: number; maxLogRows?: number; maxLogGrants?: number },
     private readonly logger: Logger,
   ) {}
 
@@ -111,10 +111,11 @@ export class MemoryGraphs {
   private async applyLog(tenantId: string, graph: TenantGraph, generation: number): Promise<boolean> {
     if (this.graphs.get(tenantId) !== graph) return false;
     const startedAt = Date.now();
+    const bound = this.replayBound(graph);
     const { rows } = await this.pool.query<LogRow>({
       name: 'grantd_grant_log',
       text: GRANT_LOG_SQL,
-      values: [tenantId, graph.horizon, [...graph.replayed], MAX_LOG_ROWS + 1],
+      values: [tenantId, graph.horizon, [...graph.replayed], bound.rows + 1],
       rowMode: 'array',
     });
     if (this.graphs.get(tenantId) !== graph) return false;
@@ -122,10 +123,9 @@ export class MemoryGraphs {
     if (first === undefined) return this.drop(tenantId); // the tenant is gone
     const [horizon, prunedBelow] = first;
     const grants = rows.reduce((sum, row) => sum + (row[3]?.length ?? 0), 0);
-    if (BigInt(graph.horizon) < BigInt(prunedBelow) || rows.length > MAX_LOG_ROWS || grants > MAX_LOG_GRANTS) {
-      // Pruned past what this node holds, or more to replay than to reload: load afresh.
-      this.drop(tenantId);
-      this.startLoad(tenantId);
+    if (BigInt(graph.horizon) < BigInt(prunedBelow) || rows.length > bound.rows || grants > bound.grants) {
+      // Pruned past what this node holds, or more to replay than to reload: the database answers until a reload is held.
+      this.reload(tenantId, BigInt(graph.horizon) < BigInt(prunedBelow) ? 'the grant log was pruned past it' : 'more changes to replay than to reload');
       return false;
     }
     // Read before anything changes: a catch-up that fails leaves the graph as it was.
@@ -187,6 +187,30 @@ export class MemoryGraphs {
       this.loading.set(tenantId, loading);
     }
     return loading;
+  }
+
+  /**
+   * How much of the log a catch-up replays rather than reload the tenant. It grows with the tenant:
+   * replaying as many grants as it holds costs less than reading them all again, and a tenant's
+   * first catch-up after a load replays what was written while it loaded, which a fixed bound
+   * would have turned into another load, and so on for as long as writes kept up.
+   */
+  private replayBound(graph: TenantGraph): { rows: number; grants: number } {
+    const held = graph.index.size + graph.agents.size;
+    const rows = this.options.maxLogRows ?? MAX_LOG_ROWS;
+    const grants = this.options.maxLogGrants ?? MAX_LOG_GRANTS;
+    return { rows: Math.max(rows, Math.min(Math.ceil(held / 20), MAX_LOG_ROWS_EVER)), grants: Math.max(grants, held) };
+  }
+
+  /**
+   * The held copy can no longer be brought up to date: drop it and load the tenant afresh in the
+   * background, whatever refusal an earlier load left (the tenant fitted and was held until now).
+   */
+  private reload(tenantId: string, why: string): void {
+    this.drop(tenantId);
+    this.refusedUntil.delete(tenantId);
+    this.logger.info({ tenantId, why }, 'grants in memory: reloading the tenant; the database answers meanwhile');
+    if (this.options.maxGrants > 0) void this.load(tenantId);
   }
 
   /** Starts a load in the background unless one is under way or the tenant was refused lately. */
@@ -334,9 +358,11 @@ const LOAD_CHUNK = 5_000;
 export const LOAD_APPLICATION_NAME = 'grantd grant load';
 const FETCH_GRANTS_SQL = `FETCH ${LOAD_CHUNK} FROM grantd_load`;
 
-/** More logged statements, or grants, than this to replay in one catch-up: reload instead. */
+/** More logged statements, or grants, than this (or than replayBound allows a large tenant) to replay in one catch-up: reload instead. */
 const MAX_LOG_ROWS = 10_000;
 const MAX_LOG_GRANTS = 100_000;
+/** The most logged statements one catch-up reads, whatever the tenant's size. */
+const MAX_LOG_ROWS_EVER = 100_000;
 const IDLE_MS = 10 * 60_000;
 const RETRY_FAILED_MS = 10_000;
 /** Transactions above the horizon a node replays at most, beside an older one still open. */

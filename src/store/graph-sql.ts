@@ -6,73 +6,27 @@ const schemaTables = (closureParam: string, arrowsParam: string) => `
   closure AS (SELECT * FROM jsonb_to_recordset(${closureParam}::jsonb) AS x(ns text COLLATE "C", rel text COLLATE "C", implied text COLLATE "C")),
   arrows AS (SELECT * FROM jsonb_to_recordset(${arrowsParam}::jsonb) AS x(ns text COLLATE "C", rel text COLLATE "C", via text COLLATE "C", target text COLLATE "C"))`;
 
-/** Holders of one (object, relation) read in full; past this many, the check probes its own subjects instead. */
+/**
+ * Grants of one subject read in full; past this many, the check reads the holders of the pairs it
+ * reaches instead: up to HOLDERS_READ a pair, past which it probes the pair for its own subjects.
+ */
+export const HELD_READ = 256;
 export const HOLDERS_READ = 64;
 
 /**
- * Which of a batch of checks ($2: [{i, sns, sid, ons, oid, rel}]) hold in tenant $1 ($3, $4: the schema tables).
- * targets: every (object, relation) whose direct holders satisfy a check, walking includes and
- * arrows backwards from the checked object; subjects: each check's subject and its direct groups.
- * A check holds when a target's holder is one of its subjects. Holders are read per target (one
- * index range each, usually a few rows) and matched in one hash join; a crowded target (an
- * organisation's members, say) is probed for the check's own subjects instead, so its size never
- * matters. Lateral subqueries pin the plan to index probes: the planner cannot see that the JSON
- * inputs are a few rows, and would otherwise hash-join against every grant of the tenant.
+ * Which of a batch of checks ($2: [{i, sns, sid, ons, oid, rel}]) hold in tenant $1 ($3, $4: the
+ * schema tables): one row (i, outcome) per check allowed ('allowed') or stopped by its budget of
+ * pairs ('too-many-pairs', past $5) or of time ('too-slow', still walking after $6 ms); no row for
+ * a check denied. The walk is the function grantd_check_walk (migration 20261201000000): backwards
+ * from the checked object, breadth-first, each (object, relation) pair once, at most
+ * MAX_ARROW_DEPTH arrows deep, which a recursive query cannot express.
  */
 export const CHECK_SQL = `
-WITH RECURSIVE
-  items AS (SELECT * FROM jsonb_to_recordset($2::jsonb)
-            AS x(i int, sns text COLLATE "C", sid text COLLATE "C", ons text COLLATE "C", oid text COLLATE "C", rel text COLLATE "C")),
-  ${schemaTables('$3', '$4')},
-  subjects AS MATERIALIZED (
-    SELECT it.i, it.sns AS ns, it.sid AS id FROM items it
-    UNION
-    SELECT it.i, g.object_ns, g.object_id FROM items it
-    CROSS JOIN LATERAL (
-      SELECT g.object_ns, g.object_id FROM grants g
-      WHERE g.tenant_id = $1::uuid AND g.subject_ns = it.sns AND g.subject_id = it.sid AND g.relation = '${MEMBER_RELATION}'
-      OFFSET 0
-    ) g
-  ),
-  targets(i, ns, id, rel, depth) AS (
-    SELECT it.i, it.ons, it.oid, COALESCE(c.implied, it.rel), 0
-    FROM items it LEFT JOIN closure c ON c.ns = it.ons AND c.rel = it.rel
-    UNION
-    SELECT t.i, g.subject_ns, g.subject_id, COALESCE(c.implied, a.target), t.depth + 1
-    FROM targets t
-    JOIN arrows a ON a.ns = t.ns AND a.rel = t.rel
-    CROSS JOIN LATERAL (
-      SELECT g.subject_ns, g.subject_id FROM grants g
-      WHERE g.tenant_id = $1::uuid AND g.object_ns = t.ns AND g.object_id = t.id AND g.relation = a.via
-      OFFSET 0
-    ) g
-    LEFT JOIN closure c ON c.ns = g.subject_ns AND c.rel = a.target
-    WHERE t.depth < ${MAX_ARROW_DEPTH}
-  ),
-  holders AS MATERIALIZED (
-    SELECT t.i, t.ns AS object_ns, t.id AS object_id, t.rel, h.subject_ns AS ns, h.subject_id AS id
-    FROM targets t
-    CROSS JOIN LATERAL (
-      SELECT g.subject_ns, g.subject_id FROM grants g
-      WHERE g.tenant_id = $1::uuid AND g.object_ns = t.ns AND g.object_id = t.id AND g.relation = t.rel
-      LIMIT ${HOLDERS_READ + 1}
-    ) h
-  ),
-  crowded AS (
-    SELECT i, object_ns, object_id, rel FROM holders
-    GROUP BY i, object_ns, object_id, rel
-    HAVING count(*) > ${HOLDERS_READ}
-  )
-SELECT h.i FROM holders h JOIN subjects s ON s.i = h.i AND s.ns = h.ns AND s.id = h.id
-UNION
-SELECT c.i FROM crowded c
-JOIN subjects s ON s.i = c.i
-CROSS JOIN LATERAL (
-  SELECT 1 FROM grants g
-  WHERE g.tenant_id = $1::uuid AND g.object_ns = c.object_ns AND g.object_id = c.object_id AND g.relation = c.rel
-    AND g.subject_ns = s.ns AND g.subject_id = s.id
-  LIMIT 1
-) hit`;
+SELECT check_index AS i, outcome
+FROM grantd_check_walk($1::uuid, $2::jsonb, $3::jsonb, $4::jsonb, ${MAX_ARROW_DEPTH}, $5::int, $6::int, ${HELD_READ}, ${HOLDERS_READ})`;
+
+/** What CHECK_SQL says of a check it returns a row for. */
+export type CheckOutcome = 'allowed' | 'too-many-pairs' | 'too-slow';
 
 /**
  * Ids of namespace $6 objects on which subject ($2, $3) holds relation $7 in tenant $1 ($4, $5: the

@@ -1,14 +1,15 @@
 import DataLoader from 'dataloader';
 import type pg from 'pg';
-import { DEFAULT_CHECK_BUDGET } from '../engine/budget.ts';
 import { TenantCache } from '../engine/cache.ts';
-import type { DomainError } from '../errors.ts';
 import { RefreshingCache } from '../refreshing-cache.ts';
-import type { GraphQuery, GraphStore } from '../engine/engine.ts';
+import { checkTooComplex, DEFAULT_CHECK_BUDGET, overBudget } from '../engine/budget.ts';
+import type { GraphAnswer, GraphQuery, GraphStore } from '../engine/engine.ts';
 import { CompiledSchema, type NamespaceDefinition, type RelationDefinitions } from '../engine/schema.ts';
 import type { Db } from './db.ts';
-import type { MemoryGraphs } from './graph-memory.ts';
-import { AGENT_SCOPES_SQL, CHECK_SQL, OBJECT_IDS_SQL, REACHABLE_SQL } from './graph-sql.ts';
+import { DomainError } from '../errors.ts';
+import type { HeldTenant, MemoryGraphs } from './graph-memory.ts';
+import { GraphStatements, isCancelled, type GraphStatementOptions } from './graph-statements.ts';
+import { AGENT_SCOPES_SQL, CHECK_SQL, type CheckOutcome, OBJECT_IDS_SQL, REACHABLE_SQL } from './graph-sql.ts';
 
 /**
  * The engine's store. Checks and listing walks of a tenant whose grants are held in memory
@@ -26,28 +27,41 @@ import { AGENT_SCOPES_SQL, CHECK_SQL, OBJECT_IDS_SQL, REACHABLE_SQL } from './gr
  * one statement per tenant: under load, the round trip, not the graph walk, is what a check costs.
  */
 export class SqlGraphStore implements GraphStore {
-  private readonly checkBatches = new TenantBatches<{ schema: CompiledSchema; query: GraphQuery }, boolean>((tenantId, items) =>
+  // Outcomes, not answers: DataLoader would take an Error value (a check refused for its budget) for a failed load.
+  private readonly checkBatches = new TenantBatches<{ schema: CompiledSchema; query: GraphQuery }, SqlOutcome>((tenantId, items) =>
     this.evaluateNow(tenantId, items),
   );
   private readonly agentBatches = new TenantBatches<string, string[] | null>((tenantId, ids) => this.agentScopesNow(tenantId, ids));
 
-  /** The most steps one check may take (GRANTD_CHECK_BUDGET). */
-  private readonly checkBudget: number;
   /** Answers the database gave; a write on another node shows within `maxAgeMs`. */
   private readonly answers: TenantCache<boolean>;
   /** Scope masks the database gave (null: no such agent); a write on another node shows within `maxAgeMs`. */
   private readonly agents: TenantCache<string[] | null>;
+  /** The most steps one check may take (GRANTD_CHECK_BUDGET), and how long it may walk in the database. */
+  private readonly checkBudget: number;
+  private readonly walkMs: number;
+  /** Every statement of this store: timed, and a tenant's limited to a share of the pool. */
+  private readonly statements: GraphStatements;
 
   constructor(
-    private readonly pool: pg.Pool,
+    pool: pg.Pool,
     private readonly schemas: SchemaCache,
     /** Tenants' grants in memory, which answer checks when current; null to always ask the database. */
     private readonly memory: MemoryGraphs | null = null,
-    { maxAgeMs = 500, maxCachedAnswers = 200_000, maxCachedAgents = 20_000, checkBudget = DEFAULT_CHECK_BUDGET } = {},
+    {
+      maxAgeMs = 500,
+      maxCachedAnswers = 200_000,
+      maxCachedAgents = 20_000,
+      checkBudget = DEFAULT_CHECK_BUDGET,
+      walkMs = CHECK_WALK_MS,
+      ...statements
+    }: { maxAgeMs?: number; maxCachedAnswers?: number; maxCachedAgents?: number; checkBudget?: number | undefined; walkMs?: number } & GraphStatementOptions = {},
   ) {
-    this.checkBudget = checkBudget;
+    this.statements = new GraphStatements(pool, statements);
     this.answers = new TenantCache({ maxAgeMs, maxEntries: maxCachedAnswers });
     this.agents = new TenantCache({ maxAgeMs, maxEntries: maxCachedAgents });
+    this.checkBudget = checkBudget;
+    this.walkMs = walkMs;
   }
 
   invalidate(tenantId: string): void {
@@ -93,7 +107,7 @@ export class SqlGraphStore implements GraphStore {
   }
 
   private async agentScopesNow(tenantId: string, externalIds: readonly string[]): Promise<Array<string[] | null>> {
-    const { rows } = await this.pool.query<{ external_id: string; scope: string[] }>({
+    const { rows } = await this.statements.query<{ external_id: string; scope: string[] }>(tenantId, {
       name: 'grantd_agent_scopes',
       text: AGENT_SCOPES_SQL,
       values: [tenantId, [...new Set(externalIds)]],
@@ -102,17 +116,20 @@ export class SqlGraphStore implements GraphStore {
     return externalIds.map((id) => scopes.get(id) ?? null);
   }
 
-  /** From memory when the tenant's grants are held there and current (no cache needed), else cached answers and the database. */
-  async evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<Array<boolean | DomainError>> {
+  /**
+   * From memory when the tenant's grants are held there and current (no cache needed), else cached
+   * answers and the database. A check refused for its budget is not cached: it is refused again.
+   */
+  async evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<GraphAnswer[]> {
     const held = await this.memory?.current(tenantId);
     if (held) return held.index.checkAll(schema, queries, this.checkBudget);
     const generation = this.answers.generation(tenantId);
-    const allowed: boolean[] = new Array(queries.length);
+    const answers: GraphAnswer[] = new Array(queries.length);
     const missing: number[] = [];
     queries.forEach((query, i) => {
       const cached = this.answers.get(tenantId, answerKey(query));
       if (cached === undefined) missing.push(i);
-      else allowed[i] = cached;
+      else answers[i] = cached;
     });
     if (missing.length > 0) {
       const evaluated = await this.checkBatches.load(
@@ -120,22 +137,23 @@ export class SqlGraphStore implements GraphStore {
         missing.map((i) => ({ schema, query: queries[i]! })),
       );
       missing.forEach((queryIndex, i) => {
-        allowed[queryIndex] = evaluated[i]!;
-        this.answers.set(tenantId, answerKey(queries[queryIndex]!), evaluated[i]!, generation);
+        const answer = this.answerOf(evaluated[i]!);
+        answers[queryIndex] = answer;
+        if (typeof answer === 'boolean') this.answers.set(tenantId, answerKey(queries[queryIndex]!), answer, generation);
       });
     }
-    return allowed;
+    return answers;
   }
 
   /** One statement per schema among the items (a batch normally holds one: the tenant's latest). */
-  private async evaluateNow(tenantId: string, items: ReadonlyArray<{ schema: CompiledSchema; query: GraphQuery }>): Promise<boolean[]> {
+  private async evaluateNow(tenantId: string, items: ReadonlyArray<{ schema: CompiledSchema; query: GraphQuery }>): Promise<SqlOutcome[]> {
     const bySchema = new Map<CompiledSchema, number[]>();
     items.forEach(({ schema }, index) => {
       const indexes = bySchema.get(schema);
       if (indexes) indexes.push(index);
       else bySchema.set(schema, [index]);
     });
-    const allowed: boolean[] = new Array(items.length).fill(false);
+    const outcomes: SqlOutcome[] = new Array(items.length).fill('denied');
     await Promise.all(
       [...bySchema].map(async ([schema, indexes]) => {
         const batch = JSON.stringify(
@@ -144,15 +162,35 @@ export class SqlGraphStore implements GraphStore {
             return { i, sns: q.subject.ns, sid: q.subject.id, ons: q.object.ns, oid: q.object.id, rel: q.relation };
           }),
         );
-        const { rows } = await this.pool.query<{ i: number }>({
-          name: 'grantd_check',
-          text: CHECK_SQL,
-          values: [tenantId, batch, schema.closureJson, schema.arrowsJson],
-        });
-        for (const { i } of rows) allowed[i] = true;
+        try {
+          const { rows } = await this.statements.query<{ i: number; outcome: CheckOutcome }>(tenantId, {
+            name: 'grantd_check',
+            text: CHECK_SQL,
+            values: [tenantId, batch, schema.closureJson, schema.arrowsJson, this.checkBudget, this.walkMs],
+          });
+          for (const { i, outcome } of rows) outcomes[i] = outcome;
+        } catch (error) {
+          if (!isCancelled(error)) throw error;
+          for (const i of indexes) outcomes[i] = 'cancelled';
+        }
       }),
     );
-    return allowed;
+    return outcomes;
+  }
+
+  private answerOf(outcome: SqlOutcome): GraphAnswer {
+    switch (outcome) {
+      case 'allowed':
+        return true;
+      case 'denied':
+        return false;
+      case 'too-many-pairs':
+        return overBudget(this.checkBudget);
+      case 'too-slow':
+        return checkTooComplex(`was not answered within its time budget of ${this.walkMs / 1000} s`);
+      case 'cancelled':
+        return checkTooComplex(`was not answered within its time budget: its statement was cancelled after ${this.statements.statementTimeoutMs / 1000} s`);
+    }
   }
 
   /** From memory when the tenant's grants are held there and current, else one statement. */
@@ -163,7 +201,7 @@ export class SqlGraphStore implements GraphStore {
   ): Promise<string[] | null> {
     const held = await this.memory?.current(tenantId);
     if (held) return held.index.reachable(schema, query);
-    const { rows } = await this.pool.query<{ walked: number; ids: string[] }>({
+    const { rows } = await this.statements.query<{ walked: number; ids: string[] }>(tenantId, {
       name: 'grantd_reachable',
       text: REACHABLE_SQL,
       values: [
@@ -184,7 +222,7 @@ export class SqlGraphStore implements GraphStore {
   }
 
   async objectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]> {
-    const { rows } = await this.pool.query<{ id: string }>({
+    const { rows } = await this.statements.query<{ id: string }>(tenantId, {
       name: 'grantd_object_ids',
       text: OBJECT_IDS_SQL,
       values: [tenantId, namespace, after, limit],
@@ -263,6 +301,15 @@ class TenantBatches<K, V> {
     return results as V[];
   }
 }
+
+/**
+ * A check still walking after this long stops at its next depth and is check-too-complex, so that
+ * it does not hold its statement (and the checks batched with it) up to the statement's time limit.
+ */
+export const CHECK_WALK_MS = 1_000;
+
+/** What the database says of a check; 'cancelled': its statement ran out of time. */
+type SqlOutcome = CheckOutcome | 'denied' | 'cancelled';
 
 /** Ids cannot hold NUL, so joining with it is unambiguous. */
 const answerKey = (q: GraphQuery): string => `${q.subject.ns}\0${q.subject.id}\0${q.relation}\0${q.object.ns}\0${q.object.id}`;

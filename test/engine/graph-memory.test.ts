@@ -340,7 +340,8 @@ describe('listings of a tenant whose grants are held in memory', () => {
     const { pool, close } = connect(databaseUrl(), 2);
     const graphs = new MemoryGraphs(pool, { maxGrants: 1_000, maxAgeMs: 500 }, pino({ level: 'silent' }));
     const engine = new AuthorizationEngine(new SqlGraphStore(pool, writer.schemas, graphs));
-    const statements = vi.spyOn(pool, 'query');
+    // Graph statements run on a client of the pool, in a transaction of their own.
+    const statements = vi.spyOn(pg.Client.prototype, 'query');
     const walksInDatabase = () => statements.mock.calls.filter(([query]) => (query as { name?: string }).name === 'grantd_reachable').length;
     try {
       const g = await documentsTenant(writer);
@@ -358,6 +359,67 @@ describe('listings of a tenant whose grants are held in memory', () => {
     } finally {
       statements.mockRestore();
       await graphs.close();
+      await close();
+    }
+  });
+});
+
+describe('grants in memory with more to replay than a catch-up replays', () => {
+  /** Graphs over a pool of their own, replaying at most `maxLogGrants` grants a catch-up unless the tenant holds more; and how often they loaded. */
+  function graphsReplaying(maxLogGrants: number) {
+    const { pool, close } = connect(databaseUrl(), 2);
+    const graphs = new MemoryGraphs(pool, { maxGrants: 1_000, maxAgeMs: 500, maxLogGrants }, pino({ level: 'silent' }));
+    const loads = vi.spyOn(graphs as unknown as { loadNow: (tenantId: string) => Promise<void> }, 'loadNow');
+    const engine = new AuthorizationEngine(new SqlGraphStore(pool, writer.schemas, graphs));
+    const owns = async (tenantId: string, ids: string[]) =>
+      (await engine.checkBulk(tenantId, ids.map((id) => ({ subject: 'user:ann', relation: 'owner', object: `document:${id}` })))).map((r) => r.allowed);
+    return { graphs, engine, owns, loads: () => loads.mock.calls.length, close: async () => (await graphs.close(), await close()) };
+  }
+  const docs = (from: number, to: number) => Array.from({ length: to - from }, (_, k): [string, string, string] => ['user:ann', 'owner', `document:d${from + k}`]);
+
+  it('replay as many grants as the tenant holds, and reload past that while the database answers', async () => {
+    const { graphs, engine, owns, loads, close } = graphsReplaying(2);
+    try {
+      const g = await documentsTenant(writer);
+      await g.grant(...docs(0, 6));
+      expect(await graphs.load(g.tenantId)).toBe(true);
+      await g.grant(...docs(6, 10)); // 4 grants: past the bound of 2, not past the 6 held
+      engine.invalidate(g.tenantId);
+      expect(await owns(g.tenantId, ['d0', 'd9', 'd10'])).toEqual([true, true, false]);
+      expect(graphs.holds(g.tenantId)).toBe(true);
+      expect(loads()).toBe(1);
+
+      await g.grant(...docs(10, 30)); // 20 grants, past the 10 held: reloaded
+      engine.invalidate(g.tenantId);
+      expect(await owns(g.tenantId, ['d0', 'd29', 'd30'])).toEqual([true, true, false]);
+      expect(await graphs.load(g.tenantId)).toBe(true);
+      expect(loads()).toBe(2);
+      expect(graphs.size).toBe(30);
+    } finally {
+      await close();
+    }
+  });
+
+  it('are reloaded by themselves when the log was pruned past them, whatever an earlier load left refused', async () => {
+    const { graphs, engine, owns, loads, close } = graphsReplaying(100_000);
+    try {
+      const g = await documentsTenant(writer);
+      await g.grant(...docs(0, 2));
+      expect(await graphs.load(g.tenantId)).toBe(true);
+      // As if a load had failed a moment ago: that refusal no longer says anything of a tenant held since.
+      (graphs as unknown as { refusedUntil: Map<string, number> }).refusedUntil.set(g.tenantId, Date.now() + 60_000);
+      await g.grant(...docs(2, 3));
+      await writer.db.tenant.update({ where: { id: g.tenantId }, data: { logPrunedBelow: 2n ** 62n } });
+      engine.invalidate(g.tenantId);
+      expect(await owns(g.tenantId, ['d0', 'd2', 'd3'])).toEqual([true, true, false]); // from the database
+      const started = Date.now();
+      while (!graphs.holds(g.tenantId)) {
+        expect(Date.now() - started).toBeLessThan(5_000);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(loads()).toBe(2);
+      expect(graphs.size).toBe(3);
+    } finally {
       await close();
     }
   });

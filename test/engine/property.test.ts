@@ -113,36 +113,42 @@ function validGrants(model: TenantModel): Triple[] {
   });
 }
 
+/** Checks of every subject in `subjects` on every object in `objects`, for r0..r2. */
+function queriesOn(subjects: readonly string[], objects: readonly string[]): Triple[] {
+  return subjects.flatMap((subject) => objects.flatMap((obj) => ['r0', 'r1', 'r2'].map((rel): Triple => [subject, rel, obj])));
+}
+
+/** The checks among `queries` on which the engine and `want` disagree. */
+async function disagreeing(engine: AuthorizationEngine, tenantId: string, queries: readonly Triple[], want: (...q: Triple) => boolean) {
+  const results = await engine.checkBulk(tenantId, queries.map(([subject, relation, object]) => ({ subject, relation, object })));
+  return queries.filter((q, i) => results[i]!.allowed !== want(...q) || results[i]!.error !== undefined);
+}
+
+/** A tenant of the given model, written while `services` holds it in memory. */
+async function tenantOf(model: TenantModel) {
+  const g = await tenantGraph(services);
+  expect(await services.graphs.load(g.tenantId)).toBe(true);
+  await g.namespace('doc', model.doc);
+  await g.namespace('folder', model.folder);
+  await g.namespace('team');
+  await g.agent('a0', model.scopes[0]);
+  if (model.a1Registered) await g.agent('a1', model.scopes[1]);
+  const grants = validGrants(model);
+  if (grants.length > 0) await g.grant(...grants);
+  return { g, grants };
+}
+
 describe('engine against the reference evaluator', () => {
   it('agrees on every check and every listing of random tenants', async () => {
     await fc.assert(
       fc.asyncProperty(tenantArb, async (model) => {
-        const g = await tenantGraph(services);
-        expect(await services.graphs.load(g.tenantId)).toBe(true);
-        await g.namespace('doc', model.doc);
-        await g.namespace('folder', model.folder);
-        await g.namespace('team');
-        await g.agent('a0', model.scopes[0]);
-        if (model.a1Registered) await g.agent('a1', model.scopes[1]);
-        const grants = validGrants(model);
-        if (grants.length > 0) await g.grant(...grants);
-
+        const { g, grants } = await tenantOf(model);
         const expected = reference(model);
-        const queries: Triple[] = [];
-        for (const subject of REFS) {
-          for (const obj of REFS.filter((r) => DECLARED.some((ns) => r.startsWith(`${ns}:`)))) {
-            for (const rel of ['r0', 'r1', 'r2']) queries.push([subject, rel, obj]);
-          }
-        }
-        const asTriples = queries.map(([subject, relation, object]) => ({ subject, relation, object }));
-        const disagreeing = async (engine: AuthorizationEngine, want: (...q: Triple) => boolean) => {
-          const results = await engine.checkBulk(g.tenantId, asTriples);
-          return queries.filter((q, i) => results[i]!.allowed !== want(...q));
-        };
+        const queries = queriesOn(REFS, REFS.filter((r) => DECLARED.some((ns) => r.startsWith(`${ns}:`))));
         expect(await loadedLater.graphs.load(g.tenantId)).toBe(true);
-        expect(await disagreeing(services.engine, expected)).toEqual([]);
-        expect(await disagreeing(databaseOnly.engine, expected)).toEqual([]);
-        expect(await disagreeing(loadedLater.engine, expected)).toEqual([]);
+        expect(await disagreeing(services.engine, g.tenantId, queries, expected)).toEqual([]);
+        expect(await disagreeing(databaseOnly.engine, g.tenantId, queries, expected)).toEqual([]);
+        expect(await disagreeing(loadedLater.engine, g.tenantId, queries, expected)).toEqual([]);
 
         for (const subject of ['user:u0', 'team:t0', 'agent:a0', 'agent:a1', 'folder:f0']) {
           for (const ns of DECLARED) {
@@ -163,10 +169,67 @@ describe('engine against the reference evaluator', () => {
         if (revoked.length > 0) await g.revoke(...revoked);
         databaseOnly.engine.invalidate(g.tenantId); // as a node that made the write would
         const afterRevoke = reference({ ...model, grants: model.grants.filter((t) => !revoked.includes(t)) });
-        expect(await disagreeing(services.engine, afterRevoke)).toEqual([]);
-        expect(await disagreeing(databaseOnly.engine, afterRevoke)).toEqual([]);
+        expect(await disagreeing(services.engine, g.tenantId, queries, afterRevoke)).toEqual([]);
+        expect(await disagreeing(databaseOnly.engine, g.tenantId, queries, afterRevoke)).toEqual([]);
       }),
       { numRuns: 40 },
     );
   }, 120_000);
+});
+
+describe('engine against the reference evaluator on long and dense graphs', () => {
+  const arrowsTo = (...targets: string[]) => targets.map((t) => `parent->${t}`);
+  const base = { scopes: [[], []] as [string[], string[]], a1Registered: false };
+
+  it('agrees past 16 arrows in a chain, with a shortcut that a walk must count at its fewest arrows', async () => {
+    const folders = Array.from({ length: 20 }, (_, k) => `folder:c${k}`);
+    const chain = folders.slice(1).map((f, k): Triple => [folders[k]!, 'parent', f]);
+    const relations = { parent: {}, member: {}, r0: {}, r1: { includes: arrowsTo('r1') }, r2: { includes: ['r1', ...arrowsTo('r2')] } };
+    const model: TenantModel = {
+      ...base,
+      doc: relations,
+      folder: relations,
+      grants: [
+        ...chain,
+        ['folder:c19', 'parent', 'doc:d0'],
+        ['folder:c3', 'parent', 'folder:c6'], // two arrows shorter: c0 reaches c18 in 16, c19 in 17
+        ['user:u0', 'r1', 'folder:c0'],
+        ['user:u1', 'r2', 'folder:c1'],
+        ['user:u2', 'member', 'team:t0'],
+        ['team:t0', 'r1', 'folder:c2'],
+      ],
+    };
+    const { g } = await tenantOf(model);
+    const queries = queriesOn(['user:u0', 'user:u1', 'user:u2', 'team:t0'], [...folders, 'doc:d0']);
+    expect(await loadedLater.graphs.load(g.tenantId)).toBe(true);
+    const expected = reference(model);
+    expect(['folder:c18', 'folder:c19', 'doc:d0'].map((o) => expected('user:u0', 'r1', o))).toEqual([true, false, false]);
+    for (const engine of [services.engine, databaseOnly.engine, loadedLater.engine]) {
+      expect(await disagreeing(engine, g.tenantId, queries, expected)).toEqual([]);
+    }
+  });
+
+  it('agrees on a dense cycle, where every folder is the parent of every other', async () => {
+    const folders = Array.from({ length: 12 }, (_, k) => `folder:k${k}`);
+    const relations = { parent: {}, member: {}, r0: {}, r1: { includes: arrowsTo('r1', 'r2') }, r2: { includes: arrowsTo('r1', 'r2') } };
+    const model: TenantModel = {
+      ...base,
+      doc: relations,
+      folder: relations,
+      grants: [
+        ...folders.flatMap((a) => folders.filter((b) => b !== a).map((b): Triple => [a, 'parent', b])),
+        ['folder:k3', 'parent', 'doc:d0'],
+        ['user:u0', 'r2', 'folder:k5'],
+        ['user:u1', 'r0', 'folder:k5'],
+      ],
+    };
+    const { g } = await tenantOf(model);
+    const queries = queriesOn(['user:u0', 'user:u1', 'user:u2'], [...folders, 'doc:d0']);
+    expect(await loadedLater.graphs.load(g.tenantId)).toBe(true);
+    const expected = reference(model);
+    expect(expected('user:u0', 'r1', 'doc:d0')).toBe(true);
+    for (const engine of [services.engine, databaseOnly.engine, loadedLater.engine]) {
+      expect(await disagreeing(engine, g.tenantId, queries, expected)).toEqual([]);
+    }
+  });
 });

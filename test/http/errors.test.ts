@@ -1,5 +1,9 @@
+import express from 'express';
+import pino from 'pino';
 import supertest from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { RetryLater } from '../../src/errors.ts';
+import { errorHandler } from '../../src/http/middleware/errors.ts';
 import { newTenant, useApp } from '../helpers.ts';
 
 const { services, app } = useApp();
@@ -78,5 +82,43 @@ describe('operator endpoints', () => {
   it('echoes a sane X-Request-Id and makes one up otherwise', async () => {
     expect((await supertest(app).get('/healthz').set('X-Request-Id', 'abc-123')).headers['x-request-id']).toBe('abc-123');
     expect((await supertest(app).get('/healthz').set('X-Request-Id', `bad id ${'x'.repeat(200)}`)).headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('database statements that did not finish', () => {
+  /** An app whose one route fails with `error`, and the lines its error handler logs. */
+  const failingWith = (error: unknown) => {
+    const lines: Array<{ msg: string }> = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const failing = express();
+    failing.get('/fail', () => {
+      throw error;
+    });
+    failing.use(errorHandler(logger));
+    return { request: () => supertest(failing).get('/fail'), lines };
+  };
+  const cancelled = Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+  const prismaCancelled = { name: 'PrismaClientKnownRequestError', message: 'x', meta: { driverAdapterError: { cause: { originalCode: '57014' } } } };
+
+  it.each([
+    ['from pg', cancelled],
+    ['from Prisma', prismaCancelled],
+  ])('answer a statement cancelled after its time limit (%s) with its own 503, not as an outage', async (_from, error) => {
+    const { request, lines } = failingWith(error);
+    const res = await request();
+    expectProblem(res, 503, 'unavailable');
+    expect(res.headers['retry-after']).toMatch(/^\d+$/);
+    expect(res.body.detail).toMatch(/cancelled after its time limit/);
+    expect(res.body.detail).not.toMatch(/unreachable/);
+    expect(lines.map((l) => l.msg)).toEqual(['query cancelled after its time limit']);
+  });
+
+  it('answer a request refused for now with 503 and Retry-After, logged with its reason', async () => {
+    const { request, lines } = failingWith(new RetryLater('too many at once; retry shortly', 'tenant over its share'));
+    const res = await request();
+    expectProblem(res, 503, 'unavailable');
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.body.detail).toBe('too many at once; retry shortly');
+    expect(lines).toMatchObject([{ msg: 'request refused for now', reason: 'tenant over its share' }]);
   });
 });

@@ -3,7 +3,8 @@ import type { RequestValidationError } from '@ts-rest/express';
 import type { Logger } from 'pino';
 import type { ZodIssue } from 'zod';
 import type { ProblemType } from '../../../contract/index.ts';
-import { DomainError } from '../../errors.ts';
+import { DomainError, RetryLater } from '../../errors.ts';
+import { CANCELLED } from '../../store/graph-statements.ts';
 import { isWriteConflict, sqlStateOf } from '../../store/transaction.ts';
 import { sendProblem } from '../problem.ts';
 
@@ -38,8 +39,8 @@ export function validationProblem(err: RequestValidationError, _req: Request, re
 
 /** Prisma's codes for an unreachable, closed, timed-out or overloaded database or transaction. */
 const UNAVAILABLE_PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028']);
-/** SQLSTATEs of connection failures (class 08), shutdowns (57P01-57P03), exhaustion (53xxx) and statement timeouts (57014). */
-const UNAVAILABLE_SQLSTATE = /^(08|57P0[123]|57014|53)/;
+/** SQLSTATEs of connection failures (class 08), shutdowns (57P01-57P03) and exhaustion (53xxx). */
+const UNAVAILABLE_SQLSTATE = /^(08|57P0[123]|53)/;
 const UNAVAILABLE_MESSAGE =
   /not queryable|Connection terminated|connection error|timeout exceeded when trying to connect|Can't reach database|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|Query read timeout/i;
 
@@ -57,10 +58,23 @@ function isUnavailable(error: unknown, depth = 0): boolean {
   return isUnavailable(e.cause, depth + 1);
 }
 
+/** Whether PostgreSQL cancelled a statement (its time limit, or an operator), as pg or Prisma reports it. */
+function isCancelledStatement(error: unknown, depth = 0): boolean {
+  if (!error || typeof error !== 'object' || depth > 4) return false;
+  const e = error as { code?: unknown; cause?: unknown };
+  if ((sqlStateOf(error) ?? e.code) === CANCELLED) return true;
+  return isCancelledStatement(e.cause, depth + 1);
+}
+
 /** The last error handler: every error leaves as a problem, never a stack trace or SQL. */
 export function errorHandler(logger: Logger) {
   return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
     if (res.headersSent) return;
+    if (error instanceof RetryLater) {
+      logger.warn({ reqId: req.id, reason: error.reason }, 'request refused for now');
+      res.setHeader('Retry-After', '1');
+      return sendProblem(res, error.type, error.detail);
+    }
     if (error instanceof DomainError) return sendProblem(res, error.type, error.detail, error.errors);
     const parserError = error as { type?: string; status?: number };
     switch (parserError.type) {
@@ -81,6 +95,11 @@ export function errorHandler(logger: Logger) {
       logger.warn({ reqId: req.id, err: describe(error) }, 'write conflict outlasted its retries');
       res.setHeader('Retry-After', '1');
       return sendProblem(res, 'unavailable', 'the write kept conflicting with concurrent writes; retry it');
+    }
+    if (isCancelledStatement(error)) {
+      logger.warn({ reqId: req.id, err: describe(error) }, 'query cancelled after its time limit');
+      res.setHeader('Retry-After', '1');
+      return sendProblem(res, 'unavailable', 'the query was cancelled after its time limit; retry it, or narrow the request');
     }
     if (isUnavailable(error)) {
       logger.warn({ reqId: req.id, err: describe(error) }, 'database unavailable');

@@ -1,0 +1,186 @@
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { AuthorizationEngine } from '../../src/engine/engine.ts';
+import { connect } from '../../src/store/db.ts';
+import { SqlGraphStore } from '../../src/store/graph.ts';
+import type { GraphStatementOptions } from '../../src/store/graph-statements.ts';
+import { HELD_READ, HOLDERS_READ } from '../../src/store/graph-sql.ts';
+import { DomainError } from '../../src/errors.ts';
+import { databaseUrl, useServices } from '../helpers.ts';
+import { DOCUMENT_RELATIONS, tenantGraph } from './fixtures.ts';
+
+/** Checks PostgreSQL answers (no grants in memory): the walk of grantd_check_walk and its budgets. */
+const services = useServices({ graphMemory: 0 });
+
+/** A pool of 4 connections, whose statements this file tells from others' by its application name. */
+const POOL_NAME = `grantd check-sql ${process.pid}`;
+const database = connect(`${databaseUrl()}${databaseUrl().includes('?') ? '&' : '?'}application_name=${encodeURIComponent(POOL_NAME)}`, 4);
+afterAll(() => database.close());
+
+/** An engine over that pool whose walks and statements in the database have the given budgets. */
+const engineWith = (options: { checkBudget?: number; walkMs?: number } & GraphStatementOptions) =>
+  new AuthorizationEngine(new SqlGraphStore(database.pool, services.schemas, null, options));
+
+/** A namespace `node` whose four relations each include parent->r1..r4, and a complete graph of `n` nodes over `parent`. */
+async function denseTenant(n: number) {
+  const g = await tenantGraph(services);
+  const rels = ['r1', 'r2', 'r3', 'r4'];
+  await g.namespace('node', { parent: {}, ...Object.fromEntries(rels.map((r) => [r, { includes: rels.map((t) => `parent->${t}`) }])) });
+  const nodes = Array.from({ length: n }, (_, k) => `node:n${k}`);
+  await g.grant(...nodes.flatMap((a) => nodes.filter((b) => b !== a).map((b): [string, string, string] => [a, 'parent', b])));
+  return g;
+}
+
+describe('checks PostgreSQL answers', () => {
+  it(`answer exactly for subjects holding more than ${HELD_READ} grants, on pairs with more than ${HOLDERS_READ} holders`, async () => {
+    const g = await tenantGraph(services);
+    await g.namespace('document', DOCUMENT_RELATIONS);
+    await g.namespace('group', { member: {} });
+    const many = (count: number, make: (n: number) => [string, string, string]) => Array.from({ length: count }, (_, n) => make(n));
+    await g.grant(
+      ...many(HOLDERS_READ * 2, (n) => [`user:v${n}`, 'viewer', 'document:d1']),
+      ...many(HOLDERS_READ * 2, (n) => [`user:m${n}`, 'member', 'group:org']),
+      ['group:org', 'viewer', 'document:d2'],
+      ['document:d1', 'parent', 'document:d3'],
+    );
+    // Busy subjects: each holds more grants than a check reads of them.
+    for (const busy of ['user:v99', 'user:m99', 'group:org', 'user:nobody']) {
+      await g.grant(...many(HELD_READ + 1, (n): [string, string, string] => [busy, 'owner', `document:x${n}`]));
+    }
+    const probes = ['user:v0', 'user:v99', 'user:m99', 'user:nobody'];
+    const docs = ['d1', 'd2', 'd3', 'x7'];
+    const results = await g.bulk(probes.flatMap((subject) => docs.map((d): [string, string, string] => [subject, 'viewer', `document:${d}`])));
+    expect(results.map((r) => r.allowed)).toEqual([
+      ...[true, false, true, false], // v0: d1, and d3 through its parent d1
+      ...[true, false, true, true], // v99 also owns x7
+      ...[false, true, false, true], // m99 through group:org, which owns x7
+      ...[false, false, false, true],
+    ]);
+  });
+
+  it('visit each (object, relation) pair once: a complete graph of 40 nodes is 160 pairs, the budget counts no more', async () => {
+    const g = await denseTenant(40);
+    await g.grant(['user:alice', 'r1', 'node:n0']);
+    const check = (engine: AuthorizationEngine, subject: string) => engine.check(g.tenantId, { subject, relation: 'r2', object: 'node:n1' });
+    expect(await check(engineWith({ checkBudget: 160 }), 'user:bob')).toBe(false);
+    expect(await check(engineWith({ checkBudget: 160 }), 'user:alice')).toBe(true);
+    const refused = await check(engineWith({ checkBudget: 159 }), 'user:bob').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(DomainError);
+    expect(refused).toMatchObject({ type: 'check-too-complex', detail: expect.stringContaining('more than 159 steps') });
+    // Allowed at depth 1, with 1 + 156 pairs visited: found before the walk goes on.
+    expect(await check(engineWith({ checkBudget: 40 * 4 - 1 }), 'user:alice')).toBe(true);
+  });
+
+  it('refuse a check past its budget as that item of a bulk check, and answer the others of its statement', async () => {
+    const g = await denseTenant(12);
+    await g.namespace('document', DOCUMENT_RELATIONS);
+    await g.grant(['user:alice', 'owner', 'document:d1'], ['user:alice', 'r1', 'node:n3']);
+    const results = await engineWith({ checkBudget: 20 }).checkBulk(g.tenantId, [
+      { subject: 'user:alice', relation: 'viewer', object: 'document:d1' },
+      { subject: 'user:bob', relation: 'r1', object: 'node:n0' },
+      { subject: 'user:alice', relation: 'r4', object: 'node:n0' },
+      { subject: 'user:alice', relation: 'r1', object: 'node:n3' },
+      { subject: 'user:alice', relation: 'editor', object: 'document:d2' },
+    ]);
+    expect(results).toEqual([
+      { allowed: true },
+      { allowed: false, error: { type: 'check-too-complex', detail: expect.stringContaining('more than 20 steps') } },
+      // 1 pair, then 44 at depth 1: refused before the holder at depth 1 is looked for, as in memory.
+      { allowed: false, error: { type: 'check-too-complex', detail: expect.stringContaining('more than 20') } },
+      { allowed: true },
+      { allowed: false },
+    ]);
+  });
+
+  it('stop a check still walking past its time budget at the next depth, and answer the checks done before', async () => {
+    const g = await denseTenant(5);
+    await g.grant(['user:alice', 'r1', 'node:n0']);
+    const results = await engineWith({ walkMs: 0 }).checkBulk(g.tenantId, [
+      { subject: 'user:alice', relation: 'r1', object: 'node:n0' },
+      { subject: 'user:alice', relation: 'r1', object: 'node:n1' },
+    ]);
+    expect(results).toEqual([
+      { allowed: true },
+      { allowed: false, error: { type: 'check-too-complex', detail: expect.stringContaining('time budget of 0 s') } },
+    ]);
+  });
+});
+
+/**
+ * Statements held at the lock of `grants` that a test takes: each waits with its connection, so
+ * what runs and what waits for the pool is what pg_stat_activity shows.
+ */
+async function withGrantsLocked<T>(work: (waiting: () => Promise<string[]>) => Promise<T>): Promise<T> {
+  const [locker, admin] = [new pg.Client({ connectionString: databaseUrl() }), new pg.Client({ connectionString: databaseUrl() })];
+  await Promise.all([locker.connect(), admin.connect()]);
+  const waiting = async () =>
+    (
+      await admin.query<{ query: string }>(
+        `SELECT query FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database() AND wait_event_type = 'Lock'`,
+        [POOL_NAME],
+      )
+    ).rows.map((r) => r.query);
+  try {
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE grants IN ACCESS EXCLUSIVE MODE');
+    return await work(waiting);
+  } finally {
+    await locker.query('ROLLBACK');
+    await Promise.all([locker.end(), admin.end()]);
+  }
+}
+
+/** Resolves once `done` holds, polling pg_stat_activity; fails after 10 s. */
+async function until(done: () => Promise<boolean>): Promise<void> {
+  const started = Date.now();
+  while (!(await done())) {
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('statements that answer checks and listings', () => {
+  it('are cancelled after their time limit: a check is then check-too-complex, naming its time budget; a listing fails with the cancellation', async () => {
+    const g = await tenantGraph(services);
+    await g.namespace('document', DOCUMENT_RELATIONS);
+    const engine = engineWith({ statementTimeoutMs: 300 });
+    await withGrantsLocked(async () => {
+      const check = engine.check(g.tenantId, { subject: 'user:ann', relation: 'viewer', object: 'document:d1' }).catch((error: unknown) => error);
+      const listing = engine.store.objectIds(g.tenantId, 'document', null, 10).catch((error: unknown) => error);
+      expect(await check).toMatchObject({ type: 'check-too-complex', detail: expect.stringContaining('cancelled after 0.3 s') });
+      expect(await listing).toMatchObject({ code: '57014' });
+    });
+    // The limit was the transaction's: the same connections answer again, under the pool's own limit.
+    await g.grant(['user:ann', 'owner', 'document:d1']);
+    expect(await engine.check(g.tenantId, { subject: 'user:ann', relation: 'viewer', object: 'document:d1' })).toBe(true);
+    const clients = await Promise.all(Array.from({ length: 4 }, () => database.pool.connect()));
+    for (const client of clients) {
+      expect((await client.query<{ statement_timeout: string }>('SHOW statement_timeout')).rows[0]!.statement_timeout).toBe('10s');
+      client.release();
+    }
+  });
+
+  it("of one tenant hold at most its share of the pool: another tenant's check still runs, and the tenant's statements past its share are refused after a bound", async () => {
+    const [a, b] = [await tenantGraph(services), await tenantGraph(services)];
+    for (const g of [a, b]) await g.namespace('document', DOCUMENT_RELATIONS);
+    await b.grant(['user:bob', 'owner', 'document:d1']);
+    const engine = engineWith({ tenantPoolShare: 50, queueMs: 200 }); // 2 of the pool's 4
+    const results = await withGrantsLocked(async (waiting) => {
+      const listings = Array.from({ length: 4 }, () => engine.store.objectIds(a.tenantId, 'document', null, 10).then(
+        (ids) => ids,
+        (error: unknown) => error,
+      ));
+      await until(async () => (await waiting()).length === 2);
+      const check = engine.check(b.tenantId, { subject: 'user:bob', relation: 'viewer', object: 'document:d1' });
+      await until(async () => (await waiting()).some((query) => query.includes('grantd_check_walk')));
+      const statements = await waiting();
+      expect(statements.filter((query) => query.includes('object_id'))).toHaveLength(2);
+      // Those past the share are refused while the first two still wait.
+      const refused = await Promise.all(listings.slice(2));
+      for (const error of refused) expect(error).toMatchObject({ type: 'unavailable', detail: expect.stringContaining('retry shortly') });
+      return { listings: listings.slice(0, 2), check };
+    });
+    expect(await results.check).toBe(true);
+    expect(await Promise.all(results.listings)).toEqual([[], []]);
+  });
+});
