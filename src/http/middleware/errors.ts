@@ -6,6 +6,7 @@ import type { ProblemType } from '../../../contract/index.ts';
 import { DomainError } from '../../errors.ts';
 import { isWriteConflict, sqlStateOf } from '../../store/transaction.ts';
 import { sendProblem } from '../problem.ts';
+import { shownPath } from '../shown-path.ts';
 
 /** Fields whose malformed value has its own problem type (API.md). */
 const REF_FIELDS = new Map<unknown, ProblemType>([
@@ -98,5 +99,5 @@ const describe = (error: unknown) => {
 };
 
 export function notFound(req: Request, res: Response): void {
-  sendProblem(res, 'not-found', `no route ${req.method} ${req.path.slice(0, 200)}`);
+  sendProblem(res, 'not-found', `no route ${req.method} ${shownPath(req.path)}`);
 }
