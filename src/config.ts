@@ -35,6 +35,10 @@ const EnvSchema = z.object({
     .regex(/^(auto|[1-9][0-9]{0,2})$/, 'GRANTD_WORKERS must be auto or a number of processes from 1 to 999')
     .transform((value) => (value === 'auto' ? availableParallelism() : Number(value)))
     .default('1'),
+  GRANTD_METRICS_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{16,1024}$/, 'GRANTD_METRICS_TOKEN must be 16 to 1024 visible ASCII characters, without spaces')
+    .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -6,6 +6,7 @@ import { Primary } from '../cluster/primary.ts';
 import { PrimaryLink, shareMetrics } from '../cluster/worker.ts';
 import { ConfigError, type Config } from '../config.ts';
 import { createApp } from '../http/app.ts';
+import { httpOptions } from '../http/options.ts';
 import { createHttpServer } from '../http/server.ts';
 import { createLogger, createServices, openDatabase } from '../runtime.ts';
 import { connect } from '../store/db.ts';
@@ -30,7 +31,7 @@ export async function serveCommand(config: Config): Promise<number> {
 
   if (config.GRANTD_WORKERS === 1) {
     const services = createServices(database.url, servicesOptions(config), logger);
-    const server = await listen(createApp(services), config).catch(async (error: unknown) => {
+    const server = await listen(createApp(services, httpOptions(config)), config).catch(async (error: unknown) => {
       await services.close();
       await database.stop();
       throw error;
@@ -66,7 +67,7 @@ async function serveWorker(config: Config): Promise<number> {
   const link = new PrimaryLink((change) => forgetBefore(services, change));
   const services = createServices(config.DATABASE_URL!, { ...servicesOptions(config), primary: link }, logger);
   shareMetrics(services.metrics.registry);
-  const server = await listen(createApp(services), config).catch(async (error: unknown) => {
+  const server = await listen(createApp(services, httpOptions(config)), config).catch(async (error: unknown) => {
     await services.close();
     process.disconnect?.(); // the link to the primary would keep this process alive
     throw error;

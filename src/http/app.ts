@@ -6,8 +6,10 @@ import { contract } from '../../contract/index.ts';
 import { packageRoot } from '../package-root.ts';
 import type { AppDeps } from './context.ts';
 import { docsRouter } from './docs.ts';
+import { DEFAULT_HTTP_OPTIONS, type HttpOptions } from './options.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/body.ts';
+import { requireMetricsToken } from './middleware/metrics-token.ts';
 import { errorHandler, notFound, validationProblem } from './middleware/errors.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { apiSecurityHeaders } from './middleware/security-headers.ts';
@@ -21,7 +23,7 @@ import { objectRoutes } from './routes/objects.ts';
 
 const s = initServer();
 
-export function createApp(deps: AppDeps): Express {
+export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPTIONS): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -47,7 +49,7 @@ export function createApp(deps: AppDeps): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  app.get('/metrics', async (_req, res) => {
+  app.get('/metrics', ...(options.metricsToken ? [requireMetricsToken(options.metricsToken)] : []), async (_req, res) => {
     let text: string;
     try {
       text = await deps.metrics.exposition();

@@ -147,12 +147,14 @@ describe('grantd serve on DATABASE_URL', () => {
 
 describe('grantd configuration', () => {
   it('refuses bad environment values with one line each', async () => {
-    const failure = await runGrantd(['serve'], { PORT: 'eighty', GRANTD_RATE_LIMIT: '-1', GRANTD_GRAPH_MEMORY: '5e6', GRANTD_WORKERS: '0' });
+    const failure = await runGrantd(['serve'], { PORT: 'eighty', GRANTD_RATE_LIMIT: '-1', GRANTD_GRAPH_MEMORY: '5e6', GRANTD_WORKERS: '0', GRANTD_METRICS_TOKEN: 'tiny-secret' });
     expect(failure.code).toBe(1);
     expect(failure.stderr).toMatch(/PORT: PORT must be a port number/);
     expect(failure.stderr).toMatch(/GRANTD_RATE_LIMIT: GRANTD_RATE_LIMIT must be a positive integer/);
     expect(failure.stderr).toMatch(/GRANTD_GRAPH_MEMORY: GRANTD_GRAPH_MEMORY must be a whole number, 0 or more/);
     expect(failure.stderr).toMatch(/GRANTD_WORKERS: GRANTD_WORKERS must be auto or a number of processes from 1 to 999/);
+    expect(failure.stderr).toMatch(/GRANTD_METRICS_TOKEN: GRANTD_METRICS_TOKEN must be 16 to 1024 visible ASCII characters/);
+    expect(failure.stderr).not.toContain('tiny-secret');
   });
 });
 

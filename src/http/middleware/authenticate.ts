@@ -5,7 +5,7 @@ import { hasScope } from '../../auth/scopes.ts';
 import type { KeyVerifier } from '../../auth/verifier.ts';
 import { sendProblem } from '../problem.ts';
 
-const BEARER = /^Bearer +([^\s]+) *$/i;
+export const BEARER = /^Bearer +([^\s]+) *$/i;
 
 /** Resolves the bearer key, then enforces the scope the contract's route metadata names. */
 export function authenticate(keys: KeyVerifier) {
