@@ -42,7 +42,7 @@ export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPT
     keys: keyRoutes(deps),
   });
   createExpressEndpoints(contract, router, app, {
-    globalMiddleware: [authenticate(deps.keys), ...(deps.rateLimit ? [deps.rateLimit] : []), jsonBody],
+    globalMiddleware: [authenticate(deps.keys), ...(deps.rateLimit ? [deps.rateLimit] : []), jsonBody(options.bodyTimeoutMs)],
     requestValidationErrorHandler: validationProblem,
   });
 
