@@ -1,11 +1,11 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/http/app.ts';
 import { DEFAULT_HTTP_OPTIONS, type HttpOptions } from '../../src/http/options.ts';
 import { createHttpServer } from '../../src/http/server.ts';
-import { DOCUMENT_NAMESPACE, newTenant, useApp } from '../helpers.ts';
+import { DOCUMENT_NAMESPACE, exchange, headerOf, newTenant, useApp } from '../helpers.ts';
 
 const { services, app } = useApp();
 let server: Server;
@@ -82,26 +82,6 @@ function useServer(options: HttpOptions) {
   });
   return state;
 }
-
-interface Exchange {
-  socket: Socket;
-  /** Everything the server sent, once it closed the connection, and how long after the first bytes were sent. */
-  closed: Promise<{ answer: string; afterMs: number }>;
-}
-
-/** Connects and sends `bytes`, leaving the connection open for the server to answer or close. */
-function exchange(port: number, bytes: string): Exchange {
-  const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
-  const started = performance.now();
-  let answer = '';
-  socket.setEncoding('utf8');
-  socket.on('data', (chunk: string) => (answer += chunk));
-  socket.on('error', () => undefined); // a reset is a close too
-  const closed = new Promise<{ answer: string; afterMs: number }>((resolve) => socket.on('close', () => resolve({ answer, afterMs: performance.now() - started })));
-  return { socket, closed };
-}
-
-const headerOf = (answer: string, name: string) => new RegExp(`\\r\\n${name}: ([^\\r]*)\\r\\n`, 'i').exec(answer)?.[1];
 
 describe('the HTTP server with short timeouts', () => {
   const options = { ...DEFAULT_HTTP_OPTIONS, headersTimeoutMs: 1_000, bodyTimeoutMs: 1_000, keepAliveTimeoutMs: 1_000 };
