@@ -35,6 +35,12 @@ const isRedisUrl = (value: string): boolean => {
   }
 };
 
+const seconds = (name: string) =>
+  z
+    .string()
+    .regex(/^[1-9][0-9]{0,4}$/, `${name} must be a whole number of seconds from 1 to 99999`)
+    .transform(Number);
+
 const EnvSchema = z.object({
   PORT: z
     .string()
@@ -73,6 +79,14 @@ const EnvSchema = z.object({
     .regex(/^(auto|[1-9][0-9]{0,2})$/, 'GRANTD_WORKERS must be auto or a number of processes from 1 to 999')
     .transform((value) => (value === 'auto' ? availableParallelism() : Number(value)))
     .default('1'),
+  GRANTD_HEADERS_TIMEOUT: seconds('GRANTD_HEADERS_TIMEOUT').default('10'),
+  GRANTD_BODY_TIMEOUT: seconds('GRANTD_BODY_TIMEOUT').default('20'),
+  GRANTD_KEEP_ALIVE_TIMEOUT: seconds('GRANTD_KEEP_ALIVE_TIMEOUT').default('5'),
+  GRANTD_MAX_CONNECTIONS: optionalPositiveInt('GRANTD_MAX_CONNECTIONS').default('4096'),
+  GRANTD_METRICS_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{16,1024}$/, 'GRANTD_METRICS_TOKEN must be 16 to 1024 visible ASCII characters, without spaces')
+    .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

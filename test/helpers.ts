@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
 import pino from 'pino';
 import supertest from 'supertest';
 import { afterAll, inject } from 'vitest';
@@ -54,5 +55,26 @@ export function useApp() {
   const app = createApp(services);
   return { services, app };
 }
+
+/** Raw HTTP over a socket of 127.0.0.1, for what clients such as supertest cannot send (slow or partial requests). */
+export interface Exchange {
+  socket: Socket;
+  /** Everything the server sent, once it closed the connection, and how long after the first bytes were sent. */
+  closed: Promise<{ answer: string; afterMs: number }>;
+}
+
+/** Connects and sends `bytes`, leaving the connection open for the server to answer or close. */
+export function exchange(port: number, bytes: string): Exchange {
+  const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
+  const started = performance.now();
+  let answer = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => (answer += chunk));
+  socket.on('error', () => undefined); // a reset is a close too
+  const closed = new Promise<{ answer: string; afterMs: number }>((resolve) => socket.on('close', () => resolve({ answer, afterMs: performance.now() - started })));
+  return { socket, closed };
+}
+
+export const headerOf = (answer: string, name: string) => new RegExp(`\\r\\n${name}: ([^\\r]*)\\r\\n`, 'i').exec(answer)?.[1];
 
 export { DOCUMENT_NAMESPACE_EXAMPLE as DOCUMENT_NAMESPACE } from '../contract/examples.ts';

@@ -6,6 +6,8 @@ import { Primary } from '../cluster/primary.ts';
 import { PrimaryLink, shareMetrics } from '../cluster/worker.ts';
 import { ConfigError, type Config } from '../config.ts';
 import { createApp } from '../http/app.ts';
+import type { AppDeps } from '../http/context.ts';
+import { httpOptions } from '../http/options.ts';
 import { createHttpServer } from '../http/server.ts';
 import { createLogger, createServices, openDatabase } from '../runtime.ts';
 import { connect } from '../store/db.ts';
@@ -30,7 +32,7 @@ export async function serveCommand(config: Config): Promise<number> {
 
   if (config.GRANTD_WORKERS === 1) {
     const services = createServices(database.url, servicesOptions(config), logger);
-    const server = await listen(createApp(services), config).catch(async (error: unknown) => {
+    const server = await listen(services, config).catch(async (error: unknown) => {
       await services.close();
       await database.stop();
       throw error;
@@ -66,7 +68,7 @@ async function serveWorker(config: Config): Promise<number> {
   const link = new PrimaryLink((change) => forgetBefore(services, change));
   const services = createServices(config.DATABASE_URL!, { ...servicesOptions(config), primary: link }, logger);
   shareMetrics(services.metrics.registry);
-  const server = await listen(createApp(services), config).catch(async (error: unknown) => {
+  const server = await listen(services, config).catch(async (error: unknown) => {
     await services.close();
     process.disconnect?.(); // the link to the primary would keep this process alive
     throw error;
@@ -107,9 +109,14 @@ async function prepareDatabase(url: string, lifecycle: Logger): Promise<void> {
   }
 }
 
-/** Listens on HOST:PORT; an address in use or refused is told as such (Express's app.listen took it for success). */
-async function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Server> {
-  const server = createHttpServer(app);
+/**
+ * Serves the API of `services` on HOST:PORT within the configured timeouts and connection cap; an
+ * address in use or refused is told as such (Express's app.listen took it for success).
+ */
+async function listen(services: AppDeps, config: Config): Promise<Server> {
+  const options = httpOptions(config);
+  const server = createHttpServer(createApp(services, options), options);
+  services.metrics.countDrops(server);
   await new Promise<void>((resolve, reject) => {
     const refused = (error: NodeJS.ErrnoException) => reject(new ConfigError(`cannot listen on ${config.HOST}:${config.PORT}: ${error.code ?? error.message}`));
     server.once('error', refused);

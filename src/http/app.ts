@@ -6,8 +6,10 @@ import { contract } from '../../contract/index.ts';
 import { packageRoot } from '../package-root.ts';
 import type { AppDeps } from './context.ts';
 import { docsRouter } from './docs.ts';
+import { DEFAULT_HTTP_OPTIONS, type HttpOptions } from './options.ts';
 import { authentication } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/body.ts';
+import { requireMetricsToken } from './middleware/metrics-token.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { errorHandler, notFound, validationProblem } from './middleware/errors.ts';
 import { requestLog } from './middleware/request-log.ts';
@@ -22,7 +24,7 @@ import { objectRoutes } from './routes/objects.ts';
 
 const s = initServer();
 
-export function createApp(deps: AppDeps): Express {
+export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPTIONS): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -46,14 +48,14 @@ export function createApp(deps: AppDeps): Express {
   const { authenticate, reauthenticate } = authentication(deps.keys, deps.limits.authFailures);
   const perKey = deps.limits.perKey ? [rateLimit(deps.limits.perKey)] : [];
   createExpressEndpoints(contract, router, app, {
-    globalMiddleware: [authenticate, ...perKey, jsonBody, reauthenticate],
+    globalMiddleware: [authenticate, ...perKey, jsonBody(options.bodyTimeoutMs), reauthenticate],
     requestValidationErrorHandler: validationProblem,
   });
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  app.get('/metrics', async (_req, res) => {
+  app.get('/metrics', ...(options.metricsToken ? [requireMetricsToken(options.metricsToken)] : []), async (_req, res) => {
     let text: string;
     try {
       text = await deps.metrics.exposition();

@@ -15,8 +15,10 @@ export function encodeCursor(key: Buffer, query: unknown, position: unknown): st
 export function decodeCursor(key: Buffer, query: unknown, cursor: string): unknown {
   const dot = cursor.indexOf('.');
   const payload = cursor.slice(0, dot);
-  const signature = Buffer.from(cursor.slice(dot + 1), 'base64url');
-  if (dot < 0 || !digestsEqual(signature, sign(key, query, payload))) {
+  // Compared as text, not as decoded bytes: Node's base64url decoder skips padding, spaces and
+  // foreign characters, so only the exact string the server issued may pass.
+  const signature = Buffer.from(cursor.slice(dot + 1));
+  if (dot < 0 || !digestsEqual(signature, Buffer.from(sign(key, query, payload).toString('base64url')))) {
     throw new DomainError('invalid-cursor', 'the cursor was not issued for this query');
   }
   try {

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { documentSecurityHeaders } from './middleware/security-headers.ts';
 
 /** Swagger UI's prebuilt assets, from the swagger-ui-dist package: no CDN, works offline. */
@@ -97,9 +97,12 @@ export function docsRouter(): Router {
   router.get('/docs/swagger-initializer.js', (_req: Request, res: Response) => {
     res.status(200).type('text/javascript').setHeader('Cache-Control', 'no-cache').send(INITIALIZER);
   });
-  router.get('/docs/:asset', (req: Request, _res: Response, next: (to?: 'router') => void) => {
-    next(ASSETS.has(String(req.params.asset)) ? undefined : 'router');
+  // Each asset by its name alone, never a static folder: a static handler normalises paths such as
+  // /docs//package.json or /docs/./index.html (Swagger UI's Petstore page) past any allow-list.
+  router.get('/docs/:asset', (req: Request, res: Response, next: NextFunction) => {
+    const asset = String(req.params.asset);
+    if (!ASSETS.has(asset)) return next();
+    res.sendFile(asset, { root: SWAGGER_UI_DIR, maxAge: '1h' });
   });
-  router.use('/docs', express.static(SWAGGER_UI_DIR, { index: false, redirect: false, maxAge: '1h' }));
   return router;
 }

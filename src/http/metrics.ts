@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -17,6 +18,11 @@ export class Metrics {
     help: 'Time to answer HTTP requests, by route, method and status',
     labelNames: ['route', 'method', 'status'],
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+  private readonly droppedConnections = new Counter({
+    name: 'grantd_http_connections_dropped_total',
+    help: 'Connections closed as soon as accepted, the process holding GRANTD_MAX_CONNECTIONS already',
     registers: [this.registry],
   });
   private readonly decisions = new Counter({
@@ -72,6 +78,11 @@ export class Metrics {
     });
     next();
   };
+
+  /** Counts the connections the server drops past its cap. */
+  countDrops(server: Server): void {
+    server.on('drop', () => this.droppedConnections.inc());
+  }
 
   /** What GET /metrics shows: this process's metrics, or its cluster's. */
   exposition(): Promise<string> {

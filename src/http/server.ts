@@ -1,33 +1,78 @@
 import { createServer, IncomingMessage, ServerResponse, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Express } from 'express';
+import { DEFAULT_HTTP_OPTIONS, inSeconds, type HttpOptions } from './options.ts';
 import { problemBody } from './problem.ts';
 
+/** How often Node looks for requests past their headers or request timeout (its default, 30 s, would let them run that much longer). */
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+
 /**
- * The HTTP server of an app (call it once per app). Express gives every request and response its
- * app's prototypes with `Object.setPrototypeOf`, and V8 costs more for objects whose prototype
- * changes after they are made. Measured on a check with Express's change: 52 KB allocated, a
- * quarter of it surviving each young-generation collection (2.7 MB; pauses of 4.7 ms), and half
- * the checks a second. So the server makes its requests and responses from classes whose
- * prototypes are the app's, and Express's change is a no-op: 33 KB, 0.1 MB, 1.6 ms, ~1.9x.
+ * The HTTP server of an app (call it once per app), bounded by `options`. Express gives every
+ * request and response its app's prototypes with `Object.setPrototypeOf`, and V8 costs more for
+ * objects whose prototype changes after they are made. Measured on a check with Express's change:
+ * 52 KB allocated, a quarter of it surviving each young-generation collection (2.7 MB; pauses of
+ * 4.7 ms), and half the checks a second. So the server makes its requests and responses from
+ * classes whose prototypes are the app's, and Express's change is a no-op: 33 KB, 0.1 MB, 1.6 ms, ~1.9x.
  */
-export function createHttpServer(app: Express): Server {
+export function createHttpServer(app: Express, options: HttpOptions = DEFAULT_HTTP_OPTIONS): Server {
   class Request extends IncomingMessage {}
   class Response extends ServerResponse {}
   Object.setPrototypeOf(Request.prototype, app.request);
   Object.setPrototypeOf(Response.prototype, app.response);
   app.request = Request.prototype as Express['request'];
   app.response = Response.prototype as Express['response'];
-  const server = createServer({ IncomingMessage: Request, ServerResponse: Response }, app);
-  // Requests Node's parser refuses (oversized headers, malformed HTTP) never reach Express: answer them as
-  // problems too, 400 `invalid-request` as API.md's table has it (not 431, a status the API does not list).
-  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+  const server = createServer(
+    {
+      IncomingMessage: Request,
+      ServerResponse: Response,
+      headersTimeout: options.headersTimeoutMs,
+      // The body's own deadline (in the body parser) answers first; this also bounds a body no route reads.
+      requestTimeout: options.headersTimeoutMs + options.bodyTimeoutMs,
+      keepAliveTimeout: options.keepAliveTimeoutMs,
+      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+    },
+    app,
+  );
+  capConnections(server, options.maxConnections);
+  // Requests Node's parser refuses (oversized headers, malformed HTTP, too slow) never reach Express:
+  // answer them as problems too, 400 `invalid-request` (not 431 or 408, statuses the API does not list).
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable) return socket.destroy();
-    const detail = error.code === 'HPE_HEADER_OVERFLOW' ? 'the request line and headers exceed 16 KiB' : 'malformed HTTP request';
-    const body = JSON.stringify(problemBody('invalid-request', detail));
-    socket.end(
+    const body = JSON.stringify(problemBody('invalid-request', clientErrorDetail(error, options)));
+    const answer =
       'HTTP/1.1 400 Bad Request\r\nContent-Type: application/problem+json\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+    // Closed once written: a client still sending slowly would otherwise keep a half-closed socket.
+    socket.end(answer, () => socket.destroy());
   });
   return server;
+}
+
+function clientErrorDetail(error: NodeJS.ErrnoException, options: HttpOptions): string {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return 'the request line and headers exceed 16 KiB';
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return `the request did not arrive in time: its headers within ${inSeconds(options.headersTimeoutMs)}, its body within ${inSeconds(options.bodyTimeoutMs)} more`;
+    default:
+      return 'malformed HTTP request';
+  }
+}
+
+/**
+ * Closes each connection past `max` open ones at once, emitting 'drop' as Node does. Not Node's
+ * `server.maxConnections`: in a cluster worker that hands the connection back to the primary, which
+ * offers it again at once, and the primary spun (half a core measured) while every worker was full.
+ */
+function capConnections(server: Server, max: number): void {
+  let open = 0;
+  server.on('connection', (socket: Socket) => {
+    if (open >= max) {
+      server.emit('drop', { remoteAddress: socket.remoteAddress, remotePort: socket.remotePort });
+      return void socket.destroy();
+    }
+    open++;
+    socket.once('close', () => open--);
+  });
 }

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { packageRoot } from '../../src/package-root.ts';
+import { exchange, headerOf } from '../helpers.ts';
 import { GRANTD_BIN, printedKey, runGrantd, startServer, type RunningServer } from './serve.ts';
 
 const run = promisify(execFile);
@@ -145,14 +146,78 @@ describe('grantd serve on DATABASE_URL', () => {
   });
 });
 
+describe('grantd serve with short timeouts and a metrics token', () => {
+  const token = 'e2e-metrics-token-0123456789';
+  const slowBody = (port: number, key: string) =>
+    exchange(port, `POST /v1/check HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 80\r\n\r\n{"sub`).closed;
+
+  it.each(['1', '2'])('with GRANTD_WORKERS=%s, cuts late bodies and headers with 400 invalid-request and guards /metrics', async (workers) => {
+    const databaseUrl = inject('databaseUrl');
+    const created = await runGrantd(['tenant', 'create', `slow-${workers}-${Date.now()}`, '--json'], { DATABASE_URL: databaseUrl });
+    const key: string = JSON.parse(created.stdout).key.secret;
+    const server = await startServer({
+      DATABASE_URL: databaseUrl,
+      GRANTD_WORKERS: workers,
+      GRANTD_HEADERS_TIMEOUT: '1',
+      GRANTD_BODY_TIMEOUT: '1',
+      GRANTD_KEEP_ALIVE_TIMEOUT: '1',
+      GRANTD_METRICS_TOKEN: token,
+    });
+    try {
+      const port = Number(new URL(server.baseUrl).port);
+      // Four at once: the workers take connections in turn, so each of two gets some.
+      const answers = await Promise.all([0, 1, 2, 3].map(() => slowBody(port, key)));
+      for (const { answer } of answers) {
+        expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+        expect(headerOf(answer, 'Connection')).toBe('close');
+        expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ type: 'invalid-request', detail: 'the body did not arrive within 1 s' });
+      }
+      const lateHeaders = await exchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n').closed;
+      expect(lateHeaders.answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n[^]*"detail":"the request did not arrive in time: its headers within 1 s, its body within 1 s more"/);
+
+      const cutBy = server
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"path":"/v1/check","status":400'))
+        .map((line) => JSON.parse(line).worker);
+      expect(cutBy).toHaveLength(4);
+      if (workers === '2') expect(new Set(cutBy)).toEqual(new Set([1, 2]));
+
+      expect((await fetch(`${server.baseUrl}/metrics`)).status).toBe(401);
+      const metrics = await fetch(`${server.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${token}` } });
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toMatch(/grantd_http_requests_total\{route="\/v1\/check",method="POST",status="400"\} 4/);
+    } finally {
+      await server.stop();
+    }
+    expect(server.output()).not.toContain(token);
+  }, 90_000);
+});
+
 describe('grantd configuration', () => {
   it('refuses bad environment values with one line each', async () => {
-    const failure = await runGrantd(['serve'], { PORT: 'eighty', GRANTD_RATE_LIMIT: '-1', GRANTD_GRAPH_MEMORY: '5e6', GRANTD_WORKERS: '0' });
+    const failure = await runGrantd(['serve'], {
+      PORT: 'eighty',
+      GRANTD_RATE_LIMIT: '-1',
+      GRANTD_GRAPH_MEMORY: '5e6',
+      GRANTD_WORKERS: '0',
+      GRANTD_METRICS_TOKEN: 'tiny-secret',
+      GRANTD_HEADERS_TIMEOUT: '0',
+      GRANTD_BODY_TIMEOUT: '1.5',
+      GRANTD_KEEP_ALIVE_TIMEOUT: '5s',
+      GRANTD_MAX_CONNECTIONS: '0',
+    });
     expect(failure.code).toBe(1);
     expect(failure.stderr).toMatch(/PORT: PORT must be a port number/);
     expect(failure.stderr).toMatch(/GRANTD_RATE_LIMIT: GRANTD_RATE_LIMIT must be a positive integer/);
     expect(failure.stderr).toMatch(/GRANTD_GRAPH_MEMORY: GRANTD_GRAPH_MEMORY must be a whole number, 0 or more/);
     expect(failure.stderr).toMatch(/GRANTD_WORKERS: GRANTD_WORKERS must be auto or a number of processes from 1 to 999/);
+    expect(failure.stderr).toMatch(/GRANTD_METRICS_TOKEN: GRANTD_METRICS_TOKEN must be 16 to 1024 visible ASCII characters/);
+    expect(failure.stderr).not.toContain('tiny-secret');
+    for (const name of ['GRANTD_HEADERS_TIMEOUT', 'GRANTD_BODY_TIMEOUT', 'GRANTD_KEEP_ALIVE_TIMEOUT']) {
+      expect(failure.stderr).toContain(`${name}: ${name} must be a whole number of seconds from 1 to 99999`);
+    }
+    expect(failure.stderr).toMatch(/GRANTD_MAX_CONNECTIONS: GRANTD_MAX_CONNECTIONS must be a positive integer/);
   });
 });
 

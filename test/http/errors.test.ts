@@ -3,6 +3,7 @@ import pino from 'pino';
 import supertest from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RetryLater } from '../../src/errors.ts';
+import { createApp } from '../../src/http/app.ts';
 import { errorHandler } from '../../src/http/middleware/errors.ts';
 import { newTenant, useApp } from '../helpers.ts';
 
@@ -62,6 +63,20 @@ describe('problems for bad requests', () => {
   ])('answers %s %s with 404 not-found', async (method, path) => {
     const res = await supertest(app)[method.toLowerCase() as 'get'](path).set('Authorization', `Bearer ${key}`);
     expectProblem(res, 404, 'not-found');
+  });
+
+  it('shows at most 1024 characters of a path, in the problem and in the log line, with a marker', async () => {
+    const lines: string[] = [];
+    const logged = createApp({ ...services, logger: pino({ level: 'info' }, { write: (line: string) => lines.push(line) }) });
+    const path = `/${'p'.repeat(15 * 1024)}`;
+    const res = await supertest(logged).get(path);
+    expectProblem(res, 404, 'not-found');
+    const shown = `${path.slice(0, 1024)}...(${path.length - 1024} more characters)`;
+    expect(res.body.detail).toBe(`no route GET ${shown}`);
+    const requestLines = lines.filter((line) => line.includes('"msg":"request"'));
+    expect(requestLines).toHaveLength(1);
+    expect(JSON.parse(requestLines[0]!).path).toBe(shown);
+    expect(requestLines[0]!.length).toBeLessThan(1024 + 300);
   });
 
   it('ignores prototype-pollution keys rather than failing', async () => {

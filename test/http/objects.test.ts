@@ -48,7 +48,7 @@ describe('GET /v1/objects', () => {
     expect(res.body).toEqual({ namespace: 'document', objects: [], next_cursor: null });
   });
 
-  it('refuses a cursor replayed with another subject, relation or namespace, or tampered with', async () => {
+  it('refuses a cursor replayed with another subject, relation or namespace, tampered with, or padded', async () => {
     const first = await list({ namespace: 'document', subject: 'user:alice', relation: 'viewer', limit: 5 });
     const cursor: string = first.body.next_cursor;
     expect(cursor).toEqual(expect.any(String));
@@ -61,6 +61,8 @@ describe('GET /v1/objects', () => {
       { namespace: 'document', subject: 'user:alice', relation: 'viewer', cursor: 'garbage' },
       { namespace: 'document', subject: 'user:alice', relation: 'viewer', cursor: '' },
       { namespace: 'document', subject: 'user:alice', relation: 'viewer', cursor: `${cursor}${'A'.repeat(3000)}` },
+      { namespace: 'document', subject: 'user:alice', relation: 'viewer', cursor: `${cursor}==` },
+      { namespace: 'document', subject: 'user:alice', relation: 'viewer', cursor: `${cursor}  ` },
     ];
     for (const query of variants) {
       const res = await list(query);

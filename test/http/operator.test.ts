@@ -2,8 +2,10 @@ import pino from 'pino';
 import supertest from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../../src/http/app.ts';
+import { DEFAULT_HTTP_OPTIONS } from '../../src/http/options.ts';
 import { createLimits, retryAfterSeconds } from '../../src/rate-limits.ts';
-import { client, newTenant, useApp, useServices } from '../helpers.ts';
+import { createServices } from '../../src/runtime.ts';
+import { client, databaseUrl, newTenant, useApp, useServices } from '../helpers.ts';
 
 describe('GET /metrics', () => {
   const { services, app } = useApp();
@@ -26,6 +28,8 @@ describe('GET /metrics', () => {
     expect(res.text).toMatch(/grantd_check_decisions_total\{allowed="false"\} 1/);
     expect(res.text).toMatch(/grantd_db_pool_connections \d+/);
     expect(res.text).not.toContain('svc_live_');
+    // Nothing names a tenant, a key or what a tenant stores: labels are routes, methods, statuses and decisions.
+    for (const named of [tenant.id, 'key_', 'user:a', 'doc:1']) expect(res.text).not.toContain(named);
   });
 
   it('labels requests by route, never by a path the client made up', async () => {
@@ -34,6 +38,37 @@ describe('GET /metrics', () => {
     const res = await supertest(app).get('/metrics');
     expect(res.text).toMatch(/grantd_http_requests_total\{route="\/healthz",method="GET",status="200"\} 1/);
     expect(res.text).not.toContain('made-up');
+  });
+});
+
+describe('GET /metrics with GRANTD_METRICS_TOKEN', () => {
+  const { services } = useApp();
+  const token = 'metrics-token-0123456789';
+  const guarded = createApp(services, { ...DEFAULT_HTTP_OPTIONS, metricsToken: token });
+
+  it('answers with the token as a bearer credential', async () => {
+    const res = await supertest(guarded).get('/metrics').set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(200);
+    expect(res.text).toMatch(/grantd_http_requests_total/);
+  });
+
+  it('answers 401 unauthenticated with WWW-Authenticate: Bearer without it, with another token, or with an API key', async () => {
+    const tenant = await newTenant(services);
+    const attempts = [undefined, `Bearer ${token}x`, `Bearer ${token.slice(0, -1)}`, `Basic ${token}`, `Bearer ${tenant.adminKey}`];
+    for (const authorization of attempts) {
+      const request = supertest(guarded).get('/metrics');
+      const res = await (authorization ? request.set('Authorization', authorization) : request);
+      expect(res.status, authorization).toBe(401);
+      expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="grantd-metrics"/);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body).toMatchObject({ type: 'unauthenticated', status: 401 });
+      expect(res.text).not.toContain(token);
+    }
+  });
+
+  it('leaves the other unauthenticated endpoints open', async () => {
+    expect((await supertest(guarded).get('/healthz')).status).toBe(200);
+    expect((await supertest(guarded).get('/readyz')).status).toBe(200);
   });
 });
 

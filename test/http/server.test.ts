@@ -2,8 +2,10 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/http/app.ts';
+import { DEFAULT_HTTP_OPTIONS, type HttpOptions } from '../../src/http/options.ts';
 import { createHttpServer } from '../../src/http/server.ts';
-import { DOCUMENT_NAMESPACE, newTenant, useApp } from '../helpers.ts';
+import { DOCUMENT_NAMESPACE, exchange, headerOf, newTenant, useApp } from '../helpers.ts';
 
 const { services, app } = useApp();
 let server: Server;
@@ -63,5 +65,106 @@ describe('the HTTP server', () => {
     const malformed = await rawExchange('NOT HTTP AT ALL\r\n\r\n');
     expect(malformed).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     expect(problemOf(malformed)).toMatchObject({ type: 'invalid-request', status: 400 });
+  });
+});
+
+/** A server of the app with the given options, on a free port of 127.0.0.1, closed after the file's tests. */
+function useServer(options: HttpOptions) {
+  const state = { server: undefined as Server | undefined, port: 0 };
+  beforeAll(async () => {
+    state.server = createHttpServer(createApp(services, options), options);
+    await new Promise<void>((resolve) => state.server!.listen(0, '127.0.0.1', resolve));
+    state.port = (state.server.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    state.server?.closeAllConnections();
+    await new Promise<void>((resolve) => state.server?.close(() => resolve()));
+  });
+  return state;
+}
+
+describe('the HTTP server with short timeouts', () => {
+  const options = { ...DEFAULT_HTTP_OPTIONS, headersTimeoutMs: 1_000, bodyTimeoutMs: 1_000, keepAliveTimeoutMs: 1_000 };
+  const bounded = useServer(options);
+  let key: string;
+  beforeAll(async () => {
+    key = (await newTenant(services)).adminKey;
+  });
+
+  it("sets Node's timeouts from its options: the whole request may take the headers' and the body's time", () => {
+    expect(bounded.server!.headersTimeout).toBe(1_000);
+    expect(bounded.server!.requestTimeout).toBe(2_000);
+    expect(bounded.server!.keepAliveTimeout).toBe(1_000);
+  });
+
+  it('answers a body that does not arrive in time with 400 invalid-request, then closes the connection', async () => {
+    const body = JSON.stringify({ name: 'slow' });
+    const { closed } = exchange(
+      bounded.port,
+      `POST /v1/namespaces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+    );
+    const { answer, afterMs } = await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(headerOf(answer, 'Content-Type')).toMatch(/^application\/problem\+json/);
+    expect(headerOf(answer, 'Connection')).toBe('close');
+    expect(headerOf(answer, 'X-Request-Id')).toEqual(expect.any(String));
+    expect(problemOf(answer)).toMatchObject({ type: 'invalid-request', status: 400, detail: 'the body did not arrive within 1 s' });
+    expect(afterMs).toBeGreaterThanOrEqual(options.bodyTimeoutMs - 50);
+    // Nothing was written: the namespace does not exist.
+    const namespaces = await supertest(bounded.server!).get('/v1/namespaces').set('Authorization', `Bearer ${key}`);
+    expect(namespaces.body.namespaces.map((n: { name: string }) => n.name)).not.toContain('slow');
+  });
+
+  it('answers headers that do not arrive in time with 400 invalid-request, then closes the connection', async () => {
+    const { closed } = exchange(bounded.port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+    const { answer, afterMs } = await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(problemOf(answer)).toMatchObject({
+      type: 'invalid-request',
+      status: 400,
+      detail: 'the request did not arrive in time: its headers within 1 s, its body within 1 s more',
+    });
+    expect(afterMs).toBeGreaterThanOrEqual(options.headersTimeoutMs - 50);
+  });
+
+  it('does not hold the connection of a late body no route reads (answered 401 first)', async () => {
+    const { closed } = exchange(bounded.port, 'POST /v1/namespaces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+    const { answer, afterMs } = await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n/);
+    expect(afterMs).toBeLessThan(20_000);
+  });
+
+  it('closes a connection left idle between requests after the keep-alive timeout, and says so', async () => {
+    const { closed } = exchange(bounded.port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    const { answer, afterMs } = await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(headerOf(answer, 'Keep-Alive')).toBe('timeout=1');
+    expect(afterMs).toBeGreaterThanOrEqual(options.keepAliveTimeoutMs - 50);
+  });
+});
+
+describe('the HTTP server at its connection cap', () => {
+  const capped = useServer({ ...DEFAULT_HTTP_OPTIONS, maxConnections: 2 });
+
+  const openConnections = () => new Promise<number>((resolve, reject) => capped.server!.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+
+  it('closes connections past the cap at once, counts them as dropped, and serves again once one closes', async () => {
+    const dropped: unknown[] = [];
+    capped.server!.on('drop', (data) => dropped.push(data));
+    services.metrics.countDrops(capped.server!);
+    const held = [exchange(capped.port, 'GET /healthz HTTP/1.1\r\n'), exchange(capped.port, 'GET /healthz HTTP/1.1\r\n')];
+    await expect.poll(openConnections).toBe(2);
+
+    const refused = await exchange(capped.port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n').closed;
+    expect(refused.answer).toBe('');
+    expect(dropped).toHaveLength(1);
+    expect(await services.metrics.exposition()).toMatch(/^grantd_http_connections_dropped_total 1$/m);
+
+    held[0]!.socket.destroy();
+    await held[0]!.closed;
+    await expect.poll(openConnections).toBe(1);
+    expect((await supertest(capped.server!).get('/healthz')).status).toBe(200);
+    held[1]!.socket.destroy();
   });
 });

@@ -59,11 +59,27 @@ describe('GET /docs', () => {
     expect(init.text).toContain('validatorUrl: null');
   });
 
-  it('serves nothing else of swagger-ui-dist', async () => {
-    for (const path of ['/docs/package.json', '/docs/index.js', '/docs/nothing.js', '/docs/oauth2-redirect.html']) {
+  it('serves nothing else of swagger-ui-dist, however the path is spelled', async () => {
+    const paths = [
+      '/docs/package.json',
+      '/docs/index.js',
+      '/docs/nothing.js',
+      '/docs/oauth2-redirect.html',
+      '/docs//package.json',
+      '/docs/./package.json',
+      '/docs/%2e/package.json',
+      '/docs/x/../package.json',
+      // Swagger UI's own index page and initializer, which open the Petstore example.
+      '/docs/./index.html',
+      '/docs//index.html',
+      '/docs//swagger-initializer.js',
+      '/docs/./swagger-ui.css',
+    ];
+    for (const path of paths) {
       const res = await supertest(app).get(path);
       expect(res.status, path).toBe(404);
-      expect(res.body.type).toBe('not-found');
+      expect(res.headers['content-type'], path).toMatch(/^application\/problem\+json/);
+      expect(res.body.type, path).toBe('not-found');
     }
   });
 });

@@ -8,7 +8,7 @@ import { clientAddress } from '../client-address.ts';
 import { sendProblem } from '../problem.ts';
 import { sendRateLimited } from './rate-limit.ts';
 
-const BEARER = /^Bearer +([^\s]+) *$/i;
+export const BEARER = /^Bearer +([^\s]+) *$/i;
 
 /**
  * Authentication in two steps around the reading of the body. `authenticate` resolves the bearer

@@ -1,5 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { isAppRouteNoBody, type AppRoute } from '@ts-rest/core';
+import { inSeconds } from '../options.ts';
 import { sendProblem } from '../problem.ts';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -11,14 +12,26 @@ const hasBody = (req: Request): boolean =>
 
 /**
  * Parses the JSON body of routes that take one, after authentication: a body that is not JSON is
- * 415, one over 1 MiB is 413 (raised by the parser), malformed JSON is 400.
+ * 415, one over 1 MiB is 413 (raised by the parser), malformed JSON is 400, and one that has not
+ * all arrived within `timeoutMs` is 400 and closes the connection, so that a client sending slowly
+ * holds neither the request nor its connection past that.
  */
-export function jsonBody(req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction): void {
-  const route = req.tsRestRoute;
-  const takesBody = route.method !== 'GET' && 'body' in route && !isAppRouteNoBody(route.body);
-  if (!takesBody || !hasBody(req)) return next();
-  if (!req.is(['application/json', 'application/*+json'])) {
-    return sendProblem(res, 'unsupported-media-type', 'send the body as application/json');
-  }
-  parseJson(req, res, next);
+export function jsonBody(timeoutMs: number) {
+  return (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction): void => {
+    const route = req.tsRestRoute;
+    const takesBody = route.method !== 'GET' && 'body' in route && !isAppRouteNoBody(route.body);
+    if (!takesBody || !hasBody(req)) return next();
+    if (!req.is(['application/json', 'application/*+json'])) {
+      return sendProblem(res, 'unsupported-media-type', 'send the body as application/json');
+    }
+    const deadline = setTimeout(() => {
+      res.setHeader('Connection', 'close');
+      sendProblem(res, 'invalid-request', `the body did not arrive within ${inSeconds(timeoutMs)}`);
+    }, timeoutMs);
+    parseJson(req, res, (error?: unknown) => {
+      clearTimeout(deadline);
+      // Past the deadline the answer is sent; the parser then ends with the closed connection.
+      if (!res.headersSent) next(error);
+    });
+  };
 }

@@ -7,6 +7,7 @@ import { DomainError, RetryLater } from '../../errors.ts';
 import { CANCELLED } from '../../store/graph-statements.ts';
 import { isWriteConflict, sqlStateOf } from '../../store/transaction.ts';
 import { sendProblem } from '../problem.ts';
+import { shownPath } from '../shown-path.ts';
 
 /** Fields whose malformed value has its own problem type (API.md). */
 const REF_FIELDS = new Map<unknown, ProblemType>([
@@ -117,5 +118,5 @@ const describe = (error: unknown) => {
 };
 
 export function notFound(req: Request, res: Response): void {
-  sendProblem(res, 'not-found', `no route ${req.method} ${req.path.slice(0, 200)}`);
+  sendProblem(res, 'not-found', `no route ${req.method} ${shownPath(req.path)}`);
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { shownPath } from '../shown-path.ts';
 
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -17,7 +18,7 @@ export function requestLog(logger: Logger) {
         {
           reqId: req.id,
           method: req.method,
-          path: req.path,
+          path: shownPath(req.path),
           status: res.statusCode,
           ms: Number(process.hrtime.bigint() - started) / 1e6,
           key: req.principal?.keyId,

@@ -1,0 +1,29 @@
+import { loadConfig, type Config } from '../config.ts';
+
+/** How the HTTP edge bounds and guards itself, from the GRANTD_* settings (README, "Operating it"). */
+export interface HttpOptions {
+  /** The request line and headers must arrive within this (Node's headersTimeout). */
+  headersTimeoutMs: number;
+  /** Then a body the API reads must arrive within this; Node's requestTimeout is the two together. */
+  bodyTimeoutMs: number;
+  /** An idle connection between requests is closed after this (Node's keepAliveTimeout). */
+  keepAliveTimeoutMs: number;
+  /** Connections one process holds open at most; further ones are closed at once. */
+  maxConnections: number;
+  /** When set, GET /metrics needs `Authorization: Bearer <this token>`. */
+  metricsToken: string | undefined;
+}
+
+export const httpOptions = (config: Config): HttpOptions => ({
+  headersTimeoutMs: config.GRANTD_HEADERS_TIMEOUT * 1000,
+  bodyTimeoutMs: config.GRANTD_BODY_TIMEOUT * 1000,
+  keepAliveTimeoutMs: config.GRANTD_KEEP_ALIVE_TIMEOUT * 1000,
+  maxConnections: config.GRANTD_MAX_CONNECTIONS,
+  metricsToken: config.GRANTD_METRICS_TOKEN,
+});
+
+/** The options of an environment that sets none of them. */
+export const DEFAULT_HTTP_OPTIONS: HttpOptions = httpOptions(loadConfig({}));
+
+/** A duration as problems tell it: "20 s", "0.5 s". */
+export const inSeconds = (ms: number): string => `${ms / 1000} s`;

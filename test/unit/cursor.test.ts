@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { decodeCursor, encodeCursor } from '../../src/http/cursor.ts';
+import { DomainError } from '../../src/errors.ts';
+
+const key = randomBytes(32);
+const query = { namespace: 'document', subject: 'user:alice' };
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+const cursor = encodeCursor(key, query, ['q3', 'viewer']);
+
+const refusal = (given: string) => {
+  try {
+    decodeCursor(key, query, given);
+  } catch (error) {
+    return error instanceof DomainError ? error.type : error;
+  }
+  return 'accepted';
+};
+
+describe('cursors', () => {
+  it('read back the position they were issued with', () => {
+    expect(cursor).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/);
+    expect(decodeCursor(key, query, cursor)).toEqual(['q3', 'viewer']);
+  });
+
+  it('are refused unless exactly as issued: no padding, whitespace, other alphabet or unused bits', () => {
+    const [payload, signature] = cursor.split('.') as [string, string];
+    // The last of 22 characters carries 4 bits of the digest and 2 unused ones; flipping one decodes to the same bytes.
+    const sameBytes = BASE64URL[BASE64URL.indexOf(signature.at(-1)!) ^ 1];
+    const variants = [
+      `${cursor}==`,
+      `${cursor}=`,
+      `${cursor} `,
+      ` ${cursor}`,
+      `${payload}.${signature.slice(0, 11)} ${signature.slice(11)}`,
+      `${payload}.${signature.replaceAll('-', '+').replaceAll('_', '/')}${/[-_]/.test(signature) ? '' : '+'}`,
+      `${payload}.${signature.slice(0, -1)}${sameBytes}`,
+      `${payload}.${signature}.`,
+      `${payload}=.${signature}`,
+    ];
+    expect(Buffer.from(variants[6]!.split('.')[1]!, 'base64url')).toEqual(Buffer.from(signature, 'base64url'));
+    for (const variant of variants) expect(refusal(variant), JSON.stringify(variant)).toBe('invalid-cursor');
+  });
+});
