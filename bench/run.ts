@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cerbosAllowed, cerbosPolicy, cerbosRequest } from './cerbos.ts';
 import { checkMix, Dataset, labelled, WIDE_DOCUMENTS, WIDE_MEMBERS, type LabelledCheck, type SizeName, type Triple } from './dataset.ts';
-import { Api, grantdAnswers, loadGrantd, objectsPath, pool, walkListing } from './load.ts';
+import { Api, grantdAnswers, holdInMemory, loadGrantd, objectsPath, pool, walkListing } from './load.ts';
 import { openLoopInChild } from './open-loop.ts';
 import { cannon, fmt, measure, walkFor, type LoadSpec, type RunStats } from './scenarios.ts';
 import { vacuumDatabase, children, createDatabase, dropDatabase, ensureBuilt, ensurePeer, snapshotGrantd, startCerbos, startExpress, startGrantd, type Server } from './servers.ts';
@@ -156,26 +156,11 @@ const graphLoads: number[] = [];
 /** Grants and agents one grantd process holds once it has loaded the tenant (known after the load). */
 let heldPerProcess = 0;
 
-/**
- * Sends checks, each over a connection of its own so that every worker gets some, until every
- * worker holds the tenant's grants in memory (the grantd_graph_memory_grants gauge, which adds the
- * workers up, reaches workers x heldPerProcess): the scenarios measure the steady state, and the
- * load time is reported apart. Until then PostgreSQL answers (a cold node is slower, not wrong).
- */
+/** Waits until every worker of a fresh grantd holds the tenant's grants (see holdInMemory); the time it took goes to the notes. */
 async function graphLoaded(api: Api): Promise<void> {
-  const started = performance.now();
-  const { subject, relation, object } = mix[0]!;
-  while (performance.now() - started < 300_000) {
-    await Promise.all(Array.from({ length: workers }, () => api.call('POST', '/v1/check', { subject, relation, object }, { fresh: true })));
-    const metrics = await (await fetch(`${api.url}/metrics`)).text();
-    const held = /^grantd_graph_memory_grants (\d+)/m.exec(metrics);
-    if (held && Number(held[1]) >= workers * heldPerProcess) {
-      graphLoads.push((performance.now() - started) / 1000);
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  log('grants in memory: not loaded within 300 s; measuring anyway');
+  const seconds = await holdInMemory([{ api, check: mix[0]! }], workers, heldPerProcess);
+  if (seconds === null) log('grants in memory: not loaded within 300 s; measuring anyway');
+  else graphLoads.push(seconds);
 }
 
 /**
