@@ -1,6 +1,6 @@
 /**
  * grantd benchmark: `npm run bench -- [--quick] [--dataset S|L] [--out file] [--seed n]
- * [--no-spicedb] [--no-cerbos] [--spicedb-procs n] [--workers n|auto]`. See bench/README.md. Progress goes to stderr,
+ * [--no-spicedb] [--no-cerbos] [--spicedb-procs n] [--workers n|auto] [--only scenario,...]`. See bench/README.md. Progress goes to stderr,
  * the table to stdout, the results to the --out JSON file (default bench-results.json).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,6 +25,7 @@ const { values: args } = parseArgs({
     'no-cerbos': { type: 'boolean', default: false },
     'spicedb-procs': { type: 'string' },
     workers: { type: 'string', default: 'auto' },
+    only: { type: 'string' },
   },
 });
 const size = (args.quick ? 'S' : args.dataset!.toUpperCase()) as SizeName;
@@ -36,6 +37,14 @@ if (!Number.isInteger(workers) || workers < 1) throw new Error('--workers must b
 const plan = args.quick ? { warmupS: 2, durationS: 5, runs: 3 } : { warmupS: 5, durationS: 20, runs: 3 };
 const SCENARIOS = ['check', 'check_fixed_rate', 'check_bulk_100', 'objects_first_page', 'objects_walk', 'objects_page_1m', 'grant_batch_write'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
+const isScenario = (name: string): name is ScenarioName => (SCENARIOS as readonly string[]).includes(name);
+/** --only a,b: the scenarios to run (the load and the comparisons run whenever one needs the dataset); all by default. */
+const selected = new Set<ScenarioName>(
+  args.only?.split(',').map((name) => {
+    if (!isScenario(name)) throw new Error(`--only: no scenario ${name} (scenarios: ${SCENARIOS.join(', ')})`);
+    return name;
+  }) ?? SCENARIOS,
+);
 
 const t0 = performance.now();
 const log = (line: string) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${line}\n`);
@@ -193,9 +202,20 @@ async function main(): Promise<void> {
   if (buildNote) notes.push(buildNote);
   snapshot = snapshotGrantd();
   grantdVersion = snapshot.version;
+  const database = await createDatabase();
+  databaseName = database.name;
+  log(`created database ${database.name}`);
+  const { key, deepCursors } = await loadAndCompare(database.url);
+  await datasetScenarios(database.url, key, deepCursors);
+}
 
+/**
+ * Loads the dataset through a first grantd process (which bootstraps the admin key), collects its
+ * answers and compares them with the reference model and SpiceDB; returns the admin key and the
+ * cursors deep in group:all's listing (L only).
+ */
+async function loadAndCompare(databaseUrl: string): Promise<{ key: string; deepCursors: string[] }> {
   spiceError ??= ensurePeer('spicedb', log);
-  cerbosError ??= ensurePeer('cerbos', log);
 
   // SpiceDB works on its own copy of the dataset in a child process; it overlaps the grantd load
   // (not a reported figure) and must end before any measured scenario starts.
@@ -210,12 +230,8 @@ async function main(): Promise<void> {
     });
   }
 
-  const database = await createDatabase();
-  databaseName = database.name;
-  log(`created database ${database.name}`);
-
   // First grantd process: bootstrap (admin key), load, answers for the comparisons, deep cursors.
-  const first = await startGrantd(snapshot.dir, database.url, workers);
+  const first = await startGrantd(snapshot!.dir, databaseUrl, workers);
   if (!first.adminKey) throw new Error(`grantd printed no admin key:\n${first.proc.output()}`);
   const key = first.adminKey;
   let grantdChecks: Awaited<ReturnType<typeof grantdAnswers>>;
@@ -228,7 +244,7 @@ async function main(): Promise<void> {
     const loaded = await loadGrantd(api, ds, log);
     heldPerProcess = loaded.grants + ds.sizes.agents;
     note(`grantd load: ${loaded.grants} grants + ${ds.sizes.agents} agents in ${loaded.seconds.toFixed(1)} s (${Math.round(loaded.grants / loaded.seconds)} grants/s, batches of 1000, 4 in flight${spiceError ? '' : ', SpiceDB loading at the same time'})`);
-    const autovacuum = await vacuumDatabase(database.url);
+    const autovacuum = await vacuumDatabase(databaseUrl);
     note(`ran VACUUM ANALYZE once after the load, as autovacuum would (autovacuum is ${autovacuum} on this PostgreSQL)`);
     log(`collecting grantd's answers: ${mix.length + spiceChecks.length} checks, one by one and in bulk`);
     grantdChecks = await grantdAnswers(api, mix);
@@ -314,114 +330,135 @@ async function main(): Promise<void> {
     peers.spicedb = { error: spiceError };
   }
 
-  // ---------------------------------------------------------------- scenarios, each on a fresh grantd
+  return { key, deepCursors };
+}
+
+/** The scenarios over the loaded dataset, those selected, each on a fresh grantd. */
+async function datasetScenarios(databaseUrl: string, key: string, deepCursors: string[]): Promise<void> {
   const checkSpec: LoadSpec = { method: 'POST', paths: ['/v1/check'], bodies: checkBodies, connections: 64 };
   const headersFor = (api: Api) => api.headers();
   /** What grantd is sent, sent to the bare Express app too (it reads none of it). */
-  const grantdHeaders = new Api(first.url, key).headers();
+  const grantdHeaders = new Api('', key).headers();
   const run = (label: string, server: { url: string }, headers: Record<string, string>, spec: LoadSpec) =>
     measure(label, log, plan, (d) => cannon(server.url, headers, spec, d));
 
-  log('scenario check (grantd, then express, then cerbos)');
-  record('check', (await withGrantd(database.url, key, (api) => run('check grantd', api, headersFor(api), checkSpec))).median);
-  try {
-    express = (await withExpress((ex) => run('check express', ex, grantdHeaders, checkSpec))).median;
-    expressListen = (await withExpress((ex) => run('check express (app.listen)', ex, grantdHeaders, checkSpec), 'listen')).median;
-  } catch (error) {
-    expressError = error instanceof Error ? error.message.split('\n').slice(0, 4).join(' | ') : String(error);
-  }
-  if (!cerbosError) {
+  if (selected.has('check')) {
+    cerbosError ??= ensurePeer('cerbos', log);
+    log('scenario check (grantd, then express, then cerbos)');
+    record('check', (await withGrantd(databaseUrl, key, (api) => run('check grantd', api, headersFor(api), checkSpec))).median);
     try {
-      const cb = await startCerbos(join(workDir, 'cerbos'), { 'document.yaml': cerbosPolicy() });
-      try {
-        let wrong = 0;
-        await pool(mix.keys(), 16, async (i) => {
-          const res = await fetch(`${cb.url}/api/check/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: cerbosRequest(ds, mix[i]!, i) });
-          if (!res.ok) throw new Error(`cerbos answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
-          if (cerbosAllowed(await res.json(), mix[i]!.relation) !== mix[i]!.expected) wrong++;
-        });
-        log(`cerbos vs reference model on the check mix: ${wrong} disagreements`);
-        const cerbosBodies = loadChecks.map((c, i) => cerbosRequest(ds, c, i));
-        cerbos = (await run('check cerbos', cb, { 'content-type': 'application/json' }, { ...checkSpec, paths: ['/api/check/resources'], bodies: cerbosBodies })).median;
-        peers.cerbos = { check: cerbos, model_mismatches: wrong };
-      } finally {
-        await cb.proc.stop();
-      }
+      express = (await withExpress((ex) => run('check express', ex, grantdHeaders, checkSpec))).median;
+      expressListen = (await withExpress((ex) => run('check express (app.listen)', ex, grantdHeaders, checkSpec), 'listen')).median;
     } catch (error) {
-      cerbosError = error instanceof Error ? error.message.split('\n').slice(0, 4).join(' | ') : String(error);
+      expressError = error instanceof Error ? error.message.split('\n').slice(0, 4).join(' | ') : String(error);
+    }
+    if (!cerbosError) {
+      try {
+        const cb = await startCerbos(join(workDir, 'cerbos'), { 'document.yaml': cerbosPolicy() });
+        try {
+          let wrong = 0;
+          await pool(mix.keys(), 16, async (i) => {
+            const res = await fetch(`${cb.url}/api/check/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: cerbosRequest(ds, mix[i]!, i) });
+            if (!res.ok) throw new Error(`cerbos answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+            if (cerbosAllowed(await res.json(), mix[i]!.relation) !== mix[i]!.expected) wrong++;
+          });
+          log(`cerbos vs reference model on the check mix: ${wrong} disagreements`);
+          const cerbosBodies = loadChecks.map((c, i) => cerbosRequest(ds, c, i));
+          cerbos = (await run('check cerbos', cb, { 'content-type': 'application/json' }, { ...checkSpec, paths: ['/api/check/resources'], bodies: cerbosBodies })).median;
+          peers.cerbos = { check: cerbos, model_mismatches: wrong };
+        } finally {
+          await cb.proc.stop();
+        }
+      } catch (error) {
+        cerbosError = error instanceof Error ? error.message.split('\n').slice(0, 4).join(' | ') : String(error);
+      }
+    }
+    if (cerbosError) peers.cerbos = { error: cerbosError };
+    peers.express = express ? { check: express, check_on_app_listen: expressListen } : { error: expressError };
+    const check = rows.get('check')!;
+    check.vs_express = express && express.rps > 0 ? (check.rps ?? 0) / express.rps : null;
+    check.vs_cerbos = cerbos && cerbos.rps > 0 ? (check.rps ?? 0) / cerbos.rps : null;
+  }
+
+  if (selected.has('check_fixed_rate')) {
+    log('scenario check_fixed_rate');
+    const bodiesFile = join(workDir, 'check-bodies.json');
+    writeFileSync(bodiesFile, JSON.stringify(checkBodies));
+    const fixedRate = (label: string, url: string, headers: Record<string, string>) =>
+      measure(label, log, plan, (durationS) => openLoopInChild({ url, path: '/v1/check', headers, bodiesFile, rate: 1000, durationS }));
+    const fixed = (await withGrantd(databaseUrl, key, (api) => fixedRate('check_fixed_rate grantd', api.url, headersFor(api)))).median;
+    // The same load against the bare Express app: the floor of the load generator and of Node's HTTP layer.
+    peers.express_fixed_rate = (await withExpress((ex) => fixedRate('check_fixed_rate express', ex.url, grantdHeaders))).median;
+    const floor = peers.express_fixed_rate as RunStats;
+    record(
+      'check_fixed_rate',
+      fixed,
+      `offered 1,000/s open loop (one request due every millisecond, sent on any free connection without waiting for answers; generator in its own process); achieved ${fixed.rps.toFixed(0)}/s; the same load on bare Express: p50 ${fmt(floor.p50_ms)} p99 ${fmt(floor.p99_ms)} ms`,
+    );
+  }
+
+  if (selected.has('check_bulk_100')) {
+    log('scenario check_bulk_100 (grantd, then express)');
+    const bulkSpec: LoadSpec = { method: 'POST', paths: ['/v1/check/bulk'], bodies: bulkBodies, connections: 64 };
+    record('check_bulk_100', (await withGrantd(databaseUrl, key, (api) => run('check_bulk_100', api, headersFor(api), bulkSpec))).median, 'rps = bulk requests/s of 100 checks each, 64 connections');
+    try {
+      expressBulk = (await withExpress((ex) => run('check_bulk_100 express', ex, grantdHeaders, bulkSpec))).median;
+      peers.express_bulk = expressBulk;
+      const bulk = rows.get('check_bulk_100')!;
+      bulk.vs_express = expressBulk.rps > 0 ? (bulk.rps ?? 0) / expressBulk.rps : null;
+    } catch (error) {
+      log(`express bulk: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
     }
   }
-  if (cerbosError) peers.cerbos = { error: cerbosError };
-  peers.express = express ? { check: express, check_on_app_listen: expressListen } : { error: expressError };
-  const check = rows.get('check')!;
-  check.vs_express = express && express.rps > 0 ? (check.rps ?? 0) / express.rps : null;
-  check.vs_cerbos = cerbos && cerbos.rps > 0 ? (check.rps ?? 0) / cerbos.rps : null;
 
-  log('scenario check_fixed_rate');
-  const bodiesFile = join(workDir, 'check-bodies.json');
-  writeFileSync(bodiesFile, JSON.stringify(checkBodies));
-  const fixedRate = (label: string, url: string, headers: Record<string, string>) =>
-    measure(label, log, plan, (durationS) => openLoopInChild({ url, path: '/v1/check', headers, bodiesFile, rate: 1000, durationS }));
-  const fixed = (await withGrantd(database.url, key, (api) => fixedRate('check_fixed_rate grantd', api.url, headersFor(api)))).median;
-  // The same load against the bare Express app: the floor of the load generator and of Node's HTTP layer.
-  peers.express_fixed_rate = (await withExpress((ex) => fixedRate('check_fixed_rate express', ex.url, grantdHeaders))).median;
-  const floor = peers.express_fixed_rate as RunStats;
-  record(
-    'check_fixed_rate',
-    fixed,
-    `offered 1,000/s open loop (one request due every millisecond, sent on any free connection without waiting for answers; generator in its own process); achieved ${fixed.rps.toFixed(0)}/s; the same load on bare Express: p50 ${fmt(floor.p50_ms)} p99 ${fmt(floor.p99_ms)} ms`,
-  );
-
-  log('scenario check_bulk_100 (grantd, then express)');
-  const bulkSpec: LoadSpec = { method: 'POST', paths: ['/v1/check/bulk'], bodies: bulkBodies, connections: 64 };
-  record('check_bulk_100', (await withGrantd(database.url, key, (api) => run('check_bulk_100', api, headersFor(api), bulkSpec))).median, 'rps = bulk requests/s of 100 checks each, 64 connections');
-  try {
-    expressBulk = (await withExpress((ex) => run('check_bulk_100 express', ex, grantdHeaders, bulkSpec))).median;
-    peers.express_bulk = expressBulk;
-    const bulk = rows.get('check_bulk_100')!;
-    bulk.vs_express = expressBulk.rps > 0 ? (bulk.rps ?? 0) / expressBulk.rps : null;
-  } catch (error) {
-    log(`express bulk: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+  if (selected.has('check') || selected.has('check_bulk_100')) {
+    const repeat = (poolSize: number, rps: number | null | undefined) => (rps ? `${(poolSize / rps).toFixed(1)} s` : '-');
+    note(
+      `load pools: ${checkBodies.length} distinct checks (check, check_fixed_rate, express, cerbos) and ${bulkBodies.length} distinct bulks of 100; ` +
+        `at the measured rates a check comes back after ${repeat(checkBodies.length, rows.get('check')?.rps)} (check) and a bulk after ${repeat(bulkBodies.length, rows.get('check_bulk_100')?.rps)}, against the 500 ms for which grantd caches the answers PostgreSQL gives`,
+    );
   }
 
-  const repeat = (poolSize: number, rps: number | null | undefined) => (rps ? `${(poolSize / rps).toFixed(1)} s` : '-');
-  note(
-    `load pools: ${checkBodies.length} distinct checks (check, check_fixed_rate, express, cerbos) and ${bulkBodies.length} distinct bulks of 100; ` +
-      `at the measured rates a check comes back after ${repeat(checkBodies.length, rows.get('check')?.rps)} (check) and a bulk after ${repeat(bulkBodies.length, rows.get('check_bulk_100')?.rps)}, against the 500 ms for which grantd caches the answers PostgreSQL gives`,
-  );
-
-  log('scenario objects_first_page');
   const objectsSpec = (paths: string[]): LoadSpec => ({ method: 'GET', paths, connections: 8, timeoutS: 60 });
-  record('objects_first_page', (await withGrantd(database.url, key, (api) => run('objects_first_page', api, headersFor(api), objectsSpec(WIDE_USERS.map((s) => objectsPath(s, 'viewer', 100)))))).median, `first page of 100 for ${wideReach}, 8 connections`);
-
-  log('scenario objects_walk');
-  let perWalk = { objects: 0, pages: 0 };
-  const walked = (await withGrantd(database.url, key, (api) =>
-    measure('objects_walk', log, plan, async (d) => {
-      const r = await walkFor(api, WIDE_USERS, 1000, d);
-      perWalk = { objects: Math.round(r.objectsPerWalk), pages: Math.round(r.pagesPerWalk) };
-      return r;
-    }),
-  )).median;
-  record('objects_walk', walked, `rps = objects/s walking whole listings of the ${wideReach} (${perWalk.objects} objects in ${perWalk.pages} pages of up to 1000 per walk, one client, one page after another; one walk takes ${walked.rps > 0 ? (perWalk.objects / walked.rps).toFixed(2) : '-'} s); p* = per page`);
-
-  if (ds.sizes.allGroup && deepCursors.length > 0) {
-    log('scenario objects_page_1m');
-    record('objects_page_1m', (await withGrantd(database.url, key, (api) => run('objects_page_1m', api, headersFor(api), objectsSpec(deepCursors.map((c) => objectsPath('group:all', 'viewer', 100, c)))))).median, 'a page of 100 deep in the listing of group:all (1,000,000 documents), 8 connections');
-  } else {
-    record('objects_page_1m', null, ds.sizes.allGroup ? 'no deep cursor could be obtained (see notes)' : 'size L only');
+  if (selected.has('objects_first_page')) {
+    log('scenario objects_first_page');
+    record('objects_first_page', (await withGrantd(databaseUrl, key, (api) => run('objects_first_page', api, headersFor(api), objectsSpec(WIDE_USERS.map((s) => objectsPath(s, 'viewer', 100)))))).median, `first page of 100 for ${wideReach}, 8 connections`);
   }
 
-  log('scenario grant_batch_write');
-  let writeOffset = 0;
-  const written = (await withGrantd(database.url, key, (api) =>
-    measure('grant_batch_write', log, plan, (d) => {
-      const offset = writeOffset;
-      writeOffset += 1_000_000;
-      return cannon(api.url, headersFor(api), { method: 'POST', paths: ['/v1/grants/batch'], bodies: (i) => writeBody(offset + i), connections: 8 }, d);
-    }),
-  )).median;
-  record('grant_batch_write', written, `rps = batch calls/s of ${WRITE_BATCH} new grants each (${Math.round(written.rps * WRITE_BATCH)} grants/s), 8 connections`);
+  if (selected.has('objects_walk')) {
+    log('scenario objects_walk');
+    let perWalk = { objects: 0, pages: 0 };
+    const walked = (await withGrantd(databaseUrl, key, (api) =>
+      measure('objects_walk', log, plan, async (d) => {
+        const r = await walkFor(api, WIDE_USERS, 1000, d);
+        perWalk = { objects: Math.round(r.objectsPerWalk), pages: Math.round(r.pagesPerWalk) };
+        return r;
+      }),
+    )).median;
+    record('objects_walk', walked, `rps = objects/s walking whole listings of the ${wideReach} (${perWalk.objects} objects in ${perWalk.pages} pages of up to 1000 per walk, one client, one page after another; one walk takes ${walked.rps > 0 ? (perWalk.objects / walked.rps).toFixed(2) : '-'} s); p* = per page`);
+  }
+
+  if (selected.has('objects_page_1m')) {
+    if (ds.sizes.allGroup && deepCursors.length > 0) {
+      log('scenario objects_page_1m');
+      record('objects_page_1m', (await withGrantd(databaseUrl, key, (api) => run('objects_page_1m', api, headersFor(api), objectsSpec(deepCursors.map((c) => objectsPath('group:all', 'viewer', 100, c)))))).median, 'a page of 100 deep in the listing of group:all (1,000,000 documents), 8 connections');
+    } else {
+      record('objects_page_1m', null, ds.sizes.allGroup ? 'no deep cursor could be obtained (see notes)' : 'size L only');
+    }
+  }
+
+  if (selected.has('grant_batch_write')) {
+    log('scenario grant_batch_write');
+    let writeOffset = 0;
+    const written = (await withGrantd(databaseUrl, key, (api) =>
+      measure('grant_batch_write', log, plan, (d) => {
+        const offset = writeOffset;
+        writeOffset += 1_000_000;
+        return cannon(api.url, headersFor(api), { method: 'POST', paths: ['/v1/grants/batch'], bodies: (i) => writeBody(offset + i), connections: 8 }, d);
+      }),
+    )).median;
+    record('grant_batch_write', written, `rps = batch calls/s of ${WRITE_BATCH} new grants each (${Math.round(written.rps * WRITE_BATCH)} grants/s), 8 connections`);
+  }
   if (graphLoads.length > 0) {
     const sorted = [...graphLoads].sort((a, b) => a - b);
     note(
