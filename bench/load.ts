@@ -24,6 +24,11 @@ export class Api {
     return (text ? JSON.parse(text) : null) as T;
   }
 
+  /** The answer's status, whatever it is: for requests a server may refuse (the caller decides what a refusal means). */
+  async status(method: string, path: string, body?: unknown): Promise<number> {
+    return (await this.overPool(method, path, body === undefined ? undefined : JSON.stringify(body))).status;
+  }
+
   private async overPool(method: string, path: string, payload: string | undefined): Promise<{ status: number; text: string }> {
     const res = await fetch(this.url + path, { method, headers: this.headers(), body: payload, signal: AbortSignal.timeout(120_000) });
     return { status: res.status, text: await res.text() };
