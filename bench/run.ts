@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { cerbosAllowed, cerbosPolicy, cerbosRequest } from './cerbos.ts';
 import { checkMix, Dataset, labelled, WIDE_DOCUMENTS, WIDE_MEMBERS, type LabelledCheck, type SizeName, type Triple } from './dataset.ts';
 import { Api, grantdAnswers, holdInMemory, loadGrantd, objectsPath, pool, walkListing } from './load.ts';
+import { noisyNeighbour, type NoisyOutcome } from './noisy.ts';
 import { openLoopInChild } from './open-loop.ts';
 import { cannon, fmt, measure, walkFor, type LoadSpec, type RunStats } from './scenarios.ts';
 import { vacuumDatabase, children, createDatabase, dropDatabase, ensureBuilt, ensurePeer, snapshotGrantd, startCerbos, startExpress, startGrantd, type Server } from './servers.ts';
@@ -35,7 +36,7 @@ const seed = Number(args.seed);
 const workers = args.workers === 'auto' ? availableParallelism() : Number(args.workers);
 if (!Number.isInteger(workers) || workers < 1) throw new Error('--workers must be auto or a positive integer');
 const plan = args.quick ? { warmupS: 2, durationS: 5, runs: 3 } : { warmupS: 5, durationS: 20, runs: 3 };
-const SCENARIOS = ['check', 'check_fixed_rate', 'check_bulk_100', 'objects_first_page', 'objects_walk', 'objects_page_1m', 'grant_batch_write'] as const;
+const SCENARIOS = ['check', 'check_fixed_rate', 'check_bulk_100', 'objects_first_page', 'objects_walk', 'objects_page_1m', 'grant_batch_write', 'noisy_neighbour'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 const isScenario = (name: string): name is ScenarioName => (SCENARIOS as readonly string[]).includes(name);
 /** --only a,b: the scenarios to run (the load and the comparisons run whenever one needs the dataset); all by default. */
@@ -129,6 +130,7 @@ let spice: SpiceResult | null = null;
 let spiceError: string | null = args['no-spicedb'] ? 'disabled by --no-spicedb' : null;
 const mismatches: string[] = [];
 let spiceMismatches: number | null = null;
+let noisy: NoisyOutcome | null = null;
 
 const record = (name: ScenarioName, stats: RunStats | null, note?: string) => {
   const { rps = null, p50_ms = null, p95_ms = null, p99_ms = null, errors = null } = stats ?? {};
@@ -205,9 +207,52 @@ async function main(): Promise<void> {
   const database = await createDatabase();
   databaseName = database.name;
   log(`created database ${database.name}`);
-  const { key, deepCursors } = await loadAndCompare(database.url);
-  await datasetScenarios(database.url, key, deepCursors);
+  // noisy_neighbour loads tenants of its own.
+  if (SCENARIOS.some((name) => selected.has(name) && name !== 'noisy_neighbour')) {
+    const { key, deepCursors } = await loadAndCompare(database.url);
+    await datasetScenarios(database.url, key, deepCursors);
+  }
+  if (selected.has('noisy_neighbour')) {
+    log('scenario noisy_neighbour');
+    // A failure here (a load refused, a generator that died) ends this scenario, not the run.
+    noisy = await noisyNeighbour({ root: snapshot.dir, databaseUrl: database.url, workers, plan, workDir, seed, log }).catch((error: unknown) => {
+      log(`noisy_neighbour failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      record('noisy_neighbour', null, `failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+      return null;
+    });
+    if (noisy) recordNoisy(noisy);
+  }
 }
+
+/** B's row: its checks under A (errors and statuses: alone and under A); the rest in the note. */
+function recordNoisy(n: NoisyOutcome): void {
+  const statuses: Record<string, number> = { ...n.alone.statuses };
+  for (const [status, count] of Object.entries(n.underA.statuses ?? {})) statuses[status] = (statuses[status] ?? 0) + count;
+  const a = (Object.keys(n.a) as Array<keyof NoisyOutcome['a']>)
+    .map((w) => `${w} ${n.aRates[w]}/s ${JSON.stringify(n.a[w].statuses)}${unanswered(n.a[w]) > 0 ? ` + ${unanswered(n.a[w])} unanswered` : ''}`)
+    .join(', ');
+  const { created, shape: made, refusals, unexpected } = n.namespaces;
+  const shape =
+    (made ? `${created} namespaces of ${made.relations} relations x ${made.includes} includes` : 'no namespace accepted') +
+    ` (${refusals} refused${unexpected ? `; creation ended by a ${unexpected}` : ''})`;
+  record(
+    'noisy_neighbour',
+    { ...n.underA, errors: n.alone.errors + n.underA.errors, statuses },
+    `tenant B (${n.bHeld} grants and agents, in memory): single checks at ${n.bRate}/s open loop; B alone p50 ${fmt(n.alone.p50_ms)} p99 ${fmt(n.alone.p99_ms)} ms ` +
+      `(errors ${n.alone.errors}), under A (this row) p50 ${fmt(n.underA.p50_ms)} p99 ${fmt(n.underA.p99_ms)} ms (errors ${n.underA.errors}); ` +
+      `A's answers, open loop, over the warm-up and runs: ${a}; A-schema: ${shape}; GRANTD_GRAPH_MEMORY=${n.graphMemory}`,
+  );
+}
+
+/**
+ * B's p99 under A over all its requests: latencies are those of 2xx answers, so once more than 1%
+ * of B's requests got none (stalled past the generator's 10 s, or refused), the 99th percentile is
+ * one of those: Infinity.
+ */
+const p99UnderA = ({ underA }: NoisyOutcome) => (underA.errors > 0.01 * underA.requests ? Infinity : underA.p99_ms);
+
+/** Requests that got no answer at all: socket errors and timeouts. */
+const unanswered = (stats: RunStats) => stats.errors - Object.entries(stats.statuses ?? {}).reduce((sum, [status, n]) => sum + (Number(status) >= 300 ? n : 0), 0);
 
 /**
  * Loads the dataset through a first grantd process (which bootstraps the admin key), collects its
@@ -499,6 +544,8 @@ function report(): void {
   out.push(target('check rps / bulk of 100 rps (64 conns)', ratio(c?.rps, rows.get('check_bulk_100')?.rps), '< 5', (v) => v < 5, 2, errorsIn('check', 'check_bulk_100')));
   out.push(target('page p50 at 1M deep / first page p50 at 10k', ratio(rows.get('objects_page_1m')?.p50_ms, rows.get('objects_first_page')?.p50_ms), '<= 2', (v) => v <= 2, 2, errorsIn('objects_page_1m', 'objects_first_page')));
   out.push(target('spicedb mismatches', spiceMismatches, '0', (v) => v === 0, 0));
+  out.push(target('noisy_neighbour: B p99 under A / B p99 alone', noisy ? ratio(p99UnderA(noisy), noisy.alone.p99_ms) : null, '<= 3', (v) => v <= 3, 2, errorsIn('noisy_neighbour')));
+  out.push(target("noisy_neighbour: B's 503 answers (alone and under A)", noisy ? (rows.get('noisy_neighbour')?.statuses?.['503'] ?? 0) : null, '0', (v) => v === 0, 0));
   if (mismatches.length > 0) out.push('first mismatches with SpiceDB:', ...mismatches.slice(0, 10).map((m) => `  ${m}`));
   if (notes.length > 0) out.push('notes:', ...notes.map((n) => `  - ${n}`));
   out.push(`wall time: ${((performance.now() - t0) / 1000).toFixed(0)} s`);
