@@ -544,7 +544,8 @@ function report(): void {
   out.push(target('check rps / bulk of 100 rps (64 conns)', ratio(c?.rps, rows.get('check_bulk_100')?.rps), '< 5', (v) => v < 5, 2, errorsIn('check', 'check_bulk_100')));
   out.push(target('page p50 at 1M deep / first page p50 at 10k', ratio(rows.get('objects_page_1m')?.p50_ms, rows.get('objects_first_page')?.p50_ms), '<= 2', (v) => v <= 2, 2, errorsIn('objects_page_1m', 'objects_first_page')));
   out.push(target('spicedb mismatches', spiceMismatches, '0', (v) => v === 0, 0));
-  out.push(target('noisy_neighbour: B p99 under A / B p99 alone', noisy ? ratio(p99UnderA(noisy), noisy.alone.p99_ms) : null, '<= 3', (v) => v <= 3, 2, errorsIn('noisy_neighbour')));
+  // B's failed requests are part of what this ratio measures (p99UnderA), not a flaw of the run.
+  out.push(target('noisy_neighbour: B p99 under A / B p99 alone', noisy ? ratio(p99UnderA(noisy), noisy.alone.p99_ms) : null, '<= 3', (v) => v <= 3, 2, noisy?.alone.errors ?? 0));
   out.push(target("noisy_neighbour: B's 503 answers (alone and under A)", noisy ? (rows.get('noisy_neighbour')?.statuses?.['503'] ?? 0) : null, '0', (v) => v === 0, 0));
   if (mismatches.length > 0) out.push('first mismatches with SpiceDB:', ...mismatches.slice(0, 10).map((m) => `  ${m}`));
   if (notes.length > 0) out.push('notes:', ...notes.map((n) => `  - ${n}`));
