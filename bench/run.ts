@@ -46,6 +46,8 @@ const selected = new Set<ScenarioName>(
     return name;
   }) ?? SCENARIOS,
 );
+/** Whether the dataset is loaded: noisy_neighbour loads tenants of its own. */
+const needsDataset = SCENARIOS.some((name) => selected.has(name) && name !== 'noisy_neighbour');
 
 const t0 = performance.now();
 const log = (line: string) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${line}\n`);
@@ -121,13 +123,13 @@ const peers: Record<string, unknown> = {};
 let express: RunStats | null = null;
 /** The same bulks of 100 answered by bare Express (parsed, then one constant result per check). */
 let expressBulk: RunStats | null = null;
-let expressError: string | null = null;
+let expressError: string | null = selected.has('check') ? null : 'not run (--only)';
 /** The same bare app on stock `app.listen`: what an Express app costs as usually served (reference only). */
 let expressListen: RunStats | null = null;
 let cerbos: RunStats | null = null;
-let cerbosError: string | null = args['no-cerbos'] ? 'disabled by --no-cerbos' : null;
+let cerbosError: string | null = args['no-cerbos'] ? 'disabled by --no-cerbos' : selected.has('check') ? null : 'not run (--only)';
 let spice: SpiceResult | null = null;
-let spiceError: string | null = args['no-spicedb'] ? 'disabled by --no-spicedb' : null;
+let spiceError: string | null = args['no-spicedb'] ? 'disabled by --no-spicedb' : needsDataset ? null : 'not run (--only)';
 const mismatches: string[] = [];
 let spiceMismatches: number | null = null;
 let noisy: NoisyOutcome | null = null;
@@ -207,8 +209,7 @@ async function main(): Promise<void> {
   const database = await createDatabase();
   databaseName = database.name;
   log(`created database ${database.name}`);
-  // noisy_neighbour loads tenants of its own.
-  if (SCENARIOS.some((name) => selected.has(name) && name !== 'noisy_neighbour')) {
+  if (needsDataset) {
     const { key, deepCursors } = await loadAndCompare(database.url);
     await datasetScenarios(database.url, key, deepCursors);
   }
