@@ -547,7 +547,7 @@ function report(): void {
   out.push(target('spicedb mismatches', spiceMismatches, '0', (v) => v === 0, 0));
   // B's failed requests are part of what this ratio measures (p99UnderA), not a flaw of the run.
   out.push(target('noisy_neighbour: B p99 under A / B p99 alone', noisy ? ratio(p99UnderA(noisy), noisy.alone.p99_ms) : null, '<= 3', (v) => v <= 3, 2, noisy?.alone.errors ?? 0));
-  out.push(target("noisy_neighbour: B's 503 answers (alone and under A)", noisy ? (rows.get('noisy_neighbour')?.statuses?.['503'] ?? 0) : null, '0', (v) => v === 0, 0));
+  out.push(target("noisy_neighbour: B's 503s (alone and under A)", noisy ? (rows.get('noisy_neighbour')?.statuses?.['503'] ?? 0) : null, '0', (v) => v === 0, 0));
   if (mismatches.length > 0) out.push('first mismatches with SpiceDB:', ...mismatches.slice(0, 10).map((m) => `  ${m}`));
   if (notes.length > 0) out.push('notes:', ...notes.map((n) => `  - ${n}`));
   out.push(`wall time: ${((performance.now() - t0) / 1000).toFixed(0)} s`);
