@@ -13,7 +13,7 @@ import { Api, grantdAnswers, holdInMemory, loadGrantd, objectsPath, pool, walkLi
 import { noisyNeighbour, type NoisyOutcome } from './noisy.ts';
 import { openLoopInChild } from './open-loop.ts';
 import { cannon, fmt, measure, walkFor, type LoadSpec, type RunStats } from './scenarios.ts';
-import { vacuumDatabase, children, createDatabase, dropDatabase, ensureBuilt, ensurePeer, snapshotGrantd, startCerbos, startExpress, startGrantd, type Server } from './servers.ts';
+import { vacuumDatabase, children, createDatabase, dropDatabase, ensureBuilt, ensurePeer, killHard, snapshotGrantd, startCerbos, startExpress, startGrantd, type Server } from './servers.ts';
 import { runSpiceDB, type SpiceResult } from './spicedb.ts';
 
 const { values: args } = parseArgs({
@@ -146,7 +146,7 @@ let snapshot: ReturnType<typeof snapshotGrantd> | null = null;
 const workDir = mkdtempSync(join(tmpdir(), 'grantd-bench-'));
 
 async function cleanup(): Promise<void> {
-  for (const child of children) child.kill('SIGKILL');
+  for (const child of children) killHard(child);
   if (databaseName) {
     const name = databaseName;
     databaseName = null;

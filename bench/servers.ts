@@ -141,6 +141,19 @@ export function track(child: ChildProcess): ChildProcess {
   return child;
 }
 
+/**
+ * SIGKILLs a child and, when it leads a process group of its own, the whole group: grantd is
+ * started so, because its cluster workers, stalled in a long task, outlive a killed primary and
+ * keep the shared cores busy until their backlog is done.
+ */
+export function killHard(child: ChildProcess): void {
+  try {
+    process.kill(-child.pid!, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL'); // no group of its own
+  }
+}
+
 /** A child process with the tail of its output kept for error messages. */
 export class Proc {
   private tail: string[] = [];
@@ -175,7 +188,7 @@ export class Proc {
   async stop(): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     this.child.kill('SIGTERM');
-    const killer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+    const killer = setTimeout(() => killHard(this.child), 10_000);
     await this.exited;
     clearTimeout(killer);
   }
@@ -216,7 +229,8 @@ export async function startGrantd(root: string, databaseUrl: string, workers: nu
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', GRANTD_WORKERS: String(workers), ...settings };
   env.LOG_LEVEL = process.env.BENCH_GRANTD_LOG_LEVEL ?? 'warn';
   delete env.GRANTD_RATE_LIMIT;
-  const child = spawn(process.execPath, [join(root, 'bin', 'grantd.js'), 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // A process group of its own (detached), so that killHard also ends the workers.
+  const child = spawn(process.execPath, [join(root, 'bin', 'grantd.js'), 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const proc = new Proc('grantd', child, (line) => {
     const key = /^\s+(svc_live_[A-Za-z0-9]+)\s*$/.exec(line);
     if (key) adminKey = key[1]!;
