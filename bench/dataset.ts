@@ -179,19 +179,6 @@ export class Dataset {
     }
   }
 
-  /** Triples in chunks of `size` (grantd's batch limit is 1000). */
-  *chunks(size: number): Generator<Triple[]> {
-    let chunk: Triple[] = [];
-    for (const t of this.triples()) {
-      chunk.push(t);
-      if (chunk.length === size) {
-        yield chunk;
-        chunk = [];
-      }
-    }
-    if (chunk.length > 0) yield chunk;
-  }
-
   // ---- Reference model: API.md's check semantics, evaluated directly on the arrays above. ----
 
   /** {S} ∪ groups(S): the subject and the objects it is a direct `member` of (one level). */

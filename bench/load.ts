@@ -24,6 +24,11 @@ export class Api {
     return (text ? JSON.parse(text) : null) as T;
   }
 
+  /** The answer's status, whatever it is: for requests a server may refuse (the caller decides what a refusal means). */
+  async status(method: string, path: string, body?: unknown): Promise<number> {
+    return (await this.overPool(method, path, body === undefined ? undefined : JSON.stringify(body))).status;
+  }
+
   private async overPool(method: string, path: string, payload: string | undefined): Promise<{ status: number; text: string }> {
     const res = await fetch(this.url + path, { method, headers: this.headers(), body: payload, signal: AbortSignal.timeout(120_000) });
     return { status: res.status, text: await res.text() };
@@ -69,9 +74,16 @@ export async function loadGrantd(api: Api, ds: Dataset, log: (line: string) => v
   await pool(agents, 8, async (a) => {
     await api.call('POST', '/v1/agents', { external_id: `a${a}`, owner: `user:u${ds.agentUser[a]}`, scope: ds.agentScope(a) });
   });
+  const grants = await writeGrants(api, ds.triples(), log);
+  return { grants, seconds: (performance.now() - started) / 1000 };
+}
+
+/** Writes the grants through POST /v1/grants/batch, 1000 a call, 4 calls in flight; returns how many. */
+export async function writeGrants(api: Api, triples: Iterable<Triple>, log: (line: string) => void): Promise<number> {
+  const started = performance.now();
   let grants = 0;
-  let lastLog = performance.now();
-  await pool(ds.chunks(1000), 4, async (writes) => {
+  let lastLog = started;
+  await pool(inChunks(triples, 1000), 4, async (writes) => {
     const res = await api.call<{ written: number }>('POST', '/v1/grants/batch', { writes });
     if (res.written !== writes.length) throw new Error(`batch wrote ${res.written} of ${writes.length}`);
     grants += writes.length;
@@ -80,7 +92,48 @@ export async function loadGrantd(api: Api, ds: Dataset, log: (line: string) => v
       log(`  loaded ${grants} grants (${Math.round(grants / ((lastLog - started) / 1000))}/s)`);
     }
   });
-  return { grants, seconds: (performance.now() - started) / 1000 };
+  return grants;
+}
+
+/** Items in arrays of `size` (grantd's batch limit is 1000), lazily. */
+function* inChunks<T>(items: Iterable<T>, size: number): Generator<T[]> {
+  let chunk: T[] = [];
+  for (const item of items) {
+    chunk.push(item);
+    if (chunk.length === size) {
+      yield chunk;
+      chunk = [];
+    }
+  }
+  if (chunk.length > 0) yield chunk;
+}
+
+/**
+ * Sends each probe's check, each over a connection of its own so that every worker gets some, until
+ * every worker holds the tenants' grants in memory (the grantd_graph_memory_grants gauge, which adds
+ * the workers up, reaches workers x heldPerProcess): scenarios measure the steady state. Until then
+ * PostgreSQL answers (a cold node is slower, not wrong). Returns the seconds it took, or null when
+ * not held within the timeout.
+ */
+export async function holdInMemory(
+  probes: Array<{ api: Api; check: Triple }>,
+  workers: number,
+  heldPerProcess: number,
+  timeoutMs = 300_000,
+): Promise<number | null> {
+  const started = performance.now();
+  while (performance.now() - started < timeoutMs) {
+    await Promise.all(
+      probes.flatMap(({ api, check: { subject, relation, object } }) =>
+        Array.from({ length: workers }, () => api.call('POST', '/v1/check', { subject, relation, object }, { fresh: true })),
+      ),
+    );
+    const metrics = await (await fetch(`${probes[0]!.api.url}/metrics`)).text();
+    const held = /^grantd_graph_memory_grants (\d+)/m.exec(metrics);
+    if (held && Number(held[1]) >= workers * heldPerProcess) return (performance.now() - started) / 1000;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return null;
 }
 
 /**

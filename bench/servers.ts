@@ -2,12 +2,15 @@
  * Processes the benchmark runs: grantd, the bare Express baseline, Cerbos; the scratch database;
  * the build; and the peers installed on demand into bench-scratch/ (never project dependencies).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from '../src/store/embedded.ts';
+
+const run = promisify(execFile);
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const SCRATCH = join(ROOT, 'bench-scratch');
@@ -138,6 +141,19 @@ export function track(child: ChildProcess): ChildProcess {
   return child;
 }
 
+/**
+ * SIGKILLs a child and, when it leads a process group of its own, the whole group: grantd is
+ * started so, because its cluster workers, stalled in a long task, outlive a killed primary and
+ * keep the shared cores busy until their backlog is done.
+ */
+export function killHard(child: ChildProcess): void {
+  try {
+    process.kill(-child.pid!, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL'); // no group of its own
+  }
+}
+
 /** A child process with the tail of its output kept for error messages. */
 export class Proc {
   private tail: string[] = [];
@@ -172,7 +188,7 @@ export class Proc {
   async stop(): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     this.child.kill('SIGTERM');
-    const killer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+    const killer = setTimeout(() => killHard(this.child), 10_000);
     await this.exited;
     clearTimeout(killer);
   }
@@ -204,15 +220,17 @@ export interface Server {
 /**
  * A fresh grantd process. With LOG_LEVEL=warn grantd does not print its "grantd listening" line
  * (an info line), so PORT=0 would leave the port unknown: we pick a free port and pass it, and
- * still read the port from that line when a log level lets it through.
+ * still read the port from that line when a log level lets it through. `settings`: more of grantd's
+ * environment (GRANTD_GRAPH_MEMORY, ...).
  */
-export async function startGrantd(root: string, databaseUrl: string, workers: number): Promise<Server & { adminKey: string | null }> {
+export async function startGrantd(root: string, databaseUrl: string, workers: number, settings: NodeJS.ProcessEnv = {}): Promise<Server & { adminKey: string | null }> {
   let adminKey: string | null = null;
   let port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', GRANTD_WORKERS: String(workers) };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', GRANTD_WORKERS: String(workers), ...settings };
   env.LOG_LEVEL = process.env.BENCH_GRANTD_LOG_LEVEL ?? 'warn';
   delete env.GRANTD_RATE_LIMIT;
-  const child = spawn(process.execPath, [join(root, 'bin', 'grantd.js'), 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // A process group of its own (detached), so that killHard also ends the workers.
+  const child = spawn(process.execPath, [join(root, 'bin', 'grantd.js'), 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const proc = new Proc('grantd', child, (line) => {
     const key = /^\s+(svc_live_[A-Za-z0-9]+)\s*$/.exec(line);
     if (key) adminKey = key[1]!;
@@ -226,6 +244,16 @@ export async function startGrantd(root: string, databaseUrl: string, workers: nu
   });
   await waitHealthy(proc, `http://127.0.0.1:${port}/healthz`);
   return { url: `http://127.0.0.1:${port}`, proc, adminKey };
+}
+
+/** A tenant and its admin key, by `grantd tenant create <name> --json` (the API creates no tenants). */
+export async function createTenant(root: string, databaseUrl: string, name: string): Promise<string> {
+  const { stdout } = await run(process.execPath, [join(root, 'bin', 'grantd.js'), 'tenant', 'create', name, '--json'], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
+    timeout: 60_000,
+  });
+  return (JSON.parse(stdout) as { key: { secret: string } }).key.secret;
 }
 
 /** The bare Express 5 app (bench/express-baseline.ts) in a child process, like grantd, with as many workers. */
