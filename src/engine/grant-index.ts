@@ -22,18 +22,18 @@ export interface IndexedGrant {
  */
 const INDEX_FROM = { holders: 16, objects: 1024 } as const;
 
-/** An arrow in the index's numbers: holders of `target` on an X with a grant (X, `via`, o) hold the relation on o. */
-interface Arrow {
+/** Arrows through one relation in the index's numbers: holders of a `target` on an X with a grant (X, `via`, o) hold the relation on o. */
+interface Arrows {
   via: number;
-  target: number;
+  targets: number[];
 }
 
 /** A compiled schema's tables in the index's numbers. */
 interface SchemaTables {
   /** By namespace and relation R: the relations whose holders hold R (a check walks these backwards). */
   implied: Map<number, Map<number, number[]>>;
-  /** By namespace and relation: the arrows that confer it. */
-  arrows: Map<number, Map<number, Arrow[]>>;
+  /** By namespace and relation: the arrows that confer it, grouped by the relation they go through. */
+  arrows: Map<number, Map<number, Arrows[]>>;
   /** By namespace and relation R: the relations that holding R confers (a listing walks these forwards). */
   conferred: Map<number, Map<number, number[]>>;
   /**
@@ -229,16 +229,17 @@ export class GrantIndex {
       }
       if (depth === MAX_ARROW_DEPTH) break;
       steps += to - from;
+      if (steps > budget) throw overBudget(budget);
       for (let i = from; i < to; i++) {
         const object = walk.objects[i]!;
         const arrows = tables.arrows.get(this.nodeNs[object]!)?.get(walk.relations[i]!);
         if (arrows === undefined) continue;
-        for (const arrow of arrows) {
-          const related = grantsOn.othersWith(object, arrow.via, this.related);
+        for (const { via, targets } of arrows) {
+          const related = grantsOn.othersWith(object, via, this.related);
           steps += related.length;
           if (steps > budget) throw overBudget(budget);
           for (const next of related) {
-            for (const implied of this.implied(tables, next, arrow.target)) walk.visit(next, implied);
+            for (const target of targets) for (const implied of this.implied(tables, next, target)) walk.visit(next, implied);
           }
         }
       }
@@ -339,7 +340,9 @@ export class GrantIndex {
       }
       for (const row of schema.arrows) {
         const [ns, rel, via, target] = [this.namespaceNumber(row.ns), this.relationNumber(row.rel), this.relationNumber(row.via), this.relationNumber(row.target)];
-        append(tables.arrows, ns, rel, { via, target });
+        const throughVia = tables.arrows.get(ns)?.get(rel)?.find((arrows) => arrows.via === via);
+        if (throughVia) throughVia.targets.push(target);
+        else append(tables.arrows, ns, rel, { via, targets: [target] });
         let byTarget = tables.arrowsOut.get(via);
         if (!byTarget) tables.arrowsOut.set(via, (byTarget = new Map()));
         let byNamespace = byTarget.get(target);

@@ -16,8 +16,8 @@ export const HOLDERS_READ = 64;
 /**
  * Which of a batch of checks ($2: [{i, sns, sid, ons, oid, rel}]) hold in tenant $1 ($3, $4: the
  * schema tables): one row (i, outcome) per check allowed ('allowed') or stopped by its budget of
- * pairs ('too-many-pairs', past $5) or of time ('too-slow', still walking after $6 ms); no row for
- * a check denied. The walk is the function grantd_check_walk (migration 20261201000000): backwards
+ * steps ('too-many-steps', past $5) or of time ('too-slow', still walking after $6 ms); no row for
+ * a check denied. The walk is the function grantd_check_walk (migration 20261123100000): backwards
  * from the checked object, breadth-first, each (object, relation) pair once, at most
  * MAX_ARROW_DEPTH arrows deep, which a recursive query cannot express.
  */
@@ -26,7 +26,7 @@ SELECT check_index AS i, outcome
 FROM grantd_check_walk($1::uuid, $2::jsonb, $3::jsonb, $4::jsonb, ${MAX_ARROW_DEPTH}, $5::int, $6::int, ${HELD_READ}, ${HOLDERS_READ})`;
 
 /** What CHECK_SQL says of a check it returns a row for. */
-export type CheckOutcome = 'allowed' | 'too-many-pairs' | 'too-slow';
+export type CheckOutcome = 'allowed' | 'too-many-steps' | 'too-slow';
 
 /**
  * Ids of namespace $6 objects on which subject ($2, $3) holds relation $7 in tenant $1 ($4, $5: the

@@ -184,7 +184,7 @@ export class SqlGraphStore implements GraphStore {
         return true;
       case 'denied':
         return false;
-      case 'too-many-pairs':
+      case 'too-many-steps':
         return overBudget(this.checkBudget);
       case 'too-slow':
         return checkTooComplex(`was not answered within its time budget of ${this.walkMs / 1000} s`);

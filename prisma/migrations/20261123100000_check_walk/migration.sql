@@ -7,10 +7,12 @@
 -- Level by level, for a batch of checks at once: the pairs reached at the current depth (the
 -- frontier) are matched against each check's subjects (its subject and the groups it is a direct
 -- member of); a check they match is allowed and walks no further; the others go one arrow further,
--- to the pairs not yet visited. A check whose walk has visited more than max_pairs pairs stops and
--- is reported too complex, as is every check still walking once max_ms have passed (looked at
--- between levels, so that a heavy check stops before its statement is cancelled and the lighter
--- checks batched with it are still answered). STABLE: each statement reads the calling
+-- to the pairs not yet visited. A check's steps are the pairs of each level it expands plus the
+-- grants read from them through arrows (once per pair and arrow relation), as the walk in memory
+-- counts them; a check past max_steps once a level is expanded stops and is reported too complex,
+-- so both walks refuse the same checks. So is every check still walking once max_ms have passed
+-- (looked at between levels, so that a heavy check stops before its statement is cancelled and the
+-- lighter checks batched with it are still answered). STABLE: each statement reads the calling
 -- statement's snapshot, so the walk sees one state of the grants.
 --
 -- Pairs are kept in parallel arrays (a STABLE function writes no table); sets are compared with
@@ -23,14 +25,14 @@ CREATE FUNCTION "grantd_check_walk"(
   closure JSONB,
   arrows JSONB,
   max_depth INT,
-  max_pairs INT,
+  max_steps INT,
   max_ms INT,
   -- Grants of a check's subject (or a group) read in full; a check whose subjects hold more has the
   -- holders of each pair it reaches read instead, up to holders_read a pair, past which the pair is
   -- probed for the check's own subjects.
   held_read INT,
   holders_read INT
-) RETURNS TABLE (check_index INT, outcome TEXT) -- allowed, too-many-pairs or too-slow; no row: denied
+) RETURNS TABLE (check_index INT, outcome TEXT) -- allowed, too-many-steps or too-slow; no row: denied
 -- No JIT: the planner's guesses for the arrays put a level's statements past jit_above_cost, and
 -- compiling them took ~55 ms, more than the walk of a dense graph.
 LANGUAGE plpgsql STABLE SET jit = off SET plan_cache_mode = force_generic_plan AS $$
@@ -57,8 +59,12 @@ DECLARE
   f_ns TEXT[] COLLATE "C";
   f_id TEXT[] COLLATE "C";
   f_rel TEXT[] COLLATE "C";
-  -- Pairs visited per check, at index i + 1.
-  visits INT[] := '{}';
+  -- Steps taken per check, at index i + 1; and the grants read by the checks of r_i at the last level.
+  steps INT[] := '{}';
+  r_i INT[];
+  r_n INT[];
+  -- The checks that expand the current level.
+  walking INT[];
   allowed INT[];
   stopped INT[];
   walker RECORD;
@@ -103,9 +109,6 @@ BEGIN
       ON r.ns = c.ons AND r.rel = c.rel
   ) x;
   v_i := f_i; v_ns := f_ns; v_id := f_id; v_rel := f_rel;
-  FOR walker IN SELECT o AS i, count(*)::INT AS reached FROM unnest(f_i) o GROUP BY o LOOP
-    visits[walker.i + 1] := walker.reached;
-  END LOOP;
 
   LOOP
     -- A check holds once a pair of the frontier is held by one of its subjects: looked up among
@@ -146,32 +149,39 @@ BEGIN
     RETURN QUERY SELECT a, 'allowed' FROM unnest(allowed) a;
     EXIT WHEN depth = max_depth OR NOT EXISTS (SELECT FROM unnest(f_i) o WHERE o NOT IN (SELECT unnest(allowed)));
 
+    -- The pairs of this level are steps of the checks still walking.
+    walking := NULL;
+    FOR walker IN SELECT o AS i, count(*)::INT AS n FROM unnest(f_i) o WHERE o NOT IN (SELECT unnest(allowed)) GROUP BY o LOOP
+      steps[walker.i + 1] := coalesce(steps[walker.i + 1], 0) + walker.n;
+      walking := walking || walker.i;
+    END LOOP;
+
     -- One arrow further from the frontier of the checks still walking, to pairs not visited yet.
     -- Grants are read once per (check, object, via), and each object they reach is kept once per
     -- set of relations the arrows lead to before those are spread out: in a dense graph most
-    -- objects are reached many times over.
+    -- objects are reached many times over. They count as steps once per pair that reads them.
     WITH frontier AS (
       SELECT * FROM unnest(f_i, f_ns, f_id, f_rel) AS f(i, ns, id, rel)
       WHERE f.i NOT IN (SELECT unnest(allowed))
     ),
     probes AS (
-      SELECT f.i, f.ns, f.id, a.via, array_agg(DISTINCT a.target ORDER BY a.target) AS targets
+      SELECT f.i, f.ns, f.id, a.via, array_agg(DISTINCT a.target ORDER BY a.target) AS targets, count(DISTINCT f.rel)::INT AS pairs
       FROM frontier f
       JOIN jsonb_to_recordset(arrows) AS a(ns TEXT COLLATE "C", rel TEXT COLLATE "C", via TEXT COLLATE "C", target TEXT COLLATE "C")
         ON a.ns = f.ns AND a.rel = f.rel
       GROUP BY f.i, f.ns, f.id, a.via
     ),
-    reached AS (
-      SELECT DISTINCT p.i, g.subject_ns AS ns, g.subject_id AS id, p.targets
+    read AS MATERIALIZED (
+      SELECT p.i, g.subject_ns AS ns, g.subject_id AS id, p.targets, p.pairs
       FROM probes p
       CROSS JOIN LATERAL (
         SELECT g.subject_ns, g.subject_id FROM "grants" g
         WHERE g.tenant_id = tenant AND g.object_ns = p.ns AND g.object_id = p.id AND g.relation = p.via
         OFFSET 0
       ) g
-    )
-    SELECT array_agg(n.i), array_agg(n.ns), array_agg(n.id), array_agg(n.rel) INTO f_i, f_ns, f_id, f_rel
-    FROM (
+    ),
+    reached AS (SELECT DISTINCT r.i, r.ns, r.id, r.targets FROM read r),
+    next AS (
       SELECT r.i, r.ns, r.id, COALESCE(c.implied, t.target) AS rel
       FROM reached r
       CROSS JOIN unnest(r.targets) AS t(target)
@@ -179,30 +189,37 @@ BEGIN
         ON c.ns = r.ns AND c.rel = t.target
       EXCEPT
       SELECT * FROM unnest(v_i, v_ns, v_id, v_rel)
-    ) n;
-    EXIT WHEN f_i IS NULL;
-    v_i := v_i || f_i; v_ns := v_ns || f_ns; v_id := v_id || f_id; v_rel := v_rel || f_rel;
-    depth := depth + 1;
+    )
+    SELECT n.a_i, n.a_ns, n.a_id, n.a_rel, c.c_i, c.c_n INTO f_i, f_ns, f_id, f_rel, r_i, r_n
+    FROM (SELECT array_agg(x.i) AS a_i, array_agg(x.ns) AS a_ns, array_agg(x.id) AS a_id, array_agg(x.rel) AS a_rel FROM next x) n,
+         (SELECT array_agg(y.i) AS c_i, array_agg(y.n) AS c_n FROM (SELECT r.i, sum(r.pairs)::INT AS n FROM read r GROUP BY r.i) y) c;
 
-    -- Checks past their budget of pairs, then (past the time budget) all still walking, stop here.
+    -- Checks past their budget of steps, then (past the time budget) all still walking, stop here.
     stopped := NULL;
-    FOR walker IN SELECT o AS i, count(*)::INT AS reached FROM unnest(f_i) o GROUP BY o LOOP
-      visits[walker.i + 1] := coalesce(visits[walker.i + 1], 0) + walker.reached;
-      IF visits[walker.i + 1] > max_pairs THEN
-        stopped := stopped || walker.i;
-        check_index := walker.i; outcome := 'too-many-pairs';
-        RETURN NEXT;
-      END IF;
+    FOR walker IN
+      SELECT w.i FROM unnest(walking) AS w(i)
+      LEFT JOIN unnest(r_i, r_n) AS r(i, n) ON r.i = w.i
+      WHERE coalesce(steps[w.i + 1], 0) + coalesce(r.n, 0) > max_steps
+    LOOP
+      stopped := stopped || walker.i;
+      check_index := walker.i; outcome := 'too-many-steps';
+      RETURN NEXT;
     END LOOP;
-    IF clock_timestamp() - started > max_ms * interval '1 millisecond' THEN
-      RETURN QUERY SELECT DISTINCT o, 'too-slow' FROM unnest(f_i) o WHERE o NOT IN (SELECT unnest(stopped));
-      EXIT;
-    END IF;
+    FOR walker IN SELECT r.i, r.n FROM unnest(r_i, r_n) AS r(i, n) LOOP
+      steps[walker.i + 1] := coalesce(steps[walker.i + 1], 0) + walker.n;
+    END LOOP;
+    EXIT WHEN f_i IS NULL;
     IF stopped IS NOT NULL THEN
       SELECT array_agg(f.i), array_agg(f.ns), array_agg(f.id), array_agg(f.rel) INTO f_i, f_ns, f_id, f_rel
       FROM unnest(f_i, f_ns, f_id, f_rel) AS f(i, ns, id, rel)
       WHERE f.i NOT IN (SELECT unnest(stopped));
       EXIT WHEN f_i IS NULL;
+    END IF;
+    v_i := v_i || f_i; v_ns := v_ns || f_ns; v_id := v_id || f_id; v_rel := v_rel || f_rel;
+    depth := depth + 1;
+    IF clock_timestamp() - started > max_ms * interval '1 millisecond' THEN
+      RETURN QUERY SELECT DISTINCT o, 'too-slow' FROM unnest(f_i) o;
+      EXIT;
     END IF;
   END LOOP;
 END $$;
