@@ -1,9 +1,8 @@
 import type { z } from 'zod';
 import type { BulkCheckResultSchema } from '../../contract/check.ts';
 import { DomainError } from '../errors.ts';
-import { AGENT_NAMESPACE, parseRef, type Ref } from './refs.ts';
+import { parseRef, type Ref } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
-import { scopeCovers } from './scope.ts';
 
 /** One check the store evaluates: does `subject` (or a group it is a direct member of) hold `relation` on `object`? */
 export interface GraphQuery {
@@ -16,17 +15,17 @@ export interface GraphQuery {
 export interface GraphStore {
   /** The tenant's namespaces, compiled, as loaded less than `maxAgeMs` ago (default: the store's freshness bound). */
   schema(tenantId: string, options?: { maxAgeMs?: number }): Promise<CompiledSchema>;
-  /** Scope masks of the given agents that are registered; absent ids are not. */
-  agentScopes(tenantId: string, externalIds: readonly string[]): Promise<Map<string, string[]>>;
   /**
-   * For each query, whether the graph (ignoring agent scopes) allows it, or the check-too-complex
-   * problem of a query past its work budget; at most one round trip for the lot.
+   * For each query, whether it is allowed (the graph, and for an agent subject its registration and
+   * scope mask, read from one state of the tenant), or the check-too-complex problem of a query past
+   * its work budget; at most one round trip for the lot.
    */
   evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<GraphAnswer[]>;
   /**
    * Ids of `namespace` objects on which `subject` holds `relation`, ascending, after `after`, at
-   * most `limit`, found by walking forwards from the subject; null when the subject holds more
-   * than `budget` (object, relation) pairs in all, which the walk does not go past.
+   * most `limit`, found by walking forwards from the subject (none for an agent its masks refuse,
+   * read from the same state); null when the subject holds more than `budget` (object, relation)
+   * pairs in all, which the walk does not go past.
    */
   reachable(
     tenantId: string,
@@ -102,7 +101,6 @@ export class AuthorizationEngine {
     const schema = await this.schemaWith(tenantId, new Set(queries.map((q) => q.object.ns)));
 
     const results: BulkResult[] = new Array(queries.length);
-    const graphAnswers: GraphAnswer[] = new Array(queries.length);
     const toEvaluate: number[] = [];
     const failItem = (index: number, error: DomainError) => {
       if (throwItemErrors) throw error;
@@ -117,32 +115,13 @@ export class AuthorizationEngine {
       }
       toEvaluate.push(index);
     });
-    // Agents' scope masks and the graph are read at the same time (one wait, not two); the graph
-    // answer of an agent its mask then refuses is wasted, which is cheaper than waiting twice.
-    const agentIds = queries.filter((q, i) => !results[i] && q.subject.ns === AGENT_NAMESPACE).map((q) => q.subject.id);
-    const [scopes, evaluated] = await Promise.all([
-      agentIds.length > 0 ? this.store.agentScopes(tenantId, agentIds) : new Map<string, string[]>(),
-      toEvaluate.length > 0 ? this.store.evaluate(tenantId, schema, toEvaluate.map((i) => queries[i]!)) : [],
-    ]);
+    const evaluated = toEvaluate.length > 0 ? await this.store.evaluate(tenantId, schema, toEvaluate.map((i) => queries[i]!)) : [];
     toEvaluate.forEach((queryIndex, answerIndex) => {
-      graphAnswers[queryIndex] = evaluated[answerIndex]!;
-    });
-    queries.forEach((query, index) => {
-      if (results[index]) return;
-      const answer = graphAnswers[index]!;
-      // A scope mask that refuses answers even a check the graph could not.
-      if (!this.agentMayHold(scopes, query)) results[index] = { allowed: false };
-      else if (typeof answer === 'boolean') results[index] = { allowed: answer };
-      else failItem(index, answer);
+      const answer = evaluated[answerIndex]!;
+      if (typeof answer === 'boolean') results[queryIndex] = { allowed: answer };
+      else failItem(queryIndex, answer);
     });
     return results;
-  }
-
-  /** An agent subject holds nothing unless registered, and nothing its scope mask does not cover. */
-  private agentMayHold(scopes: Map<string, string[]>, query: GraphQuery): boolean {
-    if (query.subject.ns !== AGENT_NAMESPACE) return true;
-    const scope = scopes.get(query.subject.id);
-    return scope !== undefined && scopeCovers(scope, query.object.ns, query.relation);
   }
 
   /** One page of the ids on which check(subject, relation, namespace:id) is true, ascending. */
@@ -153,11 +132,6 @@ export class AuthorizationEngine {
     const subject = parseRef(query.subject, 'subject');
     const schema = await this.schemaWith(tenantId, [query.namespace]);
     schema.assertRelation(query.namespace, query.relation);
-    if (subject.ns === AGENT_NAMESPACE) {
-      const scopes = await this.store.agentScopes(tenantId, [subject.id]);
-      const probe = { subject, relation: query.relation, object: { ns: query.namespace, id: '' } };
-      if (!this.agentMayHold(scopes, probe)) return { ids: [], more: false };
-    }
     const page = { subject, namespace: query.namespace, relation: query.relation, after: query.after, limit: query.limit + 1 };
     const ids =
       (await this.store.reachable(tenantId, schema, { ...page, budget: this.listingBudget })) ??

@@ -160,13 +160,14 @@ export class GrantIndex {
    * the call: several checks on one (object, relation) walk it once, and a walk past the budget is
    * not retried for every subject. Yields to the event loop every YIELD_AFTER_MS, so that a bulk of
    * costly checks never holds it longer; a change of the grants meanwhile (a catch-up) voids what
-   * was remembered, so that every answer comes from one state of the grants.
+   * was remembered, so that every answer comes from one state of the grants. `admits` (agent
+   * masks) is asked right before each check, in the same state: a query it refuses is false.
    */
   async checkAll(
     schema: CompiledSchema,
     queries: readonly GraphQuery[],
     budget = DEFAULT_CHECK_BUDGET,
-    { sliceMs = YIELD_AFTER_MS } = {},
+    { sliceMs = YIELD_AFTER_MS, admits = () => true }: { sliceMs?: number; admits?: (query: GraphQuery) => boolean } = {},
   ): Promise<Array<boolean | DomainError>> {
     const answers: Array<boolean | DomainError> = new Array(queries.length);
     const walks: RememberedWalks = new Map();
@@ -182,7 +183,7 @@ export class GrantIndex {
         version = this.version;
       }
       try {
-        answers[i] = this.checkRemembering(schema, queries[i]!, budget, walks);
+        answers[i] = admits(queries[i]!) && this.checkRemembering(schema, queries[i]!, budget, walks);
       } catch (error) {
         if (!isCheckTooComplex(error)) throw error;
         answers[i] = error;

@@ -1,7 +1,6 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { GrantIndex } from '../engine/grant-index.ts';
-import { AGENT_SCOPES_SQL } from './graph-sql.ts';
 
 /**
  * Tenants' grants and agents held in memory, so that checks are answered without a round trip. A
@@ -128,10 +127,11 @@ export class MemoryGraphs {
       this.reload(tenantId, BigInt(graph.horizon) < BigInt(prunedBelow) ? 'the grant log was pruned past it' : 'more changes to replay than to reload');
       return false;
     }
-    // Read before anything changes: a catch-up that fails leaves the graph as it was.
-    const agentIds = new Set(rows.flatMap((row) => row[4] ?? []));
-    const agents = agentIds.size > 0 ? await this.agentScopes(tenantId, [...agentIds]) : null;
-    if (this.graphs.get(tenantId) !== graph) return false;
+    // The agents' scopes come from the statement that read the log, so that the grants and the
+    // agents held always come from one state of the database (never a killed agent's old grants
+    // beside its new registration's scope).
+    const scopes = new Map<string, string[] | null>();
+    for (const [, , , , agents, current] of rows) for (const id of agents ?? []) scopes.set(id, current?.[id] ?? null);
     for (const [, , xid, changed] of rows) {
       if (xid === null) continue;
       graph.replayed.add(xid);
@@ -139,8 +139,7 @@ export class MemoryGraphs {
         graph.index.flip({ subject: { ns: subjectNs, id: subjectId }, relation, object: { ns: objectNs, id: objectId } });
       }
     }
-    for (const id of agentIds) {
-      const scope = agents!.get(id);
+    for (const [id, scope] of scopes) {
       if (scope) graph.agents.set(id, scope);
       else graph.agents.delete(id);
     }
@@ -155,17 +154,6 @@ export class MemoryGraphs {
     graph.verifiedAt = startedAt;
     graph.generation = Math.max(graph.generation, generation);
     return true;
-  }
-
-  /** The scope masks of those of the tenant's agents that exist now. */
-  private async agentScopes(tenantId: string, externalIds: string[]): Promise<Map<string, string[]>> {
-    const { rows } = await this.pool.query<[string, string[]]>({
-      name: 'grantd_agent_scopes',
-      text: AGENT_SCOPES_SQL,
-      values: [tenantId, externalIds],
-      rowMode: 'array',
-    });
-    return new Map(rows);
   }
 
   /** Holds the tenant's grants now unless they do not fit; resolves true once held. */
@@ -333,14 +321,23 @@ interface TenantGraph extends HeldTenant {
 /**
  * The horizon now and the tenant's log_pruned_below on every row (no row: the tenant is gone), then
  * one row per logged statement not yet replayed (xid null when there is none), with the grants it
- * flipped or the agents it changed.
+ * flipped or the agents it changed, and those agents' scopes now (absent: the agent is gone).
  */
-type LogRow = [horizon: string, prunedBelow: string, xid: string | null, grants: GrantRow[] | null, agents: string[] | null];
+type LogRow = [
+  horizon: string,
+  prunedBelow: string,
+  xid: string | null,
+  grants: GrantRow[] | null,
+  agents: string[] | null,
+  scopes: Record<string, string[]> | null,
+];
 type GrantRow = [subjectNs: string, subjectId: string, relation: string, objectNs: string, objectId: string];
 
 /** The log of tenant $1 from horizon $2 on, but the transactions in $3, at most $4 rows; see LogRow. */
 const GRANT_LOG_SQL = `
-SELECT grantd_xid_horizon()::text, t.log_pruned_below::text, c.xid::text, c.grants, c.agents
+SELECT grantd_xid_horizon()::text, t.log_pruned_below::text, c.xid::text, c.grants, c.agents,
+  (SELECT jsonb_object_agg(a.external_id, a.scope) FROM agents a
+   WHERE a.tenant_id = t.id AND a.external_id = ANY(c.agents) AND a.scope IS NOT NULL)
 FROM tenants t
 LEFT JOIN grant_changes c ON c.tenant_id = t.id AND c.xid >= $2::bigint AND NOT (c.xid = ANY($3::bigint[]))
 WHERE t.id = $1::uuid

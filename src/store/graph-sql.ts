@@ -1,5 +1,5 @@
 import { MAX_ARROW_DEPTH } from '../engine/grant-index.ts';
-import { MEMBER_RELATION } from '../engine/refs.ts';
+import { AGENT_NAMESPACE, MEMBER_RELATION } from '../engine/refs.ts';
 
 /** The tenant's compiled namespace tables, passed as JSON parameters and read as row sets. */
 const schemaTables = (closureParam: string, arrowsParam: string) => `
@@ -19,11 +19,19 @@ export const HOLDERS_READ = 64;
  * steps ('too-many-steps', past $5) or of time ('too-slow', still walking after $6 ms); no row for
  * a check denied. The walk is the function grantd_check_walk (migration 20261123100000): backwards
  * from the checked object, breadth-first, each (object, relation) pair once, at most
- * MAX_ARROW_DEPTH arrows deep, which a recursive query cannot express.
+ * MAX_ARROW_DEPTH arrows deep, which a recursive query cannot express. One row per check: its
+ * outcome (null: denied) and, for an agent subject, its scope (null: not registered), read by the
+ * same statement, so that a mask and the grants it masks come from one state of the database.
  */
 export const CHECK_SQL = `
-SELECT check_index AS i, outcome
-FROM grantd_check_walk($1::uuid, $2::jsonb, $3::jsonb, $4::jsonb, ${MAX_ARROW_DEPTH}, $5::int, $6::int, ${HELD_READ}, ${HOLDERS_READ})`;
+WITH walk AS (
+  SELECT check_index, outcome
+  FROM grantd_check_walk($1::uuid, $2::jsonb, $3::jsonb, $4::jsonb, ${MAX_ARROW_DEPTH}, $5::int, $6::int, ${HELD_READ}, ${HOLDERS_READ})
+)
+SELECT c.i, w.outcome, a.scope
+FROM jsonb_to_recordset($2::jsonb) AS c(i int, sns text, sid text)
+LEFT JOIN walk w ON w.check_index = c.i
+LEFT JOIN agents a ON c.sns = '${AGENT_NAMESPACE}' AND a.tenant_id = $1::uuid AND a.external_id = c.sid`;
 
 /** What CHECK_SQL says of a check it returns a row for. */
 export type CheckOutcome = 'allowed' | 'too-many-steps' | 'too-slow';
@@ -31,7 +39,8 @@ export type CheckOutcome = 'allowed' | 'too-many-steps' | 'too-slow';
 /**
  * Ids of namespace $6 objects on which subject ($2, $3) holds relation $7 in tenant $1 ($4, $5: the
  * schema tables), ascending, after $8 (null: from the start), at most $9; and how many rows the walk
- * produced, which stops one past budget $10 (the ids are then incomplete and the caller pages otherwise).
+ * produced, which stops one past budget $10 (the ids are then incomplete and the caller pages otherwise);
+ * and the subject's scope when it is an agent (null: not registered, or not an agent), from the same snapshot.
  * held: every (object, relation) the subject or its direct groups hold, walking grants forwards:
  * a held relation confers every relation whose closure implies it, and arrows from held objects.
  * A recursive query is evaluated lazily, so the LIMIT in walked stops the walk itself. Grants are
@@ -72,6 +81,7 @@ WITH RECURSIVE
   ),
   walked AS MATERIALIZED (SELECT * FROM held LIMIT $10::int + 1)
 SELECT
+  (SELECT a.scope FROM agents a WHERE a.tenant_id = $1::uuid AND $2 = '${AGENT_NAMESPACE}' AND a.external_id = $3) AS scope,
   (SELECT count(*)::int FROM walked) AS walked,
   ARRAY(
     SELECT DISTINCT id FROM walked
@@ -86,8 +96,3 @@ SELECT DISTINCT object_id AS id FROM grants
 WHERE tenant_id = $1::uuid AND object_ns = $2 AND ($3::text IS NULL OR object_id > $3::text)
 ORDER BY object_id
 LIMIT $4`;
-
-/** Scope masks of the registered agents among external ids $2 (text[]) in tenant $1. */
-export const AGENT_SCOPES_SQL = `
-SELECT external_id, scope FROM agents
-WHERE tenant_id = $1::uuid AND external_id = ANY($2::text[])`;

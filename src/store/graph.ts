@@ -6,10 +6,10 @@ import { checkTooComplex, DEFAULT_CHECK_BUDGET, overBudget } from '../engine/bud
 import type { GraphAnswer, GraphQuery, GraphStore } from '../engine/engine.ts';
 import { CompiledSchema, type NamespaceDefinition, type RelationDefinitions } from '../engine/schema.ts';
 import type { Db } from './db.ts';
-import { DomainError } from '../errors.ts';
-import type { HeldTenant, MemoryGraphs } from './graph-memory.ts';
+import type { MemoryGraphs } from './graph-memory.ts';
+import { masksAdmit } from '../engine/scope.ts';
 import { GraphStatements, isCancelled, type GraphStatementOptions } from './graph-statements.ts';
-import { AGENT_SCOPES_SQL, CHECK_SQL, type CheckOutcome, OBJECT_IDS_SQL, REACHABLE_SQL } from './graph-sql.ts';
+import { CHECK_SQL, type CheckOutcome, OBJECT_IDS_SQL, REACHABLE_SQL } from './graph-sql.ts';
 
 /**
  * The engine's store. Checks and listing walks of a tenant whose grants are held in memory
@@ -18,8 +18,11 @@ import { AGENT_SCOPES_SQL, CHECK_SQL, type CheckOutcome, OBJECT_IDS_SQL, REACHAB
  * against the tenant's compiled namespace tables (passed as JSON), and check answers are cached
  * for `maxAgeMs`.
  *
- * Those statements, and the agent scope lookup that runs beside every agent check, go to the pg
- * pool under Prisma's adapter directly, as named prepared statements: measured here, Prisma spends
+ * An answer is the graph's and the agent masks' together, both read from one state of the tenant
+ * (the grants held in memory at one moment, or one statement), and only such answers are cached:
+ * a mask and the grants it masks never come from two states.
+ *
+ * Those statements go to the pg pool under Prisma's adapter directly, as named prepared statements: measured here, Prisma spends
  * about 1 ms of CPU per raw query (1.1 ms for SELECT $1 against 0.2 ms on the pool), which alone
  * would cap a node near 900 checks a second. Everything else goes through Prisma.
  *
@@ -31,12 +34,9 @@ export class SqlGraphStore implements GraphStore {
   private readonly checkBatches = new TenantBatches<{ schema: CompiledSchema; query: GraphQuery }, SqlOutcome>((tenantId, items) =>
     this.evaluateNow(tenantId, items),
   );
-  private readonly agentBatches = new TenantBatches<string, string[] | null>((tenantId, ids) => this.agentScopesNow(tenantId, ids));
 
-  /** Answers the database gave; a write on another node shows within `maxAgeMs`. */
+  /** Answers the database gave (masks applied); a write on another node shows within `maxAgeMs`. */
   private readonly answers: TenantCache<boolean>;
-  /** Scope masks the database gave (null: no such agent); a write on another node shows within `maxAgeMs`. */
-  private readonly agents: TenantCache<string[] | null>;
   /** The most steps one check may take (GRANTD_CHECK_BUDGET), and how long it may walk in the database. */
   private readonly checkBudget: number;
   private readonly walkMs: number;
@@ -51,22 +51,27 @@ export class SqlGraphStore implements GraphStore {
     {
       maxAgeMs = 500,
       maxCachedAnswers = 200_000,
-      maxCachedAgents = 20_000,
       checkBudget = DEFAULT_CHECK_BUDGET,
       walkMs = CHECK_WALK_MS,
+      clock,
       ...statements
-    }: { maxAgeMs?: number; maxCachedAnswers?: number; maxCachedAgents?: number; checkBudget?: number | undefined; walkMs?: number } & GraphStatementOptions = {},
+    }: {
+      maxAgeMs?: number;
+      maxCachedAnswers?: number;
+      checkBudget?: number | undefined;
+      walkMs?: number;
+      /** The answer cache's clock (tests move it). */
+      clock?: { now(): number };
+    } & GraphStatementOptions = {},
   ) {
     this.statements = new GraphStatements(pool, statements);
-    this.answers = new TenantCache({ maxAgeMs, maxEntries: maxCachedAnswers });
-    this.agents = new TenantCache({ maxAgeMs, maxEntries: maxCachedAgents });
+    this.answers = new TenantCache({ maxAgeMs, maxEntries: maxCachedAnswers, clock });
     this.checkBudget = checkBudget;
     this.walkMs = walkMs;
   }
 
   invalidate(tenantId: string): void {
     this.answers.invalidate(tenantId);
-    this.agents.invalidate(tenantId);
     this.memory?.invalidate(tenantId);
   }
 
@@ -78,51 +83,16 @@ export class SqlGraphStore implements GraphStore {
     return this.schemas.get(tenantId, options);
   }
 
-  /** From memory when the tenant is held there and current, else cached answers and the database. */
-  async agentScopes(tenantId: string, externalIds: readonly string[]): Promise<Map<string, string[]>> {
-    const found = new Map<string, string[]>();
-    const held = await this.memory?.current(tenantId);
-    if (held) {
-      for (const id of externalIds) {
-        const scope = held.agents.get(id);
-        if (scope) found.set(id, scope);
-      }
-      return found;
-    }
-    const missing: string[] = [];
-    for (const id of new Set(externalIds)) {
-      const cached = this.agents.get(tenantId, id);
-      if (cached === undefined) missing.push(id);
-      else if (cached !== null) found.set(id, cached);
-    }
-    if (missing.length > 0) {
-      const generation = this.agents.generation(tenantId);
-      const scopes = await this.agentBatches.load(tenantId, missing);
-      missing.forEach((id, i) => {
-        this.agents.set(tenantId, id, scopes[i]!, generation);
-        if (scopes[i]) found.set(id, scopes[i]);
-      });
-    }
-    return found;
-  }
-
-  private async agentScopesNow(tenantId: string, externalIds: readonly string[]): Promise<Array<string[] | null>> {
-    const { rows } = await this.statements.query<{ external_id: string; scope: string[] }>(tenantId, {
-      name: 'grantd_agent_scopes',
-      text: AGENT_SCOPES_SQL,
-      values: [tenantId, [...new Set(externalIds)]],
-    });
-    const scopes = new Map(rows.map((a) => [a.external_id, a.scope]));
-    return externalIds.map((id) => scopes.get(id) ?? null);
-  }
-
   /**
    * From memory when the tenant's grants are held there and current (no cache needed), else cached
    * answers and the database. A check refused for its budget is not cached: it is refused again.
    */
   async evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<GraphAnswer[]> {
     const held = await this.memory?.current(tenantId);
-    if (held) return held.index.checkAll(schema, queries, this.checkBudget);
+    if (held) {
+      const admits = (q: GraphQuery) => masksAdmit(q.subject, q.object.ns, q.relation, (id) => held.agents.get(id));
+      return held.index.checkAll(schema, queries, this.checkBudget, { admits });
+    }
     const generation = this.answers.generation(tenantId);
     const answers: GraphAnswer[] = new Array(queries.length);
     const missing: number[] = [];
@@ -137,7 +107,7 @@ export class SqlGraphStore implements GraphStore {
         missing.map((i) => ({ schema, query: queries[i]! })),
       );
       missing.forEach((queryIndex, i) => {
-        const answer = this.answerOf(evaluated[i]!);
+        const answer = this.answerOf(queries[queryIndex]!, evaluated[i]!);
         answers[queryIndex] = answer;
         if (typeof answer === 'boolean') this.answers.set(tenantId, answerKey(queries[queryIndex]!), answer, generation);
       });
@@ -153,7 +123,7 @@ export class SqlGraphStore implements GraphStore {
       if (indexes) indexes.push(index);
       else bySchema.set(schema, [index]);
     });
-    const outcomes: SqlOutcome[] = new Array(items.length).fill('denied');
+    const outcomes: SqlOutcome[] = items.map(() => ({ outcome: 'denied', scope: null }));
     await Promise.all(
       [...bySchema].map(async ([schema, indexes]) => {
         const batch = JSON.stringify(
@@ -163,22 +133,24 @@ export class SqlGraphStore implements GraphStore {
           }),
         );
         try {
-          const { rows } = await this.statements.query<{ i: number; outcome: CheckOutcome }>(tenantId, {
+          const { rows } = await this.statements.query<{ i: number; outcome: CheckOutcome | null; scope: string[] | null }>(tenantId, {
             name: 'grantd_check',
             text: CHECK_SQL,
             values: [tenantId, batch, schema.closureJson, schema.arrowsJson, this.checkBudget, this.walkMs],
           });
-          for (const { i, outcome } of rows) outcomes[i] = outcome;
+          for (const { i, outcome, scope } of rows) outcomes[i] = { outcome: outcome ?? 'denied', scope };
         } catch (error) {
           if (!isCancelled(error)) throw error;
-          for (const i of indexes) outcomes[i] = 'cancelled';
+          for (const i of indexes) outcomes[i] = { outcome: 'cancelled', scope: null };
         }
       }),
     );
     return outcomes;
   }
 
-  private answerOf(outcome: SqlOutcome): GraphAnswer {
+  /** A mask that refuses answers even a check the graph could not. */
+  private answerOf(query: GraphQuery, { outcome, scope }: SqlOutcome): GraphAnswer {
+    if (outcome !== 'cancelled' && !masksAdmit(query.subject, query.object.ns, query.relation, () => scope)) return false;
     switch (outcome) {
       case 'allowed':
         return true;
@@ -200,8 +172,11 @@ export class SqlGraphStore implements GraphStore {
     query: { subject: GraphQuery['subject']; namespace: string; relation: string; after: string | null; limit: number; budget: number },
   ): Promise<string[] | null> {
     const held = await this.memory?.current(tenantId);
-    if (held) return held.index.reachable(schema, query);
-    const { rows } = await this.statements.query<{ walked: number; ids: string[] }>(tenantId, {
+    if (held) {
+      if (!masksAdmit(query.subject, query.namespace, query.relation, (id) => held.agents.get(id))) return [];
+      return held.index.reachable(schema, query);
+    }
+    const { rows } = await this.statements.query<{ scope: string[] | null; walked: number; ids: string[] }>(tenantId, {
       name: 'grantd_reachable',
       text: REACHABLE_SQL,
       values: [
@@ -218,7 +193,9 @@ export class SqlGraphStore implements GraphStore {
       ],
     });
     const [result] = rows;
-    return result && result.walked <= query.budget ? result.ids : null;
+    if (!result) return null;
+    if (!masksAdmit(query.subject, query.namespace, query.relation, () => result.scope)) return [];
+    return result.walked <= query.budget ? result.ids : null;
   }
 
   async objectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]> {
@@ -309,7 +286,7 @@ class TenantBatches<K, V> {
 export const CHECK_WALK_MS = 1_000;
 
 /** What the database says of a check; 'cancelled': its statement ran out of time. */
-type SqlOutcome = CheckOutcome | 'denied' | 'cancelled';
+type SqlOutcome = { outcome: CheckOutcome | 'denied' | 'cancelled'; scope: string[] | null };
 
 /** Ids cannot hold NUL, so joining with it is unambiguous. */
 const answerKey = (q: GraphQuery): string => `${q.subject.ns}\0${q.subject.id}\0${q.relation}\0${q.object.ns}\0${q.object.id}`;

@@ -6,7 +6,6 @@ import { connect } from '../../src/store/db.ts';
 import { SqlGraphStore } from '../../src/store/graph.ts';
 import type { GraphStatementOptions } from '../../src/store/graph-statements.ts';
 import { HELD_READ, HOLDERS_READ } from '../../src/store/graph-sql.ts';
-import { DomainError } from '../../src/errors.ts';
 import { databaseUrl, useServices } from '../helpers.ts';
 import { DOCUMENT_RELATIONS, tenantGraph } from './fixtures.ts';
 

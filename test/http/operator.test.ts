@@ -4,8 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { createApp } from '../../src/http/app.ts';
 import { DEFAULT_HTTP_OPTIONS } from '../../src/http/options.ts';
 import { createLimits, retryAfterSeconds } from '../../src/rate-limits.ts';
-import { createServices } from '../../src/runtime.ts';
-import { client, databaseUrl, newTenant, useApp, useServices } from '../helpers.ts';
+import { client, newTenant, useApp, useServices } from '../helpers.ts';
 
 describe('GET /metrics', () => {
   const { services, app } = useApp();
