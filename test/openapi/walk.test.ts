@@ -2,6 +2,7 @@ import pino from 'pino';
 import type { HeaderObject, MediaTypeObject, OpenAPIObject, ResponseObject, SchemaObject } from 'openapi3-ts/oas30';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KeyScope } from '../../contract/index.ts';
+import { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { createApp } from '../../src/http/app.ts';
 import { createServices } from '../../src/runtime.ts';
 import { databaseUrl, DOCUMENT_NAMESPACE, newTenant, useApp, type TestTenant } from '../helpers.ts';
@@ -46,6 +47,9 @@ const { services, app } = useApp();
 // The same app over a database that does not answer: every operation is 503 `unavailable`.
 const deadServices = createServices('postgres://postgres@127.0.0.1:9/unreachable', { poolSize: 1 }, pino({ level: 'silent' }));
 const deadApp = createApp(deadServices);
+// And over this run's database with a work budget of one step a check, listing by candidates: checks past it are 422.
+const tightServices = createServices(databaseUrl(), { poolSize: 2, checkBudget: 1 }, pino({ level: 'silent' }));
+const tightApp = createApp({ ...tightServices, engine: new AuthorizationEngine(tightServices.engine.store, { listingBudget: 0, maxListingBudget: 0 }) });
 // And over this run's database, with every key limited to one request a second.
 const limitedServices = createServices(databaseUrl(), { poolSize: 2, rateLimit: 1 }, pino({ level: 'silent' }));
 const limitedApp = createApp(limitedServices);
@@ -56,6 +60,7 @@ let tenant: TestTenant;
 let server: Awaited<ReturnType<typeof listen>>;
 let deadServer: Awaited<ReturnType<typeof listen>>;
 let limitedServer: Awaited<ReturnType<typeof listen>>;
+let tightServer: Awaited<ReturnType<typeof listen>>;
 const validator = new SchemaValidator();
 /** operationId -> "status" and "status type" seen and conforming. */
 const seen = new Map<string, Set<string>>();
@@ -67,12 +72,15 @@ beforeAll(async () => {
   server = await listen(app);
   deadServer = await listen(deadApp);
   limitedServer = await listen(limitedApp);
+  tightServer = await listen(tightApp);
 });
 
 afterAll(async () => {
   await server?.close();
   await deadServer?.close();
   await limitedServer?.close();
+  await tightServer?.close();
+  await tightServices.close();
   await deadServices.close().catch(() => undefined);
   await limitedServices.close();
 });
@@ -324,6 +332,17 @@ describe('every operation of the document against the server', () => {
     await expectCall('objectsList', { query: { ...query, relation: 'approver' } }, 400, 'unknown-relation');
     await expectCall('objectsList', { query: { ...query, relation: 'editor', cursor } }, 400, 'invalid-cursor');
     await expectCall('objectsList', { query: { ...query, namespace: 'invoice' } }, 404, 'namespace-not-found');
+  });
+
+  it('check, checkBulk and objectsList past the work budget of a check', async () => {
+    // A viewer check starts from three pairs (viewer, editor, owner): past a budget of one step, unless found there.
+    const tight = { baseUrl: tightServer.baseUrl };
+    await expectCall('check', { ...tight, body: { subject: 'user:carol', relation: 'viewer', object: 'document:walk2' } }, 422, 'check-too-complex');
+    const bulk = await expectCall('checkBulk', { ...tight, body: { checks: [{ subject: 'user:carol', relation: 'viewer', object: 'document:walk2' }] } }, 200);
+    expect((bulk.body as { results: unknown[] }).results).toEqual([{ allowed: false, error: { type: 'check-too-complex', detail: expect.any(String) } }]);
+    // Listed by candidates, one of which cannot be decided within the budget.
+    const query = { namespace: 'document', subject: 'user:alice', relation: 'viewer' };
+    await expectCall('objectsList', { ...tight, query }, 422, 'check-too-complex');
   });
 
   it('agentsDelete', async () => {
