@@ -11,12 +11,11 @@ import { DomainError } from '../errors.ts';
  */
 export const DEFAULT_CHECK_BUDGET = 25_000;
 
-/** The problem of a check refused for one of its budgets; `why` says which. */
-export const checkTooComplex = (why: string): DomainError =>
-  new DomainError('check-too-complex', `the check ${why}; narrow it or simplify the namespace's arrows`);
-
 /** The problem of a check whose walk would take more than `budget` steps. */
 export const overBudget = (budget: number): DomainError =>
-  checkTooComplex(`would take more than ${budget} steps ((object, relation) pairs expanded and grants followed), the work budget of one check`);
+  new DomainError(
+    'check-too-complex',
+    `the check would take more than ${budget} steps ((object, relation) pairs expanded and grants followed), the work budget of one check; narrow it or simplify the namespace's arrows`,
+  );
 
 export const isCheckTooComplex = (error: unknown): error is DomainError => error instanceof DomainError && error.type === 'check-too-complex';

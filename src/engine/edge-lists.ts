@@ -58,6 +58,36 @@ export class EdgeLists {
     return false;
   }
 
+  /** How many of the node's pairs have `relation`. */
+  countWith(node: number, relation: number): number {
+    const indexed = this.places.get(node);
+    if (indexed !== undefined) return indexed.get(relation)?.size ?? 0;
+    let count = 0;
+    const arena = this.arena;
+    for (let i = this.from(node), end = this.to(node); i < end; i += 2) if (arena[i] === relation) count++;
+    return count;
+  }
+
+  /** Whether the node has (relation, n) for some n in `others`, reading whichever of the two is smaller. */
+  hasAnyOf(node: number, relation: number, others: ReadonlySet<number>): boolean {
+    const indexed = this.places.get(node);
+    if (indexed !== undefined) {
+      const places = indexed.get(relation);
+      if (places === undefined) return false;
+      if (places.size <= others.size) {
+        for (const other of places.keys()) if (others.has(other)) return true;
+      } else {
+        for (const other of others) if (places.has(other)) return true;
+      }
+      return false;
+    }
+    const arena = this.arena;
+    for (let i = this.from(node), end = this.to(node); i < end; i += 2) {
+      if (arena[i] === relation && others.has(arena[i + 1]!)) return true;
+    }
+    return false;
+  }
+
   /** The other nodes of the node's pairs with `relation`, into `into`: a long list is not scanned for a few. */
   othersWith(node: number, relation: number, into: number[]): number[] {
     into.length = 0;

@@ -89,6 +89,8 @@ export class GrantIndex {
   private readonly walk = new Walk(1);
   private readonly groups: number[] = [];
   private readonly related: number[] = [];
+  /** How many pairs of the walk under way have been matched against the subject. */
+  private matched = 0;
   /** Grants held. */
   size = 0;
   /** Bumped by every change of the grants held: what a walk found is valid for one version. */
@@ -170,7 +172,7 @@ export class GrantIndex {
     { sliceMs = YIELD_AFTER_MS, admits = () => true }: { sliceMs?: number; admits?: (query: GraphQuery) => boolean } = {},
   ): Promise<Array<boolean | DomainError>> {
     const answers: Array<boolean | DomainError> = new Array(queries.length);
-    const walks: RememberedWalks = new Map();
+    const walks = new RememberedWalks(queries.map((query) => this.walkKey(query)), budget);
     let version = this.version;
     let sliceStart = performance.now();
     for (let i = 0; i < queries.length; i++) {
@@ -179,9 +181,10 @@ export class GrantIndex {
         sliceStart = performance.now();
       }
       if (version !== this.version) {
-        walks.clear();
+        walks.forget();
         version = this.version;
       }
+      walks.next();
       try {
         answers[i] = admits(queries[i]!) && this.checkRemembering(schema, queries[i]!, budget, walks);
       } catch (error) {
@@ -195,11 +198,12 @@ export class GrantIndex {
   private checkRemembering(schema: CompiledSchema, query: GraphQuery, budget: number, walks: RememberedWalks | null): boolean {
     // Numbers the schema's relations first: one that no grant names may still be held through another.
     const tables = this.tablesOf(schema);
-    // A subject no grant names holds nothing; a relation neither a grant nor the schema names, no one holds.
+    // A subject that holds no grant (so has no group) holds nothing; a relation neither a grant nor the schema names, no one holds.
     const self = this.nodeOf(query.subject);
     const start = this.nodeOf(query.object);
     const relation = this.relationNumbers.get(query.relation);
     if (self === undefined || start === undefined || relation === undefined) return false;
+    if (this.grantsBy.from(self) === this.grantsBy.to(self)) return false;
     const groups = this.groupsOf(self, this.groups);
     const key = `${start} ${relation}`;
     const remembered = walks?.get(key);
@@ -208,26 +212,42 @@ export class GrantIndex {
     try {
       const allowed = this.walkBackwards(tables, start, relation, self, groups, budget);
       // A walk that found the subject stopped early: only a finished one serves other subjects.
-      if (!allowed) walks?.set(key, { objects: [...walk.objects], relations: [...walk.relations], finished: true });
+      if (!allowed) walks?.remember(key, walk.objects, walk.relations, walk.objects.length, true);
       return allowed;
     } catch (error) {
-      if (isCheckTooComplex(error)) walks?.set(key, { objects: [...walk.objects], relations: [...walk.relations], finished: false });
+      // Only the pairs matched before the budget ran out: the rest were never looked at.
+      if (isCheckTooComplex(error)) walks?.remember(key, walk.objects, walk.relations, this.matched, false);
       throw error;
     }
   }
 
-  /** The walk of `check`, into `this.walk`; throws once it has taken more than `budget` steps. */
+  /**
+   * The walk of `check`, into `this.walk`; throws once it has taken more than `budget` steps. Steps
+   * are the subject's groups, the pairs of each level expanded and the grants read from them through
+   * arrows, as grantd_check_walk counts them; and, for a subject of more than FEW_GROUPS groups, the
+   * smaller of its groups and each pair's holders, which matching them costs here.
+   */
   private walkBackwards(tables: SchemaTables, start: number, relation: number, self: number, groups: number[], budget: number): boolean {
     const walk = this.walk;
     walk.clear(this.relationGrants.length);
     for (const implied of this.implied(tables, start, relation)) walk.visit(start, implied);
     const grantsOn = this.grantsOn;
-    let steps = 0;
+    const many = groups.length > FEW_GROUPS ? new Set([self, ...groups]) : null;
+    let steps = groups.length;
+    this.matched = 0;
     for (let depth = 0, from = 0; from < walk.objects.length; depth++) {
       const to = walk.objects.length;
       for (let i = from; i < to; i++) {
-        if (grantsOn.hasAny(walk.objects[i]!, walk.relations[i]!, self, groups)) return true;
+        const [object, held] = [walk.objects[i]!, walk.relations[i]!];
+        if (many === null) {
+          if (grantsOn.hasAny(object, held, self, groups)) return true;
+          continue;
+        }
+        steps += Math.min(many.size, grantsOn.countWith(object, held));
+        if (steps > budget) throw overBudget(budget);
+        if (grantsOn.hasAnyOf(object, held, many)) return true;
       }
+      this.matched = to;
       if (depth === MAX_ARROW_DEPTH) break;
       steps += to - from;
       if (steps > budget) throw overBudget(budget);
@@ -251,11 +271,20 @@ export class GrantIndex {
 
   /** The answer a remembered walk gives for another subject: held on one of its pairs, else as the walk ended. */
   private heldOnAny(walk: RememberedWalk, self: number, groups: number[], budget: number): boolean {
+    const many = groups.length > FEW_GROUPS ? new Set([self, ...groups]) : null;
     for (let i = 0; i < walk.objects.length; i++) {
-      if (this.grantsOn.hasAny(walk.objects[i]!, walk.relations[i]!, self, groups)) return true;
+      const [object, held] = [walk.objects[i]!, walk.relations[i]!];
+      if (many === null ? this.grantsOn.hasAny(object, held, self, groups) : this.grantsOn.hasAnyOf(object, held, many)) return true;
     }
     if (walk.finished) return false;
     throw overBudget(budget);
+  }
+
+  /** The key of the walk a query needs: its object's node and relation's number (null: nothing to walk). */
+  private walkKey(query: GraphQuery): string | null {
+    const start = this.nodeOf(query.object);
+    const relation = this.relationNumbers.get(query.relation);
+    return start === undefined || relation === undefined ? null : `${start} ${relation}`;
   }
 
   /**
@@ -510,8 +539,54 @@ interface RememberedWalk {
   relations: number[];
   finished: boolean;
 }
-/** By object node and relation number. */
-type RememberedWalks = Map<string, RememberedWalk>;
+
+/**
+ * The walks of one bulk kept for the checks after them, by object node and relation number. Only a
+ * walk that a later check of the bulk needs is kept, and no more pairs in all than a few checks'
+ * budgets: a bulk of a thousand checks on different objects keeps nothing.
+ */
+class RememberedWalks {
+  private readonly walks = new Map<string, RememberedWalk>();
+  /** How many checks from the current one on need each walk. */
+  private readonly wanted = new Map<string, number>();
+  private position = -1;
+  private pairs = 0;
+
+  constructor(
+    private readonly keys: ReadonlyArray<string | null>,
+    private readonly budget: number,
+  ) {
+    for (const key of keys) if (key !== null) this.wanted.set(key, (this.wanted.get(key) ?? 0) + 1);
+  }
+
+  /** The bulk moves on to its next check. */
+  next(): void {
+    const key = this.keys[++this.position];
+    if (key !== null && key !== undefined) this.wanted.set(key, this.wanted.get(key)! - 1);
+  }
+
+  get(key: string): RememberedWalk | undefined {
+    return this.walks.get(key);
+  }
+
+  /** Keeps the first `length` pairs of the walk if a later check needs it and there is room. */
+  remember(key: string, objects: readonly number[], relations: readonly number[], length: number, finished: boolean): void {
+    if ((this.wanted.get(key) ?? 0) === 0 || this.pairs + length > REMEMBERED_BUDGETS * this.budget) return;
+    this.pairs += length;
+    this.walks.set(key, { objects: objects.slice(0, length), relations: relations.slice(0, length), finished });
+  }
+
+  /** The grants changed: what was walked before no longer holds. */
+  forget(): void {
+    this.walks.clear();
+    this.pairs = 0;
+  }
+}
+
+/** The pairs one bulk keeps at most, in check budgets. */
+const REMEMBERED_BUDGETS = 4;
+/** Groups a check matches pair by pair; past this many it matches through a set, reading the smaller side. */
+const FEW_GROUPS = 8;
 
 /** How long `checkAll` runs before it lets other requests in. */
 const YIELD_AFTER_MS = 2;

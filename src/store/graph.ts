@@ -2,7 +2,8 @@ import DataLoader from 'dataloader';
 import type pg from 'pg';
 import { TenantCache } from '../engine/cache.ts';
 import { RefreshingCache } from '../refreshing-cache.ts';
-import { checkTooComplex, DEFAULT_CHECK_BUDGET, overBudget } from '../engine/budget.ts';
+import { DEFAULT_CHECK_BUDGET, overBudget } from '../engine/budget.ts';
+import { RetryLater } from '../errors.ts';
 import type { GraphAnswer, GraphQuery, GraphStore } from '../engine/engine.ts';
 import { CompiledSchema, type NamespaceDefinition, type RelationDefinitions } from '../engine/schema.ts';
 import type { Db } from './db.ts';
@@ -148,9 +149,17 @@ export class SqlGraphStore implements GraphStore {
     return outcomes;
   }
 
-  /** A mask that refuses answers even a check the graph could not. */
+  /**
+   * A mask that refuses answers even a check the graph could not. A check past its work budget is
+   * check-too-complex, that check's answer; one that ran out of time is the database's moment, not
+   * the check's, and the request is refused for now (503, retried by clients) rather than told to
+   * simplify its model.
+   */
   private answerOf(query: GraphQuery, { outcome, scope }: SqlOutcome): GraphAnswer {
-    if (outcome !== 'cancelled' && !masksAdmit(query.subject, query.object.ns, query.relation, () => scope)) return false;
+    if (outcome === 'cancelled') {
+      throw new RetryLater(`a check was not answered within ${this.statements.statementTimeoutMs / 1000} s; retry shortly`, 'check statement cancelled');
+    }
+    if (!masksAdmit(query.subject, query.object.ns, query.relation, () => scope)) return false;
     switch (outcome) {
       case 'allowed':
         return true;
@@ -159,9 +168,7 @@ export class SqlGraphStore implements GraphStore {
       case 'too-many-steps':
         return overBudget(this.checkBudget);
       case 'too-slow':
-        return checkTooComplex(`was not answered within its time budget of ${this.walkMs / 1000} s`);
-      case 'cancelled':
-        return checkTooComplex(`was not answered within its time budget: its statement was cancelled after ${this.statements.statementTimeoutMs / 1000} s`);
+        throw new RetryLater(`a check was still walking after ${this.walkMs / 1000} s; retry shortly`, 'check walk too slow');
     }
   }
 

@@ -140,3 +140,54 @@ describe('the names an index interns', () => {
     }
   });
 });
+
+describe('a check whose subject belongs to many groups', () => {
+  const docs = new CompiledSchema([
+    { name: 'doc', relations: { parent: {}, folder: {}, viewer: { includes: ['parent->viewer', 'folder->viewer'] } } },
+    { name: 'user', relations: null },
+    { name: 'team', relations: null },
+  ]);
+
+  it('finds the one group that holds the relation, on short and on indexed lists of holders', () => {
+    const index = new GrantIndex();
+    for (let i = 0; i < 40; i++) index.add(grant('user:ann', 'member', `team:t${i}`));
+    for (let i = 0; i < 30; i++) index.add(grant(`doc:p${i}`, 'parent', 'doc:o'));
+    for (let i = 0; i < 30; i++) index.add(grant(`team:other${i}`, 'viewer', 'doc:p7')); // p7's holders are indexed
+    index.add(grant('team:t33', 'viewer', 'doc:p7'));
+    index.add(grant('team:t12', 'viewer', 'doc:p3')); // p3's are a short list
+    index.add(grant('user:bob', 'member', 'team:none'));
+    expect(index.check(docs, grant('user:ann', 'viewer', 'doc:o'))).toBe(true);
+    expect(index.check(docs, grant('user:bob', 'viewer', 'doc:o'))).toBe(false);
+    index.remove(grant('team:t33', 'viewer', 'doc:p7'));
+    expect(index.check(docs, grant('user:ann', 'viewer', 'doc:o'))).toBe(true); // still t12 on p3
+    index.remove(grant('team:t12', 'viewer', 'doc:p3'));
+    expect(index.check(docs, grant('user:ann', 'viewer', 'doc:o'))).toBe(false);
+  });
+
+  it('counts its groups and their matching against the budget', () => {
+    const index = new GrantIndex();
+    for (let i = 0; i < 2_000; i++) index.add(grant('user:ann', 'member', `team:t${i}`));
+    for (let i = 0; i < 50; i++) index.add(grant(`doc:p${i}`, 'parent', 'doc:o'));
+    for (let i = 0; i < 50; i++) index.add(grant(`team:x${i}`, 'viewer', `doc:p${i}`));
+    // 2,000 groups, 1 pair and 50 parents, then 50 pairs each matched against their one holder: 2,101.
+    expect(() => index.check(docs, grant('user:ann', 'viewer', 'doc:o'), 2_100)).toThrow(overBudget(2_100));
+    expect(index.check(docs, grant('user:ann', 'viewer', 'doc:o'), 2_200)).toBe(false);
+  });
+});
+
+describe('a walk stopped by the budget', () => {
+  it('gives the same answer alone and in a bulk after another subject: its unmatched pairs are not reused', async () => {
+    const docs = new CompiledSchema([
+      { name: 'doc', relations: { parent: {}, folder: {}, v: { includes: ['parent->v', 'folder->v'] } } },
+      { name: 'user', relations: null },
+    ]);
+    const index = new GrantIndex();
+    for (let i = 1; i <= 3; i++) index.add(grant(`doc:p${i}`, 'parent', 'doc:o'));
+    for (let i = 1; i <= 10; i++) index.add(grant(`doc:f${i}`, 'folder', 'doc:o'));
+    index.add(grant('user:alice', 'v', 'doc:p1'));
+    index.add(grant('user:bob', 'v', 'doc:elsewhere'));
+    const alice = grant('user:alice', 'v', 'doc:o');
+    expect(() => index.check(docs, alice, 5)).toThrow(overBudget(5));
+    expect(await index.checkAll(docs, [grant('user:bob', 'v', 'doc:o'), alice], 5)).toEqual([overBudget(5), overBudget(5)]);
+  });
+});

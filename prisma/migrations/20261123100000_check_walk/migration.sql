@@ -7,10 +7,10 @@
 -- Level by level, for a batch of checks at once: the pairs reached at the current depth (the
 -- frontier) are matched against each check's subjects (its subject and the groups it is a direct
 -- member of); a check they match is allowed and walks no further; the others go one arrow further,
--- to the pairs not yet visited. A check's steps are the pairs of each level it expands plus the
--- grants read from them through arrows (once per pair and arrow relation), as the walk in memory
--- counts them; a check past max_steps once a level is expanded stops and is reported too complex,
--- so both walks refuse the same checks. So is every check still walking once max_ms have passed
+-- to the pairs not yet visited. A check's steps are its subject's groups, the pairs of each level
+-- it expands and the grants read from them through arrows (once per pair and arrow relation), as
+-- the walk in memory counts them; a check past max_steps once a level is expanded stops and is
+-- reported too complex. A subject that holds no grant is denied without a walk, as in memory. So is every check still walking once max_ms have passed
 -- (looked at between levels, so that a heavy check stops before its statement is cancelled and the
 -- lighter checks batched with it are still answered). STABLE: each statement reads the calling
 -- statement's snapshot, so the walk sees one state of the grants.
@@ -108,7 +108,18 @@ BEGIN
     LEFT JOIN jsonb_to_recordset(closure) AS r(ns TEXT COLLATE "C", rel TEXT COLLATE "C", implied TEXT COLLATE "C")
       ON r.ns = c.ons AND r.rel = c.rel
   ) x;
+  -- A check whose subject holds no grant (so has no group) holds nothing: it does not walk.
+  SELECT array_agg(f.i), array_agg(f.ns), array_agg(f.id), array_agg(f.rel) INTO f_i, f_ns, f_id, f_rel
+  FROM unnest(f_i, f_ns, f_id, f_rel) AS f(i, ns, id, rel)
+  WHERE f.i IN (SELECT unnest(h_i)) OR f.i IN (SELECT unnest(busy));
+  IF f_i IS NULL THEN
+    RETURN;
+  END IF;
   v_i := f_i; v_ns := f_ns; v_id := f_id; v_rel := f_rel;
+  -- Reading the subject's groups is the first of a check's steps.
+  FOR walker IN SELECT x.i, count(*)::INT - 1 AS n FROM unnest(s_i) x(i) GROUP BY x.i LOOP
+    steps[walker.i + 1] := walker.n;
+  END LOOP;
 
   LOOP
     -- A check holds once a pair of the frontier is held by one of its subjects: looked up among
