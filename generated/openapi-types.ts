@@ -144,7 +144,7 @@ export interface paths {
         put?: never;
         /**
          * Create a namespace
-         * @description With `relations` (even `{}`) only the declared relations exist; without it the namespace is open. Definitions referencing an undeclared relation or including themselves in a cycle are rejected. A tenant holds at most 100 namespaces besides `user` and `agent`, a namespace at most 64 relations, a relation at most 16 includes (400 `invalid-request` past any).
+         * @description With `relations` (even `{}`) only the declared relations exist; without it the namespace is open. Definitions referencing an undeclared relation or including themselves in a cycle are rejected. A tenant holds at most 100 namespaces besides `user` and `agent`, a namespace at most 64 relations, a relation at most 16 includes, and its model compiles to at most 10000 rows over all its namespaces: for each relation, one for itself and one for each relation it includes directly or through others on the same object, plus one for each arrow (400 `invalid-request` past any).
          *
          *     Requires an API key with scope `grant:write` (or `admin`).
          */
