@@ -8,9 +8,16 @@ const c = initContract();
 
 /**
  * Limits on a tenant's model, so that compiling it and walking it stay cheap for every tenant of a
- * node: far above what real models use (tens of relations, a handful of includes each).
+ * node: far above what real models use (tens of relations, a handful of includes each). The others
+ * alone would let a model compile to hundreds of thousands of rows (tens of MB, seconds of CPU).
  */
-export const MODEL_LIMITS = { namespacesPerTenant: 100, relationsPerNamespace: 64, includesPerRelation: 16 } as const;
+export const MODEL_LIMITS = {
+  namespacesPerTenant: 100,
+  relationsPerNamespace: 64,
+  includesPerRelation: 16,
+  /** Closure rows plus arrows, over all the tenant's namespaces. */
+  compiledRowsPerTenant: 10_000,
+} as const;
 
 export const INCLUDE_PATTERN = /^[a-z][a-z0-9_]{0,62}(->[a-z][a-z0-9_]{0,62})?$/;
 
@@ -48,7 +55,9 @@ export const namespacesContract = c.router({
       'With `relations` (even `{}`) only the declared relations exist; without it the namespace is open. ' +
       'Definitions referencing an undeclared relation or including themselves in a cycle are rejected. ' +
       `A tenant holds at most ${MODEL_LIMITS.namespacesPerTenant} namespaces besides \`user\` and \`agent\`, a namespace at most ` +
-      `${MODEL_LIMITS.relationsPerNamespace} relations, a relation at most ${MODEL_LIMITS.includesPerRelation} includes (400 \`invalid-request\` past any).`,
+      `${MODEL_LIMITS.relationsPerNamespace} relations, a relation at most ${MODEL_LIMITS.includesPerRelation} includes, and its model compiles to at most ` +
+      `${MODEL_LIMITS.compiledRowsPerTenant} rows over all its namespaces: for each relation, one for itself and one for each relation it includes ` +
+      'directly or through others on the same object, plus one for each arrow (400 `invalid-request` past any).',
     body: CreateNamespaceSchema,
     responses: {
       201: NamespaceSchema,

@@ -6,7 +6,6 @@ export const ID_PATTERN = /^[A-Za-z0-9._\-@|~+=]{1,256}$/;
 export const REF_PATTERN = /^[a-z][a-z0-9_]{0,62}:[A-Za-z0-9._\-@|~+=]{1,256}$/;
 
 export const NameSchema = z.string().regex(NAME_PATTERN, 'must match ^[a-z][a-z0-9_]{0,62}$');
-export const IdSchema = z.string().regex(ID_PATTERN, 'must be 1-256 characters of A-Z a-z 0-9 . _ - @ | ~ + =');
 /** An id that is also a URL path segment (an agent's): `.` and `..` would be normalised away by clients and proxies. */
 export const PATH_ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9._\-@|~+=]{1,256}$/;
 export const PathIdSchema = z.string().regex(PATH_ID_PATTERN, 'must be 1-256 characters of A-Z a-z 0-9 . _ - @ | ~ + =, and not . or ..');
@@ -47,5 +46,3 @@ export const NextCursorSchema = z
   .string()
   .nullable()
   .describe('Cursor for the next page; null when the result is exhausted');
-
-export const EmptySchema = z.object({}).strict();

@@ -144,7 +144,7 @@ export interface paths {
         put?: never;
         /**
          * Create a namespace
-         * @description With `relations` (even `{}`) only the declared relations exist; without it the namespace is open. Definitions referencing an undeclared relation or including themselves in a cycle are rejected. A tenant holds at most 100 namespaces besides `user` and `agent`, a namespace at most 64 relations, a relation at most 16 includes (400 `invalid-request` past any).
+         * @description With `relations` (even `{}`) only the declared relations exist; without it the namespace is open. Definitions referencing an undeclared relation or including themselves in a cycle are rejected. A tenant holds at most 100 namespaces besides `user` and `agent`, a namespace at most 64 relations, a relation at most 16 includes, and its model compiles to at most 10000 rows over all its namespaces: for each relation, one for itself and one for each relation it includes directly or through others on the same object, plus one for each arrow (400 `invalid-request` past any).
          *
          *     Requires an API key with scope `grant:write` (or `admin`).
          */
@@ -834,7 +834,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["ProblemAgentNotFound"];
             };
         };
-        /** @description Unprocessable Content, `check-too-complex`: answering would walk more of the graph than one check may (its work budget); the detail names the budget. */
+        /** @description Unprocessable Content, `check-too-complex`: answering would take more steps than the work budget of one check: (object, relation) pairs expanded and grants followed, 25000 unless GRANTD_CHECK_BUDGET says otherwise; the detail names the budget. */
         CheckTooComplex: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -914,7 +914,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["ProblemPayloadTooLarge"];
             };
         };
-        /** @description Too Many Requests, `rate-limited`: the key exceeded its per-second request limit; retry after `Retry-After` seconds. */
+        /** @description Too Many Requests, `rate-limited`: the key exceeded its limit of requests a second (GRANTD_RATE_LIMIT), or the client's address its limit of failed authentications a second (GRANTD_AUTH_FAILURE_LIMIT); retry after `Retry-After` seconds. */
         RateLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];

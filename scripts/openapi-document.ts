@@ -41,6 +41,7 @@ import { CreatedKeySchema, CreateKeySchema, KeySummarySchema } from '../contract
 import { CreateNamespaceSchema, NamespaceSchema, RelationDefinitionSchema } from '../contract/namespaces.ts';
 import { ObjectPageSchema } from '../contract/objects.ts';
 import { KeyScopeSchema } from '../contract/scopes.ts';
+import { DEFAULT_CHECK_BUDGET, overBudget } from '../src/engine/budget.ts';
 import { problemBody } from '../src/http/problem.ts';
 import { packageRoot } from '../src/package-root.ts';
 
@@ -123,8 +124,12 @@ const PROBLEM_MEANING: Record<ProblemType, string> = {
   'agent-exists': 'an agent with that external_id is registered',
   'payload-too-large': 'the body is over 1 MiB',
   'unsupported-media-type': 'the body is not JSON',
-  'check-too-complex': 'answering would walk more of the graph than one check may (its work budget); the detail names the budget',
-  'rate-limited': 'the key exceeded its per-second request limit; retry after `Retry-After` seconds',
+  'check-too-complex':
+    'answering would take more steps than the work budget of one check: (object, relation) pairs expanded and grants followed, ' +
+    `${DEFAULT_CHECK_BUDGET} unless GRANTD_CHECK_BUDGET says otherwise; the detail names the budget`,
+  'rate-limited':
+    "the key exceeded its limit of requests a second (GRANTD_RATE_LIMIT), or the client's address its limit of failed " +
+    'authentications a second (GRANTD_AUTH_FAILURE_LIMIT); retry after `Retry-After` seconds',
   internal: 'a bug; logged with the request id that the detail quotes, never leaked',
   unavailable: 'the database is unreachable; retry after `Retry-After` seconds',
 };
@@ -151,10 +156,7 @@ const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
   'agent-exists': problemBody('agent-exists', 'agent release-bot already exists'),
   'payload-too-large': problemBody('payload-too-large', 'the body is larger than 1 MiB'),
   'unsupported-media-type': problemBody('unsupported-media-type', 'send the body as application/json'),
-  'check-too-complex': problemBody(
-    'check-too-complex',
-    'answering would take more than 25000 steps ((object, relation) pairs visited and grants followed), the work budget of one check',
-  ),
+  'check-too-complex': problemBody('check-too-complex', overBudget(DEFAULT_CHECK_BUDGET).detail),
   'rate-limited': problemBody('rate-limited', 'this key is limited to 100 requests a second; retry in 1 s'),
   internal: problemBody('internal', 'an internal error occurred; quote request id 1f0c6a52-3b7e-4c59-9a43-5d2f0e8b7c11 when reporting it'),
   unavailable: problemBody('unavailable', 'the database is unreachable; retry shortly'),

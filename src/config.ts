@@ -41,7 +41,8 @@ const seconds = (name: string) =>
     .regex(/^[1-9][0-9]{0,4}$/, `${name} must be a whole number of seconds from 1 to 99999`)
     .transform(Number);
 
-const EnvSchema = z.object({
+/** Every setting grantd reads from the environment. */
+export const EnvSchema = z.object({
   PORT: z
     .string()
     .regex(/^[0-9]{1,5}$/, 'PORT must be a port number')

@@ -7,7 +7,7 @@ import { RateLimiterCluster, RateLimiterMemory, RateLimiterRedis, RateLimiterRes
 export const DEFAULT_AUTH_FAILURE_LIMIT = 20;
 /** How long a worker waits for its primary's counters before it lets the request through. */
 const CLUSTER_TIMEOUT_MS = 1_000;
-/** How long a request waits for Redis before the node's own counters answer instead. */
+/** How long a request waits for Redis before the node's own counters answer instead, unless told otherwise. */
 const REDIS_COMMAND_TIMEOUT_MS = 250;
 
 /** Whole seconds to wait, at least 1, for a limiter's milliseconds (0 or less when its window never ends). */
@@ -76,6 +76,8 @@ export interface LimitsOptions {
   redisUrl?: string | undefined;
   /** Prefix of the Redis keys of the counters (nodes that share limits share it). */
   redisKeyPrefix?: string;
+  /** How long a request waits for Redis before the node's own counters answer instead. */
+  redisCommandTimeoutMs?: number;
   /** A worker of a node: the node's counters are its primary's (RateLimiterClusterMaster). */
   clusterWorker?: boolean;
   windowSeconds?: number;
@@ -84,8 +86,6 @@ export interface LimitsOptions {
 export interface Limits {
   perKey: Limit | null;
   authFailures: FailedAuthentications;
-  /** True while the counters are Redis's, shared by every node; false while they are this node's. */
-  shared: () => boolean;
   close: () => Promise<void>;
 }
 
@@ -93,11 +93,11 @@ export interface Limits {
  * The rate limits of one process. Without Redis they are per node: held in this process, or with
  * workers in the primary. With Redis they are shared by every node, and the node's counters stand
  * in while Redis cannot answer (rate-limiter-flexible's insurance limiter): a warning is logged,
- * and no request fails or waits for it beyond REDIS_COMMAND_TIMEOUT_MS.
+ * and no request fails or waits for it beyond its command timeout.
  */
 export function createLimits(options: LimitsOptions, logger: Logger): Limits {
-  const { windowSeconds = 1, redisKeyPrefix = 'grantd:', clusterWorker = false } = options;
-  const redis = options.redisUrl ? connectRedis(options.redisUrl, logger) : null;
+  const { windowSeconds = 1, redisKeyPrefix = 'grantd:', redisCommandTimeoutMs = REDIS_COMMAND_TIMEOUT_MS, clusterWorker = false } = options;
+  const redis = options.redisUrl ? connectRedis(options.redisUrl, redisCommandTimeoutMs, logger) : null;
   const onError = (error: unknown) => logger.warn({ err: { message: (error as Error)?.message } }, 'a rate limit could not be counted; the request went on');
 
   const limit = (name: string, points: number): Limit => {
@@ -114,7 +114,6 @@ export function createLimits(options: LimitsOptions, logger: Logger): Limits {
   return {
     perKey: options.perKey ? limit('key', options.perKey) : null,
     authFailures: new FailedAuthentications(limit('auth-failures', options.authFailures ?? DEFAULT_AUTH_FAILURE_LIMIT)),
-    shared: () => redis?.status === 'ready',
     close: async () => {
       redis?.disconnect();
     },
@@ -123,13 +122,13 @@ export function createLimits(options: LimitsOptions, logger: Logger): Limits {
 
 /**
  * A Redis connection that never makes a request wait for it: commands fail at once while it is
- * down (no offline queue) and after REDIS_COMMAND_TIMEOUT_MS when it hangs. It connects in the
+ * down (no offline queue) and after `commandTimeoutMs` when it hangs. It connects in the
  * background and keeps reconnecting; going down and coming back are logged once each.
  */
-function connectRedis(url: string, logger: Logger): Redis {
+function connectRedis(url: string, commandTimeoutMs: number, logger: Logger): Redis {
   const redis = new Redis(url, {
     enableOfflineQueue: false,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    commandTimeout: commandTimeoutMs,
     connectTimeout: 2_000,
     maxRetriesPerRequest: 0,
     retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),

@@ -1,17 +1,31 @@
+import { LRUCache } from 'lru-cache';
+
+interface Entry<V> {
+  value: Promise<V | null>;
+  loadedAt: number;
+  refreshing: boolean;
+  /** What `value` resolved to, once it has: the next load of the key is given it. */
+  loaded?: V;
+}
+
 /**
  * Values loaded by key and used for at most `maxAgeMs` after their load began. Concurrent callers
  * share one load. Once a value is half that old, the next caller starts a reload in the background
  * and still gets the value, so steady traffic never waits for a reload (a periodic wait would show
  * in every latency percentile above it); past `maxAgeMs` callers wait for a new load. A load that
- * fails or finds nothing (null) is not kept.
+ * fails or finds nothing (null) is not kept. At most `maxEntries` keys are held, the least recently
+ * used going first. A load is given the value it replaces, if any, to reuse what has not changed.
  */
-export class RefreshingCache<K, V> {
-  private readonly entries = new Map<K, { value: Promise<V | null>; loadedAt: number; refreshing: boolean }>();
+export class RefreshingCache<K extends {}, V> {
+  private readonly entries: LRUCache<K, Entry<V>>;
 
   constructor(
-    private readonly load: (key: K) => Promise<V | null>,
+    private readonly load: (key: K, previous: V | undefined) => Promise<V | null>,
     private readonly maxAgeMs: number,
-  ) {}
+    maxEntries = 100_000,
+  ) {
+    this.entries = new LRUCache({ max: maxEntries });
+  }
 
   /** The value for `key`, from a load that began less than `maxAgeMs` ago (0: one that begins now). */
   get(key: K, { maxAgeMs = this.maxAgeMs } = {}): Promise<V | null> {
@@ -21,29 +35,29 @@ export class RefreshingCache<K, V> {
       if (!entry.refreshing && now - entry.loadedAt >= this.maxAgeMs / 2) this.refresh(key, entry);
       return entry.value;
     }
-    const loading = { value: this.load(key), loadedAt: now, refreshing: false };
+    const loading: Entry<V> = { value: this.load(key, entry?.loaded), loadedAt: now, refreshing: false };
     this.entries.set(key, loading);
     const drop = () => {
-      if (this.entries.get(key) === loading) this.entries.delete(key);
+      if (this.entries.peek(key) === loading) this.entries.delete(key);
     };
-    loading.value.then((value) => value ?? drop(), drop);
+    loading.value.then((value) => (value === null ? drop() : (loading.loaded = value)), drop);
     return loading.value;
   }
 
   /** True when `get` would answer without a load of its own (a fresh value, or a load under way). */
   has(key: K): boolean {
-    const entry = this.entries.get(key);
+    const entry = this.entries.peek(key);
     return entry !== undefined && Date.now() - entry.loadedAt < this.maxAgeMs;
   }
 
-  private refresh(key: K, stale: { refreshing: boolean }): void {
+  private refresh(key: K, stale: Entry<V>): void {
     stale.refreshing = true;
     const startedAt = Date.now();
-    this.load(key).then(
+    this.load(key, stale.loaded).then(
       (value) => {
-        if (this.entries.get(key) !== stale) return; // deleted or replaced meanwhile
+        if (this.entries.peek(key) !== stale) return; // deleted or replaced meanwhile
         if (value === null) this.entries.delete(key);
-        else this.entries.set(key, { value: Promise.resolve(value), loadedAt: startedAt, refreshing: false });
+        else this.entries.set(key, { value: Promise.resolve(value), loadedAt: startedAt, refreshing: false, loaded: value });
       },
       // Keep serving the value until it is too old; then a caller's own load reports the failure.
       () => {

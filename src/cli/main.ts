@@ -5,31 +5,7 @@ import { importCommand } from './import.ts';
 import { migrateCommand } from './migrate.ts';
 import { serveCommand } from './serve.ts';
 import { tenantCreateCommand } from './tenant.ts';
-
-const USAGE = `grantd: multi-tenant relationship-based authorization service
-
-Usage:
-  grantd serve                        start the HTTP server (PORT, default 8080)
-  grantd tenant create <name> [--json]  create a tenant and print its admin key once
-  grantd migrate                      apply pending database migrations
-  grantd import [file] [--json]       write the grants of an NDJSON file (standard input: none or -),
-                                      one {"subject","relation","object"} per line, through the API
-
-Environment:
-  DATABASE_URL         postgres://... to use; unset: an embedded PostgreSQL under GRANTD_DATA_DIR
-  GRANTD_DATA_DIR      folder of the embedded database (default ./.grantd)
-  PORT, HOST           where to listen (default 0.0.0.0:8080)
-  GRANTD_DB_POOL_SIZE  database connections per process (default 10)
-  GRANTD_RATE_LIMIT    requests per second per API key (default: unlimited)
-  GRANTD_GRAPH_MEMORY  grants and agents a process holds in memory to answer checks (default 3000000; 0: none)
-  GRANTD_TENANT_POOL_SHARE  percent of the pool one tenant's checks and listings may hold at once (default 50)
-  GRANTD_WORKERS       processes serving the API on one port: a number, or auto for one per core (default 1)
-  LOG_LEVEL            fatal, error, warn, info (default), debug, trace or silent
-
-Environment of grantd import:
-  GRANTD_URL           the grantd to write to (default http://localhost:8080)
-  GRANTD_KEY           an API key with scope grant:write (as the walk-through in README.md sets it)
-`;
+import { USAGE } from './usage.ts';
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({

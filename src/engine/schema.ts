@@ -83,6 +83,11 @@ export class CompiledSchema {
     this.arrowsJson = JSON.stringify(this.arrows);
   }
 
+  /** How big the model is compiled: closure rows plus arrows. */
+  get rows(): number {
+    return this.closure.length + this.arrows.length;
+  }
+
   namespace(name: string): NamespaceDefinition | undefined {
     return this.byName.get(name);
   }

@@ -51,7 +51,11 @@ export class Metrics {
     gauge('grantd_db_pool_connections', 'Database connections open', () => pool.totalCount);
     gauge('grantd_db_pool_idle', 'Database connections idle', () => pool.idleCount);
     gauge('grantd_db_pool_waiting', 'Queries waiting for a database connection', () => pool.waitingCount);
-    gauge('grantd_graph_memory_grants', 'Grants and agents held in memory to answer checks (GRANTD_GRAPH_MEMORY at most)', () => graphs.size);
+    gauge(
+      'grantd_graph_memory_grants',
+      'Grants and agents held in memory to answer checks; they and the names they use (4 grants a name) count against GRANTD_GRAPH_MEMORY',
+      () => graphs.size,
+    );
   }
 
   /** The counter and histogram of each (route, method, status), resolved once: prom-client hashes labels on every lookup. */

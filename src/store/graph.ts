@@ -5,9 +5,10 @@ import { RefreshingCache } from '../refreshing-cache.ts';
 import { DEFAULT_CHECK_BUDGET, overBudget } from '../engine/budget.ts';
 import { RetryLater } from '../errors.ts';
 import type { GraphAnswer, GraphQuery, GraphStore } from '../engine/engine.ts';
-import { CompiledSchema, type NamespaceDefinition, type RelationDefinitions } from '../engine/schema.ts';
+import { CompiledSchema } from '../engine/schema.ts';
 import type { Db } from './db.ts';
 import type { MemoryGraphs } from './graph-memory.ts';
+import { namespaceDefinitions } from './namespaces.ts';
 import { masksAdmit } from '../engine/scope.ts';
 import { GraphStatements, isCancelled, type GraphStatementOptions } from './graph-statements.ts';
 import { CHECK_SQL, type CheckOutcome, OBJECT_IDS_SQL, REACHABLE_SQL } from './graph-sql.ts';
@@ -217,42 +218,38 @@ export class SqlGraphStore implements GraphStore {
 
 /**
  * Compiled namespaces per tenant, used for at most `maxAgeMs` (reloaded ahead, off the request
- * path, under steady traffic) and forgotten on this node's own writes. A reload first reads the
- * tenant's definitions version (bumped by every statement that changes its namespaces) and keeps
- * the schema it holds when that has not moved: a definition is compiled, and indexed by the grants
- * held in memory, once per version, not at every reload.
+ * path, under steady traffic) and forgotten on this node's own writes; at most `maxTenants` are
+ * held, the least recently used going first. A reload first reads the tenant's definitions version
+ * (bumped by every statement that changes its namespaces) and keeps the schema it holds when that
+ * has not moved: a definition is compiled, and indexed by the grants held in memory, once per
+ * version, not at every reload.
  */
 export class SchemaCache {
-  private readonly cache: RefreshingCache<string, CompiledSchema>;
-  private readonly compiled = new Map<string, { version: bigint; schema: CompiledSchema }>();
+  private readonly cache: RefreshingCache<string, { version: bigint; schema: CompiledSchema }>;
 
   constructor(
     private readonly db: Db,
-    maxAgeMs = 500,
+    { maxAgeMs = 500, maxTenants = 10_000 }: { maxAgeMs?: number; maxTenants?: number } = {},
   ) {
-    this.cache = new RefreshingCache((tenantId) => this.load(tenantId), maxAgeMs);
+    this.cache = new RefreshingCache((tenantId, held) => this.load(tenantId, held), maxAgeMs, maxTenants);
   }
 
   /** The tenant's schema, loaded less than `maxAgeMs` ago (default: the cache's). */
   async get(tenantId: string, options?: { maxAgeMs?: number }): Promise<CompiledSchema> {
-    return (await this.cache.get(tenantId, options))!;
+    return (await this.cache.get(tenantId, options))!.schema;
   }
 
   invalidate(tenantId: string): void {
     this.cache.delete(tenantId);
   }
 
-  private async load(tenantId: string): Promise<CompiledSchema> {
+  private async load(tenantId: string, held: { version: bigint; schema: CompiledSchema } | undefined) {
     // The version before the definitions: definitions read after it are at least as new, so a
     // pair that is off is one the next reload corrects, never one that sticks.
     const tenant = await this.db.tenant.findUnique({ where: { id: tenantId }, select: { namespacesVersion: true } });
     const version = tenant?.namespacesVersion ?? -1n;
-    const held = this.compiled.get(tenantId);
-    if (held?.version === version) return held.schema;
-    const rows = await this.db.namespace.findMany({ where: { tenantId }, select: { name: true, relations: true } });
-    const schema = new CompiledSchema(rows.map((r): NamespaceDefinition => ({ name: r.name, relations: r.relations as RelationDefinitions | null })));
-    this.compiled.set(tenantId, { version, schema });
-    return schema;
+    if (held?.version === version) return held;
+    return { version, schema: new CompiledSchema(await namespaceDefinitions(this.db, tenantId)) };
   }
 }
 

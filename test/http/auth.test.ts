@@ -1,13 +1,15 @@
 import { once } from 'node:events';
 import { connect, type AddressInfo } from 'node:net';
 import pino from 'pino';
+import type { Express } from 'express';
 import supertest from 'supertest';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { KEY_SCOPES } from '../../contract/index.ts';
 import { createApp } from '../../src/http/app.ts';
 import { createHttpServer } from '../../src/http/server.ts';
 import { createLimits, DEFAULT_AUTH_FAILURE_LIMIT } from '../../src/rate-limits.ts';
 import { newSecret } from '../../src/auth/secrets.ts';
+import { KeyVerifier } from '../../src/auth/verifier.ts';
 import { createServices } from '../../src/runtime.ts';
 import type { AppDeps } from '../../src/http/context.ts';
 import { client, databaseUrl, newTenant, useApp, useServices, type TestTenant } from '../helpers.ts';
@@ -163,16 +165,27 @@ describe('a key revoked while its request is being sent', () => {
 
 describe('failed authentications per client address', () => {
   const services = useServices();
-  // Three failures in a window that cannot end during the test.
-  const limits = createLimits({ authFailures: 3, windowSeconds: 3600 }, pino({ level: 'silent' }));
-  const app = createApp({ ...services, limits });
-  const behindProxy = createApp({ ...services, limits, trustProxy: 'loopback' });
-  afterAll(() => limits.close());
+  /**
+   * Each test's own count of failures (three in a window that cannot end during the test) and its own
+   * verifier, which holds a verified key for an hour: what a test sees does not hang on the clock.
+   */
+  const fresh = () => {
+    const limits = createLimits({ authFailures: 3, windowSeconds: 3600 }, pino({ level: 'silent' }));
+    const keys = new KeyVerifier(services.db, { maxAgeMs: 3_600_000 });
+    onTestFinished(() => limits.close());
+    return { keys, app: createApp({ ...services, keys, limits }), behindProxy: createApp({ ...services, keys, limits, trustProxy: 'loopback' }) };
+  };
   afterEach(() => vi.restoreAllMocks());
-  const namespaces = (key: string | null, forwardedFor?: string, on = app) => {
+  const namespaces = (on: Express, key: string | null, forwardedFor?: string) => {
     let test = supertest(on).get('/v1/namespaces');
     if (key !== null) test = test.set('Authorization', `Bearer ${key}`);
     return forwardedFor ? test.set('X-Forwarded-For', forwardedFor) : test;
+  };
+  /** Fails authentications from the peer address until it is refused (the 4th failure, past the limit of 3). */
+  const exhaust = async (on: Express) => {
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await namespaces(on, newSecret())).status);
+    expect(statuses).toEqual([401, 401, 401, 429]);
   };
 
   it('are limited by default, whether or not GRANTD_RATE_LIMIT is set', () => {
@@ -181,34 +194,34 @@ describe('failed authentications per client address', () => {
   });
 
   it('answers 429 past the limit, then refuses the address before any lookup, except for a key this node holds as verified', async () => {
+    const { keys, app } = fresh();
     const tenant = await newTenant(services);
     const inUse = await tenant.keyWith('grant:read');
     const notYetUsed = await tenant.keyWith('grant:read');
-    expect((await namespaces(inUse)).status).toBe(200);
+    expect((await namespaces(app, inUse)).status).toBe(200);
+    await exhaust(app);
 
-    const statuses = [];
-    for (let i = 0; i < 4; i++) statuses.push((await namespaces(newSecret())).status);
-    expect(statuses).toEqual([401, 401, 401, 429]);
-
-    const lookups = vi.spyOn(services.keys, 'verify');
-    const refused = await namespaces(newSecret());
+    const lookups = vi.spyOn(keys, 'verify');
+    const refused = await namespaces(app, newSecret());
     expect(refused.status).toBe(429);
     expect(refused.body).toMatchObject({ type: 'rate-limited', status: 429 });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    expect((await namespaces('not-even-a-key')).status).toBe(429);
-    expect((await namespaces(notYetUsed)).status).toBe(429);
+    expect((await namespaces(app, 'not-even-a-key')).status).toBe(429);
+    expect((await namespaces(app, notYetUsed)).status).toBe(429);
     expect(lookups).not.toHaveBeenCalled();
 
-    expect((await namespaces(inUse)).status).toBe(200);
+    expect((await namespaces(app, inUse)).status).toBe(200);
     // Sending no key at all looks nothing up: it stays a plain 401.
-    expect((await namespaces(null)).status).toBe(401);
+    expect((await namespaces(app, null)).status).toBe(401);
   });
 
   it('counts the peer address, and believes X-Forwarded-For only from configured proxies', async () => {
-    // The peer (127.0.0.1) is past its limit from the test above; a forged header does not help it.
-    expect((await namespaces(newSecret(), '203.0.113.7')).status).toBe(429);
+    const { app, behindProxy } = fresh();
+    await exhaust(app);
+    // The peer (127.0.0.1) is past its limit; a forged header does not help it.
+    expect((await namespaces(app, newSecret(), '203.0.113.7')).status).toBe(429);
     // Behind a trusted proxy on loopback, each forwarded client has its own count.
-    expect((await namespaces(newSecret(), '203.0.113.7', behindProxy)).status).toBe(401);
-    expect((await namespaces(newSecret(), '2001:db8:1:2::7', behindProxy)).status).toBe(401);
+    expect((await namespaces(behindProxy, newSecret(), '203.0.113.7')).status).toBe(401);
+    expect((await namespaces(behindProxy, newSecret(), '2001:db8:1:2::7')).status).toBe(401);
   });
 });

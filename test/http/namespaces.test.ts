@@ -117,4 +117,34 @@ describe('the limits of a model', () => {
     // Creating user or agent again is still the conflict it always was.
     expect((await ownApi.post('/v1/namespaces', { name: 'user' })).status).toBe(409);
   });
+
+  it('answers 400 past 10,000 compiled rows in a tenant, naming the limit and the rows, also to creates racing for the last rows', async () => {
+    // A chain of `length` relations, each including the one before it (length * (length + 1) / 2 closure rows),
+    // the first `arrowed` of them with 15 arrows each.
+    const chain = (length: number, arrowed: number) =>
+      Object.fromEntries(
+        Array.from({ length }, (_, i) => {
+          const arrows = i < arrowed ? Array.from({ length: 15 }, (_, j) => `c${j}->t`) : [];
+          return [`c${i}`, { includes: [...(i > 0 ? [`c${i - 1}`] : []), ...arrows] }];
+        }),
+      );
+    const ownApi = client(app, (await newTenant(services)).adminKey);
+    for (const name of ['big0', 'big1', 'big2']) expect((await ownApi.post('/v1/namespaces', { name, relations: chain(64, 64) })).status).toBe(201);
+    const refused = await ownApi.post('/v1/namespaces', { name: 'big3', relations: chain(64, 64) });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      type: 'invalid-request',
+      detail:
+        "a tenant's model compiles to at most 10000 rows (closure rows and arrows of all its namespaces), " +
+        "and with this namespace this one's would compile to 12160",
+    });
+
+    // 9,120 rows held: of two creates of 880 rows each, the first to take the tenant's lock fills the model exactly.
+    const racing = await Promise.all(['last0', 'last1'].map((name) => ownApi.post('/v1/namespaces', { name, relations: chain(40, 4) })));
+    expect(racing.map((r) => r.status).sort()).toEqual([201, 400]);
+    expect(racing.find((r) => r.status === 400)!.body.detail).toMatch(/would compile to 10880$/);
+    expect((await ownApi.post('/v1/namespaces', { name: 'one', relations: { r: {} } })).body.detail).toMatch(/would compile to 10001$/);
+    // An open namespace compiles to no rows.
+    expect((await ownApi.post('/v1/namespaces', { name: 'open' })).status).toBe(201);
+  });
 });

@@ -26,6 +26,10 @@ describe('GET /metrics', () => {
     expect(res.text).toMatch(/grantd_check_decisions_total\{allowed="true"\} 1/);
     expect(res.text).toMatch(/grantd_check_decisions_total\{allowed="false"\} 1/);
     expect(res.text).toMatch(/grantd_db_pool_connections \d+/);
+    // The names the grants held use count against GRANTD_GRAPH_MEMORY too: the gauge does not claim to reach it.
+    expect(res.text).toContain(
+      '# HELP grantd_graph_memory_grants Grants and agents held in memory to answer checks; they and the names they use (4 grants a name) count against GRANTD_GRAPH_MEMORY\n',
+    );
     expect(res.text).not.toContain('svc_live_');
     // Nothing names a tenant, a key or what a tenant stores: labels are routes, methods, statuses and decisions.
     for (const named of [tenant.id, 'key_', 'user:a', 'doc:1']) expect(res.text).not.toContain(named);

@@ -8,6 +8,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { contract, type RouteMetadata } from '../../contract/index.ts';
 import { OPENAPI_TYPES_FILE, renderClientTypes, renderOpenApiJson } from '../../scripts/generate-openapi.ts';
 import { buildOpenApiDocument, codeSpans, openApiPathOf, operationIdOf, schemasOf, untypedSchemas } from '../../scripts/openapi-document.ts';
+import { DEFAULT_CHECK_BUDGET, overBudget } from '../../src/engine/budget.ts';
+import { problemBody } from '../../src/http/problem.ts';
 import { DOCUMENT_NAMESPACE, useApp } from '../helpers.ts';
 import { dereferencedDocument, loadDocument, OPENAPI_FILE, operationsOf, SchemaValidator, type DocumentOperation } from './support.ts';
 
@@ -194,6 +196,16 @@ describe('schemas and examples', () => {
     expect(media('check', 200).example).toEqual({ allowed: true });
     expect(media('objectsList', 200).examples!.more).toMatchObject({ value: { namespace: 'document', next_cursor: expect.any(String) } });
     expect(media('keysCreate', 201).example).toMatchObject({ id: expect.stringMatching(/^key_/), secret: expect.stringMatching(/^svc_live_[A-Za-z0-9]{40,}$/) });
+  });
+
+  it('words the problems of a check over its budget and of a rate limit as the server does', () => {
+    const problem = (id: string, status: number, type: string) =>
+      (resolvedOperations.get(id)!.operation.responses[String(status)] as { content: Record<string, MediaTypeObject> }).content['application/problem+json']!
+        .examples![type] as { value: unknown };
+    expect(problem('check', 422, 'check-too-complex').value).toEqual(problemBody('check-too-complex', overBudget(DEFAULT_CHECK_BUDGET).detail));
+    const tooMany = resolvedOperations.get('check')!.operation.responses['429'] as { description: string };
+    expect(tooMany.description).toContain('GRANTD_RATE_LIMIT');
+    expect(tooMany.description).toContain('failed authentications a second (GRANTD_AUTH_FAILURE_LIMIT)');
   });
 
   it('has examples that conform to their schemas', () => {

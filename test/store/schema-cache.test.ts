@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { SchemaCache } from '../../src/store/graph.ts';
 import { createNamespace } from '../../src/store/namespaces.ts';
 import { newTenant, useServices } from '../helpers.ts';
 
@@ -25,6 +26,19 @@ describe("a tenant's compiled schema", () => {
     expect(after).not.toBe(first);
     expect(after.namespace('document')).toEqual({ name: 'document', relations: { viewer: {} } });
     expect(await services.schemas.get(id, { maxAgeMs: 0 })).toBe(after);
+  });
+
+  it('is held for the most recently used tenants only, up to maxTenants: one evicted is compiled again', async () => {
+    const schemas = new SchemaCache(services.db, { maxTenants: 2 });
+    const [a, b, c] = await Promise.all([newTenant(services), newTenant(services), newTenant(services)]);
+    const first = await schemas.get(a.id);
+    const bFirst = await schemas.get(b.id);
+    expect(await schemas.get(a.id, { maxAgeMs: 0 })).toBe(first); // reloaded, not compiled again
+    await schemas.get(c.id); // b, the least recently used, goes
+    expect(await schemas.get(b.id, { maxAgeMs: 0 })).not.toBe(bFirst); // and a goes
+    const aAgain = await schemas.get(a.id, { maxAgeMs: 0 });
+    expect(aAgain).not.toBe(first);
+    expect(aAgain.namespaces).toEqual(first.namespaces);
   });
 
   it('is reloaded at most once in 100 ms for checks naming a namespace that does not exist', async () => {

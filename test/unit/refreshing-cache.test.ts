@@ -3,10 +3,10 @@ import { RefreshingCache } from '../../src/refreshing-cache.ts';
 
 /** A loader whose calls the test counts and settles by hand. */
 function loader<V>() {
-  const calls: Array<{ key: string; resolve: (v: V | null) => void; reject: (e: Error) => void }> = [];
-  const load = (key: string) =>
+  const calls: Array<{ key: string; previous: V | undefined; resolve: (v: V | null) => void; reject: (e: Error) => void }> = [];
+  const load = (key: string, previous: V | undefined) =>
     new Promise<V | null>((resolve, reject) => {
-      calls.push({ key, resolve, reject });
+      calls.push({ key, previous, resolve, reject });
     });
   return { calls, load };
 }
@@ -112,5 +112,32 @@ describe('RefreshingCache', () => {
     expect(calls).toHaveLength(3);
     calls[2]!.resolve('v2');
     expect(await after).toBe('v2');
+  });
+
+  it('gives a load the value it replaces, in the background or past the age', async () => {
+    const { cache, calls } = await cacheHoldingV1();
+    expect(calls[0]!.previous).toBeUndefined();
+    vi.setSystemTime(250);
+    void cache.get('k');
+    expect(calls[1]!.previous).toBe('v1');
+    calls[1]!.resolve('v2');
+    await settle();
+    vi.setSystemTime(750);
+    void cache.get('k');
+    expect(calls[2]!.previous).toBe('v2');
+  });
+
+  it('holds at most maxEntries keys, forgetting the least recently used', async () => {
+    const { calls, load } = loader<string>();
+    const cache = new RefreshingCache(load, 500, 2);
+    for (const key of ['a', 'b', 'a', 'c']) {
+      const value = cache.get(key);
+      calls.at(-1)!.resolve(key);
+      await value;
+    }
+    expect(calls.map((c) => c.key)).toEqual(['a', 'b', 'c']); // 'a' the second time came from the cache
+    expect([cache.has('a'), cache.has('b'), cache.has('c')]).toEqual([true, false, true]);
+    void cache.get('b');
+    expect(calls.at(-1)).toMatchObject({ key: 'b', previous: undefined });
   });
 });
