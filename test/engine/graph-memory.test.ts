@@ -340,7 +340,7 @@ describe('listings of a tenant whose grants are held in memory', () => {
     const { pool, close } = connect(databaseUrl(), 2);
     const graphs = new MemoryGraphs(pool, { maxGrants: 1_000, maxAgeMs: 500 }, pino({ level: 'silent' }));
     const engine = new AuthorizationEngine(new SqlGraphStore(pool, writer.schemas, graphs));
-    // Graph statements run on a client of the pool, in a transaction of their own.
+    // Graph statements run on a client of the pool.
     const statements = vi.spyOn(pg.Client.prototype, 'query');
     const walksInDatabase = () => statements.mock.calls.filter(([query]) => (query as { name?: string }).name === 'grantd_reachable').length;
     try {
