@@ -215,6 +215,24 @@ describe('statements that answer checks and listings', () => {
   });
 });
 
+describe('the pool of checks and listings', () => {
+  it('tells of an idle connection it lost, and connects again', async () => {
+    const lost: Error[] = [];
+    const pool = openGraphPool(namedUrl, 1, (error) => lost.push(error));
+    const admin = new pg.Client({ connectionString: databaseUrl() });
+    await admin.connect();
+    try {
+      const { rows } = await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      await admin.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+      await until(async () => lost.length === 1);
+      expect((await pool.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await admin.end();
+      await pool.end();
+    }
+  });
+});
+
 describe('checks and listings filling their pool', () => {
   it("leave key lookups and writes their own pool, and another tenant's check the room the shares leave", async () => {
     // Pools of 5, shares of 40%: 2 connections a tenant, so two busy tenants hold 4 graph connections and leave 1.
