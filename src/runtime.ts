@@ -11,7 +11,7 @@ import { startEmbedded } from './store/embedded.ts';
 import { SchemaCache, SqlGraphStore } from './store/graph.ts';
 import { MemoryGraphs } from './store/graph-memory.ts';
 import { createLimits } from './rate-limits.ts';
-import { DEFAULT_TENANT_POOL_SHARE } from './store/graph-statements.ts';
+import { DEFAULT_TENANT_POOL_SHARE, openGraphPool } from './store/graph-statements.ts';
 
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): Logger {
   return pino({ level: config.LOG_LEVEL, base: { service: 'grantd' }, redact: ['req.headers.authorization'] });
@@ -32,6 +32,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<{ ur
 const DEFAULT_GRAPH_MEMORY = 3_000_000;
 
 export interface ServicesOptions {
+  /** Connections of Prisma's pool, and of the graph statements' own (GRANTD_DB_POOL_SIZE). */
   poolSize: number;
   /** Requests a second per key (GRANTD_RATE_LIMIT); none when unset. */
   rateLimit?: number | undefined;
@@ -44,7 +45,7 @@ export interface ServicesOptions {
   graphMemory?: number | undefined;
   /** The most steps one check may take (GRANTD_CHECK_BUDGET). */
   checkBudget?: number | undefined;
-  /** The percentage of the pool one tenant's graph statements may hold at once (GRANTD_TENANT_POOL_SHARE). */
+  /** The percentage of their pool one tenant's graph statements may hold at once (GRANTD_TENANT_POOL_SHARE). */
   tenantPoolShare?: number | undefined;
   primary?: PrimaryLink | undefined;
 }
@@ -55,7 +56,10 @@ export interface ServicesOptions {
  * its rate limits count in the primary too (rate-limiter-flexible's cluster limiters).
  */
 export function createServices(url: string, options: ServicesOptions, logger: Logger): AppDeps {
-  const { db, pool, close } = connect(url, options.poolSize, (error) => logger.warn({ err: { message: error.message } }, 'database connection lost'));
+  const lost = (error: Error) => logger.warn({ err: { message: error.message } }, 'database connection lost');
+  const { db, pool, close } = connect(url, options.poolSize, lost);
+  // Checks and listings on a pool of their own, so that they cannot take the connections of key lookups and writes.
+  const graphPool = openGraphPool(url, options.poolSize, lost);
   const { primary } = options;
   const limits = createLimits(
     { perKey: options.rateLimit, authFailures: options.authFailureLimit, redisUrl: options.redisUrl, clusterWorker: primary !== undefined },
@@ -63,7 +67,7 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
   );
   const schemas = new SchemaCache(db);
   const graphs = new MemoryGraphs(pool, { maxGrants: options.graphMemory ?? DEFAULT_GRAPH_MEMORY, maxAgeMs: 500 }, logger);
-  const store = new SqlGraphStore(pool, schemas, graphs, {
+  const store = new SqlGraphStore(graphPool, schemas, graphs, {
     checkBudget: options.checkBudget,
     tenantPoolShare: options.tenantPoolShare ?? DEFAULT_TENANT_POOL_SHARE,
   });
@@ -74,8 +78,9 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
       await graphs.close();
       await limits.close();
       await close();
+      await graphPool.end();
     },
-    metrics: new Metrics(pool, graphs, primary ? () => primary.metrics() : undefined),
+    metrics: new Metrics({ db: pool, graph: graphPool }, graphs, primary ? () => primary.metrics() : undefined),
     limits,
     trustProxy: options.trustProxy ?? false,
     ...caches,

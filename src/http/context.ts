@@ -12,7 +12,7 @@ import type { Limits } from '../rate-limits.ts';
 /** What the HTTP layer is built from. */
 export interface AppDeps {
   db: Db;
-  /** Ends the loads of grants into memory under way and closes the database pool. */
+  /** Ends the loads of grants into memory under way and closes the database pools. */
   close: () => Promise<void>;
   metrics: Metrics;
   /** Per-key rate limits (none when GRANTD_RATE_LIMIT is unset) and failed authentications per client address. */

@@ -32,9 +32,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** `ofCluster`: in a cluster worker, the exposition of every worker, which the primary aggregates. */
+  /**
+   * `pools`: Prisma's, and the graph statements' own. `ofCluster`: in a cluster worker, the
+   * exposition of every worker, which the primary aggregates.
+   */
   constructor(
-    pool: pg.Pool,
+    pools: { db: pg.Pool; graph: pg.Pool },
     graphs: MemoryGraphs,
     private readonly ofCluster?: () => Promise<string>,
   ) {
@@ -48,9 +51,13 @@ export class Metrics {
           this.set(read());
         },
       });
-    gauge('grantd_db_pool_connections', 'Database connections open', () => pool.totalCount);
-    gauge('grantd_db_pool_idle', 'Database connections idle', () => pool.idleCount);
-    gauge('grantd_db_pool_waiting', 'Queries waiting for a database connection', () => pool.waitingCount);
+    const poolGauges = (prefix: string, of: string, pool: pg.Pool) => {
+      gauge(`${prefix}_connections`, `Database connections open${of}`, () => pool.totalCount);
+      gauge(`${prefix}_idle`, `Database connections idle${of}`, () => pool.idleCount);
+      gauge(`${prefix}_waiting`, `Queries waiting for a database connection${of}`, () => pool.waitingCount);
+    };
+    poolGauges('grantd_db_pool', '', pools.db);
+    poolGauges('grantd_graph_pool', ' in the pool of checks and listings', pools.graph);
     gauge(
       'grantd_graph_memory_grants',
       'Grants and agents held in memory to answer checks; they and the names they use (4 grants a name) count against GRANTD_GRAPH_MEMORY',

@@ -30,7 +30,15 @@ export class MemoryGraphs {
 
   constructor(
     private readonly pool: pg.Pool,
-    private readonly options: { maxGrants: number; maxAgeMs: number; maxReplayedAhead?: number; maxLogRows?: number; maxLogGrants?: number },
+    private readonly options: {
+      maxGrants: number;
+      maxAgeMs: number;
+      maxReplayedAhead?: number;
+      maxLogRows?: number;
+      maxLogGrants?: number;
+      /** Grant flips a catch-up replays in one turn of the event loop (REPLAY_SLICE). */
+      replaySlice?: number;
+    },
     private readonly logger: Logger,
   ) {}
 
@@ -48,6 +56,7 @@ export class MemoryGraphs {
     }
     const now = Date.now();
     graph.lastUsed = now;
+    if (graph.replaying) return null;
     const generation = this.generation(tenantId);
     if (graph.generation === generation && now - graph.verifiedAt < this.options.maxAgeMs) {
       if (now - graph.verifiedAt >= this.options.maxAgeMs / 2) void this.catchUp(tenantId, graph, generation);
@@ -108,7 +117,7 @@ export class MemoryGraphs {
   }
 
   private async applyLog(tenantId: string, graph: TenantGraph, generation: number): Promise<boolean> {
-    if (this.graphs.get(tenantId) !== graph) return false;
+    if (this.graphs.get(tenantId) !== graph || graph.replaying) return false;
     const startedAt = Date.now();
     const bound = this.replayBound(graph);
     const { rows } = await this.pool.query<LogRow>({
@@ -120,30 +129,64 @@ export class MemoryGraphs {
     if (this.graphs.get(tenantId) !== graph) return false;
     const [first] = rows;
     if (first === undefined) return this.drop(tenantId); // the tenant is gone
-    const [horizon, prunedBelow] = first;
+    const [, prunedBelow] = first;
     const grants = rows.reduce((sum, row) => sum + (row[3]?.length ?? 0), 0);
     if (BigInt(graph.horizon) < BigInt(prunedBelow) || rows.length > bound.rows || grants > bound.grants) {
       // Pruned past what this node holds, or more to replay than to reload: the database answers until a reload is held.
       this.reload(tenantId, BigInt(graph.horizon) < BigInt(prunedBelow) ? 'the grant log was pruned past it' : 'more changes to replay than to reload');
       return false;
     }
+    if (grants > this.replaySlice) {
+      this.replayInSlices(tenantId, graph, rows, startedAt, generation);
+      return false;
+    }
+    for (const [, , , changed] of rows) for (const grant of changed ?? []) flip(graph, grant);
+    return this.caughtUp(tenantId, graph, rows, startedAt, generation);
+  }
+
+  /**
+   * Replays a backlog longer than a slice one slice a turn of the event loop, so that other
+   * requests go on meanwhile. The graph answers nothing until it is whole (the database does).
+   */
+  private replayInSlices(tenantId: string, graph: TenantGraph, rows: LogRow[], startedAt: number, generation: number): void {
+    graph.replaying = true;
+    const replay = async () => {
+      let flipped = 0;
+      for (const [, , , changed] of rows) {
+        for (const grant of changed ?? []) {
+          if (flipped > 0 && flipped % this.replaySlice === 0) {
+            await new Promise((resolve) => setImmediate(resolve));
+            if (this.graphs.get(tenantId) !== graph) return;
+          }
+          flip(graph, grant);
+          flipped++;
+        }
+      }
+      this.caughtUp(tenantId, graph, rows, startedAt, generation);
+    };
+    void replay()
+      .catch((error: Error) => {
+        // Half replayed, the graph can never answer.
+        this.drop(tenantId);
+        this.fellBack(error, tenantId);
+      })
+      .finally(() => (graph.replaying = false));
+  }
+
+  /** The log's grants are replayed: takes its agents and horizon, and says whether the graph is still held. */
+  private caughtUp(tenantId: string, graph: TenantGraph, rows: LogRow[], startedAt: number, generation: number): boolean {
     // The agents' scopes come from the statement that read the log, so that the grants and the
     // agents held always come from one state of the database (never a killed agent's old grants
     // beside its new registration's scope).
     const scopes = new Map<string, string[] | null>();
     for (const [, , , , agents, current] of rows) for (const id of agents ?? []) scopes.set(id, current?.[id] ?? null);
-    for (const [, , xid, changed] of rows) {
-      if (xid === null) continue;
-      graph.replayed.add(xid);
-      for (const [subjectNs, subjectId, relation, objectNs, objectId] of changed ?? []) {
-        graph.index.flip({ subject: { ns: subjectNs, id: subjectId }, relation, object: { ns: objectNs, id: objectId } });
-      }
-    }
+    for (const [, , xid] of rows) if (xid !== null) graph.replayed.add(xid);
     for (const [id, scope] of scopes) {
       if (scope) graph.agents.set(id, scope);
       else graph.agents.delete(id);
     }
     // Transactions below the new horizon have finished: their changes were visible to this read.
+    const horizon = rows[0]![0];
     graph.horizon = horizon;
     for (const xid of graph.replayed) if (BigInt(xid) < BigInt(horizon)) graph.replayed.delete(xid);
     if (this.weight > this.options.maxGrants) return this.drop(tenantId);
@@ -261,12 +304,26 @@ export class MemoryGraphs {
       this.refusedUntil.set(tenantId, Date.now() + RETRY_TOO_LARGE_MS);
       return;
     }
-    this.graphs.set(tenantId, { index, agents, horizon, replayed: new Set(replayed), verifiedAt: startedAt, generation, lastUsed: startedAt, pending: null });
+    this.graphs.set(tenantId, {
+      index,
+      agents,
+      horizon,
+      replayed: new Set(replayed),
+      verifiedAt: startedAt,
+      generation,
+      lastUsed: startedAt,
+      pending: null,
+      replaying: false,
+    });
     this.logger.info({ tenantId, grants: index.size, agents: agents.size, ms: Date.now() - startedAt }, 'grants in memory: tenant loaded');
   }
 
   private get maxReplayedAhead(): number {
     return this.options.maxReplayedAhead ?? MAX_REPLAYED_AHEAD;
+  }
+
+  private get replaySlice(): number {
+    return this.options.replaySlice ?? REPLAY_SLICE;
   }
 
   /**
@@ -316,7 +373,12 @@ interface TenantGraph extends HeldTenant {
   generation: number;
   lastUsed: number;
   pending: { generation: number; done: Promise<boolean> } | null;
+  /** A backlog is being replayed in slices: the graph is not whole. */
+  replaying: boolean;
 }
+
+const flip = (graph: TenantGraph, [subjectNs, subjectId, relation, objectNs, objectId]: GrantRow): void =>
+  graph.index.flip({ subject: { ns: subjectNs, id: subjectId }, relation, object: { ns: objectNs, id: objectId } });
 
 /**
  * The horizon now and the tenant's log_pruned_below on every row (no row: the tenant is gone), then
@@ -362,6 +424,11 @@ const MAX_LOG_GRANTS = 100_000;
 const MAX_LOG_ROWS_EVER = 100_000;
 const IDLE_MS = 10 * 60_000;
 const RETRY_FAILED_MS = 10_000;
+/**
+ * Grant flips a catch-up replays in one turn of the event loop; a longer backlog is replayed in
+ * slices of it. Measured here on 500,000 grants: 5,000 new grants flipped in 8-13 ms, 20,000 in 20-50.
+ */
+const REPLAY_SLICE = 5_000;
 /** Transactions above the horizon a node replays at most, beside an older one still open. */
 const MAX_REPLAYED_AHEAD = 10_000;
 const RETRY_TOO_LARGE_MS = 10 * 60_000;

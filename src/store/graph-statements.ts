@@ -1,49 +1,73 @@
-import type pg from 'pg';
+import pg from 'pg';
 import { RetryLater } from '../errors.ts';
 
-/** How long a check, listing or agent statement may run: well under what a request may take. */
+/** How long a check or listing statement may run: well under what a request may take. */
 export const GRAPH_STATEMENT_TIMEOUT_MS = 2_000;
 /** Share of the pool one tenant's graph statements may hold at once, in percent (GRANTD_TENANT_POOL_SHARE). */
 export const DEFAULT_TENANT_POOL_SHARE = 50;
 /** How long a tenant's statement waits for its share before it is refused: as long as one waits for the pool. */
 const QUEUE_MS = 2_000;
 
+/**
+ * The pool of graph statements, apart from Prisma's: however many checks and listings run, key
+ * lookups, writes and catch-ups of the grants in memory still find a connection. Its connections
+ * are read-only and carry the statements' time limit from the start, so a statement is one round
+ * trip (no transaction around it to set them).
+ */
+export function openGraphPool(
+  url: string,
+  size: number,
+  onError: (error: Error) => void,
+  statementTimeoutMs = GRAPH_STATEMENT_TIMEOUT_MS,
+): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: size,
+    connectionTimeoutMillis: QUEUE_MS,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: statementTimeoutMs,
+    // The client gives up a little after the server should have: a lost connection, not a slow statement.
+    query_timeout: statementTimeoutMs + 5_000,
+    options: '-c default_transaction_read_only=on',
+    keepAlive: true,
+  });
+  // An idle client losing its connection emits here; without a listener it would crash the process.
+  pool.on('error', onError);
+  return pool;
+}
+
 export interface GraphStatementOptions {
   /** Percent of the pool's connections one tenant's statements may hold at once (at least one). */
   tenantPoolShare?: number;
-  statementTimeoutMs?: number;
   queueMs?: number;
 }
 
 /**
- * Runs the statements that answer checks and listings on the shared pool, so that no tenant can
- * stall the others: each statement runs in a read-only transaction under its own time limit, and
- * at most a share of the pool's connections run one tenant's statements at once; the tenant's
- * others wait their turn, in order, for a bounded time.
+ * Runs the statements that answer checks and listings on their pool (openGraphPool), so that no
+ * tenant can stall the others: at most a share of the pool's connections run one tenant's
+ * statements at once; the tenant's others wait their turn, in order, for a bounded time.
  */
 export class GraphStatements {
   readonly perTenant: number;
+  /** The pool's time limit on a statement, which a cancelled check names. */
   readonly statementTimeoutMs: number;
   private readonly queueMs: number;
   private readonly running = new Map<string, number>();
   private readonly waiting = new Map<string, Array<() => void>>();
-  private readonly begin: string;
 
   constructor(
     private readonly pool: pg.Pool,
-    { tenantPoolShare = DEFAULT_TENANT_POOL_SHARE, statementTimeoutMs = GRAPH_STATEMENT_TIMEOUT_MS, queueMs = QUEUE_MS }: GraphStatementOptions = {},
+    { tenantPoolShare = DEFAULT_TENANT_POOL_SHARE, queueMs = QUEUE_MS }: GraphStatementOptions = {},
   ) {
     this.perTenant = Math.max(1, Math.floor(((pool.options.max ?? 10) * tenantPoolShare) / 100));
-    this.statementTimeoutMs = statementTimeoutMs;
+    this.statementTimeoutMs = Number(pool.options.statement_timeout || 0);
     this.queueMs = queueMs;
-    // SET LOCAL: the limit ends with the transaction, and the connection goes back to the pool as it came.
-    this.begin = `BEGIN READ ONLY; SET LOCAL statement_timeout = ${Math.floor(statementTimeoutMs)}`;
   }
 
   async query<R extends pg.QueryResultRow>(tenantId: string, config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
     await this.turn(tenantId);
     try {
-      return await this.timed<R>(config);
+      return await this.run<R>(config);
     } finally {
       this.done(tenantId);
     }
@@ -54,21 +78,16 @@ export class GraphStatements {
     return { running: this.running.get(tenantId) ?? 0, waiting: this.waiting.get(tenantId)?.length ?? 0 };
   }
 
-  private async timed<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
+  private async run<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
     const client = await this.pool.connect();
-    let failed: Error | undefined;
     try {
-      await client.query(this.begin);
-      return await client.query<R>(config);
+      const result = await client.query<R>(config);
+      client.release();
+      return result;
     } catch (error) {
-      failed = error as Error;
+      // A statement PostgreSQL refused or cancelled leaves its connection fit for the next (pool.query would drop it); any other failure ends it.
+      client.release(error instanceof pg.DatabaseError ? undefined : (error as Error));
       throw error;
-    } finally {
-      // COMMIT ends a transaction that failed too; a connection that cannot end it is not reused.
-      await client.query('COMMIT').then(
-        () => client.release(),
-        (error: Error) => client.release(failed ?? error),
-      );
     }
   }
 

@@ -24,9 +24,9 @@ import { CHECK_SQL, type CheckOutcome, OBJECT_IDS_SQL, REACHABLE_SQL } from './g
  * (the grants held in memory at one moment, or one statement), and only such answers are cached:
  * a mask and the grants it masks never come from two states.
  *
- * Those statements go to the pg pool under Prisma's adapter directly, as named prepared statements: measured here, Prisma spends
+ * Those statements go to a pg pool of their own (openGraphPool) directly, as named prepared statements: measured here, Prisma spends
  * about 1 ms of CPU per raw query (1.1 ms for SELECT $1 against 0.2 ms on the pool), which alone
- * would cap a node near 900 checks a second. Everything else goes through Prisma.
+ * would cap a node near 900 checks a second. Everything else goes through Prisma, on its own pool.
  *
  * Checks (and agent lookups) asked during one turn of the event loop go to the database together,
  * one statement per tenant: under load, the round trip, not the graph walk, is what a check costs.
@@ -46,6 +46,7 @@ export class SqlGraphStore implements GraphStore {
   private readonly statements: GraphStatements;
 
   constructor(
+    /** The graph statements' pool (openGraphPool): its connections carry their time limit. */
     pool: pg.Pool,
     private readonly schemas: SchemaCache,
     /** Tenants' grants in memory, which answer checks when current; null to always ask the database. */

@@ -1,10 +1,12 @@
 import pg from 'pg';
+import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { parseRef } from '../../src/engine/refs.ts';
-import { connect } from '../../src/store/db.ts';
+import { createServices } from '../../src/runtime.ts';
+import { createKey } from '../../src/store/keys.ts';
 import { SqlGraphStore } from '../../src/store/graph.ts';
-import type { GraphStatementOptions } from '../../src/store/graph-statements.ts';
+import { openGraphPool, type GraphStatementOptions } from '../../src/store/graph-statements.ts';
 import { HELD_READ, HOLDERS_READ } from '../../src/store/graph-sql.ts';
 import { databaseUrl, useServices } from '../helpers.ts';
 import { DOCUMENT_RELATIONS, tenantGraph } from './fixtures.ts';
@@ -14,14 +16,16 @@ const services = useServices({ graphMemory: 0 });
 /** The same database with grants held in memory, to compare the two walks. */
 const memory = useServices();
 
-/** A pool of 4 connections, whose statements this file tells from others' by its application name. */
+/** This file's connections, which it tells from others' in pg_stat_activity by their application name. */
 const POOL_NAME = `grantd check-sql ${process.pid}`;
-const database = connect(`${databaseUrl()}${databaseUrl().includes('?') ? '&' : '?'}application_name=${encodeURIComponent(POOL_NAME)}`, 4);
-afterAll(() => database.close());
+const namedUrl = `${databaseUrl()}${databaseUrl().includes('?') ? '&' : '?'}application_name=${encodeURIComponent(POOL_NAME)}`;
+/** A graph statements' pool of 4 connections. */
+const graphPool = openGraphPool(namedUrl, 4, () => undefined);
+afterAll(() => graphPool.end());
 
-/** An engine over that pool whose walks and statements in the database have the given budgets. */
-const engineWith = (options: { checkBudget?: number; walkMs?: number } & GraphStatementOptions) =>
-  new AuthorizationEngine(new SqlGraphStore(database.pool, services.schemas, null, options));
+/** An engine over that pool (or another) whose walks and statements in the database have the given budgets. */
+const engineWith = (options: { checkBudget?: number; walkMs?: number } & GraphStatementOptions, pool = graphPool) =>
+  new AuthorizationEngine(new SqlGraphStore(pool, services.schemas, null, options));
 
 /** A namespace `node` whose four relations each include parent->r1..r4, and a complete graph of `n` nodes over `parent`. */
 async function denseTenant(n: number) {
@@ -131,10 +135,10 @@ describe('checks PostgreSQL answers', () => {
 });
 
 /**
- * Statements held at the lock of `grants` that a test takes: each waits with its connection, so
- * what runs and what waits for the pool is what pg_stat_activity shows.
+ * Statements held at the lock of a table (`grants` unless told) that a test takes: each waits with
+ * its connection, so what runs and what waits for the pool is what pg_stat_activity shows.
  */
-async function withGrantsLocked<T>(work: (waiting: () => Promise<string[]>) => Promise<T>): Promise<T> {
+async function withGrantsLocked<T>(work: (waiting: () => Promise<string[]>) => Promise<T>, table = 'grants'): Promise<T> {
   const [locker, admin] = [new pg.Client({ connectionString: databaseUrl() }), new pg.Client({ connectionString: databaseUrl() })];
   await Promise.all([locker.connect(), admin.connect()]);
   const waiting = async () =>
@@ -146,7 +150,7 @@ async function withGrantsLocked<T>(work: (waiting: () => Promise<string[]>) => P
     ).rows.map((r) => r.query);
   try {
     await locker.query('BEGIN');
-    await locker.query('LOCK TABLE grants IN ACCESS EXCLUSIVE MODE');
+    await locker.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
     return await work(waiting);
   } finally {
     await locker.query('ROLLBACK');
@@ -167,20 +171,27 @@ describe('statements that answer checks and listings', () => {
   it('are cancelled after their time limit: a check is then refused for now (503), naming its time limit; a listing fails with the cancellation', async () => {
     const g = await tenantGraph(services);
     await g.namespace('document', DOCUMENT_RELATIONS);
-    const engine = engineWith({ statementTimeoutMs: 300 });
-    await withGrantsLocked(async () => {
-      const check = engine.check(g.tenantId, { subject: 'user:ann', relation: 'viewer', object: 'document:d1' }).catch((error: unknown) => error);
-      const listing = engine.store.objectIds(g.tenantId, 'document', null, 10).catch((error: unknown) => error);
-      expect(await check).toMatchObject({ type: 'unavailable', detail: 'a check was not answered within 0.3 s; retry shortly' });
-      expect(await listing).toMatchObject({ code: '57014' });
-    });
-    // The limit was the transaction's: the same connections answer again, under the pool's own limit.
-    await g.grant(['user:ann', 'owner', 'document:d1']);
-    expect(await engine.check(g.tenantId, { subject: 'user:ann', relation: 'viewer', object: 'document:d1' })).toBe(true);
-    const clients = await Promise.all(Array.from({ length: 4 }, () => database.pool.connect()));
-    for (const client of clients) {
-      expect((await client.query<{ statement_timeout: string }>('SHOW statement_timeout')).rows[0]!.statement_timeout).toBe('10s');
-      client.release();
+    const pool = openGraphPool(namedUrl, 4, () => undefined, 300);
+    try {
+      const engine = engineWith({}, pool);
+      await withGrantsLocked(async () => {
+        const check = engine.check(g.tenantId, { subject: 'user:ann', relation: 'viewer', object: 'document:d1' }).catch((error: unknown) => error);
+        const listing = engine.store.objectIds(g.tenantId, 'document', null, 10).catch((error: unknown) => error);
+        expect(await check).toMatchObject({ type: 'unavailable', detail: 'a check was not answered within 0.3 s; retry shortly' });
+        expect(await listing).toMatchObject({ code: '57014' });
+      });
+      // The same two connections answer again: the limit and read-only are theirs from the start.
+      await g.grant(['user:ann', 'owner', 'document:d1']);
+      expect(await engine.check(g.tenantId, { subject: 'user:ann', relation: 'viewer', object: 'document:d1' })).toBe(true);
+      expect(pool.totalCount).toBe(2);
+      const clients = await Promise.all([pool.connect(), pool.connect()]);
+      for (const client of clients) {
+        const setting = async (name: string) => (await client.query<Record<string, string>>(`SHOW ${name}`)).rows[0]![name];
+        expect([await setting('statement_timeout'), await setting('transaction_read_only')]).toEqual(['300ms', 'on']);
+        client.release();
+      }
+    } finally {
+      await pool.end();
     }
   });
 
@@ -206,5 +217,53 @@ describe('statements that answer checks and listings', () => {
     });
     expect(await results.check).toBe(true);
     expect(await Promise.all(results.listings)).toEqual([[], []]);
+  });
+});
+
+describe('the pool of checks and listings', () => {
+  it('tells of an idle connection it lost, and connects again', async () => {
+    const lost: Error[] = [];
+    const pool = openGraphPool(namedUrl, 1, (error) => lost.push(error));
+    const admin = new pg.Client({ connectionString: databaseUrl() });
+    await admin.connect();
+    try {
+      const { rows } = await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      await admin.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+      await until(async () => lost.length === 1);
+      expect((await pool.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await admin.end();
+      await pool.end();
+    }
+  });
+});
+
+describe('checks and listings filling their pool', () => {
+  it("leave key lookups and writes their own pool, and another tenant's check the room the shares leave", async () => {
+    // Pools of 5, shares of 40%: 2 connections a tenant, so two busy tenants hold 4 graph connections and leave 1.
+    const node = createServices(namedUrl, { poolSize: 5, graphMemory: 0, tenantPoolShare: 40 }, pino({ level: 'silent' }));
+    try {
+      const [a, b, c] = [await tenantGraph(node), await tenantGraph(node), await tenantGraph(node)];
+      for (const g of [a, b, c]) await g.namespace('document', DOCUMENT_RELATIONS);
+      await c.grant(['user:cat', 'owner', 'document:d1']);
+      const key = await createKey(node.db, c.tenantId, 'test', ['check:read']);
+      // Checks read `agents`, which a write of users' grants and a key lookup do not.
+      const checks = await withGrantsLocked(async (waiting) => {
+        const held: Array<Promise<boolean>> = [];
+        for (const g of [a, b, b, a, c]) {
+          held.push(g.check('user:ann', 'viewer', `document:d${held.length}`));
+          await until(async () => (await waiting()).length === held.length);
+        }
+        expect(await node.metrics.registry.metrics()).toMatch(/^grantd_graph_pool_connections 5$/m);
+        // Tenant c's key and write are answered while every graph connection waits.
+        expect(await node.keys.verify(node.keys.credentialOf(key.secret)!)).toMatchObject({ tenantId: c.tenantId });
+        await c.grant(['user:cat', 'owner', 'document:d2']);
+        return held;
+      }, 'agents');
+      expect(await Promise.all(checks)).toEqual([false, false, false, false, false]);
+      expect(await c.bulk([['user:cat', 'viewer', 'document:d1'], ['user:cat', 'viewer', 'document:d2']])).toEqual([{ allowed: true }, { allowed: true }]);
+    } finally {
+      await node.close();
+    }
   });
 });

@@ -6,7 +6,7 @@ import { parseRef } from '../../src/engine/refs.ts';
 import type { AppDeps } from '../../src/http/context.ts';
 import { applyBatch, createGrant, deleteGrant } from '../../src/store/grants.ts';
 import { connect } from '../../src/store/db.ts';
-import { LOAD_APPLICATION_NAME, MemoryGraphs } from '../../src/store/graph-memory.ts';
+import { LOAD_APPLICATION_NAME, MemoryGraphs, type HeldTenant } from '../../src/store/graph-memory.ts';
 import { SqlGraphStore } from '../../src/store/graph.ts';
 import { databaseUrl, useServices } from '../helpers.ts';
 import { DOCUMENT_RELATIONS, tenantGraph } from './fixtures.ts';
@@ -340,7 +340,7 @@ describe('listings of a tenant whose grants are held in memory', () => {
     const { pool, close } = connect(databaseUrl(), 2);
     const graphs = new MemoryGraphs(pool, { maxGrants: 1_000, maxAgeMs: 500 }, pino({ level: 'silent' }));
     const engine = new AuthorizationEngine(new SqlGraphStore(pool, writer.schemas, graphs));
-    // Graph statements run on a client of the pool, in a transaction of their own.
+    // Graph statements run on a client of the pool.
     const statements = vi.spyOn(pg.Client.prototype, 'query');
     const walksInDatabase = () => statements.mock.calls.filter(([query]) => (query as { name?: string }).name === 'grantd_reachable').length;
     try {
@@ -420,6 +420,41 @@ describe('grants in memory with more to replay than a catch-up replays', () => {
       expect(loads()).toBe(2);
       expect(graphs.size).toBe(3);
     } finally {
+      await close();
+    }
+  });
+});
+
+describe('grants in memory with a backlog longer than a slice', () => {
+  it('replay it a slice a turn of the event loop, answering nothing meanwhile, then equal the database', async () => {
+    const { pool, close } = connect(databaseUrl(), 2);
+    const graphs = new MemoryGraphs(pool, { maxGrants: 1_000, maxAgeMs: 500, replaySlice: 2 }, pino({ level: 'silent' }));
+    const engine = new AuthorizationEngine(new SqlGraphStore(pool, writer.schemas, graphs));
+    try {
+      const g = await documentsTenant(writer);
+      await g.grant(['user:ann', 'owner', 'document:d0']);
+      expect(await graphs.load(g.tenantId)).toBe(true);
+      const flips = vi.spyOn((await graphs.current(g.tenantId))!.index, 'flip');
+      const docs = Array.from({ length: 10 }, (_, k) => `d${k}`);
+      await g.grant(...docs.slice(1).map((id): [string, string, string] => ['user:ann', 'owner', `document:${id}`]));
+      await g.revoke(['user:ann', 'owner', 'document:d0']); // 10 flips in all
+      graphs.invalidate(g.tenantId);
+
+      expect(await graphs.current(g.tenantId)).toBeNull(); // its catch-up replays in slices
+      const meanwhile = await new Promise<{ flipped: number; held: HeldTenant | null }>((resolve) =>
+        setImmediate(() => void graphs.current(g.tenantId).then((held) => resolve({ flipped: flips.mock.calls.length, held }))),
+      );
+      expect(meanwhile.flipped).toBeGreaterThan(0);
+      expect(meanwhile.flipped).toBeLessThan(10);
+      expect(meanwhile.held).toBeNull();
+
+      while ((await graphs.current(g.tenantId)) === null) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(flips).toHaveBeenCalledTimes(10);
+      expect(graphs.size).toBe(await grantCount(g.tenantId));
+      const owns = await engine.checkBulk(g.tenantId, docs.map((id) => ({ subject: 'user:ann', relation: 'owner', object: `document:${id}` })));
+      expect(owns.map((r) => r.allowed)).toEqual(docs.map((id) => id !== 'd0'));
+    } finally {
+      await graphs.close();
       await close();
     }
   });
