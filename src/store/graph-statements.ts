@@ -73,11 +73,6 @@ export class GraphStatements {
     }
   }
 
-  /** Statements of the tenant running, and waiting, now. */
-  load(tenantId: string): { running: number; waiting: number } {
-    return { running: this.running.get(tenantId) ?? 0, waiting: this.waiting.get(tenantId)?.length ?? 0 };
-  }
-
   private async run<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
     const client = await this.pool.connect();
     try {
