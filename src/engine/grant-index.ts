@@ -1,5 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { DomainError } from '../errors.ts';
 import { DEFAULT_CHECK_BUDGET, isCheckTooComplex, overBudget } from './budget.ts';
+import type { CheckTurns } from './check-time.ts';
 import { EdgeLists } from './edge-lists.ts';
 import type { GraphQuery } from './engine.ts';
 import { MEMBER_RELATION, type Ref } from './refs.ts';
@@ -164,20 +166,30 @@ export class GrantIndex {
    * costly checks never holds it longer; a change of the grants meanwhile (a catch-up) voids what
    * was remembered, so that every answer comes from one state of the grants. `admits` (agent
    * masks) is asked right before each check, in the same state: a query it refuses is false.
+   * `turns` shares the time with other tenants' checks: it may make a slice wait.
    */
   async checkAll(
     schema: CompiledSchema,
     queries: readonly GraphQuery[],
     budget = DEFAULT_CHECK_BUDGET,
-    { sliceMs = YIELD_AFTER_MS, admits = () => true }: { sliceMs?: number; admits?: (query: GraphQuery) => boolean } = {},
+    {
+      sliceMs = YIELD_AFTER_MS,
+      admits = () => true,
+      turns,
+    }: { sliceMs?: number; admits?: (query: GraphQuery) => boolean; turns?: CheckTurns } = {},
   ): Promise<Array<boolean | DomainError>> {
     const answers: Array<boolean | DomainError> = new Array(queries.length);
     const walks = new RememberedWalks(queries.map((query) => this.walkKey(query)), budget);
+    const first = turns?.wait() ?? 0;
+    if (first > 0) await sleep(first);
     let version = this.version;
     let sliceStart = performance.now();
     for (let i = 0; i < queries.length; i++) {
-      if (performance.now() - sliceStart >= sliceMs) {
-        await new Promise((resolve) => setImmediate(resolve));
+      const elapsed = performance.now() - sliceStart;
+      if (elapsed >= sliceMs) {
+        turns?.spent(elapsed);
+        const wait = turns?.wait() ?? 0;
+        await (wait > 0 ? sleep(wait) : new Promise((resolve) => setImmediate(resolve)));
         sliceStart = performance.now();
       }
       if (version !== this.version) {
@@ -192,6 +204,7 @@ export class GrantIndex {
         answers[i] = error;
       }
     }
+    turns?.spent(performance.now() - sliceStart);
     return answers;
   }
 

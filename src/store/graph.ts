@@ -1,6 +1,7 @@
 import DataLoader from 'dataloader';
 import type pg from 'pg';
 import { TenantCache } from '../engine/cache.ts';
+import { CheckTimeShares } from '../engine/check-time.ts';
 import { RefreshingCache } from '../refreshing-cache.ts';
 import { DEFAULT_CHECK_BUDGET, overBudget } from '../engine/budget.ts';
 import { RetryLater } from '../errors.ts';
@@ -37,6 +38,8 @@ export class SqlGraphStore implements GraphStore {
     this.evaluateNow(tenantId, items),
   );
 
+  /** This process's time on checks in memory, shared between tenants. */
+  private readonly checkTime = new CheckTimeShares();
   /** Answers the database gave (masks applied); a write on another node shows within `maxAgeMs`. */
   private readonly answers: TenantCache<boolean>;
   /** The most steps one check may take (GRANTD_CHECK_BUDGET), and how long it may walk in the database. */
@@ -94,7 +97,7 @@ export class SqlGraphStore implements GraphStore {
     const held = await this.memory?.current(tenantId);
     if (held) {
       const admits = (q: GraphQuery) => masksAdmit(q.subject, q.object.ns, q.relation, (id) => held.agents.get(id));
-      return held.index.checkAll(schema, queries, this.checkBudget, { admits });
+      return held.index.checkAll(schema, queries, this.checkBudget, { admits, turns: this.checkTime.of(tenantId) });
     }
     const generation = this.answers.generation(tenantId);
     const answers: GraphAnswer[] = new Array(queries.length);

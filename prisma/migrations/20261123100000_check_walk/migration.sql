@@ -65,6 +65,26 @@ DECLARE
   r_n INT[];
   -- The checks that expand the current level.
   walking INT[];
+  -- The probes of a level, (check, object, via) with the relations the arrows lead to (joined by
+  -- commas: names cannot hold one) and how many of the check's pairs read through it; a part of
+  -- them read at a time, and what the parts reached.
+  p_i INT[];
+  p_ns TEXT[] COLLATE "C";
+  p_id TEXT[] COLLATE "C";
+  p_via TEXT[] COLLATE "C";
+  p_targets TEXT[];
+  p_pairs INT[];
+  n_probes INT;
+  part INT;
+  pos INT;
+  c_i INT[];
+  c_ns TEXT[] COLLATE "C";
+  c_id TEXT[] COLLATE "C";
+  c_targets TEXT[];
+  rc_i INT[];
+  rc_ns TEXT[] COLLATE "C";
+  rc_id TEXT[] COLLATE "C";
+  rc_targets TEXT[];
   allowed INT[];
   stopped INT[];
   walker RECORD;
@@ -168,64 +188,77 @@ BEGIN
     END LOOP;
 
     -- One arrow further from the frontier of the checks still walking, to pairs not visited yet.
-    -- Grants are read once per (check, object, via), and each object they reach is kept once per
-    -- set of relations the arrows lead to before those are spread out: in a dense graph most
-    -- objects are reached many times over. They count as steps once per pair that reads them.
-    WITH frontier AS (
-      SELECT * FROM unnest(f_i, f_ns, f_id, f_rel) AS f(i, ns, id, rel)
-      WHERE f.i NOT IN (SELECT unnest(allowed))
-    ),
-    probes AS (
-      SELECT f.i, f.ns, f.id, a.via, array_agg(DISTINCT a.target ORDER BY a.target) AS targets, count(DISTINCT f.rel)::INT AS pairs
-      FROM frontier f
+    -- Grants are read once per (check, object, via) probe, and each object they reach is kept once
+    -- per set of relations the arrows lead to before those are spread out: in a dense graph most
+    -- objects are reached many times over. They count as steps once per pair that reads them. The
+    -- probes are read a part at a time (an eighth of them, at least 16), and a check past its budget
+    -- reads no further: a check of a dense graph stops near its budget, not a whole level later.
+    SELECT array_agg(p.i ORDER BY p.k), array_agg(p.ns ORDER BY p.k), array_agg(p.id ORDER BY p.k), array_agg(p.via ORDER BY p.k),
+           array_agg(p.targets ORDER BY p.k), array_agg(p.pairs ORDER BY p.k)
+    INTO p_i, p_ns, p_id, p_via, p_targets, p_pairs
+    FROM (
+      SELECT f.i, f.ns, f.id, a.via, string_agg(DISTINCT a.target, ',' ORDER BY a.target) AS targets, count(DISTINCT f.rel)::INT AS pairs,
+             row_number() OVER (ORDER BY f.i, f.ns, f.id, a.via) AS k
+      FROM unnest(f_i, f_ns, f_id, f_rel) AS f(i, ns, id, rel)
       JOIN jsonb_to_recordset(arrows) AS a(ns TEXT COLLATE "C", rel TEXT COLLATE "C", via TEXT COLLATE "C", target TEXT COLLATE "C")
         ON a.ns = f.ns AND a.rel = f.rel
+      WHERE f.i NOT IN (SELECT unnest(allowed))
       GROUP BY f.i, f.ns, f.id, a.via
-    ),
-    read AS MATERIALIZED (
-      SELECT p.i, g.subject_ns AS ns, g.subject_id AS id, p.targets, p.pairs
-      FROM probes p
-      CROSS JOIN LATERAL (
-        SELECT g.subject_ns, g.subject_id FROM "grants" g
-        WHERE g.tenant_id = tenant AND g.object_ns = p.ns AND g.object_id = p.id AND g.relation = p.via
-        OFFSET 0
-      ) g
-    ),
-    reached AS (SELECT DISTINCT r.i, r.ns, r.id, r.targets FROM read r),
-    next AS (
-      SELECT r.i, r.ns, r.id, COALESCE(c.implied, t.target) AS rel
-      FROM reached r
-      CROSS JOIN unnest(r.targets) AS t(target)
-      LEFT JOIN jsonb_to_recordset(closure) AS c(ns TEXT COLLATE "C", rel TEXT COLLATE "C", implied TEXT COLLATE "C")
-        ON c.ns = r.ns AND c.rel = t.target
-      EXCEPT
-      SELECT * FROM unnest(v_i, v_ns, v_id, v_rel)
-    )
-    SELECT n.a_i, n.a_ns, n.a_id, n.a_rel, c.c_i, c.c_n INTO f_i, f_ns, f_id, f_rel, r_i, r_n
-    FROM (SELECT array_agg(x.i) AS a_i, array_agg(x.ns) AS a_ns, array_agg(x.id) AS a_id, array_agg(x.rel) AS a_rel FROM next x) n,
-         (SELECT array_agg(y.i) AS c_i, array_agg(y.n) AS c_n FROM (SELECT r.i, sum(r.pairs)::INT AS n FROM read r GROUP BY r.i) y) c;
-
-    -- Checks past their budget of steps, then (past the time budget) all still walking, stop here.
+    ) p;
     stopped := NULL;
-    FOR walker IN
-      SELECT w.i FROM unnest(walking) AS w(i)
-      LEFT JOIN unnest(r_i, r_n) AS r(i, n) ON r.i = w.i
-      WHERE coalesce(steps[w.i + 1], 0) + coalesce(r.n, 0) > max_steps
-    LOOP
+    rc_i := NULL; rc_ns := NULL; rc_id := NULL; rc_targets := NULL;
+    n_probes := coalesce(array_length(p_i, 1), 0);
+    part := greatest(16, ceil(n_probes / 8.0)::INT);
+    pos := 1;
+    WHILE pos <= n_probes LOOP
+      WITH probes AS (
+        SELECT * FROM unnest(p_i[pos:pos + part - 1], p_ns[pos:pos + part - 1], p_id[pos:pos + part - 1], p_via[pos:pos + part - 1],
+                             p_targets[pos:pos + part - 1], p_pairs[pos:pos + part - 1]) AS p(i, ns, id, via, targets, pairs)
+        WHERE p.i NOT IN (SELECT unnest(stopped))
+      ),
+      read AS MATERIALIZED (
+        SELECT p.i, g.subject_ns AS ns, g.subject_id AS id, p.targets, p.pairs
+        FROM probes p
+        CROSS JOIN LATERAL (
+          SELECT g.subject_ns, g.subject_id FROM "grants" g
+          WHERE g.tenant_id = tenant AND g.object_ns = p.ns AND g.object_id = p.id AND g.relation = p.via
+          OFFSET 0
+        ) g
+      )
+      SELECT x.a_i, x.a_ns, x.a_id, x.a_t, y.c_i, y.c_n INTO c_i, c_ns, c_id, c_targets, r_i, r_n
+      FROM (SELECT array_agg(d.i) AS a_i, array_agg(d.ns) AS a_ns, array_agg(d.id) AS a_id, array_agg(d.targets) AS a_t
+            FROM (SELECT DISTINCT r.i, r.ns, r.id, r.targets FROM read r) d) x,
+           (SELECT array_agg(e.i) AS c_i, array_agg(e.n) AS c_n FROM (SELECT r.i, sum(r.pairs)::INT AS n FROM read r GROUP BY r.i) e) y;
+      rc_i := rc_i || c_i; rc_ns := rc_ns || c_ns; rc_id := rc_id || c_id; rc_targets := rc_targets || c_targets;
+      FOR walker IN SELECT r.i, r.n FROM unnest(r_i, r_n) AS r(i, n) LOOP
+        steps[walker.i + 1] := coalesce(steps[walker.i + 1], 0) + walker.n;
+      END LOOP;
+      -- Checks past their budget of steps (their pairs may have taken them there) read no further.
+      FOR walker IN SELECT w.i FROM unnest(walking) AS w(i) WHERE steps[w.i + 1] > max_steps AND w.i NOT IN (SELECT unnest(stopped)) LOOP
+        stopped := stopped || walker.i;
+        check_index := walker.i; outcome := 'too-many-steps';
+        RETURN NEXT;
+      END LOOP;
+      pos := pos + part;
+    END LOOP;
+    FOR walker IN SELECT w.i FROM unnest(walking) AS w(i) WHERE steps[w.i + 1] > max_steps AND w.i NOT IN (SELECT unnest(stopped)) LOOP
       stopped := stopped || walker.i;
       check_index := walker.i; outcome := 'too-many-steps';
       RETURN NEXT;
     END LOOP;
-    FOR walker IN SELECT r.i, r.n FROM unnest(r_i, r_n) AS r(i, n) LOOP
-      steps[walker.i + 1] := coalesce(steps[walker.i + 1], 0) + walker.n;
-    END LOOP;
+
+    SELECT array_agg(n.i), array_agg(n.ns), array_agg(n.id), array_agg(n.rel) INTO f_i, f_ns, f_id, f_rel
+    FROM (
+      SELECT r.i, r.ns, r.id, COALESCE(c.implied, t.target) AS rel
+      FROM unnest(rc_i, rc_ns, rc_id, rc_targets) AS r(i, ns, id, targets)
+      CROSS JOIN unnest(string_to_array(r.targets, ',')) AS t(target)
+      LEFT JOIN jsonb_to_recordset(closure) AS c(ns TEXT COLLATE "C", rel TEXT COLLATE "C", implied TEXT COLLATE "C")
+        ON c.ns = r.ns AND c.rel = t.target
+      WHERE r.i NOT IN (SELECT unnest(stopped))
+      EXCEPT
+      SELECT * FROM unnest(v_i, v_ns, v_id, v_rel)
+    ) n;
     EXIT WHEN f_i IS NULL;
-    IF stopped IS NOT NULL THEN
-      SELECT array_agg(f.i), array_agg(f.ns), array_agg(f.id), array_agg(f.rel) INTO f_i, f_ns, f_id, f_rel
-      FROM unnest(f_i, f_ns, f_id, f_rel) AS f(i, ns, id, rel)
-      WHERE f.i NOT IN (SELECT unnest(stopped));
-      EXIT WHEN f_i IS NULL;
-    END IF;
     v_i := v_i || f_i; v_ns := v_ns || f_ns; v_id := v_id || f_id; v_rel := v_rel || f_rel;
     depth := depth + 1;
     IF clock_timestamp() - started > max_ms * interval '1 millisecond' THEN
