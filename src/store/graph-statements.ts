@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import type { CheckTimeShares } from '../engine/check-time.ts';
 import { RetryLater } from '../errors.ts';
 
 /** How long a check or listing statement may run: well under what a request may take. */
@@ -40,12 +42,17 @@ export interface GraphStatementOptions {
   /** Percent of the pool's connections one tenant's statements may hold at once (at least one). */
   tenantPoolShare?: number;
   queueMs?: number;
+  /** The process's time on checks shared between tenants: a statement's time counts as its tenant's. */
+  checkTime?: CheckTimeShares;
 }
 
 /**
  * Runs the statements that answer checks and listings on their pool (openGraphPool), so that no
  * tenant can stall the others: at most a share of the pool's connections run one tenant's
- * statements at once; the tenant's others wait their turn, in order, for a bounded time.
+ * statements at once; the tenant's others wait their turn, in order, for a bounded time. A
+ * statement's time also counts against its tenant's share of the time on checks (CheckTimeShares):
+ * a tenant past it while others' checks are asked for waits before its next statement, so that
+ * its costly statements do not take the database from the others.
  */
 export class GraphStatements {
   readonly perTenant: number;
@@ -54,21 +61,28 @@ export class GraphStatements {
   private readonly queueMs: number;
   private readonly running = new Map<string, number>();
   private readonly waiting = new Map<string, Array<() => void>>();
+  private readonly checkTime: CheckTimeShares | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
-    { tenantPoolShare = DEFAULT_TENANT_POOL_SHARE, queueMs = QUEUE_MS }: GraphStatementOptions = {},
+    { tenantPoolShare = DEFAULT_TENANT_POOL_SHARE, queueMs = QUEUE_MS, checkTime }: GraphStatementOptions = {},
   ) {
+    this.checkTime = checkTime;
     this.perTenant = Math.max(1, Math.floor(((pool.options.max ?? 10) * tenantPoolShare) / 100));
     this.statementTimeoutMs = Number(pool.options.statement_timeout || 0);
     this.queueMs = queueMs;
   }
 
   async query<R extends pg.QueryResultRow>(tenantId: string, config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
+    const turns = this.checkTime?.of(tenantId);
+    const wait = turns?.wait() ?? 0;
+    if (wait > 0) await sleep(wait);
     await this.turn(tenantId);
+    const started = performance.now();
     try {
       return await this.run<R>(config);
     } finally {
+      turns?.spent(performance.now() - started);
       this.done(tenantId);
     }
   }

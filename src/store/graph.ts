@@ -38,7 +38,7 @@ export class SqlGraphStore implements GraphStore {
     this.evaluateNow(tenantId, items),
   );
 
-  /** This process's time on checks in memory, shared between tenants. */
+  /** This process's time on checks, in memory and in its graph statements, shared between tenants. */
   private readonly checkTime = new CheckTimeShares();
   /** Answers the database gave (masks applied); a write on another node shows within `maxAgeMs`. */
   private readonly answers: TenantCache<boolean>;
@@ -70,7 +70,7 @@ export class SqlGraphStore implements GraphStore {
       clock?: { now(): number };
     } & GraphStatementOptions = {},
   ) {
-    this.statements = new GraphStatements(pool, statements);
+    this.statements = new GraphStatements(pool, { ...statements, checkTime: this.checkTime });
     this.answers = new TenantCache({ maxAgeMs, maxEntries: maxCachedAnswers, clock });
     this.checkBudget = checkBudget;
     this.walkMs = walkMs;
