@@ -35,15 +35,16 @@ export function createHttpServer(app: Express, options: HttpOptions = DEFAULT_HT
     app,
   );
   capConnections(server, options.maxConnections);
-  // Each connection's latest request: once its headers arrived, its answer is the app's.
-  const latest = new WeakMap<Socket, IncomingMessage>();
-  server.on('request', (req: IncomingMessage) => latest.set(req.socket, req));
+  // Each connection's latest response, to tell whether the app has answered its request.
+  const latest = new WeakMap<Socket, ServerResponse>();
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => latest.set(req.socket, res));
   // Requests Node's parser refuses (oversized headers, malformed HTTP, too slow) never reach Express:
   // answer them as problems too, 400 `invalid-request` (not 431 or 408, statuses the API does not list).
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
-    // A body still incomplete at the request timeout is one the app answered without reading (a 401):
-    // another answer would be a second one to the same request.
-    if (!socket.writable || latest.get(socket)?.complete === false) return socket.destroy();
+    // A request the app has answered already (a 401 before its body was read): another answer would
+    // be a second one to it. One whose body the app is still reading gets this one, whichever of the
+    // two deadlines fires first.
+    if (!socket.writable || latest.get(socket)?.headersSent === true) return socket.destroy();
     const body = JSON.stringify(problemBody('invalid-request', clientErrorDetail(error, options)));
     const answer =
       'HTTP/1.1 400 Bad Request\r\nContent-Type: application/problem+json\r\n' +
