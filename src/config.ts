@@ -2,6 +2,13 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
+/**
+ * The freshness bound: the longest a process uses what it holds in memory (verified keys, compiled
+ * schemas, check answers, grants) before it asks the database again, and so the longest a write on
+ * another node takes to show here. Not a setting: the consistency the documentation promises.
+ */
+export const FRESHNESS_MS = 500;
+
 const optionalPositiveInt = (name: string) =>
   z
     .string()

@@ -2,7 +2,7 @@ import pino, { type Logger } from 'pino';
 import { KeyVerifier } from './auth/verifier.ts';
 import { forgetBefore, type Change } from './cluster/changes.ts';
 import type { PrimaryLink } from './cluster/worker.ts';
-import type { Config } from './config.ts';
+import { FRESHNESS_MS, type Config } from './config.ts';
 import { AuthorizationEngine } from './engine/engine.ts';
 import type { AppDeps } from './http/context.ts';
 import { connect } from './store/db.ts';
@@ -66,7 +66,7 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
     logger,
   );
   const schemas = new SchemaCache(db);
-  const graphs = new MemoryGraphs(pool, { maxGrants: options.graphMemory ?? DEFAULT_GRAPH_MEMORY, maxAgeMs: 500 }, logger);
+  const graphs = new MemoryGraphs(pool, { maxGrants: options.graphMemory ?? DEFAULT_GRAPH_MEMORY, maxAgeMs: FRESHNESS_MS }, logger);
   const store = new SqlGraphStore(graphPool, schemas, graphs, {
     checkBudget: options.checkBudget,
     tenantPoolShare: options.tenantPoolShare ?? DEFAULT_TENANT_POOL_SHARE,
