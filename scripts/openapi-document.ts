@@ -42,7 +42,8 @@ import { CreatedKeySchema, CreateKeySchema, KeySummarySchema } from '../contract
 import { CreateNamespaceSchema, NamespaceSchema, RelationDefinitionSchema } from '../contract/namespaces.ts';
 import { ObjectPageSchema } from '../contract/objects.ts';
 import { KeyScopeSchema } from '../contract/scopes.ts';
-import { DEFAULT_CHECK_BUDGET, overBudget } from '../src/engine/budget.ts';
+import { DEFAULT_CONFIG, type Config } from '../src/config.ts';
+import { overBudget } from '../src/engine/budget.ts';
 import { problemBody } from '../src/http/problem.ts';
 import { packageRoot } from '../src/package-root.ts';
 
@@ -129,7 +130,7 @@ const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
   'agent-exists': problemBody('agent-exists', 'agent release-bot already exists'),
   'payload-too-large': problemBody('payload-too-large', 'the body is larger than 1 MiB'),
   'unsupported-media-type': problemBody('unsupported-media-type', 'send the body as application/json'),
-  'check-too-complex': problemBody('check-too-complex', overBudget(DEFAULT_CHECK_BUDGET).detail),
+  'check-too-complex': problemBody('check-too-complex', overBudget(DEFAULT_CONFIG.GRANTD_CHECK_BUDGET).detail),
   'rate-limited': problemBody('rate-limited', 'this key is limited to 100 requests a second; retry in 1 s'),
   internal: problemBody('internal', 'an internal error occurred; quote request id 1f0c6a52-3b7e-4c59-9a43-5d2f0e8b7c11 when reporting it'),
   unavailable: problemBody('unavailable', 'the database is unreachable; retry shortly'),
@@ -490,13 +491,11 @@ const problemDescription = (status: string, types: ProblemType[]): string =>
     ? `${STATUS_TEXT[status] ?? status}, \`${types[0]}\`: ${meaningOf(types[0]!)}.`
     : [`${STATUS_TEXT[status] ?? status}, one of these problem types:`, '', ...types.map((t) => `- \`${t}\`: ${meaningOf(t)}`)].join('\n');
 
-/** The server's defaults that problem meanings name as `{SETTING}`. */
-const MEANING_DEFAULTS: Record<string, number> = { GRANTD_CHECK_BUDGET: DEFAULT_CHECK_BUDGET };
-
+/** The problem type's meaning, each `{SETTING}` in it replaced by the setting's default. */
 function meaningOf(type: ProblemType): string {
   return PROBLEMS[type].meaning.replace(/\{([A-Z_]+)\}/g, (_, name: string) => {
-    const value = MEANING_DEFAULTS[name];
-    if (value === undefined) throw new Error(`the meaning of ${type} names ${name}, whose default is unknown`);
+    const value = DEFAULT_CONFIG[name as keyof Config];
+    if (value === undefined) throw new Error(`the meaning of ${type} names ${name}, which has no default`);
     return String(value);
   });
 }
