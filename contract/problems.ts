@@ -1,31 +1,100 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 
-/** Every problem type grantd answers with, and its HTTP status (API.md, "Errors"). */
-export const PROBLEM_STATUS = {
-  'invalid-request': 400,
-  'invalid-subject': 400,
-  'invalid-object': 400,
-  'unknown-relation': 400,
-  'invalid-namespace': 400,
-  'invalid-cursor': 400,
-  unauthenticated: 401,
-  'insufficient-scope': 403,
-  'not-found': 404,
-  'namespace-not-found': 404,
-  'agent-not-found': 404,
-  'key-not-found': 404,
-  'namespace-exists': 409,
-  'agent-exists': 409,
-  'payload-too-large': 413,
-  'unsupported-media-type': 415,
-  'check-too-complex': 422,
-  'rate-limited': 429,
-  internal: 500,
-  unavailable: 503,
-} as const;
+/** Headers a problem response may carry besides X-Request-Id. */
+export type ProblemHeader = 'WWW-Authenticate' | 'Retry-After';
 
-export type ProblemType = keyof typeof PROBLEM_STATUS;
+interface ProblemDefinition {
+  status: number;
+  /** The body's `title`: the same for every problem of the type. */
+  title: string;
+  /**
+   * When it is answered, as the OpenAPI document describes its response. `{SETTING}` stands for
+   * the server's default of that setting, which the contract cannot know: the generator fills it in.
+   */
+  meaning: string;
+  headers: readonly ProblemHeader[];
+}
+
+/** Every problem type grantd answers with, and its HTTP status (API.md, "Errors"). */
+export const PROBLEMS = {
+  'invalid-request': {
+    status: 400,
+    title: 'Invalid request',
+    meaning: 'the body, query or path fails the schema (a missing, unknown or mistyped field, a bad `limit`), or the body is not valid JSON',
+    headers: [],
+  },
+  'invalid-subject': { status: 400, title: 'Invalid subject', meaning: 'a malformed subject: it must be `<namespace>:<id>`', headers: [] },
+  'invalid-object': { status: 400, title: 'Invalid object', meaning: 'a malformed object: it must be `<namespace>:<id>`', headers: [] },
+  'unknown-relation': {
+    status: 400,
+    title: 'Unknown relation',
+    meaning: "the relation is not declared by the object's namespace (one that declares relations)",
+    headers: [],
+  },
+  'invalid-namespace': {
+    status: 400,
+    title: 'Invalid namespace definition',
+    meaning: 'an inconsistent definition: an include names an undeclared relation, or relations include each other in a cycle',
+    headers: [],
+  },
+  'invalid-cursor': { status: 400, title: 'Invalid cursor', meaning: 'a cursor this server did not issue for this query', headers: [] },
+  unauthenticated: { status: 401, title: 'Unauthenticated', meaning: 'the API key is missing, unknown or revoked', headers: ['WWW-Authenticate'] },
+  'insufficient-scope': { status: 403, title: 'Insufficient scope', meaning: "the API key lacks the operation's scope", headers: [] },
+  'not-found': { status: 404, title: 'Not found', meaning: 'no such route', headers: [] },
+  'namespace-not-found': {
+    status: 404,
+    title: 'Namespace not found',
+    meaning: "the namespace does not exist in the caller's tenant",
+    headers: [],
+  },
+  'agent-not-found': { status: 404, title: 'Agent not found', meaning: "the agent is not registered in the caller's tenant", headers: [] },
+  'key-not-found': {
+    status: 404,
+    title: 'Key not found',
+    meaning: "no live key with this id in the caller's tenant (unknown, or already revoked)",
+    headers: [],
+  },
+  'namespace-exists': {
+    status: 409,
+    title: 'Namespace exists',
+    meaning: 'a namespace of that name exists (`user` and `agent` always do)',
+    headers: [],
+  },
+  'agent-exists': { status: 409, title: 'Agent exists', meaning: 'an agent with that external_id is registered', headers: [] },
+  'payload-too-large': { status: 413, title: 'Payload too large', meaning: 'the body is over 1 MiB', headers: [] },
+  'unsupported-media-type': { status: 415, title: 'Unsupported media type', meaning: 'the body is not JSON', headers: [] },
+  'check-too-complex': {
+    status: 422,
+    title: 'Check too complex',
+    meaning:
+      'answering would take more steps than the work budget of one check: (object, relation) pairs expanded and grants followed, ' +
+      '{GRANTD_CHECK_BUDGET} unless GRANTD_CHECK_BUDGET says otherwise; the detail names the budget',
+    headers: [],
+  },
+  'rate-limited': {
+    status: 429,
+    title: 'Rate limited',
+    meaning:
+      "the key exceeded its limit of requests a second (GRANTD_RATE_LIMIT), or the client's address its limit of failed " +
+      'authentications a second (GRANTD_AUTH_FAILURE_LIMIT); retry after `Retry-After` seconds',
+    headers: ['Retry-After'],
+  },
+  internal: {
+    status: 500,
+    title: 'Internal error',
+    meaning: 'a bug; logged with the request id that the detail quotes, never leaked',
+    headers: [],
+  },
+  unavailable: {
+    status: 503,
+    title: 'Service unavailable',
+    meaning: 'the database is unreachable; retry after `Retry-After` seconds',
+    headers: ['Retry-After'],
+  },
+} as const satisfies Record<string, ProblemDefinition>;
+
+export type ProblemType = keyof typeof PROBLEMS;
 type ProblemTypes = readonly [ProblemType, ...ProblemType[]];
 
 export const ValidationIssueSchema = z.object({
@@ -46,7 +115,7 @@ export function problemSchema<const T extends ProblemTypes>(types: T) {
     .describe('RFC 7807 problem');
 }
 
-export const ProblemSchema = problemSchema(Object.keys(PROBLEM_STATUS) as unknown as [ProblemType, ...ProblemType[]]);
+export const ProblemSchema = problemSchema(Object.keys(PROBLEMS) as unknown as [ProblemType, ...ProblemType[]]);
 export type Problem = z.infer<typeof ProblemSchema>;
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';

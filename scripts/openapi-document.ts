@@ -30,10 +30,11 @@ import {
   contract,
   KEY_SCOPES,
   PROBLEM_CONTENT_TYPE,
-  PROBLEM_STATUS,
+  PROBLEMS,
   TripleSchema,
   ValidationIssueSchema,
   type Problem,
+  type ProblemHeader,
   type ProblemType,
   type RouteMetadata,
 } from '../contract/index.ts';
@@ -41,7 +42,8 @@ import { CreatedKeySchema, CreateKeySchema, KeySummarySchema } from '../contract
 import { CreateNamespaceSchema, NamespaceSchema, RelationDefinitionSchema } from '../contract/namespaces.ts';
 import { ObjectPageSchema } from '../contract/objects.ts';
 import { KeyScopeSchema } from '../contract/scopes.ts';
-import { DEFAULT_CHECK_BUDGET, overBudget } from '../src/engine/budget.ts';
+import { DEFAULT_CONFIG, type Config } from '../src/config.ts';
+import { overBudget } from '../src/engine/budget.ts';
 import { problemBody } from '../src/http/problem.ts';
 import { packageRoot } from '../src/package-root.ts';
 
@@ -106,34 +108,6 @@ const NAMED_SCHEMAS: ReadonlyArray<{ name: string; schema: ZodTypeAny; output: b
   { name: 'ValidationIssue', schema: ValidationIssueSchema, output: true },
 ];
 
-/** When each problem type is answered (API.md, "Errors"); a new type in the contract must be described here. */
-const PROBLEM_MEANING: Record<ProblemType, string> = {
-  'invalid-request': 'the body, query or path fails the schema (a missing, unknown or mistyped field, a bad `limit`), or the body is not valid JSON',
-  'invalid-subject': 'a malformed subject: it must be `<namespace>:<id>`',
-  'invalid-object': 'a malformed object: it must be `<namespace>:<id>`',
-  'unknown-relation': "the relation is not declared by the object's namespace (one that declares relations)",
-  'invalid-namespace': 'an inconsistent definition: an include names an undeclared relation, or relations include each other in a cycle',
-  'invalid-cursor': 'a cursor this server did not issue for this query',
-  unauthenticated: 'the API key is missing, unknown or revoked',
-  'insufficient-scope': "the API key lacks the operation's scope",
-  'not-found': 'no such route',
-  'namespace-not-found': "the namespace does not exist in the caller's tenant",
-  'agent-not-found': "the agent is not registered in the caller's tenant",
-  'key-not-found': "no live key with this id in the caller's tenant (unknown, or already revoked)",
-  'namespace-exists': 'a namespace of that name exists (`user` and `agent` always do)',
-  'agent-exists': 'an agent with that external_id is registered',
-  'payload-too-large': 'the body is over 1 MiB',
-  'unsupported-media-type': 'the body is not JSON',
-  'check-too-complex':
-    'answering would take more steps than the work budget of one check: (object, relation) pairs expanded and grants followed, ' +
-    `${DEFAULT_CHECK_BUDGET} unless GRANTD_CHECK_BUDGET says otherwise; the detail names the budget`,
-  'rate-limited':
-    "the key exceeded its limit of requests a second (GRANTD_RATE_LIMIT), or the client's address its limit of failed " +
-    'authentications a second (GRANTD_AUTH_FAILURE_LIMIT); retry after `Retry-After` seconds',
-  internal: 'a bug; logged with the request id that the detail quotes, never leaked',
-  unavailable: 'the database is unreachable; retry after `Retry-After` seconds',
-};
-
 /** A realistic problem of each type, for examples. */
 const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
   'invalid-request': problemBody('invalid-request', 'body.relation: Required', [{ path: 'body.relation', message: 'Required' }]),
@@ -156,20 +130,13 @@ const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
   'agent-exists': problemBody('agent-exists', 'agent release-bot already exists'),
   'payload-too-large': problemBody('payload-too-large', 'the body is larger than 1 MiB'),
   'unsupported-media-type': problemBody('unsupported-media-type', 'send the body as application/json'),
-  'check-too-complex': problemBody('check-too-complex', overBudget(DEFAULT_CHECK_BUDGET).detail),
+  'check-too-complex': problemBody('check-too-complex', overBudget(DEFAULT_CONFIG.GRANTD_CHECK_BUDGET).detail),
   'rate-limited': problemBody('rate-limited', 'this key is limited to 100 requests a second; retry in 1 s'),
   internal: problemBody('internal', 'an internal error occurred; quote request id 1f0c6a52-3b7e-4c59-9a43-5d2f0e8b7c11 when reporting it'),
   unavailable: problemBody('unavailable', 'the database is unreachable; retry shortly'),
 };
 
-/** Headers some problem types come with. */
-const PROBLEM_HEADERS: Partial<Record<ProblemType, string[]>> = {
-  unauthenticated: ['WWW-Authenticate'],
-  'rate-limited': ['Retry-After'],
-  unavailable: ['Retry-After'],
-};
-
-const HEADERS: Record<string, HeaderObject> = {
+const HEADERS: Record<'X-Request-Id' | ProblemHeader, HeaderObject> = {
   'X-Request-Id': {
     description: "Id of this request, also in the server's log line for it: the caller's `X-Request-Id` when sane, else a new UUID.",
     schema: { type: 'string' },
@@ -521,13 +488,22 @@ function problemTypesOf(schema: SchemaObject): ProblemType[] {
 
 const problemDescription = (status: string, types: ProblemType[]): string =>
   types.length === 1
-    ? `${STATUS_TEXT[status] ?? status}, \`${types[0]}\`: ${PROBLEM_MEANING[types[0]!]}.`
-    : [`${STATUS_TEXT[status] ?? status}, one of these problem types:`, '', ...types.map((t) => `- \`${t}\`: ${PROBLEM_MEANING[t]}`)].join('\n');
+    ? `${STATUS_TEXT[status] ?? status}, \`${types[0]}\`: ${meaningOf(types[0]!)}.`
+    : [`${STATUS_TEXT[status] ?? status}, one of these problem types:`, '', ...types.map((t) => `- \`${t}\`: ${meaningOf(t)}`)].join('\n');
+
+/** The problem type's meaning, each `{SETTING}` in it replaced by the setting's default. */
+function meaningOf(type: ProblemType): string {
+  return PROBLEMS[type].meaning.replace(/\{([A-Z_]+)\}/g, (_, name: string) => {
+    const value = DEFAULT_CONFIG[name as keyof Config];
+    if (value === undefined) throw new Error(`the meaning of ${type} names ${name}, which has no default`);
+    return String(value);
+  });
+}
 
 const REQUEST_ID_HEADER = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
 
 function headersOf(types: ProblemType[]): Record<string, ReferenceObject> {
-  const extra = types.length === 1 ? (PROBLEM_HEADERS[types[0]!] ?? []) : [];
+  const extra = types.length === 1 ? PROBLEMS[types[0]!].headers : [];
   return { ...REQUEST_ID_HEADER, ...Object.fromEntries(extra.map((h) => [h, { $ref: `#/components/headers/${h}` }])) };
 }
 
@@ -536,7 +512,7 @@ const problemExampleName = (type: ProblemType): string => `Problem${pascal(type)
 
 function problemExamples(types: ProblemType[], status: string): MediaTypeObject {
   for (const t of types) {
-    if (String(PROBLEM_STATUS[t]) !== status) throw new Error(`problem type ${t} is answered with ${PROBLEM_STATUS[t]}, not ${status}`);
+    if (String(PROBLEMS[t].status) !== status) throw new Error(`problem type ${t} is answered with ${PROBLEMS[t].status}, not ${status}`);
   }
   return { examples: Object.fromEntries(types.map((t) => [t, { $ref: `#/components/examples/${problemExampleName(t)}` }])) };
 }

@@ -2,9 +2,8 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { Redis } from 'ioredis';
 import { RateLimiterCluster, RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { DEFAULT_CONFIG } from './config.ts';
 
-/** Failed authentications a second per client address when GRANTD_AUTH_FAILURE_LIMIT is unset. */
-export const DEFAULT_AUTH_FAILURE_LIMIT = 20;
 /** How long a worker waits for its primary's counters before it lets the request through. */
 const CLUSTER_TIMEOUT_MS = 1_000;
 /** How long a request waits for Redis before the node's own counters answer instead, unless told otherwise. */
@@ -113,7 +112,7 @@ export function createLimits(options: LimitsOptions, logger: Logger): Limits {
 
   return {
     perKey: options.perKey ? limit('key', options.perKey) : null,
-    authFailures: new FailedAuthentications(limit('auth-failures', options.authFailures ?? DEFAULT_AUTH_FAILURE_LIMIT)),
+    authFailures: new FailedAuthentications(limit('auth-failures', options.authFailures ?? DEFAULT_CONFIG.GRANTD_AUTH_FAILURE_LIMIT)),
     close: async () => {
       redis?.disconnect();
     },

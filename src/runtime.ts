@@ -2,7 +2,7 @@ import pino, { type Logger } from 'pino';
 import { KeyVerifier } from './auth/verifier.ts';
 import { forgetBefore, type Change } from './cluster/changes.ts';
 import type { PrimaryLink } from './cluster/worker.ts';
-import type { Config } from './config.ts';
+import { DEFAULT_CONFIG, FRESHNESS_MS, type Config } from './config.ts';
 import { AuthorizationEngine } from './engine/engine.ts';
 import type { AppDeps } from './http/context.ts';
 import { connect } from './store/db.ts';
@@ -11,7 +11,7 @@ import { startEmbedded } from './store/embedded.ts';
 import { SchemaCache, SqlGraphStore } from './store/graph.ts';
 import { MemoryGraphs } from './store/graph-memory.ts';
 import { createLimits } from './rate-limits.ts';
-import { DEFAULT_TENANT_POOL_SHARE, openGraphPool } from './store/graph-statements.ts';
+import { openGraphPool } from './store/graph-statements.ts';
 
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): Logger {
   return pino({ level: config.LOG_LEVEL, base: { service: 'grantd' }, redact: ['req.headers.authorization'] });
@@ -23,13 +23,6 @@ export async function openDatabase(config: Config, logger: Logger): Promise<{ ur
   const embedded = await startEmbedded(config.GRANTD_DATA_DIR, (line) => logger.warn(line));
   return { url: embedded.url, embedded: true, stop: embedded.stop };
 }
-
-/**
- * Grants (and agents) a process holds in memory by default (GRANTD_GRAPH_MEMORY): about 225 MB in
- * the benchmark's shape (measured: ~75 bytes a grant, indexed both ways), up to ~900 MB when every
- * grant names a new subject and object (~300 bytes a grant).
- */
-const DEFAULT_GRAPH_MEMORY = 3_000_000;
 
 export interface ServicesOptions {
   /** Connections of Prisma's pool, and of the graph statements' own (GRANTD_DB_POOL_SIZE). */
@@ -66,10 +59,10 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
     logger,
   );
   const schemas = new SchemaCache(db);
-  const graphs = new MemoryGraphs(pool, { maxGrants: options.graphMemory ?? DEFAULT_GRAPH_MEMORY, maxAgeMs: 500 }, logger);
+  const graphs = new MemoryGraphs(pool, { maxGrants: options.graphMemory ?? DEFAULT_CONFIG.GRANTD_GRAPH_MEMORY, maxAgeMs: FRESHNESS_MS }, logger);
   const store = new SqlGraphStore(graphPool, schemas, graphs, {
     checkBudget: options.checkBudget,
-    tenantPoolShare: options.tenantPoolShare ?? DEFAULT_TENANT_POOL_SHARE,
+    tenantPoolShare: options.tenantPoolShare,
   });
   const caches = { schemas, engine: new AuthorizationEngine(store), keys: new KeyVerifier(db) };
   return {

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { FRESHNESS_MS } from '../config.ts';
 import { RefreshingCache } from '../refreshing-cache.ts';
 import type { Db } from '../store/db.ts';
 import { findKey, touchKey, type KeyPrincipal } from '../store/keys.ts';
@@ -37,7 +38,7 @@ export class KeyVerifier {
 
   constructor(
     private readonly db: Db,
-    { maxAgeMs = 500, touchEveryMs = 60_000, absentPrefixes = 10_000 }: KeyVerifierOptions = {},
+    { maxAgeMs = FRESHNESS_MS, touchEveryMs = 60_000, absentPrefixes = 10_000 }: KeyVerifierOptions = {},
   ) {
     this.touchEveryMs = touchEveryMs;
     // Date's clock, like the cache of live keys (and the tests' fake one).

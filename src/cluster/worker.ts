@@ -6,7 +6,7 @@ type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 type Request = WithoutId<WorkerRequest>;
 type Reply = Extract<PrimaryMessage, { grantd: 'reply' }>;
 
-/** How long a write waits for the other workers to acknowledge it (they forget their caches within 500 ms anyway). */
+/** How long a write waits for the other workers to acknowledge it (they forget their caches within FRESHNESS_MS anyway). */
 const ANNOUNCE_TIMEOUT_MS = 1_000;
 const METRICS_TIMEOUT_MS = 5_000;
 

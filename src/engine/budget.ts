@@ -7,7 +7,7 @@ import { DomainError } from '../errors.ts';
  * the budget once a level is expanded, so both refuse the same checks. Real models take tens; a dense
  * fan-out graph (every object the parent of every other, several arrows per relation) millions, at
  * ~0.05 us a step in memory: the default bounds a check near a millisecond of the event loop.
- * Configurable (GRANTD_CHECK_BUDGET).
+ * The default of GRANTD_CHECK_BUDGET (src/config.ts).
  */
 export const DEFAULT_CHECK_BUDGET = 25_000;
 

@@ -1,4 +1,4 @@
-import { loadConfig, type Config } from '../config.ts';
+import { DEFAULT_CONFIG, type Config } from '../config.ts';
 
 /** How the HTTP edge bounds and guards itself, from the GRANTD_* settings (README, "Operating it"). */
 export interface HttpOptions {
@@ -23,7 +23,7 @@ export const httpOptions = (config: Config): HttpOptions => ({
 });
 
 /** The options of an environment that sets none of them. */
-export const DEFAULT_HTTP_OPTIONS: HttpOptions = httpOptions(loadConfig({}));
+export const DEFAULT_HTTP_OPTIONS: HttpOptions = httpOptions(DEFAULT_CONFIG);
 
 /** A duration as problems tell it: "20 s", "0.5 s". */
 export const inSeconds = (ms: number): string => `${ms / 1000} s`;

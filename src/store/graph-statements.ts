@@ -1,12 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { DEFAULT_CONFIG } from '../config.ts';
 import type { CheckTimeShares } from '../engine/check-time.ts';
 import { RetryLater } from '../errors.ts';
 
 /** How long a check or listing statement may run: well under what a request may take. */
 export const GRAPH_STATEMENT_TIMEOUT_MS = 2_000;
-/** Share of the pool one tenant's graph statements may hold at once, in percent (GRANTD_TENANT_POOL_SHARE). */
-export const DEFAULT_TENANT_POOL_SHARE = 50;
 /** How long a tenant's statement waits for its share before it is refused: as long as one waits for the pool. */
 const QUEUE_MS = 2_000;
 
@@ -65,7 +64,7 @@ export class GraphStatements {
 
   constructor(
     private readonly pool: pg.Pool,
-    { tenantPoolShare = DEFAULT_TENANT_POOL_SHARE, queueMs = QUEUE_MS, checkTime }: GraphStatementOptions = {},
+    { tenantPoolShare = DEFAULT_CONFIG.GRANTD_TENANT_POOL_SHARE, queueMs = QUEUE_MS, checkTime }: GraphStatementOptions = {},
   ) {
     this.checkTime = checkTime;
     this.perTenant = Math.max(1, Math.floor(((pool.options.max ?? 10) * tenantPoolShare) / 100));

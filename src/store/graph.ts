@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import type pg from 'pg';
+import { FRESHNESS_MS } from '../config.ts';
 import { TenantCache } from '../engine/cache.ts';
 import { CheckTimeShares } from '../engine/check-time.ts';
 import { RefreshingCache } from '../refreshing-cache.ts';
@@ -55,7 +56,7 @@ export class SqlGraphStore implements GraphStore {
     /** Tenants' grants in memory, which answer checks when current; null to always ask the database. */
     private readonly memory: MemoryGraphs | null = null,
     {
-      maxAgeMs = 500,
+      maxAgeMs = FRESHNESS_MS,
       maxCachedAnswers = 200_000,
       checkBudget = DEFAULT_CHECK_BUDGET,
       walkMs = CHECK_WALK_MS,
@@ -233,7 +234,7 @@ export class SchemaCache {
 
   constructor(
     private readonly db: Db,
-    { maxAgeMs = 500, maxTenants = 10_000 }: { maxAgeMs?: number; maxTenants?: number } = {},
+    { maxAgeMs = FRESHNESS_MS, maxTenants = 10_000 }: { maxAgeMs?: number; maxTenants?: number } = {},
   ) {
     this.cache = new RefreshingCache((tenantId, held) => this.load(tenantId, held), maxAgeMs, maxTenants);
   }

@@ -7,7 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished, v
 import { KEY_SCOPES } from '../../contract/index.ts';
 import { createApp } from '../../src/http/app.ts';
 import { createHttpServer } from '../../src/http/server.ts';
-import { createLimits, DEFAULT_AUTH_FAILURE_LIMIT } from '../../src/rate-limits.ts';
+import { DEFAULT_CONFIG } from '../../src/config.ts';
+import { createLimits } from '../../src/rate-limits.ts';
 import { newSecret } from '../../src/auth/secrets.ts';
 import { KeyVerifier } from '../../src/auth/verifier.ts';
 import { createServices } from '../../src/runtime.ts';
@@ -189,8 +190,8 @@ describe('failed authentications per client address', () => {
   };
 
   it('are limited by default, whether or not GRANTD_RATE_LIMIT is set', () => {
-    expect(services.limits.authFailures.limit.points).toBe(DEFAULT_AUTH_FAILURE_LIMIT);
-    expect(DEFAULT_AUTH_FAILURE_LIMIT).toBe(20);
+    expect(services.limits.authFailures.limit.points).toBe(DEFAULT_CONFIG.GRANTD_AUTH_FAILURE_LIMIT);
+    expect(DEFAULT_CONFIG.GRANTD_AUTH_FAILURE_LIMIT).toBe(20);
   });
 
   it('answers 429 past the limit, then refuses the address before any lookup, except for a key this node holds as verified', async () => {

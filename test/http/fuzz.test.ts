@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import supertest from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROBLEM_STATUS } from '../../contract/index.ts';
+import { PROBLEMS } from '../../contract/index.ts';
 import { client, DOCUMENT_NAMESPACE, newTenant, useApp, type TestTenant } from '../helpers.ts';
 import { contractRoutes, fillPath } from './routes.ts';
 
@@ -81,7 +81,7 @@ describe.each(contractRoutes())('fuzzing $name', ({ route }) => {
         expect(res.status, `${route.method} ${url.slice(0, 200)}`).toBeLessThan(500);
         if (res.status >= 400) {
           expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-          expect(Object.hasOwn(PROBLEM_STATUS, res.body.type)).toBe(true);
+          expect(Object.hasOwn(PROBLEMS, res.body.type)).toBe(true);
           expect(res.body.status).toBe(res.status);
           expect(await snapshot()).toBe(before);
         }

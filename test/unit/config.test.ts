@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from '../../src/config.ts';
 describe('configuration of limits and proxies', () => {
   it('leaves them unset by default: no proxy believed, no Redis, the default failure limit', () => {
     const config = loadConfig({});
-    expect([config.GRANTD_TRUST_PROXY, config.REDIS_URL, config.GRANTD_AUTH_FAILURE_LIMIT]).toEqual([undefined, undefined, undefined]);
+    expect([config.GRANTD_TRUST_PROXY, config.REDIS_URL, config.GRANTD_AUTH_FAILURE_LIMIT]).toEqual([undefined, undefined, 20]);
   });
 
   it('takes a Redis URL, a failure limit and the proxies to believe', () => {
