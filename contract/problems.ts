@@ -1,7 +1,7 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 
-/** Every problem type grantd answers with, and its HTTP status (API.md, "Errors"). */
+/** Every problem type grantd answers with, and its HTTP status (docs/errors.md#problem-types). */
 export const PROBLEM_STATUS = {
   'invalid-request': 400,
   'invalid-subject': 400,

@@ -106,7 +106,7 @@ const NAMED_SCHEMAS: ReadonlyArray<{ name: string; schema: ZodTypeAny; output: b
   { name: 'ValidationIssue', schema: ValidationIssueSchema, output: true },
 ];
 
-/** When each problem type is answered (API.md, "Errors"); a new type in the contract must be described here. */
+/** When each problem type is answered (docs/errors.md#problem-types); a new type in the contract must be described here. */
 const PROBLEM_MEANING: Record<ProblemType, string> = {
   'invalid-request': 'the body, query or path fails the schema (a missing, unknown or mistyped field, a bad `limit`), or the body is not valid JSON',
   'invalid-subject': 'a malformed subject: it must be `<namespace>:<id>`',
@@ -227,7 +227,7 @@ const PARAMETER_DOCS: Record<string, { description?: string; example?: Json }> =
   'objectsList.query.relation': { example: 'viewer' },
 };
 
-// Example values, from API.md.
+// Example values, from docs/api.md#endpoints.
 const CREATED_AT = '2025-03-14T09:26:53.589Z';
 const OBJECTS_CURSOR = 'WyJxMyJd.n3QqM0vJ8f5xYx8s0Rk7Lw';
 const AGENT = {
