@@ -179,7 +179,7 @@ export class Dataset {
     }
   }
 
-  // ---- Reference model: API.md's check semantics, evaluated directly on the arrays above. ----
+  // ---- Reference model: docs/model.md#what-a-check-means, evaluated directly on the arrays above. ----
 
   /** {S} ∪ groups(S): the subject and the objects it is a direct `member` of (one level). */
   subjectsOf(subject: string): Set<string> {

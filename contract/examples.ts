@@ -1,4 +1,4 @@
-/** The document namespace of API.md ("Namespaces and what a check means"): the document's example and the tests' fixture. */
+/** The document namespace of docs/model.md#namespaces: the OpenAPI document's example and the tests' fixture. */
 export const DOCUMENT_NAMESPACE_EXAMPLE = {
   name: 'document',
   relations: {

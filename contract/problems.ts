@@ -16,7 +16,7 @@ interface ProblemDefinition {
   headers: readonly ProblemHeader[];
 }
 
-/** Every problem type grantd answers with, and its HTTP status (API.md, "Errors"). */
+/** Every problem type grantd answers with: its status, title, meaning and headers (docs/errors.md#problem-types). */
 export const PROBLEMS = {
   'invalid-request': {
     status: 400,
@@ -89,7 +89,9 @@ export const PROBLEMS = {
   unavailable: {
     status: 503,
     title: 'Service unavailable',
-    meaning: 'the database is unreachable; retry after `Retry-After` seconds',
+    meaning:
+      'the database is unreachable, a check or query ran out of time, the tenant has its share of the database connections ' +
+      'in use, or a write kept conflicting with concurrent writes; retry after `Retry-After` seconds',
     headers: ['Retry-After'],
   },
 } as const satisfies Record<string, ProblemDefinition>;

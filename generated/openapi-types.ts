@@ -936,7 +936,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["ProblemUnauthenticated"];
             };
         };
-        /** @description Service Unavailable, `unavailable`: the database is unreachable; retry after `Retry-After` seconds. */
+        /** @description Service Unavailable, `unavailable`: the database is unreachable, a check or query ran out of time, the tenant has its share of the database connections in use, or a write kept conflicting with concurrent writes; retry after `Retry-After` seconds. */
         Unavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -194,7 +194,7 @@ const PARAMETER_DOCS: Record<string, { description?: string; example?: Json }> =
   'objectsList.query.relation': { example: 'viewer' },
 };
 
-// Example values, from API.md.
+// Example values, from docs/api.md#endpoints.
 const CREATED_AT = '2025-03-14T09:26:53.589Z';
 const OBJECTS_CURSOR = 'WyJxMyJd.n3QqM0vJ8f5xYx8s0Rk7Lw';
 const AGENT = {

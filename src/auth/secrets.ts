@@ -14,7 +14,7 @@ export function randomBase62(length: number): string {
 }
 
 export const SECRET_PREFIX = 'svc_live_';
-/** 43 base62 characters carry 256 random bits (API.md asks for at least 190). */
+/** 43 base62 characters carry 256 random bits (docs/api.md#api-keys). */
 const SECRET_RANDOM_LENGTH = 43;
 /** Lists show, and lookups start from, the first 17 characters: `svc_live_` and 8 more. */
 export const PREFIX_LENGTH = SECRET_PREFIX.length + 8;

@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { TripleSchema } from '../../contract/index.ts';
 import { createClient, DEFAULT_BASE_URL, ProblemError, ServiceError, type GrantdClient } from '../client/index.ts';
 
-/** Triples per POST /v1/grants/batch: the most API.md allows. */
+/** Triples per POST /v1/grants/batch: the most a batch takes (docs/configuration.md#limits). */
 const BATCH_SIZE = 1000;
 /** Batches in flight: the server commits one while the next ones travel. */
 const IN_FLIGHT = 4;

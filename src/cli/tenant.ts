@@ -4,7 +4,7 @@ import { connect } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { createTenant, type CreatedTenant } from '../store/tenants.ts';
 
-/** The JSON API.md gives for `grantd tenant create --json`. */
+/** The JSON docs/api.md#tenants gives for `grantd tenant create --json`. */
 export const tenantJson = ({ tenant, key }: CreatedTenant) => ({
   tenant: { id: tenant.id, name: tenant.name },
   key: { id: key.id, prefix: key.prefix, secret: key.secret, label: key.label, scopes: key.scopes, created_at: key.createdAt.toISOString() },

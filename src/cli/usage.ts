@@ -37,7 +37,7 @@ Usage:
   grantd import [file] [--json]       write the grants of an NDJSON file (standard input: none or -),
                                       one {"subject","relation","object"} per line, through the API
 
-Environment (README.md tells more of each):
+Environment (docs/configuration.md tells more of each):
 ${settingLines}
 
 Environment of grantd import:

@@ -53,8 +53,8 @@ export type BulkResult = z.infer<typeof BulkCheckResultSchema>['results'][number
 type BulkItemErrorType = NonNullable<BulkResult['error']>['type'];
 
 /**
- * The authorization graph: API.md's "what a check means". Validation, agent scope masks and the
- * choice of queries live here; the set-based graph walk is the store's.
+ * The authorization graph: docs/model.md#what-a-check-means. Validation and the choice of queries
+ * live here; the graph walk and the agent scope masks, read from one state of the tenant, are the store's.
  */
 export class AuthorizationEngine {
   /** How much a listing walks forwards from a subject before it looks at candidates instead. */

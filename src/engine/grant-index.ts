@@ -7,7 +7,7 @@ import type { GraphQuery } from './engine.ts';
 import { MEMBER_RELATION, type Ref } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 
-/** Longest chain of arrows (`T->R`) a check follows (API.md). */
+/** Longest chain of arrows (`T->R`) a check follows (docs/model.md#arrows). */
 export const MAX_ARROW_DEPTH = 16;
 
 /** A grant as the index holds it. */
@@ -153,7 +153,7 @@ export class GrantIndex {
    * Does the subject, or an object it is a direct member of, hold the relation on the object?
    * Walks backwards from the object breadth-first: the relations that imply the checked one, then
    * through arrows to related objects, at most MAX_ARROW_DEPTH arrows deep. Agent scope masks are
-   * the engine's, not the graph's. Throws `check-too-complex` past `budget` steps.
+   * the store's (checkAll's `admits`), not the index's. Throws `check-too-complex` past `budget` steps.
    */
   check(schema: CompiledSchema, query: GraphQuery, budget = DEFAULT_CHECK_BUDGET): boolean {
     return this.checkRemembering(schema, query, budget, null);

@@ -1,6 +1,6 @@
 import { DEFAULT_CONFIG, type Config } from '../config.ts';
 
-/** How the HTTP edge bounds and guards itself, from the GRANTD_* settings (README, "Operating it"). */
+/** How the HTTP edge bounds and guards itself, from the GRANTD_* settings (docs/configuration.md#timeouts-connections-and-shutdown; the metrics token: #operational-endpoints). */
 export interface HttpOptions {
   /** The request line and headers must arrive within this (Node's headersTimeout). */
   headersTimeoutMs: number;

@@ -289,8 +289,9 @@ class TenantBatches<K, V> {
 }
 
 /**
- * A check still walking after this long stops at its next depth and is check-too-complex, so that
- * it does not hold its statement (and the checks batched with it) up to the statement's time limit.
+ * A check still walking after this long stops at its next depth, and its request is 503 unavailable
+ * (answerOf), so that it does not hold its statement (and the checks batched with it) up to the
+ * statement's time limit.
  */
 export const CHECK_WALK_MS = 1_000;
 

@@ -110,7 +110,7 @@ describe('Retry-After', () => {
 });
 
 describe('which calls are retried', () => {
-  // Every method, with whether API.md lets the client repeat it.
+  // Every method, with whether docs/client.md#retries lets the client repeat it.
   const calls: [string, boolean, (c: GrantdClient) => Promise<unknown>][] = [
     ['check', true, (c) => c.check(CHECK)],
     ['checkBulk', true, (c) => c.checkBulk({ checks: [CHECK] })],

@@ -27,7 +27,7 @@ type Triple = { subject: string; relation: string; object: string };
 type KeyScope = 'check:read' | 'grant:read' | 'grant:write' | 'admin';
 
 describe('client types derived from the contract', () => {
-  it('has the request and response shapes of API.md', () => {
+  it('has the request and response shapes of docs/api.md', () => {
     expectTypeOf<CheckInput>().toEqualTypeOf<Triple>();
     expectTypeOf<CheckResult>().toEqualTypeOf<{ allowed: boolean }>();
     expectTypeOf<CheckBulkInput>().toEqualTypeOf<{ checks: Triple[] }>();

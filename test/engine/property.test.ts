@@ -7,7 +7,7 @@ import { tenantGraph } from './fixtures.ts';
 
 /**
  * Random small tenants, answered by the engine and by a reference evaluator written straight from
- * API.md's definition of check; they must agree on every check and every listing. Checks are
+ * docs/model.md#what-a-check-means; they must agree on every check and every listing. Checks are
  * answered three ways: from the database, from grants held in memory since before the writes
  * (kept current from the grant log), and from grants loaded into memory after them; listings
  * walk the grants in memory and in the database.

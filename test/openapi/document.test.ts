@@ -184,7 +184,7 @@ describe('schemas and examples', () => {
     expect(schemas.Namespace!.properties!.relations).toMatchObject({ type: 'object', nullable: true });
   });
 
-  it('carries the examples of API.md', () => {
+  it('carries the examples of docs/api.md and docs/model.md', () => {
     const media = (id: string, status?: number) => {
       const op = resolvedOperations.get(id)!.operation;
       return status === undefined

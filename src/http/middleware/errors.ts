@@ -9,7 +9,7 @@ import { isWriteConflict, sqlStateOf } from '../../store/transaction.ts';
 import { sendProblem } from '../problem.ts';
 import { shownPath } from '../shown-path.ts';
 
-/** Fields whose malformed value has its own problem type (API.md). */
+/** Fields whose malformed value has its own problem type (docs/errors.md#invalid-subject). */
 const REF_FIELDS = new Map<unknown, ProblemType>([
   ['subject', 'invalid-subject'],
   ['owner', 'invalid-subject'],
