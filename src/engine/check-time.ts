@@ -12,7 +12,7 @@ export class CheckTimeShares {
   private lastSweep: number;
 
   constructor(
-    private readonly share = DEFAULT_SHARE,
+    share = DEFAULT_SHARE,
     private readonly halfLifeMs = 500,
     private readonly clock: { now(): number } = performance,
   ) {

@@ -3,6 +3,7 @@ import { overBudget } from '../../src/engine/budget.ts';
 import { GrantIndex } from '../../src/engine/grant-index.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import { CompiledSchema } from '../../src/engine/schema.ts';
+import { grant } from './fixtures.ts';
 
 /**
  * A dense fan-out graph (every node the parent of every other, four relations each including four
@@ -17,12 +18,6 @@ const schema = new CompiledSchema([
   { name: 'node', relations: FAN_OUT },
   { name: 'user', relations: null },
 ]);
-
-const grant = (subject: string, relation: string, object: string) => ({
-  subject: parseRef(subject, 'subject'),
-  relation,
-  object: parseRef(object, 'object'),
-});
 
 function fanOut(nodes: number): GrantIndex {
   const index = new GrantIndex();

@@ -1,4 +1,5 @@
 import { DOCUMENT_NAMESPACE_EXAMPLE } from '../../contract/examples.ts';
+import { parseRef } from '../../src/engine/refs.ts';
 import type { RelationDefinitions } from '../../src/engine/schema.ts';
 import { AuthorizationEngine, parseTriples } from '../../src/engine/engine.ts';
 import type { AppDeps } from '../../src/http/context.ts';
@@ -72,3 +73,10 @@ export const FOLDER_RELATIONS: RelationDefinitions = {
   parent: {},
   viewer: { includes: ['parent->viewer'] },
 };
+
+/** A grant as the in-memory index takes it, from its three strings. */
+export const grant = (subject: string, relation: string, object: string) => ({
+  subject: parseRef(subject, 'subject'),
+  relation,
+  object: parseRef(object, 'object'),
+});

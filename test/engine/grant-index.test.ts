@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { GrantIndex, MAX_ARROW_DEPTH } from '../../src/engine/grant-index.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import { CompiledSchema } from '../../src/engine/schema.ts';
-import { DOCUMENT_RELATIONS, FOLDER_RELATIONS } from './fixtures.ts';
+import { DOCUMENT_RELATIONS, FOLDER_RELATIONS, grant } from './fixtures.ts';
 
 /** The in-memory index on its own; its agreement with the database's answers is property.test.ts's. */
 const schema = new CompiledSchema([
@@ -11,12 +11,6 @@ const schema = new CompiledSchema([
   { name: 'group', relations: null },
   { name: 'user', relations: null },
 ]);
-
-const grant = (subject: string, relation: string, object: string) => ({
-  subject: parseRef(subject, 'subject'),
-  relation,
-  object: parseRef(object, 'object'),
-});
 
 function indexOf(...grants: Array<[string, string, string]>): GrantIndex {
   const index = new GrantIndex();

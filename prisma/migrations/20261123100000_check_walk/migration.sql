@@ -210,7 +210,14 @@ BEGIN
     n_probes := coalesce(array_length(p_i, 1), 0);
     part := greatest(16, ceil(n_probes / 8.0)::INT);
     pos := 1;
-    WHILE pos <= n_probes LOOP
+    LOOP
+      -- Checks past their budget of steps (their pairs may have taken them there) read no further.
+      FOR walker IN SELECT w.i FROM unnest(walking) AS w(i) WHERE steps[w.i + 1] > max_steps AND w.i NOT IN (SELECT unnest(stopped)) LOOP
+        stopped := stopped || walker.i;
+        check_index := walker.i; outcome := 'too-many-steps';
+        RETURN NEXT;
+      END LOOP;
+      EXIT WHEN pos > n_probes;
       WITH probes AS (
         SELECT * FROM unnest(p_i[pos:pos + part - 1], p_ns[pos:pos + part - 1], p_id[pos:pos + part - 1], p_via[pos:pos + part - 1],
                              p_targets[pos:pos + part - 1], p_pairs[pos:pos + part - 1]) AS p(i, ns, id, via, targets, pairs)
@@ -233,18 +240,7 @@ BEGIN
       FOR walker IN SELECT r.i, r.n FROM unnest(r_i, r_n) AS r(i, n) LOOP
         steps[walker.i + 1] := coalesce(steps[walker.i + 1], 0) + walker.n;
       END LOOP;
-      -- Checks past their budget of steps (their pairs may have taken them there) read no further.
-      FOR walker IN SELECT w.i FROM unnest(walking) AS w(i) WHERE steps[w.i + 1] > max_steps AND w.i NOT IN (SELECT unnest(stopped)) LOOP
-        stopped := stopped || walker.i;
-        check_index := walker.i; outcome := 'too-many-steps';
-        RETURN NEXT;
-      END LOOP;
       pos := pos + part;
-    END LOOP;
-    FOR walker IN SELECT w.i FROM unnest(walking) AS w(i) WHERE steps[w.i + 1] > max_steps AND w.i NOT IN (SELECT unnest(stopped)) LOOP
-      stopped := stopped || walker.i;
-      check_index := walker.i; outcome := 'too-many-steps';
-      RETURN NEXT;
     END LOOP;
 
     SELECT array_agg(n.i), array_agg(n.ns), array_agg(n.id), array_agg(n.rel) INTO f_i, f_ns, f_id, f_rel
