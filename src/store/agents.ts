@@ -1,7 +1,7 @@
 import { AGENT_NAMESPACE } from '../engine/refs.ts';
 import { DomainError } from '../errors.ts';
 import type { Db } from './db.ts';
-import { Prisma } from './prisma/client.ts';
+import { isUniqueViolation } from './errors.ts';
 import { transaction } from './transaction.ts';
 
 export interface AgentRow {
@@ -22,7 +22,7 @@ export async function createAgent(
   try {
     return await db.agent.create({ data: { tenantId, ...agent }, select: agentColumns });
   } catch (error) {
-    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
+    if (isUniqueViolation(error)) {
       throw new DomainError('agent-exists', `agent ${agent.externalId} already exists`);
     }
     throw error;

@@ -141,9 +141,3 @@ export class GraphStatements {
     else this.running.set(tenantId, running);
   }
 }
-
-/** Whether PostgreSQL cancelled the statement: its time limit, or an operator's pg_cancel_backend. */
-export function isCancelled(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === CANCELLED;
-}
-export const CANCELLED = '57014';

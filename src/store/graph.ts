@@ -12,7 +12,8 @@ import type { Db } from './db.ts';
 import type { MemoryGraphs } from './graph-memory.ts';
 import { namespaceDefinitions } from './namespaces.ts';
 import { masksAdmit } from '../engine/scope.ts';
-import { GraphStatements, isCancelled, type GraphStatementOptions } from './graph-statements.ts';
+import { isCancelled } from './errors.ts';
+import { GraphStatements, type GraphStatementOptions } from './graph-statements.ts';
 import { CHECK_SQL, type CheckOutcome, OBJECT_IDS_SQL, REACHABLE_SQL } from './graph-sql.ts';
 
 /**

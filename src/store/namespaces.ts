@@ -3,6 +3,7 @@ import { BUILTIN_NAMESPACES } from '../engine/refs.ts';
 import { CompiledSchema, type NamespaceDefinition, type RelationDefinitions } from '../engine/schema.ts';
 import { DomainError } from '../errors.ts';
 import type { Db } from './db.ts';
+import { isUniqueViolation } from './errors.ts';
 import { Prisma } from './prisma/client.ts';
 import { transaction } from './transaction.ts';
 
@@ -34,7 +35,7 @@ export async function createNamespace(db: Db, tenantId: string, name: string, re
     });
     return toRow(row);
   } catch (error) {
-    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
+    if (isUniqueViolation(error)) {
       throw new DomainError('namespace-exists', `namespace ${name} already exists`);
     }
     throw error;

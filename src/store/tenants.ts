@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { BUILTIN_NAMESPACES } from '../engine/refs.ts';
 import { DomainError } from '../errors.ts';
 import type { Db } from './db.ts';
+import { isUniqueViolation } from './errors.ts';
 import { createKey, type CreatedKey } from './keys.ts';
 import { Prisma } from './prisma/client.ts';
 import { transaction } from './transaction.ts';
@@ -28,7 +29,7 @@ export async function createTenant(db: Db, name: string): Promise<CreatedTenant>
       return { tenant: { id: tenant.id, name: tenant.name }, key };
     });
   } catch (error) {
-    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
+    if (isUniqueViolation(error)) {
       throw new DomainError('invalid-request', `a tenant named ${name} already exists`);
     }
     throw error;

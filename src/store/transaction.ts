@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from './db.ts';
+import { isWriteConflict } from './errors.ts';
 import type { Prisma } from './prisma/client.ts';
 
 /** A transaction may wait 10 s for a connection and run 30 s. */
@@ -22,21 +23,4 @@ export async function transaction<T>(db: Db, work: (tx: Prisma.TransactionClient
       await sleep(Math.random() * 10 * 2 ** attempt);
     }
   }
-}
-
-/** SQLSTATEs of a transaction rolled back for a deadlock (40P01) or a serialization failure (40001). */
-const CONFLICT_SQLSTATES = new Set(['40P01', '40001']);
-
-/**
- * Whether PostgreSQL aborted the statement's transaction for a conflict with another one: Prisma
- * says so with P2034, or carries the SQLSTATE of a raw statement in its driver adapter's error.
- */
-export function isWriteConflict(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === 'P2034' || CONFLICT_SQLSTATES.has(sqlStateOf(error) ?? '');
-}
-
-/** The SQLSTATE PostgreSQL answered a Prisma statement with, from its driver adapter's error. */
-export function sqlStateOf(error: unknown): string | undefined {
-  const code = (error as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } } | null)?.meta?.driverAdapterError?.cause?.originalCode;
-  return typeof code === 'string' ? code : undefined;
 }

@@ -4,8 +4,7 @@ import type { Logger } from 'pino';
 import type { ZodIssue } from 'zod';
 import type { ProblemType } from '../../../contract/index.ts';
 import { DomainError, RetryLater } from '../../errors.ts';
-import { CANCELLED } from '../../store/graph-statements.ts';
-import { isWriteConflict, sqlStateOf } from '../../store/transaction.ts';
+import { storeFailureOf, type StoreFailure } from '../../store/errors.ts';
 import { sendProblem } from '../problem.ts';
 import { shownPath } from '../shown-path.ts';
 
@@ -38,35 +37,6 @@ export function validationProblem(err: RequestValidationError, _req: Request, re
   sendProblem(res, type, first ? `${first.path}: ${first.message}` : 'the request does not match the schema', errors);
 }
 
-/** Prisma's codes for an unreachable, closed, timed-out or overloaded database or transaction. */
-const UNAVAILABLE_PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028']);
-/** SQLSTATEs of connection failures (class 08), shutdowns (57P01-57P03) and exhaustion (53xxx). */
-const UNAVAILABLE_SQLSTATE = /^(08|57P0[123]|53)/;
-const UNAVAILABLE_MESSAGE =
-  /not queryable|Connection terminated|connection error|timeout exceeded when trying to connect|Can't reach database|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|Query read timeout/i;
-
-/**
- * Errors a database outage surfaces as, from the driver, the pool or Prisma (whose driver-adapter
- * errors carry the SQLSTATE in `meta.driverAdapterError.cause`): answered 503, never 500.
- */
-function isUnavailable(error: unknown, depth = 0): boolean {
-  if (!error || typeof error !== 'object' || depth > 4) return false;
-  const e = error as { code?: unknown; name?: string; message?: string; cause?: unknown };
-  if (e.name === 'PrismaClientInitializationError') return true;
-  const code = typeof e.code === 'string' ? e.code : '';
-  const sqlState = sqlStateOf(error) ?? code;
-  if (UNAVAILABLE_PRISMA_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(sqlState) || UNAVAILABLE_MESSAGE.test(e.message ?? '')) return true;
-  return isUnavailable(e.cause, depth + 1);
-}
-
-/** Whether PostgreSQL cancelled a statement (its time limit, or an operator), as pg or Prisma reports it. */
-function isCancelledStatement(error: unknown, depth = 0): boolean {
-  if (!error || typeof error !== 'object' || depth > 4) return false;
-  const e = error as { code?: unknown; cause?: unknown };
-  if ((sqlStateOf(error) ?? e.code) === CANCELLED) return true;
-  return isCancelledStatement(e.cause, depth + 1);
-}
-
 /** The last error handler: every error leaves as a problem, never a stack trace or SQL. */
 export function errorHandler(logger: Logger) {
   return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
@@ -92,25 +62,24 @@ export function errorHandler(logger: Logger) {
     if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
       return sendProblem(res, 'invalid-request', 'the request body could not be read');
     }
-    if (isWriteConflict(error)) {
-      logger.warn({ reqId: req.id, err: describe(error) }, 'write conflict outlasted its retries');
+    const failure = storeFailureOf(error);
+    if (failure) {
+      const { log, detail } = STORE_FAILURES[failure];
+      logger.warn({ reqId: req.id, err: describe(error) }, log);
       res.setHeader('Retry-After', '1');
-      return sendProblem(res, 'unavailable', 'the write kept conflicting with concurrent writes; retry it');
-    }
-    if (isCancelledStatement(error)) {
-      logger.warn({ reqId: req.id, err: describe(error) }, 'query cancelled after its time limit');
-      res.setHeader('Retry-After', '1');
-      return sendProblem(res, 'unavailable', 'the query was cancelled after its time limit; retry it, or narrow the request');
-    }
-    if (isUnavailable(error)) {
-      logger.warn({ reqId: req.id, err: describe(error) }, 'database unavailable');
-      res.setHeader('Retry-After', '1');
-      return sendProblem(res, 'unavailable', 'the database is unreachable; retry shortly');
+      return sendProblem(res, 'unavailable', detail);
     }
     logger.error({ reqId: req.id, err: error }, 'unhandled error');
     sendProblem(res, 'internal', `an internal error occurred; quote request id ${req.id ?? 'unknown'} when reporting it`);
   };
 }
+
+/** How each failure of the database is logged and told: all 503 `unavailable`, never an outage but for an outage. */
+const STORE_FAILURES: Record<StoreFailure, { log: string; detail: string }> = {
+  'write-conflict': { log: 'write conflict outlasted its retries', detail: 'the write kept conflicting with concurrent writes; retry it' },
+  cancelled: { log: 'query cancelled after its time limit', detail: 'the query was cancelled after its time limit; retry it, or narrow the request' },
+  unavailable: { log: 'database unavailable', detail: 'the database is unreachable; retry shortly' },
+};
 
 const describe = (error: unknown) => {
   const e = error as { name?: string; code?: string };
