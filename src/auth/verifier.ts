@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { FRESHNESS_MS } from '../config.ts';
-import { RefreshingCache } from '../refreshing-cache.ts';
+import { RefreshingCache } from '../cache/refreshing-cache.ts';
 import type { Db } from '../store/db.ts';
 import { findKey, touchKey, type KeyPrincipal } from '../store/keys.ts';
 import { hashSecret, looksLikeSecret, PREFIX_LENGTH, secretPrefix } from './secrets.ts';

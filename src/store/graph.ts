@@ -1,9 +1,9 @@
 import DataLoader from 'dataloader';
 import type pg from 'pg';
 import { FRESHNESS_MS } from '../config.ts';
-import { TenantCache } from '../engine/cache.ts';
+import { TenantCache } from '../cache/tenant-cache.ts';
 import { CheckTimeShares } from '../engine/check-time.ts';
-import { RefreshingCache } from '../refreshing-cache.ts';
+import { RefreshingCache } from '../cache/refreshing-cache.ts';
 import { DEFAULT_CHECK_BUDGET, overBudget } from '../engine/budget.ts';
 import { RetryLater } from '../errors.ts';
 import type { GraphAnswer, GraphQuery, GraphStore } from '../engine/engine.ts';

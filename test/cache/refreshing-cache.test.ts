@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { RefreshingCache } from '../../src/refreshing-cache.ts';
+import { RefreshingCache } from '../../src/cache/refreshing-cache.ts';
 
 /** A loader whose calls the test counts and settles by hand. */
 function loader<V>() {

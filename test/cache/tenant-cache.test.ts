@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TenantCache } from '../../src/engine/cache.ts';
+import { TenantCache } from '../../src/cache/tenant-cache.ts';
 
 /** A clock the test moves; lru-cache treats a start time of 0 as "no TTL", so it starts later. */
 const clockAt = (start = 1_000) => {
