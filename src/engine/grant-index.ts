@@ -179,7 +179,8 @@ export class GrantIndex {
     }: { sliceMs?: number; admits?: (query: GraphQuery) => boolean; turns?: CheckTurns } = {},
   ): Promise<Array<boolean | DomainError>> {
     const answers: Array<boolean | DomainError> = new Array(queries.length);
-    const walks = new RememberedWalks(queries.map((query) => this.walkKey(query)), budget);
+    // A lone check has no later check to keep a walk for.
+    const walks = queries.length > 1 ? new RememberedWalks(queries.map((query) => this.walkKey(query)), budget) : null;
     const first = turns?.wait() ?? 0;
     if (first > 0) await sleep(first);
     let version = this.version;
@@ -193,10 +194,10 @@ export class GrantIndex {
         sliceStart = performance.now();
       }
       if (version !== this.version) {
-        walks.forget();
+        walks?.forget();
         version = this.version;
       }
-      walks.next();
+      walks?.next();
       try {
         answers[i] = admits(queries[i]!) && this.checkRemembering(schema, queries[i]!, budget, walks);
       } catch (error) {
@@ -218,18 +219,19 @@ export class GrantIndex {
     if (self === undefined || start === undefined || relation === undefined) return false;
     if (this.grantsBy.from(self) === this.grantsBy.to(self)) return false;
     const groups = this.groupsOf(self, this.groups);
-    const key = `${start} ${relation}`;
-    const remembered = walks?.get(key);
+    // The bulk's key for this check, taken when the bulk began (node numbers may change in a catch-up meanwhile).
+    const key = walks?.current() ?? null;
+    const remembered = key === null ? undefined : walks!.get(key);
     if (remembered !== undefined) return this.heldOnAny(remembered, self, groups, budget);
     const walk = this.walk;
     try {
       const allowed = this.walkBackwards(tables, start, relation, self, groups, budget);
       // A walk that found the subject stopped early: only a finished one serves other subjects.
-      if (!allowed) walks?.remember(key, walk.objects, walk.relations, walk.objects.length, true);
+      if (!allowed && key !== null) walks!.remember(key, walk.objects, walk.relations, walk.objects.length, true);
       return allowed;
     } catch (error) {
       // Only the pairs matched before the budget ran out: the rest were never looked at.
-      if (isCheckTooComplex(error)) walks?.remember(key, walk.objects, walk.relations, this.matched, false);
+      if (isCheckTooComplex(error) && key !== null) walks!.remember(key, walk.objects, walk.relations, this.matched, false);
       throw error;
     }
   }
@@ -245,20 +247,18 @@ export class GrantIndex {
     walk.clear(this.relationGrants.length);
     for (const implied of this.implied(tables, start, relation)) walk.visit(start, implied);
     const grantsOn = this.grantsOn;
-    const many = groups.length > FEW_GROUPS ? new Set([self, ...groups]) : null;
+    const many = manyGroups(self, groups);
     let steps = groups.length;
     this.matched = 0;
     for (let depth = 0, from = 0; from < walk.objects.length; depth++) {
       const to = walk.objects.length;
       for (let i = from; i < to; i++) {
         const [object, held] = [walk.objects[i]!, walk.relations[i]!];
-        if (many === null) {
-          if (grantsOn.hasAny(object, held, self, groups)) return true;
-          continue;
+        if (many !== null) {
+          steps += Math.min(many.size, grantsOn.countWith(object, held));
+          if (steps > budget) throw overBudget(budget);
         }
-        steps += Math.min(many.size, grantsOn.countWith(object, held));
-        if (steps > budget) throw overBudget(budget);
-        if (grantsOn.hasAnyOf(object, held, many)) return true;
+        if (this.heldBy(object, held, self, groups, many)) return true;
       }
       this.matched = to;
       if (depth === MAX_ARROW_DEPTH) break;
@@ -284,13 +284,17 @@ export class GrantIndex {
 
   /** The answer a remembered walk gives for another subject: held on one of its pairs, else as the walk ended. */
   private heldOnAny(walk: RememberedWalk, self: number, groups: number[], budget: number): boolean {
-    const many = groups.length > FEW_GROUPS ? new Set([self, ...groups]) : null;
+    const many = manyGroups(self, groups);
     for (let i = 0; i < walk.objects.length; i++) {
-      const [object, held] = [walk.objects[i]!, walk.relations[i]!];
-      if (many === null ? this.grantsOn.hasAny(object, held, self, groups) : this.grantsOn.hasAnyOf(object, held, many)) return true;
+      if (this.heldBy(walk.objects[i]!, walk.relations[i]!, self, groups, many)) return true;
     }
     if (walk.finished) return false;
     throw overBudget(budget);
+  }
+
+  /** Whether the subject or one of its groups holds `relation` on `object`; `many`: them as a set (manyGroups), when there are many. */
+  private heldBy(object: number, relation: number, self: number, groups: number[], many: ReadonlySet<number> | null): boolean {
+    return many === null ? this.grantsOn.hasAny(object, relation, self, groups) : this.grantsOn.hasAnyOf(object, relation, many);
   }
 
   /** The key of the walk a query needs: its object's node and relation's number (null: nothing to walk). */
@@ -572,6 +576,11 @@ class RememberedWalks {
     for (const key of keys) if (key !== null) this.wanted.set(key, (this.wanted.get(key) ?? 0) + 1);
   }
 
+  /** The key of the current check's walk (null: it has nothing to walk). */
+  current(): string | null {
+    return this.keys[this.position] ?? null;
+  }
+
   /** The bulk moves on to its next check. */
   next(): void {
     const key = this.keys[++this.position];
@@ -595,6 +604,10 @@ class RememberedWalks {
     this.pairs = 0;
   }
 }
+
+/** The subject and its groups as a set, when they are more than FEW_GROUPS: matching them goes through it. */
+const manyGroups = (self: number, groups: readonly number[]): ReadonlySet<number> | null =>
+  groups.length > FEW_GROUPS ? new Set([self, ...groups]) : null;
 
 /** The pairs one bulk keeps at most, in check budgets. */
 const REMEMBERED_BUDGETS = 4;
