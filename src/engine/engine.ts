@@ -1,15 +1,8 @@
 import type { z } from 'zod';
 import type { BulkCheckResultSchema } from '../../contract/check.ts';
 import { DomainError } from '../errors.ts';
-import { parseRef, type Ref } from './refs.ts';
+import { parseRef, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
-
-/** One check the store evaluates: does `subject` (or a group it is a direct member of) hold `relation` on `object`? */
-export interface GraphQuery {
-  subject: Ref;
-  relation: string;
-  object: Ref;
-}
 
 /** What the engine needs from persistence; every call is confined to one tenant. */
 export interface GraphStore {
@@ -20,7 +13,7 @@ export interface GraphStore {
    * scope mask, read from one state of the tenant), or the check-too-complex problem of a query past
    * its work budget; at most one round trip for the lot.
    */
-  evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<GraphAnswer[]>;
+  evaluate(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<GraphAnswer[]>;
   /**
    * Ids of `namespace` objects on which `subject` holds `relation`, ascending, after `after`, at
    * most `limit`, found by walking forwards from the subject (none for an agent its masks refuse,
@@ -191,20 +184,13 @@ const FIRST_CANDIDATE_BATCH = 128;
 /** The most candidates checked in one statement while paging through a namespace. */
 const MAX_CANDIDATE_BATCH = 1000;
 
-/** A grant to write, parsed and checked against the tenant's namespaces. */
-export interface ParsedTriple {
-  subject: Ref;
-  relation: string;
-  object: Ref;
-}
-
 /** Parses triples; with `validate`, also requires each object's namespace and relation to exist. */
 export async function parseTriples(
   store: GraphStore,
   tenantId: string,
   inputs: readonly CheckInput[],
   validate: boolean,
-): Promise<ParsedTriple[]> {
+): Promise<Triple[]> {
   const triples = inputs.map((t) => ({ subject: parseRef(t.subject, 'subject'), relation: t.relation, object: parseRef(t.object, 'object') }));
   if (validate) {
     const schema = await schemaKnowing(store, tenantId, triples.map((t) => t.object.ns));

@@ -6,7 +6,8 @@ import { CheckTimeShares } from '../engine/check-time.ts';
 import { RefreshingCache } from '../cache/refreshing-cache.ts';
 import { DEFAULT_CHECK_BUDGET, overBudget } from '../engine/budget.ts';
 import { RetryLater } from '../errors.ts';
-import type { GraphAnswer, GraphQuery, GraphStore } from '../engine/engine.ts';
+import type { GraphAnswer, GraphStore } from '../engine/engine.ts';
+import type { Ref, Triple } from '../engine/refs.ts';
 import { CompiledSchema } from '../engine/schema.ts';
 import type { Db } from './db.ts';
 import type { MemoryGraphs } from './graph-memory.ts';
@@ -36,7 +37,7 @@ import { CHECK_SQL, type CheckOutcome, OBJECT_IDS_SQL, REACHABLE_SQL } from './g
  */
 export class SqlGraphStore implements GraphStore {
   // Outcomes, not answers: DataLoader would take an Error value (a check refused for its budget) for a failed load.
-  private readonly checkBatches = new TenantBatches<{ schema: CompiledSchema; query: GraphQuery }, SqlOutcome>((tenantId, items) =>
+  private readonly checkBatches = new TenantBatches<{ schema: CompiledSchema; query: Triple }, SqlOutcome>((tenantId, items) =>
     this.evaluateNow(tenantId, items),
   );
 
@@ -95,10 +96,10 @@ export class SqlGraphStore implements GraphStore {
    * From memory when the tenant's grants are held there and current (no cache needed), else cached
    * answers and the database. A check refused for its budget is not cached: it is refused again.
    */
-  async evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<GraphAnswer[]> {
+  async evaluate(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<GraphAnswer[]> {
     const held = await this.memory?.current(tenantId);
     if (held) {
-      const admits = (q: GraphQuery) => masksAdmit(q.subject, q.object.ns, q.relation, (id) => held.agents.get(id));
+      const admits = (q: Triple) => masksAdmit(q.subject, q.object.ns, q.relation, (id) => held.agents.get(id));
       return held.index.checkAll(schema, queries, this.checkBudget, { admits, turns: this.checkTime.of(tenantId) });
     }
     const generation = this.answers.generation(tenantId);
@@ -124,7 +125,7 @@ export class SqlGraphStore implements GraphStore {
   }
 
   /** One statement per schema among the items (a batch normally holds one: the tenant's latest). */
-  private async evaluateNow(tenantId: string, items: ReadonlyArray<{ schema: CompiledSchema; query: GraphQuery }>): Promise<SqlOutcome[]> {
+  private async evaluateNow(tenantId: string, items: ReadonlyArray<{ schema: CompiledSchema; query: Triple }>): Promise<SqlOutcome[]> {
     const bySchema = new Map<CompiledSchema, number[]>();
     items.forEach(({ schema }, index) => {
       const indexes = bySchema.get(schema);
@@ -162,7 +163,7 @@ export class SqlGraphStore implements GraphStore {
    * the check's, and the request is refused for now (503, retried by clients) rather than told to
    * simplify its model.
    */
-  private answerOf(query: GraphQuery, { outcome, scope }: SqlOutcome): GraphAnswer {
+  private answerOf(query: Triple, { outcome, scope }: SqlOutcome): GraphAnswer {
     if (outcome === 'cancelled') {
       throw new RetryLater(`a check was not answered within ${this.statements.statementTimeoutMs / 1000} s; retry shortly`, 'check statement cancelled');
     }
@@ -183,7 +184,7 @@ export class SqlGraphStore implements GraphStore {
   async reachable(
     tenantId: string,
     schema: CompiledSchema,
-    query: { subject: GraphQuery['subject']; namespace: string; relation: string; after: string | null; limit: number; budget: number },
+    query: { subject: Ref; namespace: string; relation: string; after: string | null; limit: number; budget: number },
   ): Promise<string[] | null> {
     const held = await this.memory?.current(tenantId);
     if (held) {
@@ -300,7 +301,7 @@ export const CHECK_WALK_MS = 1_000;
 type SqlOutcome = { outcome: CheckOutcome | 'denied' | 'cancelled'; scope: string[] | null };
 
 /** Ids cannot hold NUL, so joining with it is unambiguous. */
-const answerKey = (q: GraphQuery): string => `${q.subject.ns}\0${q.subject.id}\0${q.relation}\0${q.object.ns}\0${q.object.id}`;
+const answerKey = (q: Triple): string => `${q.subject.ns}\0${q.subject.id}\0${q.relation}\0${q.object.ns}\0${q.object.id}`;
 
 /**
  * Measured here: in the database, a walked pair 7 to 8 us of PostgreSQL and a candidate checked
