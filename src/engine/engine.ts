@@ -68,8 +68,27 @@ export class AuthorizationEngine {
     this.store.invalidate(tenantId);
   }
 
-  private schemaWith(tenantId: string, namespaces: Iterable<string>): Promise<CompiledSchema> {
-    return schemaKnowing(this.store, tenantId, namespaces);
+  /**
+   * The compiled schema, reloaded when it lacks one of `namespaces` (it may be new on another node)
+   * unless it was loaded within ABSENT_RECHECK_MS: requests naming a namespace that does not exist
+   * cost at most one reload per tenant in that time, however many there are.
+   */
+  private async schemaWith(tenantId: string, namespaces: Iterable<string>): Promise<CompiledSchema> {
+    const schema = await this.store.schema(tenantId);
+    for (const ns of namespaces) {
+      if (!schema.namespace(ns)) return this.store.schema(tenantId, { maxAgeMs: ABSENT_RECHECK_MS });
+    }
+    return schema;
+  }
+
+  /** Parses triples (grants to write or delete); with `validate`, also requires each object's namespace and relation to exist. */
+  async parseTriples(tenantId: string, inputs: readonly CheckInput[], validate: boolean): Promise<Triple[]> {
+    const triples = inputs.map(parseTriple);
+    if (validate) {
+      const schema = await this.schemaWith(tenantId, triples.map((t) => t.object.ns));
+      for (const t of triples) schema.assertRelation(t.object.ns, t.relation);
+    }
+    return triples;
   }
 
   async check(tenantId: string, input: CheckInput): Promise<boolean> {
@@ -86,11 +105,7 @@ export class AuthorizationEngine {
     inputs: readonly CheckInput[],
     { throwItemErrors }: { throwItemErrors: boolean },
   ): Promise<BulkResult[]> {
-    const queries = inputs.map((input) => ({
-      subject: parseRef(input.subject, 'subject'),
-      relation: input.relation,
-      object: parseRef(input.object, 'object'),
-    }));
+    const queries = inputs.map(parseTriple);
     const schema = await this.schemaWith(tenantId, new Set(queries.map((q) => q.object.ns)));
 
     const results: BulkResult[] = new Array(queries.length);
@@ -179,38 +194,16 @@ export class AuthorizationEngine {
   }
 }
 
+const parseTriple = (input: CheckInput): Triple => ({
+  subject: parseRef(input.subject, 'subject'),
+  relation: input.relation,
+  object: parseRef(input.object, 'object'),
+});
+
 /** The first batch of candidates: enough for a page of 100 from a subject that reaches densely. */
 const FIRST_CANDIDATE_BATCH = 128;
 /** The most candidates checked in one statement while paging through a namespace. */
 const MAX_CANDIDATE_BATCH = 1000;
-
-/** Parses triples; with `validate`, also requires each object's namespace and relation to exist. */
-export async function parseTriples(
-  store: GraphStore,
-  tenantId: string,
-  inputs: readonly CheckInput[],
-  validate: boolean,
-): Promise<Triple[]> {
-  const triples = inputs.map((t) => ({ subject: parseRef(t.subject, 'subject'), relation: t.relation, object: parseRef(t.object, 'object') }));
-  if (validate) {
-    const schema = await schemaKnowing(store, tenantId, triples.map((t) => t.object.ns));
-    for (const t of triples) schema.assertRelation(t.object.ns, t.relation);
-  }
-  return triples;
-}
-
-/**
- * The compiled schema, reloaded when it lacks one of `namespaces` (it may be new on another node)
- * unless it was loaded within ABSENT_RECHECK_MS: requests naming a namespace that does not exist
- * cost at most one reload per tenant in that time, however many there are.
- */
-async function schemaKnowing(store: GraphStore, tenantId: string, namespaces: Iterable<string>): Promise<CompiledSchema> {
-  const schema = await store.schema(tenantId);
-  for (const ns of namespaces) {
-    if (!schema.namespace(ns)) return store.schema(tenantId, { maxAgeMs: ABSENT_RECHECK_MS });
-  }
-  return schema;
-}
 
 /** How long a namespace found absent is taken to be absent (well within the freshness bound). */
 const ABSENT_RECHECK_MS = 100;

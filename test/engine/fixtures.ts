@@ -1,7 +1,7 @@
 import { DOCUMENT_NAMESPACE_EXAMPLE } from '../../contract/examples.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import type { RelationDefinitions } from '../../src/engine/schema.ts';
-import { AuthorizationEngine, parseTriples } from '../../src/engine/engine.ts';
+import { AuthorizationEngine } from '../../src/engine/engine.ts';
 import type { AppDeps } from '../../src/http/context.ts';
 import { createAgent, deleteAgent } from '../../src/store/agents.ts';
 import { applyBatch } from '../../src/store/grants.ts';
@@ -28,11 +28,11 @@ export async function tenantGraph(services: AppDeps) {
       engine.invalidate(tenantId);
     },
     async grant(...list: Array<[string, string, string]>) {
-      await applyBatch(db, tenantId, await parseTriples(engine.store, tenantId, triples(list), true), []);
+      await applyBatch(db, tenantId, await engine.parseTriples(tenantId, triples(list), true), []);
       engine.invalidate(tenantId);
     },
     async revoke(...list: Array<[string, string, string]>) {
-      await applyBatch(db, tenantId, [], await parseTriples(engine.store, tenantId, triples(list), false));
+      await applyBatch(db, tenantId, [], await engine.parseTriples(tenantId, triples(list), false));
       engine.invalidate(tenantId);
     },
     async agent(externalId: string, scope: string[]) {

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
-import { AuthorizationEngine, parseTriples } from '../../src/engine/engine.ts';
+import { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import type { AppDeps } from '../../src/http/context.ts';
 import { applyBatch, createGrant, deleteGrant } from '../../src/store/grants.ts';
@@ -111,7 +111,7 @@ describe('grants in memory under concurrent writers on two nodes', () => {
       for (let i = 0; i < 40; i++) {
         const triple: [string, string, string] = [`user:${users[next(users.length)]}`, 'owner', `document:${docs[next(docs.length)]}`];
         const node = w % 2 === 0 ? holder : writer;
-        const parsed = await parseTriples(node.engine.store, g.tenantId, [{ subject: triple[0], relation: triple[1], object: triple[2] }], true);
+        const parsed = await node.engine.parseTriples(g.tenantId, [{ subject: triple[0], relation: triple[1], object: triple[2] }], true);
         if (next(2) === 0) await applyBatch(node.db, g.tenantId, parsed, []);
         else await applyBatch(node.db, g.tenantId, [], parsed);
         node.engine.invalidate(g.tenantId);
