@@ -9,7 +9,7 @@ import { connect } from './store/db.ts';
 import { Metrics } from './http/metrics.ts';
 import { startEmbedded } from './store/embedded.ts';
 import { SchemaCache, SqlGraphStore } from './store/graph.ts';
-import { MemoryGraphs } from './store/graph-memory.ts';
+import { HeldTenants } from './store/held-tenants.ts';
 import { createLimits } from './rate-limits.ts';
 import { openGraphPool } from './store/graph-statements.ts';
 
@@ -59,8 +59,8 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
     logger,
   );
   const schemas = new SchemaCache(db);
-  const graphs = new MemoryGraphs(pool, { maxGrants: options.graphMemory ?? DEFAULT_CONFIG.GRANTD_GRAPH_MEMORY, maxAgeMs: FRESHNESS_MS }, logger);
-  const store = new SqlGraphStore(graphPool, schemas, graphs, {
+  const heldTenants = new HeldTenants(pool, { maxGrants: options.graphMemory ?? DEFAULT_CONFIG.GRANTD_GRAPH_MEMORY, maxAgeMs: FRESHNESS_MS }, logger);
+  const store = new SqlGraphStore(graphPool, schemas, heldTenants, {
     checkBudget: options.checkBudget,
     tenantPoolShare: options.tenantPoolShare,
   });
@@ -68,16 +68,16 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
   return {
     db,
     close: async () => {
-      await graphs.close();
+      await heldTenants.close();
       await limits.close();
       await close();
       await graphPool.end();
     },
-    metrics: new Metrics({ db: pool, graph: graphPool }, graphs, primary ? () => primary.metrics() : undefined),
+    metrics: new Metrics({ db: pool, graph: graphPool }, heldTenants, primary ? () => primary.metrics() : undefined),
     limits,
     trustProxy: options.trustProxy ?? false,
     ...caches,
-    graphs,
+    heldTenants,
     announce: async (change: Change) => {
       forgetBefore(caches, change);
       await primary?.announce(change);

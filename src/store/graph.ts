@@ -10,7 +10,7 @@ import type { GraphAnswer, GraphStore } from '../engine/engine.ts';
 import type { Ref, Triple } from '../engine/refs.ts';
 import { CompiledSchema } from '../engine/schema.ts';
 import type { Db } from './db.ts';
-import type { MemoryGraphs } from './graph-memory.ts';
+import type { HeldTenants } from './held-tenants.ts';
 import { namespaceDefinitions } from './namespaces.ts';
 import { masksAdmit } from '../engine/scope.ts';
 import { isCancelled } from './errors.ts';
@@ -19,7 +19,7 @@ import { CHECK_SQL, type CheckOutcome, OBJECT_IDS_SQL, REACHABLE_SQL } from './g
 
 /**
  * The engine's store. Checks and listing walks of a tenant whose grants are held in memory
- * (graph-memory.ts) and current are answered there, without a round trip. Otherwise each check
+ * (held-tenants.ts) and current are answered there, without a round trip. Otherwise each check
  * batch, like each listing walk, is one SQL statement, a recursive query over the grants joined
  * against the tenant's compiled namespace tables (passed as JSON), and check answers are cached
  * for `maxAgeMs`.
@@ -56,7 +56,7 @@ export class SqlGraphStore implements GraphStore {
     pool: pg.Pool,
     private readonly schemas: SchemaCache,
     /** Tenants' grants in memory, which answer checks when current; null to always ask the database. */
-    private readonly memory: MemoryGraphs | null = null,
+    private readonly memory: HeldTenants | null = null,
     {
       maxAgeMs = FRESHNESS_MS,
       maxCachedAnswers = 200_000,

@@ -73,8 +73,8 @@ describe('checks PostgreSQL answers', () => {
         .check(g.tenantId, { subject, relation: 'r2', object: 'node:n1' })
         .catch((error: unknown) => error);
     const inMemory = async (subject: string, checkBudget: number) => {
-      expect(await memory.graphs.load(g.tenantId)).toBe(true);
-      const held = (await memory.graphs.current(g.tenantId))!;
+      expect(await memory.heldTenants.load(g.tenantId)).toBe(true);
+      const held = (await memory.heldTenants.current(g.tenantId))!;
       const schema = await memory.schemas.get(g.tenantId, { maxAgeMs: 0 });
       try {
         return held.index.check(schema, query(subject), checkBudget);

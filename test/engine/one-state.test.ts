@@ -6,7 +6,7 @@ import { createAgent, deleteAgent } from '../../src/store/agents.ts';
 import { connect } from '../../src/store/db.ts';
 import { createGrant } from '../../src/store/grants.ts';
 import { SchemaCache, SqlGraphStore } from '../../src/store/graph.ts';
-import { MemoryGraphs } from '../../src/store/graph-memory.ts';
+import { HeldTenants } from '../../src/store/held-tenants.ts';
 import { createNamespace } from '../../src/store/namespaces.ts';
 import { databaseUrl, newTenant, useServices } from '../helpers.ts';
 
@@ -66,10 +66,10 @@ it('holds no agent beside grants of another state of the database, however a kil
       };
     },
   });
-  const graphs = new MemoryGraphs(pool, { maxGrants: 1_000, maxAgeMs: 500 }, pino({ level: 'silent' }));
-  afterAll(() => graphs.close());
-  const engine = new AuthorizationEngine(new SqlGraphStore(second.pool, new SchemaCache(second.db), graphs));
-  expect(await graphs.load(tenantId)).toBe(true);
+  const heldTenants = new HeldTenants(pool, { maxGrants: 1_000, maxAgeMs: 500 }, pino({ level: 'silent' }));
+  afterAll(() => heldTenants.close());
+  const engine = new AuthorizationEngine(new SqlGraphStore(second.pool, new SchemaCache(second.db), heldTenants));
+  expect(await heldTenants.load(tenantId)).toBe(true);
   const check = () => engine.check(tenantId, { subject: 'agent:bot', relation: 'editor', object: 'document:d1' });
   expect(await check()).toBe(false);
 
