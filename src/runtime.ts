@@ -8,7 +8,8 @@ import type { AppDeps } from './http/context.ts';
 import { connect } from './store/db.ts';
 import { Metrics } from './http/metrics.ts';
 import { startEmbedded } from './store/embedded.ts';
-import { SchemaCache, SqlGraphStore } from './store/graph.ts';
+import { CheckRouter } from './store/check-router.ts';
+import { SchemaCache } from './store/schema-cache.ts';
 import { HeldTenants } from './store/held-tenants.ts';
 import { createLimits } from './rate-limits.ts';
 import { openGraphPool } from './store/graph-statements.ts';
@@ -60,11 +61,11 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
   );
   const schemas = new SchemaCache(db);
   const heldTenants = new HeldTenants(pool, { maxGrants: options.graphMemory ?? DEFAULT_CONFIG.GRANTD_GRAPH_MEMORY, maxAgeMs: FRESHNESS_MS }, logger);
-  const store = new SqlGraphStore(graphPool, schemas, heldTenants, {
+  const checker = new CheckRouter(graphPool, schemas, heldTenants, {
     checkBudget: options.checkBudget,
     tenantPoolShare: options.tenantPoolShare,
   });
-  const caches = { schemas, engine: new AuthorizationEngine(store), keys: new KeyVerifier(db) };
+  const caches = { schemas, engine: new AuthorizationEngine(checker), keys: new KeyVerifier(db) };
   return {
     db,
     close: async () => {

@@ -145,7 +145,7 @@ export class GrantIndex {
    * Does the subject, or an object it is a direct member of, hold the relation on the object?
    * Walks backwards from the object breadth-first: the relations that imply the checked one, then
    * through arrows to related objects, at most MAX_ARROW_DEPTH arrows deep. Agent scope masks are
-   * the store's (checkAll's `admits`), not the index's. Throws `check-too-complex` past `budget` steps.
+   * the caller's (checkAll's `admits`: MemoryChecker's), not the index's. Throws `check-too-complex` past `budget` steps.
    */
   check(schema: CompiledSchema, query: Triple, budget = DEFAULT_CHECK_BUDGET): boolean {
     return this.checkRemembering(schema, query, budget, null);

@@ -3,7 +3,7 @@ import type { KeyVerifier } from '../auth/verifier.ts';
 import type { Change } from '../cluster/changes.ts';
 import type { AuthorizationEngine } from '../engine/engine.ts';
 import type { Db } from '../store/db.ts';
-import type { SchemaCache } from '../store/graph.ts';
+import type { SchemaCache } from '../store/schema-cache.ts';
 import type { HeldTenants } from '../store/held-tenants.ts';
 import type { Metrics } from './metrics.ts';
 import type { KeyPrincipal } from '../store/keys.ts';

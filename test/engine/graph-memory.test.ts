@@ -7,7 +7,7 @@ import type { AppDeps } from '../../src/http/context.ts';
 import { applyBatch, createGrant, deleteGrant } from '../../src/store/grants.ts';
 import { connect } from '../../src/store/db.ts';
 import { LOAD_APPLICATION_NAME, HeldTenants, type HeldTenant } from '../../src/store/held-tenants.ts';
-import { SqlGraphStore } from '../../src/store/graph.ts';
+import { CheckRouter } from '../../src/store/check-router.ts';
 import { databaseUrl, useServices } from '../helpers.ts';
 import { DOCUMENT_RELATIONS, tenantGraph } from './fixtures.ts';
 
@@ -22,7 +22,7 @@ const answers = (services: AppDeps, tenantId: string, subject: string, ids: stri
 
 /** Every check of `subject` holding `relation` on the documents, answered without cached answers. */
 const answersAs = (services: AppDeps, tenantId: string, subject: string, relation: string, ids: string[]) =>
-  new AuthorizationEngine(services.engine.store)
+  new AuthorizationEngine(services.engine.checker)
     .checkBulk(
       tenantId,
       ids.map((id) => ({ subject, relation, object: `document:${id}` })),
@@ -44,11 +44,11 @@ describe('grants in memory', () => {
   it('follow every kind of write made on the same node at once', async () => {
     const g = await documentsTenant(holder);
     await g.grant(['user:ann', 'owner', 'document:d1'], ['user:ann', 'member', 'group:eng'], ['group:eng', 'viewer', 'document:d2']);
-    expect(holder.engine.store.pairsPerCheck(g.tenantId)).toBe(6);
+    expect(holder.engine.checker.pairsPerCheck(g.tenantId)).toBe(6);
     expect(await holder.heldTenants.load(g.tenantId)).toBe(true);
     expect(holder.heldTenants.size).toBe(3);
     // Listings weigh a check as about six walked pairs in the database, and twenty in memory.
-    expect(holder.engine.store.pairsPerCheck(g.tenantId)).toBe(20);
+    expect(holder.engine.checker.pairsPerCheck(g.tenantId)).toBe(20);
 
     const triple = (s: string, r: string, o: string) => ({ subject: parseRef(s, 'subject'), relation: r, object: parseRef(o, 'object') });
     await createGrant(holder.db, g.tenantId, triple('user:ann', 'editor', 'document:d3'));
@@ -303,7 +303,7 @@ describe('grants in memory beside a writing transaction left open', () => {
   it('are given up past a bound on the transactions replayed ahead of it, and held again once it ends', async () => {
     const { pool, close } = connect(databaseUrl(), 2);
     const heldTenants = new HeldTenants(pool, { maxGrants: 1_000, maxAgeMs: 500, maxReplayedAhead: 3 }, pino({ level: 'silent' }));
-    const engine = new AuthorizationEngine(new SqlGraphStore(pool, writer.schemas, heldTenants));
+    const engine = new AuthorizationEngine(new CheckRouter(pool, writer.schemas, heldTenants));
     const open = new pg.Client({ connectionString: databaseUrl() });
     await open.connect();
     try {
@@ -339,7 +339,7 @@ describe('listings of a tenant whose grants are held in memory', () => {
   it('walk the grants in memory, and the database only for a tenant not held', async () => {
     const { pool, close } = connect(databaseUrl(), 2);
     const heldTenants = new HeldTenants(pool, { maxGrants: 1_000, maxAgeMs: 500 }, pino({ level: 'silent' }));
-    const engine = new AuthorizationEngine(new SqlGraphStore(pool, writer.schemas, heldTenants));
+    const engine = new AuthorizationEngine(new CheckRouter(pool, writer.schemas, heldTenants));
     // Graph statements run on a client of the pool.
     const statements = vi.spyOn(pg.Client.prototype, 'query');
     const walksInDatabase = () => statements.mock.calls.filter(([query]) => (query as { name?: string }).name === 'grantd_reachable').length;
@@ -370,7 +370,7 @@ describe('grants in memory with more to replay than a catch-up replays', () => {
     const { pool, close } = connect(databaseUrl(), 2);
     const heldTenants = new HeldTenants(pool, { maxGrants: 1_000, maxAgeMs: 500, maxLogGrants }, pino({ level: 'silent' }));
     const loads = vi.spyOn(heldTenants as unknown as { loadNow: (tenantId: string) => Promise<void> }, 'loadNow');
-    const engine = new AuthorizationEngine(new SqlGraphStore(pool, writer.schemas, heldTenants));
+    const engine = new AuthorizationEngine(new CheckRouter(pool, writer.schemas, heldTenants));
     const owns = async (tenantId: string, ids: string[]) =>
       (await engine.checkBulk(tenantId, ids.map((id) => ({ subject: 'user:ann', relation: 'owner', object: `document:${id}` })))).map((r) => r.allowed);
     return { heldTenants, engine, owns, loads: () => loads.mock.calls.length, close: async () => (await heldTenants.close(), await close()) };
@@ -429,7 +429,7 @@ describe('grants in memory with a backlog longer than a slice', () => {
   it('replay it a slice a turn of the event loop, answering nothing meanwhile, then equal the database', async () => {
     const { pool, close } = connect(databaseUrl(), 2);
     const heldTenants = new HeldTenants(pool, { maxGrants: 1_000, maxAgeMs: 500, replaySlice: 2 }, pino({ level: 'silent' }));
-    const engine = new AuthorizationEngine(new SqlGraphStore(pool, writer.schemas, heldTenants));
+    const engine = new AuthorizationEngine(new CheckRouter(pool, writer.schemas, heldTenants));
     try {
       const g = await documentsTenant(writer);
       await g.grant(['user:ann', 'owner', 'document:d0']);
