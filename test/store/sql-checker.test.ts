@@ -9,7 +9,7 @@ import { CheckRouter } from '../../src/store/check-router.ts';
 import { openGraphPool, type GraphStatementOptions } from '../../src/store/graph-statements.ts';
 import { HELD_READ, HOLDERS_READ } from '../../src/store/graph-sql.ts';
 import { databaseUrl, useServices } from '../helpers.ts';
-import { DOCUMENT_RELATIONS, tenantGraph } from './fixtures.ts';
+import { DOCUMENT_RELATIONS, tenantGraph } from '../engine/fixtures.ts';
 
 /** Checks PostgreSQL answers (no grants in memory): the walk of grantd_check_walk and its budgets. */
 const services = useServices({ graphMemory: 0 });
@@ -17,7 +17,7 @@ const services = useServices({ graphMemory: 0 });
 const memory = useServices();
 
 /** This file's connections, which it tells from others' in pg_stat_activity by their application name. */
-const POOL_NAME = `grantd check-sql ${process.pid}`;
+const POOL_NAME = `grantd sql-checker ${process.pid}`;
 const namedUrl = `${databaseUrl()}${databaseUrl().includes('?') ? '&' : '?'}application_name=${encodeURIComponent(POOL_NAME)}`;
 /** A graph statements' pool of 4 connections. */
 const graphPool = openGraphPool(namedUrl, 4, () => undefined);
