@@ -38,10 +38,11 @@ interface SchemaTables {
 }
 
 /**
- * One tenant's grants in memory, indexed both ways: from an object to its relations and their
- * holders (a check walks backwards from the object) and from a subject to its relations and their
- * objects (a listing walks forwards from the subject; its groups are its `member` objects).
- * `check` answers exactly what the store's check statement answers (CHECK_SQL), and `reachable`
+ * One tenant's grants in memory (a held tenant's index, src/store/held-tenants.ts), indexed both
+ * ways: from an object to its relations and their holders (a check walks backwards from the
+ * object) and from a subject to its relations and their objects (a listing walks forwards from the
+ * subject; its groups are its `member` objects).
+ * `check` answers exactly what SqlChecker's check statement answers (CHECK_SQL), and `reachable`
  * what its listing walk answers (REACHABLE_SQL), without a round trip.
  *
  * Every subject and object is a node, a small integer, and relations and namespaces are numbered
@@ -145,7 +146,8 @@ export class GrantIndex {
    * Does the subject, or an object it is a direct member of, hold the relation on the object?
    * Walks backwards from the object breadth-first: the relations that imply the checked one, then
    * through arrows to related objects, at most MAX_ARROW_DEPTH arrows deep. Agent scope masks are
-   * the caller's (checkAll's `admits`: MemoryChecker's), not the index's. Throws `check-too-complex` past `budget` steps.
+   * the caller's (checkAll's `admits`: MemoryChecker's), not the index's. Throws
+   * `check-too-complex` past `budget` steps.
    */
   check(schema: CompiledSchema, query: Triple, budget = DEFAULT_CHECK_BUDGET): boolean {
     return this.checkRemembering(schema, query, budget, null);

@@ -4,13 +4,14 @@ import { GrantIndex } from '../engine/grant-index.ts';
 
 /**
  * The tenants this process holds in memory (each a HeldTenant: its grants and agents), so that
- * checks are answered without a round trip. A tenant is loaded in the background the first time
- * it is checked (the database answers meanwhile), then kept current from the log that triggers write in every writing transaction
- * (migrations 20261122100000 and 20261122200000): a catch-up reads what the log holds from the
- * index's horizon on, less the transactions already replayed, usually a few rows. Grant changes
- * are replayed; the agents a change names are read again.
+ * checks are answered without a round trip (MemoryChecker). A tenant is loaded in the background
+ * the first time it is checked (the database answers meanwhile), then kept current from the log
+ * that triggers write in every writing transaction (migrations 20261122100000 and 20261122200000):
+ * a catch-up reads what the log holds from the held tenant's horizon on, less the transactions
+ * already replayed, usually a few rows. Grant changes are replayed; the agents a change names are
+ * read again.
  *
- * Freshness is the answer cache's: an index is used for at most `maxAgeMs` after its last
+ * Freshness is the answer cache's: a held tenant answers for at most `maxAgeMs` after its last
  * catch-up began (refreshed ahead, off the request path, under steady traffic), so a write on
  * another node shows within that; after this node's own write (`invalidate`), the next check
  * waits for a catch-up that begins after it, so read-after-write holds. A tenant with more grants
@@ -22,7 +23,7 @@ export class HeldTenants {
   private readonly loading = new Map<string, Promise<boolean>>();
   /** Tenants not to load again before the time given: too large, or their load failed. */
   private readonly refusedUntil = new Map<string, number>();
-  /** Bumped by this node's writes; a held tenant is current only if it has caught up with its tenant's. */
+  /** Bumped by this node's writes; a held tenant is current only once it has caught up with its tenant's generation. */
   private readonly generations = new Map<string, number>();
   /** Connections of the loads under way, ended by `close`. */
   private readonly loadClients = new Set<pg.Client>();
@@ -96,7 +97,7 @@ export class HeldTenants {
   }
 
   /**
-   * Brings the held tenant up to the log, one catch-up at a time per tenant; resolves true when the tenant
+   * Brings the held tenant up to the log, one catch-up at a time per tenant; resolves true when it
    * is still held and has seen `generation`. A catch-up already under way that has seen it is shared.
    */
   private catchUp(tenantId: string, tenant: HeldTenant, generation: number): Promise<boolean> {
