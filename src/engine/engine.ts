@@ -168,7 +168,7 @@ export class AuthorizationEngine {
   private async scanCandidates(
     tenantId: string,
     schema: CompiledSchema,
-    page: { subject: Ref; namespace: string; relation: string; after: string | null; limit: number },
+    page: Omit<ReachableQuery, 'budget'>,
   ): Promise<string[]> {
     const found: string[] = [];
     let after = page.after;

@@ -3,6 +3,7 @@ import type { DomainError } from '../errors.ts';
 import { DEFAULT_CHECK_BUDGET, isCheckTooComplex, overBudget } from './budget.ts';
 import type { CheckTurns } from './check-time.ts';
 import { EdgeLists } from './edge-lists.ts';
+import type { ReachableQuery } from './engine.ts';
 import { MEMBER_RELATION, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 
@@ -307,7 +308,7 @@ export class GrantIndex {
    */
   reachable(
     schema: CompiledSchema,
-    query: { subject: Ref; namespace: string; relation: string; after: string | null; limit: number; budget: number },
+    query: ReachableQuery,
   ): string[] | null {
     const tables = this.tablesOf(schema);
     const self = this.nodeOf(query.subject);
