@@ -1,14 +1,8 @@
-import { AGENT_NAMESPACE, type Ref } from '../engine/refs.ts';
+import { AGENT_NAMESPACE, type Ref, type Triple } from '../engine/refs.ts';
 import { DomainError } from '../errors.ts';
 import type { Db } from './db.ts';
 import { Prisma } from './prisma/client.ts';
 import { transaction } from './transaction.ts';
-
-export interface Triple {
-  subject: Ref;
-  relation: string;
-  object: Ref;
-}
 
 export interface GrantRow {
   subjectNs: string;

@@ -1,6 +1,5 @@
 import { initServer } from '@ts-rest/express';
 import { contract } from '../../../contract/index.ts';
-import { parseTriples } from '../../engine/engine.ts';
 import { formatRef, parseRef } from '../../engine/refs.ts';
 import { DomainError } from '../../errors.ts';
 import { applyBatch, createGrant, deleteGrant, grantKey, listGrants, type GrantKey, type GrantRow } from '../../store/grants.ts';
@@ -22,14 +21,14 @@ export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
   s.router(contract.grants, {
     create: async ({ body, req }) => {
       const { tenantId } = principalOf(req);
-      const [triple] = await parseTriples(engine.store, tenantId, [body], true);
+      const [triple] = await engine.parseTriples(tenantId, [body], true);
       const { row, created } = await createGrant(db, tenantId, triple!);
       if (created) await announce({ kind: 'grants', tenantId });
       return { status: created ? 201 : 200, body: present(row) };
     },
     revoke: async ({ body, req }) => {
       const { tenantId } = principalOf(req);
-      const [triple] = await parseTriples(engine.store, tenantId, [body], false);
+      const [triple] = await engine.parseTriples(tenantId, [body], false);
       await deleteGrant(db, tenantId, triple!);
       // Even when there was nothing to delete: a revoke that raced with another one found the grant
       // gone, and its caller too must read that on this node at once, before the other's relay comes.
@@ -64,8 +63,8 @@ export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
       if (both) {
         throw new DomainError('invalid-request', `${tripleId(both)} is both written and deleted; send it in one list only`);
       }
-      const writes = await parseTriples(engine.store, tenantId, body.writes, true);
-      const deletes = await parseTriples(engine.store, tenantId, body.deletes, false);
+      const writes = await engine.parseTriples(tenantId, body.writes, true);
+      const deletes = await engine.parseTriples(tenantId, body.deletes, false);
       const applied = await applyBatch(db, tenantId, writes, deletes);
       await announce({ kind: 'grants', tenantId });
       return { status: 200, body: applied };
