@@ -5,7 +5,7 @@ import { migrate } from '../store/migrate.ts';
 import { createTenant, type CreatedTenant } from '../store/tenants.ts';
 
 /** The JSON docs/api.md#tenants gives for `grantd tenant create --json`. */
-export const tenantJson = ({ tenant, key }: CreatedTenant) => ({
+const tenantJson = ({ tenant, key }: CreatedTenant) => ({
   tenant: { id: tenant.id, name: tenant.name },
   key: { id: key.id, prefix: key.prefix, secret: key.secret, label: key.label, scopes: key.scopes, created_at: key.createdAt.toISOString() },
 });

@@ -15,7 +15,7 @@ const STOP_TIMEOUT_MS = 15_000;
  * every worker at the same moment since they load together, and the p99 at 1,000 checks/s went
  * from ~2 to 5-24 ms. Garbage is still collected as usual; the heap just does not shrink on a timer.
  */
-export const WORKER_V8_FLAGS = ['--no-memory-reducer'];
+const WORKER_V8_FLAGS = ['--no-memory-reducer'];
 
 /**
  * The primary of `grantd serve` with GRANTD_WORKERS > 1. It serves no request: the workers share
