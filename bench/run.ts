@@ -162,7 +162,7 @@ const record = (name: ScenarioName, stats: RunStats | null, note?: string) => {
   rows.set(name, { name, rps, p50_ms, p95_ms, p99_ms, errors, vs_express: null, vs_cerbos: null, ...statuses, ...(note ? { note } : {}) });
 };
 
-// ------------------------------------------------------------------ main
+// ------------------------------------------------------------------ processes and cleanup
 let databaseName: string | null = null;
 let snapshot: ReturnType<typeof snapshotGrantd> | null = null;
 const workDir = mkdtempSync(join(tmpdir(), 'grantd-bench-'));
@@ -223,6 +223,7 @@ async function withGrantd<T>(databaseUrl: string, key: string, work: (api: Api) 
   }
 }
 
+// ------------------------------------------------------------------ main
 /** The run: grantd built and snapshotted, a database, then the selected scenarios and the load and comparisons they need. */
 async function main(): Promise<void> {
   buildAndSnapshot();
@@ -232,7 +233,7 @@ async function main(): Promise<void> {
     const loaded = await loadDataset(databaseUrl);
     compareWithModel(loaded.answers);
     await compareWithSpiceDB(spiceRun, loaded.answers);
-    await runDatasetScenarios(databaseUrl, loaded.key, loaded.deepCursors);
+    await runDatasetScenarios({ databaseUrl, key: loaded.key, deepCursors: loaded.deepCursors });
   }
   if (selected.has('noisy_neighbour')) await runNoisyNeighbour(databaseUrl);
 }
@@ -292,6 +293,7 @@ const p99UnderA = ({ underA }: NoisyOutcome) => (underA.errors > 0.01 * underA.r
 /** Requests that got no answer at all: socket errors and timeouts. */
 const unanswered = (stats: RunStats) => stats.errors - Object.entries(stats.statuses ?? {}).reduce((sum, [status, n]) => sum + (Number(status) >= 300 ? n : 0), 0);
 
+// ------------------------------------------------------------------ load and comparisons
 /**
  * SpiceDB works on its own copy of the dataset in a child process; it overlaps the grantd load (not a
  * reported figure) and must end before any measured scenario starts (compareWithSpiceDB waits).
@@ -436,6 +438,7 @@ async function compareWithSpiceDB(spiceRun: Promise<SpiceResult | null>, answers
   };
 }
 
+// ------------------------------------------------------------------ scenarios over the dataset
 /** What the scenarios over the loaded dataset share. */
 interface DatasetContext {
   databaseUrl: string;
@@ -454,8 +457,7 @@ const runLoad = (label: string, server: { url: string }, headers: Record<string,
 const firstLine = (error: unknown, lines = 1) => (error instanceof Error ? error.message.split('\n').slice(0, lines).join(' | ') : String(error));
 
 /** The scenarios over the loaded dataset, those selected, each on a fresh grantd. */
-async function runDatasetScenarios(databaseUrl: string, key: string, deepCursors: string[]): Promise<void> {
-  const context: DatasetContext = { databaseUrl, key, deepCursors };
+async function runDatasetScenarios(context: DatasetContext): Promise<void> {
   if (selected.has('check')) await runCheck(context);
   if (selected.has('check_fixed_rate')) await runCheckFixedRate(context);
   if (selected.has('check_bulk_100')) await runCheckBulk(context);
