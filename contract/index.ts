@@ -22,8 +22,6 @@ export const contract = c.router(
   { pathPrefix: '/v1', strictStatusCodes: true },
 );
 
-export type Contract = typeof contract;
 export * from './problems.ts';
 export * from './schemas.ts';
 export * from './scopes.ts';
-export { NamespaceSchema, RelationsSchema, INCLUDE_PATTERN } from './namespaces.ts';

@@ -95,7 +95,7 @@ export async function applyBatch(
     }
     let written = 0;
     if (writes.length > 0) {
-      // Set-based: Prisma's createMany took about 200 ms for 1,000 rows here, this about a tenth.
+      // One set-based statement, not Prisma's createMany (docs/decisions.md#batch-inserts-are-one-statement).
       // In key order, so that batches writing the same grants lock them in the same order.
       const rows = JSON.stringify(writes.map((t) => toData(tenantId, t)));
       written = await tx.$executeRaw`
