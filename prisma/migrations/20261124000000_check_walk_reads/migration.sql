@@ -44,8 +44,9 @@ DECLARE
   h_id TEXT[] COLLATE "C";
   h_rel TEXT[] COLLATE "C";
   busy INT[];
-  -- For each busy check (at i + 1), how many grants its subjects are known to hold at least.
-  held_known INT[] := '{}';
+  -- The checks whose subjects hold a grant, and those whose holdings are to be read next.
+  holding INT[];
+  reading INT[];
   held_n INT;
   -- The pairs every check has visited, and the frontier.
   v_i INT[];
@@ -104,22 +105,19 @@ BEGIN
     ) g
   ) x;
 
-  SELECT array_agg(DISTINCT x.i) INTO busy
-  FROM unnest(s_i, s_ns, s_id) AS x(i, ns, id)
-  CROSS JOIN LATERAL (
-    SELECT count(*) AS n FROM (
-      SELECT 1 FROM "grants" g WHERE g.tenant_id = tenant AND g.subject_ns = x.ns AND g.subject_id = x.id LIMIT held_read + 1
-    ) g
-  ) held
-  WHERE held.n > held_read;
-  SELECT array_agg(x.i), array_agg(g.object_ns), array_agg(g.object_id), array_agg(g.relation) INTO h_i, h_ns, h_id, h_rel
-  FROM unnest(s_i, s_ns, s_id) AS x(i, ns, id)
-  CROSS JOIN LATERAL (
-    SELECT g.object_ns, g.object_id, g.relation FROM "grants" g
-    WHERE g.tenant_id = tenant AND g.subject_ns = x.ns AND g.subject_id = x.id
-    OFFSET 0
-  ) g
-  WHERE x.i NOT IN (SELECT unnest(busy));
+  SELECT array_agg(c.i) FILTER (WHERE c.most > held_read), array_agg(c.i) FILTER (WHERE c.most > 0),
+         array_agg(c.i) FILTER (WHERE c.most BETWEEN 1 AND held_read)
+  INTO busy, holding, reading
+  FROM (
+    SELECT x.i, max(held.n) AS most
+    FROM unnest(s_i, s_ns, s_id) AS x(i, ns, id)
+    CROSS JOIN LATERAL (
+      SELECT count(*) AS n FROM (
+        SELECT 1 FROM "grants" g WHERE g.tenant_id = tenant AND g.subject_ns = x.ns AND g.subject_id = x.id LIMIT held_read + 1
+      ) g
+    ) held
+    GROUP BY x.i
+  ) c;
 
   -- Depth 0: the checked relation on the checked object, and the relations that imply it there.
   SELECT array_agg(x.i), array_agg(x.ns), array_agg(x.id), array_agg(x.rel) INTO f_i, f_ns, f_id, f_rel
@@ -132,7 +130,7 @@ BEGIN
   -- A check whose subject holds no grant (so has no group) holds nothing: it does not walk.
   SELECT array_agg(f.i), array_agg(f.ns), array_agg(f.id), array_agg(f.rel) INTO f_i, f_ns, f_id, f_rel
   FROM unnest(f_i, f_ns, f_id, f_rel) AS f(i, ns, id, rel)
-  WHERE f.i IN (SELECT unnest(h_i)) OR f.i IN (SELECT unnest(busy));
+  WHERE f.i IN (SELECT unnest(holding));
   IF f_i IS NULL THEN
     RETURN;
   END IF;
@@ -145,22 +143,26 @@ BEGIN
   LOOP
     -- A busy check whose frontier has more pairs than its subjects hold grants reads those grants
     -- (one index range a subject) rather than probe each pair's holders (one index descent a pair).
-    FOR walker IN
-      SELECT f.i, count(*)::INT AS n FROM unnest(f_i) AS f(i)
-      WHERE busy IS NOT NULL AND f.i IN (SELECT unnest(busy)) GROUP BY f.i HAVING count(*) > coalesce(held_known[f.i + 1], held_read)
-    LOOP
-      SELECT count(*) INTO held_n FROM (
-        SELECT 1 FROM unnest(s_i, s_ns, s_id) AS x(i, ns, id)
-        CROSS JOIN LATERAL (
-          SELECT 1 FROM "grants" g WHERE g.tenant_id = tenant AND g.subject_ns = x.ns AND g.subject_id = x.id LIMIT walker.n + 1
-        ) g
-        WHERE x.i = walker.i
-        LIMIT walker.n + 1
-      ) held;
-      IF held_n > walker.n THEN
-        held_known[walker.i + 1] := held_n;
-        CONTINUE;
-      END IF;
+    IF busy IS NOT NULL THEN
+      FOR walker IN
+        SELECT f.i, count(*)::INT AS n FROM unnest(f_i) AS f(i)
+        WHERE f.i IN (SELECT unnest(busy)) GROUP BY f.i HAVING count(*) > held_read
+      LOOP
+        SELECT count(*) INTO held_n FROM (
+          SELECT 1 FROM unnest(s_i, s_ns, s_id) AS x(i, ns, id)
+          CROSS JOIN LATERAL (
+            SELECT 1 FROM "grants" g WHERE g.tenant_id = tenant AND g.subject_ns = x.ns AND g.subject_id = x.id LIMIT walker.n + 1
+          ) g
+          WHERE x.i = walker.i
+          LIMIT walker.n + 1
+        ) held;
+        IF held_n <= walker.n THEN
+          reading := reading || walker.i;
+          busy := array_remove(busy, walker.i);
+        END IF;
+      END LOOP;
+    END IF;
+    IF reading IS NOT NULL THEN
       SELECT h_i || array_agg(x.i), h_ns || array_agg(g.object_ns), h_id || array_agg(g.object_id), h_rel || array_agg(g.relation)
       INTO h_i, h_ns, h_id, h_rel
       FROM unnest(s_i, s_ns, s_id) AS x(i, ns, id)
@@ -169,9 +171,9 @@ BEGIN
         WHERE g.tenant_id = tenant AND g.subject_ns = x.ns AND g.subject_id = x.id
         OFFSET 0
       ) g
-      WHERE x.i = walker.i;
-      busy := array_remove(busy, walker.i);
-    END LOOP;
+      WHERE x.i IN (SELECT unnest(reading));
+      reading := NULL;
+    END IF;
 
     -- A check holds once a pair of the frontier is held by one of its subjects: looked up among
     -- what they hold, or for busy checks among the pair's holders (one index range, usually a few
