@@ -258,6 +258,12 @@ export class GrantIndex {
       this.matched = to;
       if (depth === MAX_ARROW_DEPTH) break;
       steps += to - from;
+      // The level's reads are counted before any is followed: no pair is matched before the next
+      // level, so a level that takes the check past its budget is refused whole, before its visits.
+      for (let i = from; i < to && steps <= budget; i++) {
+        const object = walk.objects[i]!;
+        for (const { via } of tables.arrows.get(this.nodeNs[object]!)?.get(walk.relations[i]!) ?? []) steps += grantsOn.countWith(object, via);
+      }
       if (steps > budget) throw overBudget(budget);
       for (let i = from; i < to; i++) {
         const object = walk.objects[i]!;
@@ -265,8 +271,6 @@ export class GrantIndex {
         if (arrows === undefined) continue;
         for (const { via, targets } of arrows) {
           const related = grantsOn.othersWith(object, via, this.related);
-          steps += related.length;
-          if (steps > budget) throw overBudget(budget);
           for (const next of related) {
             for (const target of targets) for (const implied of this.implied(tables, next, target)) walk.visit(next, implied);
           }

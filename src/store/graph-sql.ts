@@ -17,7 +17,7 @@ export const HOLDERS_READ = 64;
  * Which of a batch of checks ($2: [{i, sns, sid, ons, oid, rel}]) hold in tenant $1 ($3, $4: the
  * schema tables): one row (i, outcome) per check allowed ('allowed') or stopped by its budget of
  * steps ('too-many-steps', past $5) or of time ('too-slow', still walking after $6 ms); no row for
- * a check denied. The walk is the function grantd_check_walk (migration 20261123100000): backwards
+ * a check denied. The walk is the function grantd_check_walk (migrations 20261123100000, 20261124000000): backwards
  * from the checked object, breadth-first, each (object, relation) pair once, at most
  * MAX_ARROW_DEPTH arrows deep, which a recursive query cannot express. One row per check: its
  * outcome (null: denied) and, for an agent subject, its scope (null: not registered), read by the

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { overBudget } from '../../src/engine/budget.ts';
+import { EdgeLists } from '../../src/engine/edge-lists.ts';
 import { GrantIndex } from '../../src/engine/grant-index.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import { CompiledSchema } from '../../src/engine/schema.ts';
@@ -34,6 +35,17 @@ describe('the work budget of a check', () => {
     expect(() => index.check(schema, grant('user:stranger', 'r1', 'node:n5'), 25_000)).toThrow(overBudget(25_000));
     // The same check with room enough is answered: the budget is what refused it.
     expect(index.check(schema, grant('user:stranger', 'r1', 'node:n5'), 1_000_000)).toBe(false);
+  });
+
+  it('refuses a level that would take a check past its budget before following any of its grants', () => {
+    const follows = vi.spyOn(EdgeLists.prototype, 'othersWith');
+    try {
+      expect(() => index.check(schema, grant('user:stranger', 'r1', 'node:n5'), 25_000)).toThrow(overBudget(25_000));
+      // The subject's groups, then the 99 parents of n5; the next level (396 pairs of 99 parents each) is counted, not followed.
+      expect(follows).toHaveBeenCalledTimes(2);
+    } finally {
+      follows.mockRestore();
+    }
   });
 
   it('answers a check that finds the subject within the budget', () => {

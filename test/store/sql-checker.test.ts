@@ -7,7 +7,7 @@ import { createServices } from '../../src/runtime.ts';
 import { createKey } from '../../src/store/keys.ts';
 import { CheckRouter } from '../../src/store/check-router.ts';
 import { openGraphPool, type GraphStatementOptions } from '../../src/store/graph-statements.ts';
-import { HELD_READ, HOLDERS_READ } from '../../src/store/graph-sql.ts';
+import { CHECK_SQL, HELD_READ, HOLDERS_READ } from '../../src/store/graph-sql.ts';
 import { databaseUrl, useServices } from '../helpers.ts';
 import { DOCUMENT_RELATIONS, tenantGraph } from '../engine/fixtures.ts';
 
@@ -35,6 +35,31 @@ async function denseTenant(n: number) {
   const nodes = Array.from({ length: n }, (_, k) => `node:n${k}`);
   await g.grant(...nodes.flatMap((a) => nodes.filter((b) => b !== a).map((b): [string, string, string] => [a, 'parent', b])));
   return g;
+}
+
+/**
+ * What one CHECK_SQL statement of `checks` ([subject, relation, object]) read of the grants' primary
+ * key (by object): index scans and entries, counted by PostgreSQL for the statement's transaction.
+ */
+async function readsOfCheck(tenantId: string, checks: Array<[string, string, string]>, budget: number) {
+  const schema = await services.schemas.get(tenantId, { maxAgeMs: 0 });
+  const items = checks.map(([subject, rel, object], i) => {
+    const [s, o] = [parseRef(subject, 'subject'), parseRef(object, 'object')];
+    return { i, sns: s.ns, sid: s.id, ons: o.ns, oid: o.id, rel };
+  });
+  const client = new pg.Client({ connectionString: databaseUrl() });
+  await client.connect();
+  try {
+    await client.query('BEGIN');
+    const { rows } = await client.query<{ outcome: string | null }>(CHECK_SQL, [tenantId, JSON.stringify(items), schema.closureJson, schema.arrowsJson, budget, 10_000]);
+    const { rows: index } = await client.query<{ scans: string; entries: string }>(
+      `SELECT pg_stat_get_xact_numscans('grants_pkey'::regclass) AS scans, pg_stat_get_xact_tuples_returned('grants_pkey'::regclass) AS entries`,
+    );
+    await client.query('ROLLBACK');
+    return { outcomes: rows.map((r) => r.outcome ?? 'denied'), scans: Number(index[0]!.scans), entries: Number(index[0]!.entries) };
+  } finally {
+    await client.end();
+  }
 }
 
 describe('checks PostgreSQL answers', () => {
@@ -92,6 +117,33 @@ describe('checks PostgreSQL answers', () => {
         expect(held).toEqual(database);
       }
     }
+  });
+
+  it('stop reading a level once its grants take a check past its budget', async () => {
+    const g = await denseTenant(40);
+    await g.grant(['user:bob', 'r1', 'user:elsewhere']);
+    // 196 steps to depth 1 (1 pair, its 39 parents, 156 pairs); then 39 parents for each of 156 pairs
+    // (4 pairs a parent read), where 804 steps are left: 202 grants read show the check is past them.
+    const { outcomes, entries } = await readsOfCheck(g.tenantId, [['user:bob', 'r2', 'node:n1']], 1_000);
+    expect(outcomes).toEqual(['too-many-steps']);
+    expect(entries).toBe(39 + Math.floor(804 / 4) + 1);
+  });
+
+  it(`read what a busy subject holds once its walk reaches more pairs than that, rather than each pair's holders`, async () => {
+    const g = await tenantGraph(services);
+    await g.namespace('node', { parent: {}, r1: { includes: ['parent->r1'] } });
+    await g.namespace('document', DOCUMENT_RELATIONS);
+    // node:top has 400 parents: its r1 is held by whoever holds r1 on one of them.
+    await g.grant(...Array.from({ length: 400 }, (_, n): [string, string, string] => [`node:p${n}`, 'parent', 'node:top']));
+    for (const busy of ['user:busy', 'user:idle']) {
+      await g.grant(...Array.from({ length: HELD_READ + 1 }, (_, n): [string, string, string] => [busy, 'owner', `document:x${n}`]));
+    }
+    await g.grant(['user:busy', 'r1', 'node:p399']);
+    const { outcomes, scans } = await readsOfCheck(g.tenantId, [['user:busy', 'r1', 'node:top'], ['user:idle', 'r1', 'node:top']], 25_000);
+    expect(outcomes).toEqual(['allowed', 'denied']);
+    // Depth 0, for each check: its pair probed for holders, its 400 parents read. Depth 1: its 400 pairs
+    // matched against what the subject holds (not 400 probes for holders); idle's then read for parents.
+    expect(scans).toBe(2 * 2 + 400);
   });
 
   it('refuse a check past its budget as that item of a bulk check, and answer the others of its statement', async () => {
