@@ -3,7 +3,7 @@ import supertest from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEMS } from '../../contract/index.ts';
 import { client, DOCUMENT_NAMESPACE, newTenant, useApp, type TestTenant } from '../helpers.ts';
-import { contractRoutes, fillPath } from './routes.ts';
+import { contractRoutes, expectDocumentedResponse, fillPath } from './routes.ts';
 
 /**
  * Hostile input on every route: never a 5xx, every 4xx a problem of a documented type, and a
@@ -79,6 +79,7 @@ describe.each(contractRoutes())('fuzzing $name', ({ route }) => {
         }
         const res = await request;
         expect(res.status, `${route.method} ${url.slice(0, 200)}`).toBeLessThan(500);
+        expectDocumentedResponse(route, res, `${route.method} ${url.slice(0, 200)}`);
         if (res.status >= 400) {
           expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
           expect(Object.hasOwn(PROBLEMS, res.body.type)).toBe(true);
