@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
 import { connect, type Socket } from 'node:net';
+import { relative } from 'node:path';
 import pino from 'pino';
 import supertest from 'supertest';
-import { afterAll, inject } from 'vitest';
+import { afterAll, expect, inject } from 'vitest';
 import type { KeyScope } from '../contract/index.ts';
 import { createApp } from '../src/http/app.ts';
 import type { AppDeps } from '../src/http/context.ts';
@@ -78,3 +80,28 @@ export function exchange(port: number, bytes: string): Exchange {
 export const headerOf = (answer: string, name: string) => new RegExp(`\\r\\n${name}: ([^\\r]*)\\r\\n`, 'i').exec(answer)?.[1];
 
 export { DOCUMENT_NAMESPACE_EXAMPLE as DOCUMENT_NAMESPACE } from '../contract/examples.ts';
+
+/** FC_SEED=<n> replays a property run with that seed; otherwise each run draws its own. */
+function propertySeed(): number {
+  const given = process.env.FC_SEED;
+  if (given === undefined) return Math.floor(Math.random() * 2 ** 31);
+  if (!/^-?\d+$/.test(given)) throw new Error(`FC_SEED must be an integer, not ${given}`);
+  return Number(given);
+}
+
+/**
+ * fc.assert with the seed logged, so that any run, failed or not, can be replayed with FC_SEED, and
+ * a failure's counterexample (which may hold 70 KB strings) cut short in the report.
+ */
+export async function assertProperty<Ts extends [unknown, ...unknown[]]>(property: fc.IAsyncProperty<Ts>, parameters: fc.Parameters<Ts>): Promise<void> {
+  const seed = propertySeed();
+  const { testPath = '', currentTestName = '' } = expect.getState();
+  const replay = `replay with FC_SEED=${seed} npx vitest run ${relative(process.cwd(), testPath)} -t '${currentTestName.replaceAll(' > ', ' ')}'`;
+  console.info(`fast-check seed ${seed}: ${replay}`);
+  try {
+    await fc.assert(property, { ...parameters, seed, verbose: fc.VerbosityLevel.Verbose });
+  } catch (error) {
+    const message = (error as Error).message;
+    throw new Error(`${message.length > 3000 ? `${message.slice(0, 1500)} ... ${message.slice(-1500)}` : message}\n(${replay})`, { cause: error });
+  }
+}

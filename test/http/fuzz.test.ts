@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import supertest from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEMS } from '../../contract/index.ts';
-import { client, DOCUMENT_NAMESPACE, newTenant, useApp, type TestTenant } from '../helpers.ts';
+import { assertProperty, client, DOCUMENT_NAMESPACE, newTenant, useApp, type TestTenant } from '../helpers.ts';
 import { contractRoutes, expectDocumentedResponse, fillPath } from './routes.ts';
 
 /**
@@ -88,16 +88,7 @@ describe.each(contractRoutes())('fuzzing $name', ({ route }) => {
         }
         expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
       }),
+      { numRuns: 40 },
     );
   }, 120_000);
 });
-
-/** fc.assert, with counterexamples (which may hold 70 KB strings) cut short in the report. */
-async function assertProperty(property: fc.IAsyncProperty<[unknown, Record<string, string | string[]>, string, string]>) {
-  try {
-    await fc.assert(property, { numRuns: 40 });
-  } catch (error) {
-    const message = (error as Error).message;
-    throw new Error(message.length > 3000 ? `${message.slice(0, 1500)} ... ${message.slice(-1500)}` : message);
-  }
-}
