@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { connect, type Socket } from 'node:net';
 import { relative } from 'node:path';
+import pg from 'pg';
 import pino from 'pino';
 import supertest from 'supertest';
 import { afterAll, expect, inject } from 'vitest';
@@ -103,5 +104,19 @@ export async function assertProperty<Ts extends [unknown, ...unknown[]]>(propert
   } catch (error) {
     const message = (error as Error).message;
     throw new Error(`${message.length > 3000 ? `${message.slice(0, 1500)} ... ${message.slice(-1500)}` : message}\n(${replay})`, { cause: error });
+  }
+}
+
+/** Resolves once `count` backends of this run's database wait for a lock `holder` holds (a forced interleaving). */
+export async function untilBlockedBy(holder: pg.Client, count: number): Promise<void> {
+  const admin = new pg.Client({ connectionString: databaseUrl() });
+  await admin.connect();
+  try {
+    const { pid } = (await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!;
+    const blocked = async () =>
+      (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [pid])).rows[0]!.n;
+    await expect.poll(blocked, { timeout: 10_000, interval: 20 }).toBe(count);
+  } finally {
+    await admin.end();
   }
 }
