@@ -16,8 +16,8 @@ import { createTenant } from '../src/store/tenants.ts';
 export const databaseUrl = (): string => inject('databaseUrl');
 
 /** Services over this run's database, closed after the file's tests; `graphMemory` 0 answers every check from the database. */
-export function useServices({ graphMemory }: { graphMemory?: number } = {}): AppDeps {
-  const services = createServices(databaseUrl(), { poolSize: 5, graphMemory }, pino({ level: 'silent' }));
+export function useServices({ graphMemory, poolSize = 5 }: { graphMemory?: number; poolSize?: number } = {}): AppDeps {
+  const services = createServices(databaseUrl(), { poolSize, graphMemory }, pino({ level: 'silent' }));
   afterAll(async () => {
     await services.close();
   });
@@ -107,14 +107,26 @@ export async function assertProperty<Ts extends [unknown, ...unknown[]]>(propert
   }
 }
 
-/** Resolves once `count` backends of this run's database wait for a lock `holder` holds (a forced interleaving). */
+/**
+ * Resolves once `count` backends of this database wait for a lock `holder` holds, directly or queued
+ * behind another such waiter: a forced interleaving, seen in pg_stat_activity.
+ */
 export async function untilBlockedBy(holder: pg.Client, count: number): Promise<void> {
   const admin = new pg.Client({ connectionString: databaseUrl() });
   await admin.connect();
   try {
     const { pid } = (await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!;
     const blocked = async () =>
-      (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [pid])).rows[0]!.n;
+      (
+        await admin.query<{ n: number }>(
+          `WITH RECURSIVE blocked(pid) AS (
+             SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))
+             UNION
+             SELECT a.pid FROM pg_stat_activity a JOIN blocked b ON b.pid = ANY(pg_blocking_pids(a.pid))
+           ) SELECT count(*)::int AS n FROM blocked`,
+          [pid],
+        )
+      ).rows[0]!.n;
     await expect.poll(blocked, { timeout: 10_000, interval: 20 }).toBe(count);
   } finally {
     await admin.end();
