@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { connect, type Socket } from 'node:net';
+import { createServer, type RequestListener } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { relative } from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
@@ -57,6 +58,24 @@ export function useApp() {
   const services = useServices();
   const app = createApp(services);
   return { services, app };
+}
+
+/** A handler (an Express app, say) on a real socket of 127.0.0.1, on a free port; `close` ends its connections too. */
+export async function listen(handler: RequestListener): Promise<{ baseUrl: string; close: () => Promise<void> }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
 }
 
 /** Raw HTTP over a socket of 127.0.0.1, for what clients such as supertest cannot send (slow or partial requests). */

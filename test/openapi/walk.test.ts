@@ -6,8 +6,8 @@ import { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { createApp } from '../../src/http/app.ts';
 import { createLimits } from '../../src/rate-limits.ts';
 import { createServices } from '../../src/runtime.ts';
-import { client, databaseUrl, DOCUMENT_NAMESPACE, newTenant, useApp, type TestTenant } from '../helpers.ts';
-import { dereferencedDocument, listen, operationsOf, SchemaValidator, type DocumentOperation } from './support.ts';
+import { client, databaseUrl, DOCUMENT_NAMESPACE, listen, newTenant, useApp, type TestTenant } from '../helpers.ts';
+import { dereferencedDocument, operationsOf, SchemaValidator, type DocumentOperation } from './support.ts';
 
 // Walks every operation of generated/openapi.json against a real server on a socket, and checks
 // each real response against the document: the status is one the operation documents, the
