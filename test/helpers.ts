@@ -43,6 +43,19 @@ export async function newTenant(services: AppDeps): Promise<TestTenant> {
   };
 }
 
+/** Everything a tenant owns (grants, namespaces, agents, keys), as one comparable value. */
+export async function tenantSnapshot(services: AppDeps, tenantId: string): Promise<string> {
+  const { db } = services;
+  const where = { tenantId };
+  const [grants, namespaces, agents, keys] = await Promise.all([
+    db.grant.findMany({ where, orderBy: [{ objectNs: 'asc' }, { objectId: 'asc' }, { relation: 'asc' }, { subjectNs: 'asc' }, { subjectId: 'asc' }] }),
+    db.namespace.findMany({ where, orderBy: { name: 'asc' } }),
+    db.agent.findMany({ where, orderBy: { externalId: 'asc' } }),
+    db.apiKey.findMany({ where, orderBy: { id: 'asc' }, select: { id: true, revokedAt: true, scopes: true } }),
+  ]);
+  return JSON.stringify({ grants, namespaces, agents, keys });
+}
+
 /** A supertest agent on the app whose every request carries the given key. */
 export function client(app: ReturnType<typeof createApp>, key: string) {
   const auth = (test: supertest.Test) => test.set('Authorization', `Bearer ${key}`);
