@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { connect, type Socket } from 'node:net';
+import fc from 'fast-check';
+import { createServer, type RequestListener } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { relative } from 'node:path';
+import pg from 'pg';
 import pino from 'pino';
 import supertest from 'supertest';
-import { afterAll, inject } from 'vitest';
+import { afterAll, expect, inject } from 'vitest';
 import type { KeyScope } from '../contract/index.ts';
 import { createApp } from '../src/http/app.ts';
 import type { AppDeps } from '../src/http/context.ts';
@@ -13,8 +17,8 @@ import { createTenant } from '../src/store/tenants.ts';
 export const databaseUrl = (): string => inject('databaseUrl');
 
 /** Services over this run's database, closed after the file's tests; `graphMemory` 0 answers every check from the database. */
-export function useServices({ graphMemory }: { graphMemory?: number } = {}): AppDeps {
-  const services = createServices(databaseUrl(), { poolSize: 5, graphMemory }, pino({ level: 'silent' }));
+export function useServices({ graphMemory, poolSize = 5 }: { graphMemory?: number; poolSize?: number } = {}): AppDeps {
+  const services = createServices(databaseUrl(), { poolSize, graphMemory }, pino({ level: 'silent' }));
   afterAll(async () => {
     await services.close();
   });
@@ -39,6 +43,19 @@ export async function newTenant(services: AppDeps): Promise<TestTenant> {
   };
 }
 
+/** Everything a tenant owns (grants, namespaces, agents, keys), as one comparable value. */
+export async function tenantSnapshot(services: AppDeps, tenantId: string): Promise<string> {
+  const { db } = services;
+  const where = { tenantId };
+  const [grants, namespaces, agents, keys] = await Promise.all([
+    db.grant.findMany({ where, orderBy: [{ objectNs: 'asc' }, { objectId: 'asc' }, { relation: 'asc' }, { subjectNs: 'asc' }, { subjectId: 'asc' }] }),
+    db.namespace.findMany({ where, orderBy: { name: 'asc' } }),
+    db.agent.findMany({ where, orderBy: { externalId: 'asc' } }),
+    db.apiKey.findMany({ where, orderBy: { id: 'asc' }, select: { id: true, revokedAt: true, scopes: true } }),
+  ]);
+  return JSON.stringify({ grants, namespaces, agents, keys });
+}
+
 /** A supertest agent on the app whose every request carries the given key. */
 export function client(app: ReturnType<typeof createApp>, key: string) {
   const auth = (test: supertest.Test) => test.set('Authorization', `Bearer ${key}`);
@@ -54,6 +71,24 @@ export function useApp() {
   const services = useServices();
   const app = createApp(services);
   return { services, app };
+}
+
+/** A handler (an Express app, say) on a real socket of 127.0.0.1, on a free port; `close` ends its connections too. */
+export async function listen(handler: RequestListener): Promise<{ baseUrl: string; close: () => Promise<void> }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
 }
 
 /** Raw HTTP over a socket of 127.0.0.1, for what clients such as supertest cannot send (slow or partial requests). */
@@ -78,3 +113,54 @@ export function exchange(port: number, bytes: string): Exchange {
 export const headerOf = (answer: string, name: string) => new RegExp(`\\r\\n${name}: ([^\\r]*)\\r\\n`, 'i').exec(answer)?.[1];
 
 export { DOCUMENT_NAMESPACE_EXAMPLE as DOCUMENT_NAMESPACE } from '../contract/examples.ts';
+
+/** FC_SEED=<n> replays a property run with that seed; otherwise each run draws its own. */
+function propertySeed(): number {
+  const given = process.env.FC_SEED;
+  if (given === undefined) return Math.floor(Math.random() * 2 ** 31);
+  if (!/^-?\d+$/.test(given)) throw new Error(`FC_SEED must be an integer, not ${given}`);
+  return Number(given);
+}
+
+/**
+ * fc.assert with the seed logged, so that any run, failed or not, can be replayed with FC_SEED, and
+ * a failure's counterexample (which may hold 70 KB strings) cut short in the report.
+ */
+export async function assertProperty<Ts extends [unknown, ...unknown[]]>(property: fc.IAsyncProperty<Ts>, parameters: fc.Parameters<Ts>): Promise<void> {
+  const seed = propertySeed();
+  const { testPath = '', currentTestName = '' } = expect.getState();
+  const replay = `replay with FC_SEED=${seed} npx vitest run ${relative(process.cwd(), testPath)} -t '${currentTestName.replaceAll(' > ', ' ')}'`;
+  console.info(`fast-check seed ${seed}: ${replay}`);
+  try {
+    await fc.assert(property, { ...parameters, seed, verbose: fc.VerbosityLevel.Verbose });
+  } catch (error) {
+    const message = (error as Error).message;
+    throw new Error(`${message.length > 3000 ? `${message.slice(0, 1500)} ... ${message.slice(-1500)}` : message}\n(${replay})`, { cause: error });
+  }
+}
+
+/**
+ * Resolves once `count` backends of this database wait for a lock `holder` holds, directly or queued
+ * behind another such waiter: a forced interleaving, seen in pg_stat_activity.
+ */
+export async function untilBlockedBy(holder: pg.Client, count: number): Promise<void> {
+  const admin = new pg.Client({ connectionString: databaseUrl() });
+  await admin.connect();
+  try {
+    const { pid } = (await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!;
+    const blocked = async () =>
+      (
+        await admin.query<{ n: number }>(
+          `WITH RECURSIVE blocked(pid) AS (
+             SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))
+             UNION
+             SELECT a.pid FROM pg_stat_activity a JOIN blocked b ON b.pid = ANY(pg_blocking_pids(a.pid))
+           ) SELECT count(*)::int AS n FROM blocked`,
+          [pid],
+        )
+      ).rows[0]!.n;
+    await expect.poll(blocked, { timeout: 10_000, interval: 20 }).toBe(count);
+  } finally {
+    await admin.end();
+  }
+}

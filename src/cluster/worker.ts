@@ -6,6 +6,13 @@ type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 type Request = WithoutId<WorkerRequest>;
 type Reply = Extract<PrimaryMessage, { grantd: 'reply' }>;
 
+/** The worker's end of the IPC channel to its primary: this process, or a test's double. */
+export interface PrimaryChannel {
+  readonly connected: boolean;
+  on(event: 'message', listener: (message: unknown) => void): unknown;
+  send?(message: WorkerMessage, sendHandle: undefined, options: object, callback: (error: Error | null) => void): boolean;
+}
+
 /** How long a write waits for the other workers to acknowledge it (they forget their caches within FRESHNESS_MS anyway). */
 const ANNOUNCE_TIMEOUT_MS = 1_000;
 const METRICS_TIMEOUT_MS = 5_000;
@@ -18,8 +25,11 @@ export class PrimaryLink {
   private lastId = 0;
   private readonly waiting = new Map<number, (reply: Reply | null) => void>();
 
-  constructor(applyChange: (change: Change) => void) {
-    process.on('message', (message: unknown) => {
+  constructor(
+    applyChange: (change: Change) => void,
+    private readonly channel: PrimaryChannel = process,
+  ) {
+    channel.on('message', (message: unknown) => {
       if (!isGrantdMessage(message)) return;
       const received = message as PrimaryMessage;
       if (received.grantd === 'change') {
@@ -60,7 +70,7 @@ export class PrimaryLink {
 
   private send(message: WorkerMessage): void {
     // Gone only while this worker is being stopped with its primary: nothing is left to tell.
-    if (process.connected) process.send!(message, undefined, {}, () => undefined);
+    if (this.channel.connected) this.channel.send!(message, undefined, {}, () => undefined);
   }
 }
 

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { createClient, NetworkError, ProblemError, ServiceError, TimeoutError, UnexpectedResponseError } from '../../src/client/index.ts';
 import { failure, json, problem, reset, useFaultServer } from './support.ts';
 
-// Retries and timeouts against a real HTTP server that injects faults. Only real timers and sockets.
+// Retries and timeouts against a real HTTP server that injects faults. Only real timers and sockets:
+// waits are bounded below here, and their upper bounds are checked without a clock in retry.test.ts.
 const faults = useFaultServer();
 const client = () => createClient({ apiKey: 'svc_live_test', baseUrl: faults.url });
 const CHECK = { subject: 'user:alice', relation: 'viewer', object: 'document:q3' };
@@ -31,14 +32,10 @@ describe('retries of idempotent calls', () => {
 
   it('honours Retry-After: 1 on a 429', async () => {
     faults.reply((_req, res, { n }) => (n === 1 ? problem(res, 429, 'rate-limited', { 'retry-after': '1' }) : json(res, 200, ALLOWED)));
-    const started = Date.now();
     expect(await client().check(CHECK)).toEqual(ALLOWED);
-    const elapsed = Date.now() - started;
     expect(faults.attempts).toHaveLength(2);
     const waited = faults.attempts[1]!.at - faults.attempts[0]!.at;
     expect(waited).toBeGreaterThanOrEqual(990);
-    expect(waited).toBeLessThan(1500);
-    expect(elapsed).toBeLessThan(2000);
   });
 
   it('honours Retry-After as an HTTP-date', async () => {
@@ -49,7 +46,6 @@ describe('retries of idempotent calls', () => {
     const waited = faults.attempts[1]!.at - faults.attempts[0]!.at;
     // The date has a one-second resolution: the wait is between 1 and 2 s.
     expect(waited).toBeGreaterThanOrEqual(980);
-    expect(waited).toBeLessThan(2500);
   });
 
   it('gives up after 3 retries: 500 four times is exactly 4 attempts and a ProblemError 500', async () => {
@@ -97,9 +93,8 @@ describe('retries of idempotent calls', () => {
 
   it('does not wait for a Retry-After that outlasts the timeout: the 429 is thrown at once', async () => {
     faults.reply((_req, res) => problem(res, 429, 'rate-limited', { 'retry-after': '30' }));
-    const { error, ms } = await failure(() => client().check(CHECK));
+    const { error } = await failure(() => client().check(CHECK));
     expect(error).toMatchObject({ type: 'rate-limited', status: 429, attempts: 1 });
-    expect(ms).toBeLessThan(500);
     expect(faults.attempts).toHaveLength(1);
   });
 });
@@ -163,7 +158,6 @@ describe('timeouts', () => {
     expect(error).toBeInstanceOf(ServiceError);
     expect(error).toMatchObject({ type: 'timeout', status: 0, timeoutMs: 5000, attempts: 1 });
     expect(ms).toBeGreaterThanOrEqual(4990);
-    expect(ms).toBeLessThan(5600);
     expect(faults.attempts).toHaveLength(1);
   });
 
@@ -173,14 +167,13 @@ describe('timeouts', () => {
     expect(error).toBeInstanceOf(TimeoutError);
     expect(error).toMatchObject({ type: 'timeout', status: 0, timeoutMs: 200 });
     expect(ms).toBeGreaterThanOrEqual(195);
-    expect(ms).toBeLessThan(600);
   });
 
   it('a client-wide timeoutMs applies to every call', async () => {
     hang();
     const { error, ms } = await failure(() => createClient({ apiKey: 'k', baseUrl: faults.url, timeoutMs: 150 }).keys.list());
     expect(error).toMatchObject({ type: 'timeout', timeoutMs: 150 });
-    expect(ms).toBeLessThan(600);
+    expect(ms).toBeGreaterThanOrEqual(145);
   });
 
   it('a body that stalls after the headers also times out', async () => {
@@ -190,7 +183,7 @@ describe('timeouts', () => {
     });
     const { error, ms } = await failure(() => client().check(CHECK, { timeoutMs: 200 }));
     expect(error).toBeInstanceOf(TimeoutError);
-    expect(ms).toBeLessThan(600);
+    expect(ms).toBeGreaterThanOrEqual(195);
   });
 
   it('the timeout bounds the whole call, retries included', async () => {
@@ -199,16 +192,14 @@ describe('timeouts', () => {
     const { error, ms } = await failure(() => client().check(CHECK, { timeoutMs: 300 }));
     expect(error).toMatchObject({ type: 'timeout', attempts: 2 });
     expect(ms).toBeGreaterThanOrEqual(295);
-    expect(ms).toBeLessThan(700);
     expect(faults.attempts).toHaveLength(2);
   });
 
   it('a backoff that would outlast the timeout is not waited: the last error is thrown at once', async () => {
     faults.reply((_req, res) => problem(res, 503, 'unavailable'));
     const patient = createClient({ apiKey: 'k', baseUrl: faults.url, retry: { baseDelayMs: 1000 } });
-    const { error, ms } = await failure(() => patient.check(CHECK, { timeoutMs: 300 }));
+    const { error } = await failure(() => patient.check(CHECK, { timeoutMs: 300 }));
     expect(error).toMatchObject({ type: 'unavailable', status: 503, attempts: 1 });
-    expect(ms).toBeLessThan(250);
     expect(faults.attempts).toHaveLength(1);
   });
 });

@@ -86,6 +86,13 @@ describe('Retry-After', () => {
     expect(f.waits[0]).toBeLessThanOrEqual(3000);
   });
 
+  it('is not waited when it outlasts the timeout: the 429 is thrown after one attempt, without a sleep', async () => {
+    const f = fake(() => problemResponse(429, 'rate-limited', { 'retry-after': '30' }));
+    const { error } = await failure(() => f.client.check(CHECK));
+    expect(error).toMatchObject({ type: 'rate-limited', status: 429, attempts: 1 });
+    expect([f.requests.length, f.waits]).toEqual([1, []]);
+  });
+
   it('an unreadable value falls back to the backoff', async () => {
     const f = fake((n) => (n === 1 ? problemResponse(503, 'unavailable', { 'retry-after': 'soon' }) : jsonResponse(200, { allowed: false })), {
       random: () => 0,
@@ -258,6 +265,13 @@ describe('responses', () => {
 });
 
 describe('timeout', () => {
+  it('does not wait a backoff that would outlast the timeout: the last error is thrown without a sleep', async () => {
+    const f = fake(() => problemResponse(503, 'unavailable'), { retry: { baseDelayMs: 1000 }, random: () => 1 });
+    const { error } = await failure(() => f.client.check(CHECK, { timeoutMs: 300 }));
+    expect(error).toMatchObject({ type: 'unavailable', status: 503, attempts: 1 });
+    expect([f.requests.length, f.waits]).toEqual([1, []]);
+  });
+
   it('fails at once even with a fetch that ignores the abort signal', async () => {
     const f = fake(() => new Promise<Response>(() => undefined));
     const { error, ms } = await failure(() => f.client.check(CHECK, { timeoutMs: 50 }));

@@ -1,32 +1,19 @@
-import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll } from 'vitest';
 import { createApp } from '../../src/http/app.ts';
-import { useServices } from '../helpers.ts';
-
-async function listen(handler: RequestListener): Promise<{ server: Server; url: string }> {
-  const server = createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { server, url: `http://127.0.0.1:${port}` };
-}
-
-async function close(server: Server): Promise<void> {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-}
+import { listen, useServices } from '../helpers.ts';
 
 /** The real grantd app on a real socket of 127.0.0.1 (for the file's tests), with its services. */
 export function useRealServer() {
   const services = useServices();
   const state = { url: '' };
-  let server: Server | undefined;
+  let server: Awaited<ReturnType<typeof listen>> | undefined;
   beforeAll(async () => {
-    const app = createApp(services);
-    ({ server, url: state.url } = await listen(app));
+    server = await listen(createApp(services));
+    state.url = server.baseUrl;
   });
   afterAll(async () => {
-    if (server) await close(server);
+    await server?.close();
   });
   return {
     services,
@@ -56,9 +43,9 @@ export function useFaultServer() {
   let handler: FaultHandler = (_req, res) => res.writeHead(500).end();
   const attempts: Attempt[] = [];
   const state = { url: '' };
-  let server: Server | undefined;
+  let server: Awaited<ReturnType<typeof listen>> | undefined;
   beforeAll(async () => {
-    ({ server, url: state.url } = await listen((req, res) => {
+    server = await listen((req, res) => {
       // One request per connection, so that no attempt lands on a socket an earlier test broke.
       res.setHeader('connection', 'close');
       const chunks: Buffer[] = [];
@@ -68,10 +55,11 @@ export function useFaultServer() {
         attempts.push(attempt);
         handler(req, res, attempt);
       });
-    }));
+    });
+    state.url = server.baseUrl;
   });
   afterAll(async () => {
-    if (server) await close(server);
+    await server?.close();
   });
   return {
     get url() {

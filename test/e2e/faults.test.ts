@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort, loadEmbeddedPostgres } from '../../src/store/embedded.ts';
-import { printedKey, startServer, type RunningServer } from './serve.ts';
+import { callGrantd, printedKey, startServer, type RunningServer } from './serve.ts';
 
 /**
  * Database faults on a PostgreSQL the test owns (stopping it disturbs nothing else): it runs
@@ -18,15 +18,8 @@ describe.runIf(inject('databaseKind') === 'embedded')('database faults', () => {
   let key: string;
 
   const call = async (method: string, path: string, body?: unknown) => {
-    const started = Date.now();
-    const res = await fetch(`${server.baseUrl}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(20_000),
-    });
-    const text = await res.text();
-    return { status: res.status, ms: Date.now() - started, retryAfter: res.headers.get('retry-after'), body: text ? JSON.parse(text) : null };
+    const answer = await callGrantd(server.baseUrl, key, method, path, body);
+    return { ...answer, retryAfter: answer.headers['retry-after'] ?? null };
   };
 
   beforeAll(async () => {
@@ -74,7 +67,7 @@ describe.runIf(inject('databaseKind') === 'embedded')('database faults', () => {
       }
     };
     const writers = [0, 1, 2].map(writer);
-    while (acknowledged.length < 30) await new Promise((resolve) => setTimeout(resolve, 20));
+    await expect.poll(() => acknowledged.length, { timeout: 30_000 }).toBeGreaterThanOrEqual(30);
 
     await database.stop();
     await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -87,13 +80,9 @@ describe.runIf(inject('databaseKind') === 'embedded')('database faults', () => {
     expect(during.ms).toBeLessThan(5_000);
 
     await database.start();
-    const back = Date.now();
-    while ((await call('GET', '/readyz')).status !== 200) {
-      expect(Date.now() - back).toBeLessThan(15_000);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    await expect.poll(async () => (await call('GET', '/readyz')).status, { timeout: 15_000, interval: 200 }).toBe(200);
     const afterRecovery = acknowledged.length;
-    while (acknowledged.length < afterRecovery + 10) await new Promise((resolve) => setTimeout(resolve, 20));
+    await expect.poll(() => acknowledged.length, { timeout: 30_000 }).toBeGreaterThanOrEqual(afterRecovery + 10);
     stop = true;
     await Promise.all(writers);
 

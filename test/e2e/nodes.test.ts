@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createServices } from '../../src/runtime.ts';
 import { createTenant } from '../../src/store/tenants.ts';
 import { databaseUrl, uniqueName } from '../helpers.ts';
-import { startServer, type RunningServer } from './serve.ts';
+import { callGrantd, startServer, type RunningServer } from './serve.ts';
 
 /** Two grantd nodes on one database: a write on A is seen by B within one second. */
 describe('several nodes on one database', () => {
@@ -22,14 +22,7 @@ describe('several nodes on one database', () => {
     await Promise.all([a?.stop(), b?.stop()]);
   });
 
-  const call = async (node: RunningServer, key: string, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${node.baseUrl}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, body: res.status === 204 ? null : await res.json() };
-  };
+  const call = (node: RunningServer, key: string, method: string, path: string, body?: unknown) => callGrantd(node.baseUrl, key, method, path, body);
 
   /** Milliseconds until `probe` holds on B, polling; fails past two seconds. */
   const until = async (probe: () => Promise<boolean>) => {

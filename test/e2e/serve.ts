@@ -1,4 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { request, type IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/package-root.ts';
 
@@ -65,4 +66,36 @@ export const runGrantd = (args: string[], env: Record<string, string>, stdin = '
       resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
     );
     child.stdin!.end(stdin);
+  });
+
+export interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The JSON body parsed, the text of any other, null for none. */
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read what they expect of it
+  ms: number;
+}
+
+/**
+ * One request to a running grantd with the key (none when null), over a connection of its own:
+ * Node's cluster hands each connection to the next worker, so consecutive calls reach them all.
+ */
+export const callGrantd = (baseUrl: string, key: string | null, method: string, path: string, body?: unknown): Promise<Answer> =>
+  new Promise((resolve, reject) => {
+    const started = Date.now();
+    const payload = body === undefined ? '' : JSON.stringify(body);
+    const headers: Record<string, string | number> = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) };
+    if (key !== null) headers.Authorization = `Bearer ${key}`;
+    const req = request(`${baseUrl}${path}`, { method, agent: false, headers, timeout: 20_000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        const json = text !== '' && /json/.test(res.headers['content-type'] ?? '');
+        resolve({ status: res.statusCode!, headers: res.headers, body: json ? JSON.parse(text) : text || null, ms: Date.now() - started });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer in 20 s`)));
+    req.on('error', reject);
+    req.end(payload);
   });

@@ -8,20 +8,13 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { packageRoot } from '../../src/package-root.ts';
 import { exchange, headerOf } from '../helpers.ts';
-import { GRANTD_BIN, printedKey, runGrantd, startServer, type RunningServer } from './serve.ts';
+import { callGrantd, GRANTD_BIN, printedKey, runGrantd, startServer, type RunningServer } from './serve.ts';
 
 const run = promisify(execFile);
 
 /** The README's walk-through, over a real socket. */
 async function walkThrough(baseUrl: string, key: string) {
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, type: res.headers.get('content-type'), body: res.status === 204 ? null : await res.json() };
-  };
+  const call = (method: string, path: string, body?: unknown) => callGrantd(baseUrl, key, method, path, body);
   expect((await call('POST', '/v1/namespaces', { name: 'folder', relations: { viewer: {} } })).status).toBe(201);
   const documentRelations = { parent: {}, owner: {}, editor: { includes: ['owner'] }, viewer: { includes: ['editor', 'parent->viewer'] } };
   expect((await call('POST', '/v1/namespaces', { name: 'document', relations: documentRelations })).status).toBe(201);
@@ -46,7 +39,7 @@ async function walkThrough(baseUrl: string, key: string) {
   expect(second.body).toEqual({ namespace: 'document', objects: ['q4'], next_cursor: null });
   const problem = await check('alice', 'document:q3');
   expect(problem.status).toBe(400);
-  expect(problem.type).toMatch(/^application\/problem\+json/);
+  expect(problem.headers['content-type']).toMatch(/^application\/problem\+json/);
   expect(problem.body.type).toBe('invalid-subject');
 }
 

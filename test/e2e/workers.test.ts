@@ -1,12 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:http';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices } from '../../src/runtime.ts';
 import { createTenant } from '../../src/store/tenants.ts';
 import { databaseUrl, uniqueName } from '../helpers.ts';
-import { startServer, type RunningServer } from './serve.ts';
+import { callGrantd, startServer, type RunningServer } from './serve.ts';
 
 /**
  * `grantd serve` with GRANTD_WORKERS=2. Every request below goes over a connection of its own, and
@@ -16,26 +15,7 @@ describe('several workers on one node', () => {
   let server: RunningServer;
   let adminKey: string;
 
-  const call = (key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> =>
-    new Promise((resolve, reject) => {
-      const payload = body === undefined ? undefined : JSON.stringify(body);
-      const req = request(
-        `${server.baseUrl}${path}`,
-        {
-          method,
-          agent: false,
-          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload ?? '') },
-        },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => resolve({ status: res.statusCode!, body: text && res.headers['content-type']?.includes('json') ? JSON.parse(text) : text }));
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
+  const call = (key: string, method: string, path: string, body?: unknown) => callGrantd(server.baseUrl, key, method, path, body);
 
   const workerPids = () =>
     execFileSync('pgrep', ['-P', String(server.process.pid)], { encoding: 'utf8' })
@@ -108,12 +88,10 @@ describe('several workers on one node', () => {
     const [victim, survivor] = workerPids();
     process.kill(victim!, 'SIGKILL');
     // A connection handed out at the instant of death is lost (Node's cluster); from the primary's noticing on, the survivor answers.
-    const deadline = Date.now() + 10_000;
-    while (!server.output().includes('worker died') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await expect.poll(() => server.output(), { timeout: 10_000 }).toContain('worker died');
     for (let i = 0; i < 4; i++) expect((await call(adminKey, 'GET', '/healthz')).status).toBe(200);
-    while (workerPids().length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect.poll(workerPids, { timeout: 10_000, interval: 100 }).toHaveLength(2);
     expect(workerPids()).toContain(survivor);
-    expect(workerPids()).toHaveLength(2);
     expect(server.output()).toMatch(/"signal":"SIGKILL","msg":"worker died; starting another"/);
   });
 

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AuthorizationEngine } from '../../src/engine/engine.ts';
 import type { RelationDefinitions } from '../../src/engine/schema.ts';
-import { useServices } from '../helpers.ts';
+import { assertProperty, useServices } from '../helpers.ts';
 import { tenantGraph } from './fixtures.ts';
 
 /**
@@ -140,7 +140,7 @@ async function tenantOf(model: TenantModel) {
 
 describe('engine against the reference evaluator', () => {
   it('agrees on every check and every listing of random tenants', async () => {
-    await fc.assert(
+    await assertProperty(
       fc.asyncProperty(tenantArb, async (model) => {
         const { g, grants } = await tenantOf(model);
         const expected = reference(model);

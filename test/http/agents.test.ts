@@ -1,10 +1,12 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { client, DOCUMENT_NAMESPACE, newTenant, useApp } from '../helpers.ts';
 
 const { services, app } = useApp();
 let api: ReturnType<typeof client>;
+const SUMMARIZER = { external_id: 'summarizer', display_name: 'Summarizer', owner: 'user:alice', scope: ['document:viewer'] };
 
-beforeAll(async () => {
+// A tenant of its own for each test, so that any test runs alone.
+beforeEach(async () => {
   const tenant = await newTenant(services);
   api = client(app, tenant.adminKey);
   await api.post('/v1/namespaces', DOCUMENT_NAMESPACE).expect(201);
@@ -12,7 +14,7 @@ beforeAll(async () => {
 
 describe('POST /v1/agents', () => {
   it('registers an agent and creates no grants', async () => {
-    const res = await api.post('/v1/agents', { external_id: 'summarizer', display_name: 'Summarizer', owner: 'user:alice', scope: ['document:viewer'] });
+    const res = await api.post('/v1/agents', SUMMARIZER);
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       external_id: 'summarizer',
@@ -32,6 +34,7 @@ describe('POST /v1/agents', () => {
   });
 
   it('answers 409 agent-exists for a taken id', async () => {
+    await api.post('/v1/agents', SUMMARIZER).expect(201);
     const res = await api.post('/v1/agents', { external_id: 'summarizer', scope: [] });
     expect(res.status).toBe(409);
     expect(res.body.type).toBe('agent-exists');
@@ -56,6 +59,7 @@ describe('POST /v1/agents', () => {
 
 describe('GET /v1/agents', () => {
   it('gets one agent, and 404 agent-not-found for an unknown one', async () => {
+    await api.post('/v1/agents', SUMMARIZER).expect(201);
     expect((await api.get('/v1/agents/summarizer')).body.owner).toBe('user:alice');
     const res = await api.get('/v1/agents/ghost');
     expect(res.status).toBe(404);
@@ -63,7 +67,7 @@ describe('GET /v1/agents', () => {
   });
 
   it('lists agents by id, page by page', async () => {
-    for (const id of ['a1', 'a2', 'a3']) await api.post('/v1/agents', { external_id: id, scope: [] }).expect(201);
+    for (const id of ['summarizer', 'a3', 'minimal', 'a1', 'a2']) await api.post('/v1/agents', { external_id: id, scope: [] }).expect(201);
     const first = await api.get('/v1/agents?limit=2');
     expect(first.body.agents.map((a: { external_id: string }) => a.external_id)).toEqual(['a1', 'a2']);
     const second = await api.get(`/v1/agents?limit=2&cursor=${encodeURIComponent(first.body.next_cursor)}`);

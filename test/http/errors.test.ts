@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { RetryLater } from '../../src/errors.ts';
 import { createApp } from '../../src/http/app.ts';
 import { errorHandler } from '../../src/http/middleware/errors.ts';
+import type { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { newTenant, useApp } from '../helpers.ts';
 
 const { services, app } = useApp();
@@ -135,5 +136,36 @@ describe('database statements that did not finish', () => {
     expect(res.headers['retry-after']).toBe('1');
     expect(res.body.detail).toBe('too many at once; retry shortly');
     expect(lines).toMatchObject([{ msg: 'request refused for now', reason: 'tenant over its share' }]);
+  });
+});
+
+describe('an unexpected error in a route', () => {
+  it('answers 500 internal saying nothing of it but the request id, and logs the error whole', async () => {
+    const bug = new Error('column "secret_hash" of relation "api_keys" is ambiguous: SELECT secret_hash FROM api_keys WHERE prefix = $1');
+    // The seam: the real app and routes over an engine whose checks fail as a bug would.
+    const engine = Object.assign(Object.create(services.engine) as AuthorizationEngine, {
+      check: async () => {
+        throw bug;
+      },
+    });
+    const lines: Array<{ msg: string; reqId: string; err: { message: string; stack: string } }> = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const failing = createApp({ ...services, engine, logger });
+    const res = await supertest(failing)
+      .post('/v1/check')
+      .set('Authorization', `Bearer ${key}`)
+      .set('X-Request-Id', 'req-500')
+      .send({ subject: 'user:a', relation: 'viewer', object: 'doc:1' });
+    expectProblem(res, 500, 'internal');
+    expect(res.body).toEqual({
+      type: 'internal',
+      title: expect.any(String),
+      status: 500,
+      detail: 'an internal error occurred; quote request id req-500 when reporting it',
+    });
+    expect(res.text).not.toMatch(/secret_hash|api_keys|ambiguous/);
+    const logged = lines.filter((line) => line.msg === 'unhandled error');
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({ reqId: 'req-500', err: { message: bug.message, stack: expect.stringContaining('errors.test.ts') } });
   });
 });

@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import supertest from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEMS } from '../../contract/index.ts';
-import { client, DOCUMENT_NAMESPACE, newTenant, useApp, type TestTenant } from '../helpers.ts';
-import { contractRoutes, fillPath } from './routes.ts';
+import { assertProperty, client, DOCUMENT_NAMESPACE, newTenant, tenantSnapshot, useApp, type TestTenant } from '../helpers.ts';
+import { contractRoutes, expectDocumentedResponse, fillPath } from './routes.ts';
 
 /**
  * Hostile input on every route: never a 5xx, every 4xx a problem of a documented type, and a
@@ -19,19 +19,6 @@ beforeAll(async () => {
   await api.post('/v1/agents', { external_id: 'bot', scope: ['*:*'] }).expect(201);
   await api.post('/v1/grants', { subject: 'user:alice', relation: 'owner', object: 'document:q3' }).expect(201);
 });
-
-/** Everything the tenant owns, as one comparable value. */
-async function snapshot() {
-  const { db } = services;
-  const where = { tenantId: tenant.id };
-  const [grants, namespaces, agents, keys] = await Promise.all([
-    db.grant.findMany({ where, orderBy: [{ objectNs: 'asc' }, { objectId: 'asc' }, { relation: 'asc' }, { subjectNs: 'asc' }, { subjectId: 'asc' }] }),
-    db.namespace.findMany({ where, orderBy: { name: 'asc' } }),
-    db.agent.findMany({ where, orderBy: { externalId: 'asc' } }),
-    db.apiKey.findMany({ where, orderBy: { id: 'asc' }, select: { id: true, revokedAt: true, scopes: true } }),
-  ]);
-  return JSON.stringify({ grants, namespaces, agents, keys });
-}
 
 const nasty = fc.oneof(
   fc.string(),
@@ -71,7 +58,7 @@ describe.each(contractRoutes())('fuzzing $name', ({ route }) => {
         const search = new URLSearchParams();
         for (const [k, v] of Object.entries(params)) for (const item of [v].flat()) search.append(k, item);
         const url = `${path}${search.size > 0 ? `?${search}` : ''}`;
-        const before = await snapshot();
+        const before = await tenantSnapshot(services, tenant.id);
         let request = supertest(app)[route.method.toLowerCase() as 'post'](url).set('Authorization', `Bearer ${tenant.adminKey}`);
         if (route.method !== 'GET') {
           if (type) request = request.set('Content-Type', type);
@@ -79,24 +66,16 @@ describe.each(contractRoutes())('fuzzing $name', ({ route }) => {
         }
         const res = await request;
         expect(res.status, `${route.method} ${url.slice(0, 200)}`).toBeLessThan(500);
+        expectDocumentedResponse(route, res, `${route.method} ${url.slice(0, 200)}`);
         if (res.status >= 400) {
           expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
           expect(Object.hasOwn(PROBLEMS, res.body.type)).toBe(true);
           expect(res.body.status).toBe(res.status);
-          expect(await snapshot()).toBe(before);
+          expect(await tenantSnapshot(services, tenant.id)).toBe(before);
         }
         expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
       }),
+      { numRuns: 40 },
     );
   }, 120_000);
 });
-
-/** fc.assert, with counterexamples (which may hold 70 KB strings) cut short in the report. */
-async function assertProperty(property: fc.IAsyncProperty<[unknown, Record<string, string | string[]>, string, string]>) {
-  try {
-    await fc.assert(property, { numRuns: 40 });
-  } catch (error) {
-    const message = (error as Error).message;
-    throw new Error(message.length > 3000 ? `${message.slice(0, 1500)} ... ${message.slice(-1500)}` : message);
-  }
-}

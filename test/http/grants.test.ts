@@ -1,10 +1,12 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { isWriteConflict } from '../../src/store/errors.ts';
 import { client, DOCUMENT_NAMESPACE, newTenant, useApp } from '../helpers.ts';
 
 const { services, app } = useApp();
 let api: ReturnType<typeof client>;
 
-beforeAll(async () => {
+// A tenant of its own for each test, so that any test runs alone.
+beforeEach(async () => {
   const tenant = await newTenant(services);
   api = client(app, tenant.adminKey);
   await api.post('/v1/namespaces', DOCUMENT_NAMESPACE).expect(201);
@@ -65,6 +67,7 @@ describe('DELETE /v1/grants', () => {
 describe('POST /v1/grants/batch', () => {
   it('writes and deletes, counting only real changes', async () => {
     await api.post('/v1/grants', { subject: 'user:erin', relation: 'owner', object: 'document:b1' }).expect(201);
+    await api.post('/v1/grants', { subject: 'user:alice', relation: 'maintainer', object: 'repo:r1' }).expect(201);
     const res = await api.post('/v1/grants/batch', {
       writes: [
         { subject: 'user:erin', relation: 'owner', object: 'document:b1' },
@@ -82,6 +85,7 @@ describe('POST /v1/grants/batch', () => {
   });
 
   it('applies nothing when one item is invalid, answering with that item problem', async () => {
+    await api.post('/v1/grants', { subject: 'user:erin', relation: 'owner', object: 'document:b1' }).expect(201);
     const writes = [
       { subject: 'user:frank', relation: 'owner', object: 'document:c1' },
       { subject: 'user:frank', relation: 'member', object: 'document:c2' },
@@ -112,26 +116,64 @@ describe('POST /v1/grants/batch', () => {
     expect(res.body.type).toBe('invalid-request');
   });
 
-  it('answers batches that lock the same grants in opposite orders at once, none with an error', async () => {
-    // PostgreSQL aborts one of two transactions waiting for each other's rows (a deadlock); the
-    // server writes in key order and runs an aborted transaction again, so both callers get 200.
+  it('answers batches that write the same grants in opposite orders at once, none with an error', async () => {
+    // The server writes in key order, so that such batches lock the grants in the same order.
     for (let round = 0; round < 8; round++) {
       const writes = Array.from({ length: 200 }, (_, i) => ({ subject: `user:race${round}_${i}`, relation: 'viewer', object: 'document:race' }));
       const [a, b] = await Promise.all([api.post('/v1/grants/batch', { writes }), api.post('/v1/grants/batch', { writes: [...writes].reverse() })]);
       expect([a.status, b.status], JSON.stringify([a.body, b.body])).toEqual([200, 200]);
       expect(a.body.written + b.body.written).toBe(200);
+    }
+  });
 
-      // Each deletes the grant the other writes again: no order of statements avoids the wait, only a retry.
-      const [x, y] = [writes[0]!, writes[1]!];
+  it('answers two batches that deadlock both with 200: the one PostgreSQL aborted runs again', async () => {
+    // Each deletes the grant the other writes again: no order of statements avoids the wait, only a retry.
+    const [x, y] = ['user:x', 'user:y'].map((subject) => ({ subject, relation: 'viewer', object: 'document:race' })) as [typeof triple, typeof triple];
+    await api.post('/v1/grants/batch', { writes: [x, y] }).expect(200);
+    // Forced: the first run of each batch waits after its delete until the other's delete is done,
+    // so that each holds the grant the other writes next. Runs again go straight through.
+    const conflicts: unknown[] = [];
+    let deletesDone = 0;
+    let bothDeleted: () => void;
+    const deleted = new Promise<void>((resolve) => (bothDeleted = resolve));
+    const run = services.db.$transaction.bind(services.db) as (work: (tx: object) => Promise<unknown>, options: object) => Promise<unknown>;
+    let runs = 0;
+    const spy = vi.spyOn(services.db, '$transaction').mockImplementation(((work: (tx: object) => Promise<unknown>, options: object) => {
+      const firstRun = ++runs <= 2;
+      return run((tx) => work(firstRun ? pausingAfterDelete(tx) : tx), options).catch((error: unknown) => {
+        if (isWriteConflict(error)) conflicts.push(error);
+        throw error;
+      });
+    }) as never);
+    const pausingAfterDelete = (tx: object) =>
+      new Proxy(tx, {
+        get: (target, name) => {
+          const value: unknown = Reflect.get(target, name);
+          if (name !== '$executeRaw' || typeof value !== 'function') return value;
+          return async (strings: TemplateStringsArray, ...values: unknown[]) => {
+            const result: unknown = await value.call(target, strings, ...values);
+            if (strings[0]!.includes('DELETE')) {
+              if (++deletesDone === 2) bothDeleted();
+              await deleted;
+            }
+            return result;
+          };
+        },
+      });
+    try {
       const [c, d] = await Promise.all([
         api.post('/v1/grants/batch', { deletes: [x], writes: [y] }),
         api.post('/v1/grants/batch', { deletes: [y], writes: [x] }),
       ]);
       expect([c.status, d.status], JSON.stringify([c.body, d.body])).toEqual([200, 200]);
-      // As if one ran after the other: exactly one of the two grants is left.
-      const left = await api.post('/v1/check/bulk', { checks: [x, y] });
-      expect(left.body.results.filter((r: { allowed: boolean }) => r.allowed)).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
     }
+    expect(conflicts.map((error) => (error as Error).message)).toEqual([expect.stringMatching(/deadlock|40P01/i)]);
+    expect(runs).toBe(3);
+    // As if one ran after the other: exactly one of the two grants is left.
+    const left = await api.post('/v1/check/bulk', { checks: [x, y] });
+    expect(left.body.results.filter((r: { allowed: boolean }) => r.allowed)).toHaveLength(1);
   });
 
   it('accepts 1000 triples', async () => {
@@ -143,17 +185,34 @@ describe('POST /v1/grants/batch', () => {
 
 describe('GET /v1/grants', () => {
   it('filters by subject, relation, object and namespace', async () => {
+    const writes = [
+      ...['b3', 'b1', 'b2'].map((id) => ({ subject: 'user:erin', relation: 'owner', object: `document:${id}` })),
+      { subject: 'agent:bot', relation: 'viewer', object: 'document:q3' },
+      { subject: 'user:frank', relation: 'viewer', object: 'document:q3' },
+      { subject: 'user:alice', relation: 'maintainer', object: 'repo:r1' },
+    ];
+    await api.post('/v1/grants/batch', { writes: [...writes, triple] }).expect(200);
     const bySubject = await api.get('/v1/grants?subject=user:erin');
     expect(bySubject.status).toBe(200);
     expect(bySubject.body.grants.map((g: { object: string }) => g.object)).toEqual(['document:b1', 'document:b2', 'document:b3']);
     expect(bySubject.body.next_cursor).toBeNull();
     const byObject = await api.get('/v1/grants?object=document:q3&relation=viewer');
-    expect(byObject.body.grants).toEqual([{ subject: 'agent:bot', relation: 'viewer', object: 'document:q3', created_at: expect.any(String) }]);
+    expect(byObject.body.grants).toEqual([
+      { subject: 'agent:bot', relation: 'viewer', object: 'document:q3', created_at: expect.any(String) },
+      { subject: 'user:frank', relation: 'viewer', object: 'document:q3', created_at: expect.any(String) },
+    ]);
     const byNamespace = await api.get('/v1/grants?namespace=repo');
-    expect(byNamespace.body.grants).toEqual([]);
+    expect(byNamespace.body.grants).toEqual([{ subject: 'user:alice', relation: 'maintainer', object: 'repo:r1', created_at: expect.any(String) }]);
   });
 
+  /** 1000 viewers of document:big, written in no particular order. */
+  const manyViewers = () => {
+    const writes = Array.from({ length: 1000 }, (_, i) => ({ subject: `user:k${(i * 7919) % 1000}`, relation: 'viewer', object: 'document:big' }));
+    return api.post('/v1/grants/batch', { writes }).expect(200);
+  };
+
   it('pages in a stable order', async () => {
+    await manyViewers();
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
@@ -168,6 +227,7 @@ describe('GET /v1/grants', () => {
   });
 
   it('refuses a cursor of another filter', async () => {
+    await manyViewers();
     const first = await api.get('/v1/grants?object=document:big&limit=1');
     const res = await api.get(`/v1/grants?object=document:q3&limit=1&cursor=${encodeURIComponent(first.body.next_cursor)}`);
     expect(res.status).toBe(400);

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { client, DOCUMENT_NAMESPACE, newTenant, useApp, type TestTenant } from '../helpers.ts';
+import { client, DOCUMENT_NAMESPACE, newTenant, tenantSnapshot, useApp, type TestTenant } from '../helpers.ts';
 import { contractRoutes } from './routes.ts';
 
 /**
@@ -26,20 +26,6 @@ beforeAll(async () => {
   aKeyId = (await a.post('/v1/keys', { label: 'a-key' })).body.id;
   aCursor = (await a.get('/v1/grants?limit=1')).body.next_cursor;
 });
-
-/** What A owns, as one comparable value. */
-async function snapshotA() {
-  const where = { tenantId: tenantA.id };
-  const { db } = services;
-  return JSON.stringify(
-    await Promise.all([
-      db.grant.findMany({ where, orderBy: [{ objectId: 'asc' }, { subjectId: 'asc' }] }),
-      db.namespace.findMany({ where, orderBy: { name: 'asc' } }),
-      db.agent.findMany({ where }),
-      db.apiKey.findMany({ where, orderBy: { id: 'asc' }, select: { id: true, revokedAt: true } }),
-    ]),
-  );
-}
 
 type Outcome = { status: number; body: unknown };
 /** For each contract route, B's request naming A's things, and what B must get. */
@@ -101,12 +87,12 @@ describe('cross-tenant access, every route of the contract', () => {
   });
 
   it.each(contractRoutes())('$name: B gets nothing of A and changes nothing of A', async ({ name }) => {
-    const before = await snapshotA();
+    const before = await tenantSnapshot(services, tenantA.id);
     const res = await attempts[name]!.send();
     attempts[name]!.expect(res);
     const text = JSON.stringify(res.body);
     for (const mark of ['document:secret', 'a-key']) expect(text).not.toContain(mark);
-    expect(await snapshotA()).toBe(before);
+    expect(await tenantSnapshot(services, tenantA.id)).toBe(before);
     expect((await a.post('/v1/check', aGrant)).body).toEqual({ allowed: true });
     expect((await a.post('/v1/check', aAgentGrant)).body).toEqual({ allowed: true });
   });

@@ -2,8 +2,7 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/package-root.ts';
-import { newTenant, uniqueName, useApp, type TestTenant } from '../helpers.ts';
-import { listen } from './support.ts';
+import { listen, newTenant, uniqueName, useApp, type TestTenant } from '../helpers.ts';
 import { grantdClient, walkthrough } from './walkthrough.ts';
 
 // The walk-through of walkthrough.ts, whose client is openapi-fetch typed by openapi-typescript's

@@ -6,8 +6,8 @@ import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCS_CSP } from '../../src/http/docs.ts';
 import { packageRoot } from '../../src/package-root.ts';
-import { useApp } from '../helpers.ts';
-import { listen, loadDocument, operationsOf } from './support.ts';
+import { listen, useApp } from '../helpers.ts';
+import { loadDocument, operationsOf } from './support.ts';
 
 /** Debian's chromium; CI installs it (apt-get install -y chromium). */
 const CHROMIUM = '/usr/bin/chromium';

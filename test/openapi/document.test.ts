@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { createConfig, lint } from '@redocly/openapi-core';
-import { extractZodObjectShape, isAppRoute, isAppRouteNoBody, isAppRouteOtherResponse, isZodObject, type AppRoute, type AppRouter } from '@ts-rest/core';
+import { extractZodObjectShape, isAppRouteNoBody, isAppRouteOtherResponse, isZodObject } from '@ts-rest/core';
 import type { MediaTypeObject, OpenAPIObject, ParameterObject, RequestBodyObject, SchemaObject } from 'openapi3-ts/oas30';
 import supertest from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { contract, type RouteMetadata } from '../../contract/index.ts';
+import type { RouteMetadata } from '../../contract/index.ts';
 import { OPENAPI_TYPES_FILE, renderClientTypes, renderOpenApiJson } from '../../scripts/generate-openapi.ts';
 import { buildOpenApiDocument } from '../../scripts/openapi/document.ts';
 import { codeSpans } from '../../scripts/openapi/markdown.ts';
@@ -14,15 +14,10 @@ import { schemasOf, untypedSchemas } from '../../scripts/openapi/schema-checks.t
 import { DEFAULT_CHECK_BUDGET, overBudget } from '../../src/engine/budget.ts';
 import { problemBody } from '../../src/http/problem.ts';
 import { DOCUMENT_NAMESPACE, useApp } from '../helpers.ts';
+import { contractRoutes } from '../http/routes.ts';
 import { dereferencedDocument, loadDocument, OPENAPI_FILE, operationsOf, SchemaValidator, type DocumentOperation } from './support.ts';
 
-function contractRoutes(router: AppRouter = contract, keys: string[] = []): { keys: string[]; route: AppRoute }[] {
-  return Object.entries(router).flatMap(([key, value]) =>
-    isAppRoute(value) ? [{ keys: [...keys, key], route: value }] : contractRoutes(value as AppRouter, [...keys, key]),
-  );
-}
-
-const routes = contractRoutes();
+const routes = contractRoutes().map(({ name, route }) => ({ keys: name.split('.'), route }));
 const document = loadDocument();
 const operations = operationsOf(document);
 let resolved: OpenAPIObject;

@@ -1,10 +1,8 @@
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { Express } from 'express';
 import type { OpenAPIObject, OperationObject, ResponseObject, SchemaObject } from 'openapi3-ts/oas30';
 import { packageRoot } from '../../src/package-root.ts';
 
@@ -99,21 +97,3 @@ export class SchemaValidator {
 
 export const responseOf = (operation: OperationObject, status: number): ResponseObject | undefined =>
   operation.responses[String(status)] as ResponseObject | undefined;
-
-/** The app on a real socket at 127.0.0.1, on a free port. */
-export async function listen(app: Express): Promise<{ baseUrl: string; close: () => Promise<void> }> {
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    baseUrl: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
-  };
-}

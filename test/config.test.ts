@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { USAGE } from '../src/cli/usage.ts';
+import { ConfigError, EnvSchema, loadConfig } from '../src/config.ts';
 
 describe('configuration of limits and proxies', () => {
   it('leaves them unset by default: no proxy believed, no Redis, the default failure limit', () => {
@@ -25,5 +26,18 @@ describe('configuration of limits and proxies', () => {
   ])('refuses %s=%s, naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}: `));
+  });
+});
+
+/** The usage line of a setting: its name, then what it means. */
+const lineOf = (name: string) => USAGE.split('\n').find((line) => line.startsWith(`  ${name} `));
+
+describe('the usage text of the command line', () => {
+  it.each(Object.keys(EnvSchema.shape))('has a line for %s, with its default', (name) => {
+    expect(lineOf(name)).toMatch(/\(default\b/);
+  });
+
+  it("states the schema's own defaults", () => {
+    for (const [name, value] of Object.entries(loadConfig({}))) expect(lineOf(name)).toContain(`(default ${value})`);
   });
 });

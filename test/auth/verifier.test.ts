@@ -14,8 +14,9 @@ function databaseWith(...secrets: string[]) {
     tenant: { cursorSecret: new Uint8Array(32) },
   }));
   const findMany = vi.fn(async ({ where }: { where: { prefix: string } }) => rows.filter((row) => row.prefix === where.prefix));
-  const db = { apiKey: { findMany, updateMany: vi.fn(async () => ({ count: 1 })) } } as unknown as Db;
-  return { db, lookups: () => findMany.mock.calls.length };
+  const updateMany = vi.fn(async (_: { where: { id: string }; data: { lastUsedAt: Date } }) => ({ count: 1 }));
+  const db = { apiKey: { findMany, updateMany } } as unknown as Db;
+  return { db, lookups: () => findMany.mock.calls.length, touches: () => updateMany.mock.calls.map(([{ where, data }]) => [where.id, data.lastUsedAt.getTime()]), updateMany };
 }
 
 /** A well-formed secret with the given 8 characters after `svc_live_`. */
@@ -79,6 +80,36 @@ describe('KeyVerifier', () => {
     expect(lookups()).toBe(3);
     await keys.verify(credential(keys, secretWithPrefix('CCCCCCC1')));
     expect(lookups()).toBe(4);
+  });
+
+  it("records a key's last use when it is looked up, at most once a minute", async () => {
+    const secret = newSecret();
+    const { db, touches } = databaseWith(secret);
+    const keys = new KeyVerifier(db);
+    await keys.verify(credential(keys, secret));
+    expect(touches()).toEqual([['key_0', T0]]);
+    vi.setSystemTime(T0 + 59_999);
+    keys.forgetAll();
+    await keys.verify(credential(keys, secret));
+    expect(touches()).toHaveLength(1);
+    vi.setSystemTime(T0 + 60_000);
+    keys.forgetAll();
+    await keys.verify(credential(keys, secret));
+    expect(touches()).toEqual([['key_0', T0], ['key_0', T0 + 60_000]]);
+  });
+
+  it('writes a last use that failed again at the next lookup, and never fails the request for it', async () => {
+    const secret = newSecret();
+    const { db, touches, updateMany } = databaseWith(secret);
+    updateMany.mockRejectedValueOnce(new Error('the database is gone'));
+    const keys = new KeyVerifier(db);
+    expect((await keys.verify(credential(keys, secret)))?.keyId).toBe('key_0');
+    await vi.waitFor(() => expect(updateMany).toHaveBeenCalledTimes(1));
+    await Promise.resolve(); // the failure's handler runs
+    vi.setSystemTime(T0 + 1);
+    keys.forgetAll();
+    await keys.verify(credential(keys, secret));
+    expect(touches()).toEqual([['key_0', T0], ['key_0', T0 + 1]]);
   });
 
   it('keys its memory by digest, never by the secret', () => {
