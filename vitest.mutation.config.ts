@@ -9,6 +9,7 @@ export const MUTATION_TESTS = [
   'test/engine/budget.test.ts',
   'test/engine/check-time.test.ts',
   'test/engine/edge-lists.test.ts',
+  'test/engine/engine.test.ts',
   'test/engine/grant-index.test.ts',
   'test/engine/schema.test.ts',
   'test/unit/cursor.test.ts',
