@@ -44,4 +44,18 @@ describe('CheckTimeShares', () => {
       clock.t += 10;
     }
   });
+
+  it('makes a tenant over its share wait just as long as its time takes to decay back to its share', () => {
+    const { clock, shares } = sharesOnClock();
+    const [a, b] = [shares.of('a'), shares.of('b')];
+    b.wait();
+    a.spent(200); // a little over a quarter of the time, summed over a half-life of 500 ms
+    const wait = a.wait();
+    expect(wait).toBeGreaterThan(10);
+    expect(wait).toBeLessThan(100); // under the longest wait: the time to decay is what it gave
+    clock.t += wait - 5;
+    expect(a.wait()).toBeCloseTo(5, 6);
+    clock.t += 5.001;
+    expect(a.wait()).toBe(0);
+  });
 });

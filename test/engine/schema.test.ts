@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CompiledSchema, validateRelations } from '../../src/engine/schema.ts';
-import { scopeCovers } from '../../src/engine/scope.ts';
+import { masksAdmit, scopeCovers } from '../../src/engine/scope.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import { DomainError } from '../../src/errors.ts';
 import { DOCUMENT_RELATIONS } from './fixtures.ts';
@@ -71,6 +71,27 @@ describe('agent scope masks', () => {
     [[], 'document', 'viewer', false],
   ])('%j covers %s:%s: %s', (scope, ns, rel, expected) => {
     expect(scopeCovers(scope, ns, rel)).toBe(expected);
+  });
+});
+
+describe("an agent's masks", () => {
+  const scopes: Record<string, readonly string[] | null> = { reader: ['document:viewer'], unscoped: null };
+  const admits = (subject: string, namespace: string, relation: string) => masksAdmit(parseRef(subject, 'subject'), namespace, relation, (id) => scopes[id]);
+
+  it('admit any subject but an agent, registered or not', () => {
+    expect(admits('user:reader', 'document', 'editor')).toBe(true);
+    expect(admits('group:nobody', 'folder', 'viewer')).toBe(true);
+  });
+
+  it('admit a registered agent within its scope only', () => {
+    expect(admits('agent:reader', 'document', 'viewer')).toBe(true);
+    expect(admits('agent:reader', 'document', 'editor')).toBe(false);
+    expect(admits('agent:reader', 'folder', 'viewer')).toBe(false);
+  });
+
+  it('refuse an agent that is not registered, or whose scope is not known', () => {
+    expect(admits('agent:gone', 'document', 'viewer')).toBe(false);
+    expect(admits('agent:unscoped', 'document', 'viewer')).toBe(false);
   });
 });
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor } from '../../src/http/cursor.ts';
+import { decodeCursor, decodeStringTuple, encodeCursor } from '../../src/http/cursor.ts';
 import { DomainError } from '../../src/errors.ts';
 
 const key = randomBytes(32);
@@ -40,5 +40,31 @@ describe('cursors', () => {
     ];
     expect(Buffer.from(variants[6]!.split('.')[1]!, 'base64url')).toEqual(Buffer.from(signature, 'base64url'));
     for (const variant of variants) expect(refusal(variant), JSON.stringify(variant)).toBe('invalid-cursor');
+  });
+
+  it('are refused for another query, another key, or an edited position', () => {
+    const [payload, signature] = cursor.split('.') as [string, string];
+    const edited = `${Buffer.from(JSON.stringify(['q4', 'viewer'])).toString('base64url')}.${signature}`;
+    expect(refusal(encodeCursor(key, { ...query, subject: 'user:bob' }, ['q3', 'viewer']))).toBe('invalid-cursor');
+    expect(refusal(encodeCursor(randomBytes(32), query, ['q3', 'viewer']))).toBe('invalid-cursor');
+    expect(refusal(edited)).toBe('invalid-cursor');
+    expect(refusal(payload)).toBe('invalid-cursor');
+    expect(refusal(`.${signature}`)).toBe('invalid-cursor');
+  });
+
+  it('of a listing hold a tuple of so many strings, and none for the first page', () => {
+    const tuple = (position: unknown, length: number) => {
+      try {
+        return decodeStringTuple(key, query, encodeCursor(key, query, position), length);
+      } catch (error) {
+        return error instanceof DomainError ? `${error.type}: ${error.detail}` : error;
+      }
+    };
+    expect(decodeStringTuple(key, query, undefined, 2)).toBeNull();
+    expect(tuple(['q3', 'viewer'], 2)).toEqual(['q3', 'viewer']);
+    expect(tuple(['q3'], 1)).toEqual(['q3']);
+    for (const [position, length] of [[['q3', 'viewer'], 1], [['q3'], 2], [['q3', 7], 2], [{ 0: 'q3', length: 1 }, 1], ['q3', 1], [null, 1]] as const) {
+      expect(tuple(position, length), JSON.stringify(position)).toBe('invalid-cursor: the cursor is malformed');
+    }
   });
 });

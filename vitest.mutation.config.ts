@@ -1,0 +1,40 @@
+import type { Plugin } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
+import './test/setup/map-group-by.ts';
+
+/**
+ * The tests `npm run mutate` runs against each mutant of src/engine and src/http/cursor.ts: those
+ * that need no database (no globalSetup): a mutant costs seconds, not a migration.
+ */
+const MUTATION_TESTS = [
+  'test/engine/budget.test.ts',
+  'test/engine/check-time.test.ts',
+  'test/engine/edge-lists.test.ts',
+  'test/engine/engine.test.ts',
+  'test/engine/grant-index.test.ts',
+  'test/engine/schema.test.ts',
+  'test/http/cursor.test.ts',
+];
+
+/**
+ * Stryker's vitest runner 9.6.1 (10.x needs Node 22) runs a mutant's tests by a name pattern that
+ * joins a test's suite names and its own with spaces; Vitest 5 matches patterns against them joined
+ * with " > ", so the pattern matched no test and every mutant survived. This lets either match.
+ */
+const namesJoinedEitherWay: Plugin = {
+  name: 'stryker-test-names',
+  configureVitest({ project }) {
+    let pattern: RegExp | undefined;
+    Object.defineProperty(project.config, 'testNamePattern', {
+      get: () => pattern,
+      set: (given: RegExp | string | undefined) => {
+        pattern = given === undefined ? undefined : new RegExp(String(given instanceof RegExp ? given.source : given).replaceAll(' ', '(?: | > )'));
+      },
+    });
+  },
+};
+
+export default defineConfig({
+  plugins: [namesJoinedEitherWay],
+  test: { include: MUTATION_TESTS, testTimeout: 30_000 },
+});
