@@ -5,6 +5,7 @@ import { grantsContract } from './grants.ts';
 import { keysContract } from './keys.ts';
 import { namespacesContract } from './namespaces.ts';
 import { objectsContract } from './objects.ts';
+import { oauthClientsContract } from './oauth.ts';
 
 const c = initContract();
 
@@ -18,6 +19,7 @@ export const contract = c.router(
     namespaces: namespacesContract,
     agents: agentsContract,
     keys: keysContract,
+    oauth: { clients: oauthClientsContract },
   },
   { pathPrefix: '/v1', strictStatusCodes: true },
 );
@@ -26,4 +28,5 @@ export type Contract = typeof contract;
 export * from './problems.ts';
 export * from './schemas.ts';
 export * from './scopes.ts';
+export * from './oauth.ts';
 export { NamespaceSchema, RelationsSchema, INCLUDE_PATTERN } from './namespaces.ts';

@@ -259,6 +259,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oauth/clients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List OAuth clients
+         * @description Clients of the tenant, oldest first; never a secret.
+         *
+         *     Requires an API key with scope `admin`.
+         */
+        get: operations["oauthClientsList"];
+        put?: never;
+        /**
+         * Register an OAuth client
+         * @description A confidential client's secret is in this response only and cannot be retrieved again.
+         *
+         *     Requires an API key with scope `admin`.
+         */
+        post: operations["oauthClientsCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/clients/{client_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an OAuth client
+         * @description Every token of the client stops working: at once on this node, within one second on every node.
+         *
+         *     Requires an API key with scope `admin`.
+         */
+        delete: operations["oauthClientsDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -453,6 +503,58 @@ export interface components {
         KeyList: {
             keys: components["schemas"]["KeySummary"][];
         };
+        CreateOAuthClientRequest: {
+            /** @description Shown on the consent page */
+            name: string;
+            /**
+             * @description confidential: has a secret; public: none (a browser or mobile app), authorization code with PKCE only
+             * @enum {string}
+             */
+            type: "confidential" | "public";
+            /** @description Where the authorization code may be sent, compared byte for byte */
+            redirect_uris?: string[];
+            /** @description The most a token of this client may carry */
+            scopes: components["schemas"]["KeyScope"][];
+            /** @description A registered agent's external_id: the client then uses client_credentials only, and its tokens' subject is `agent:<id>` */
+            agent?: string;
+        };
+        CreatedOAuthClient: {
+            /** @description oc_ followed by base62 */
+            client_id: string;
+            name: string;
+            /** @enum {string} */
+            type: "confidential" | "public";
+            redirect_uris: string[];
+            scopes: components["schemas"]["KeyScope"][];
+            /** @description The agent's external_id, or null */
+            agent: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+            /** @description svc_cs_ followed by base62; confidential clients only, returned only here, exactly once */
+            client_secret?: string;
+        };
+        OAuthClient: {
+            /** @description oc_ followed by base62 */
+            client_id: string;
+            name: string;
+            /** @enum {string} */
+            type: "confidential" | "public";
+            redirect_uris: string[];
+            scopes: components["schemas"]["KeyScope"][];
+            /** @description The agent's external_id, or null */
+            agent: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+        };
+        OAuthClientList: {
+            clients: components["schemas"]["OAuthClient"][];
+        };
         /** @enum {string} */
         KeyScope: "check:read" | "grant:read" | "grant:write" | "admin";
         ValidationIssue: {
@@ -499,6 +601,22 @@ export interface components {
              * @enum {string}
              */
             type: "check-too-complex";
+            /** @description Short human-readable summary of the problem type */
+            title: string;
+            /** @description HTTP status of this response */
+            status: number;
+            /** @description What went wrong with this request */
+            detail: string;
+            /** @description Validation failures, one per offending value */
+            errors?: components["schemas"]["ValidationIssue"][];
+        };
+        /** @description RFC 7807 problem */
+        ProblemClientNotFound: {
+            /**
+             * @description Short, stable identifier of the problem
+             * @enum {string}
+             */
+            type: "client-not-found";
             /** @description Short human-readable summary of the problem type */
             title: string;
             /** @description HTTP status of this response */
@@ -842,6 +960,16 @@ export interface components {
             };
             content: {
                 "application/problem+json": components["schemas"]["ProblemCheckTooComplex"];
+            };
+        };
+        /** @description Not Found, `client-not-found`: no OAuth client with this client_id in the caller's tenant. */
+        ClientNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemClientNotFound"];
             };
         };
         /** @description Forbidden, `insufficient-scope`: the API key lacks the operation's scope. */
@@ -1991,6 +2119,140 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["KeyNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    oauthClientsList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every client of the tenant. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "clients": [
+                     *         {
+                     *           "client_id": "oc_4Vq8ZrT1mXa2Bc3De4Fg",
+                     *           "name": "Release bot",
+                     *           "type": "confidential",
+                     *           "redirect_uris": [],
+                     *           "scopes": [
+                     *             "check:read"
+                     *           ],
+                     *           "agent": "release-bot",
+                     *           "created_at": "2025-03-14T09:26:53.589Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthClientList"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    oauthClientsCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON body */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Release bot",
+                 *       "type": "confidential",
+                 *       "scopes": [
+                 *         "check:read"
+                 *       ],
+                 *       "agent": "release-bot"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateOAuthClientRequest"];
+            };
+        };
+        responses: {
+            /** @description The client, with its secret if confidential: the only time the secret is shown. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "client_id": "oc_4Vq8ZrT1mXa2Bc3De4Fg",
+                     *       "name": "Release bot",
+                     *       "type": "confidential",
+                     *       "redirect_uris": [],
+                     *       "scopes": [
+                     *         "check:read"
+                     *       ],
+                     *       "agent": "release-bot",
+                     *       "created_at": "2025-03-14T09:26:53.589Z",
+                     *       "client_secret": "svc_cs_Qe4Lm9XbV3kTz8RpW4nYc6DfJ1sGa5Q7Hq2Uo0iZyK"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedOAuthClient"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    oauthClientsDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The client id (`oc_...`)
+                 * @example oc_4Vq8ZrT1mXa2Bc3De4Fg
+                 */
+                client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client and its tokens are gone. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["ClientNotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

@@ -41,6 +41,7 @@ import {
 import { CreatedKeySchema, CreateKeySchema, KeySummarySchema } from '../contract/keys.ts';
 import { CreateNamespaceSchema, NamespaceSchema, RelationDefinitionSchema } from '../contract/namespaces.ts';
 import { ObjectPageSchema } from '../contract/objects.ts';
+import { CreatedOAuthClientSchema, CreateOAuthClientSchema, OAuthClientSchema } from '../contract/oauth.ts';
 import { KeyScopeSchema } from '../contract/scopes.ts';
 import { DEFAULT_CONFIG, type Config } from '../src/config.ts';
 import { overBudget } from '../src/engine/budget.ts';
@@ -70,6 +71,7 @@ const TAGS: Record<string, TagObject> = {
   namespaces: { name: 'Namespaces', description: 'Kinds of objects, and the relations they declare.' },
   agents: { name: 'Agents', description: 'Non-human subjects with a scope mask, and their killswitch.' },
   keys: { name: 'Keys', description: 'API keys of the tenant. Every operation needs the `admin` scope.' },
+  oauth: { name: 'OAuth', description: 'OAuth 2.0 clients of the tenant (docs/oauth.md). Every operation needs the `admin` scope.' },
 };
 
 /** Top-level contract routes filed under another route's tag. */
@@ -104,6 +106,10 @@ const NAMED_SCHEMAS: ReadonlyArray<{ name: string; schema: ZodTypeAny; output: b
   { name: 'CreatedKey', schema: CreatedKeySchema, output: true },
   { name: 'KeySummary', schema: KeySummarySchema, output: true },
   { name: 'KeyList', schema: contract.keys.list.responses[200], output: true },
+  { name: 'CreateOAuthClientRequest', schema: CreateOAuthClientSchema, output: false },
+  { name: 'CreatedOAuthClient', schema: CreatedOAuthClientSchema, output: true },
+  { name: 'OAuthClient', schema: OAuthClientSchema, output: true },
+  { name: 'OAuthClientList', schema: contract.oauth.clients.list.responses[200], output: true },
   { name: 'KeyScope', schema: KeyScopeSchema, output: true },
   { name: 'ValidationIssue', schema: ValidationIssueSchema, output: true },
 ];
@@ -126,6 +132,7 @@ const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
   'namespace-not-found': problemBody('namespace-not-found', 'namespace invoice does not exist'),
   'agent-not-found': problemBody('agent-not-found', 'agent release-bot is not registered'),
   'key-not-found': problemBody('key-not-found', 'no live key key_4Vq8ZrT1mX'),
+  'client-not-found': problemBody('client-not-found', 'no OAuth client oc_4Vq8ZrT1mXa2Bc3De4Fg'),
   'namespace-exists': problemBody('namespace-exists', 'namespace document already exists'),
   'agent-exists': problemBody('agent-exists', 'agent release-bot already exists'),
   'payload-too-large': problemBody('payload-too-large', 'the body is larger than 1 MiB'),
@@ -183,12 +190,16 @@ const SUCCESS_DESCRIPTION: Record<string, Record<string, string>> = {
   keysCreate: { 201: 'The key, with its secret: the only time the secret is shown.' },
   keysList: { 200: 'The live keys.' },
   keysRevoke: { 204: 'The key is revoked.' },
+  oauthClientsCreate: { 201: 'The client, with its secret if confidential: the only time the secret is shown.' },
+  oauthClientsList: { 200: 'Every client of the tenant.' },
+  oauthClientsDelete: { 204: 'The client and its tokens are gone.' },
 };
 
 /** Descriptions and examples of path and query parameters the contract leaves undescribed. */
 const PARAMETER_DOCS: Record<string, { description?: string; example?: Json }> = {
   'path.external_id': { description: 'The agent\'s external_id', example: 'release-bot' },
   'path.id': { description: 'The key id (`key_...`)', example: 'key_4Vq8ZrT1mX' },
+  'path.client_id': { description: 'The client id (`oc_...`)', example: 'oc_4Vq8ZrT1mXa2Bc3De4Fg' },
   'objectsList.query.namespace': { example: 'document' },
   'objectsList.query.subject': { example: 'user:alice' },
   'objectsList.query.relation': { example: 'viewer' },
@@ -212,6 +223,16 @@ const CREATED_KEY = {
   secret: SECRET,
   label: 'ci',
   scopes: ['check:read', 'grant:read'],
+  created_at: CREATED_AT,
+};
+
+const OAUTH_CLIENT = {
+  client_id: 'oc_4Vq8ZrT1mXa2Bc3De4Fg',
+  name: 'Release bot',
+  type: 'confidential',
+  redirect_uris: [],
+  scopes: ['check:read'],
+  agent: 'release-bot',
   created_at: CREATED_AT,
 };
 
@@ -318,6 +339,11 @@ const EXAMPLES: Record<string, Record<string, MediaTypeObject>> = {
       ],
     }),
   },
+  oauthClientsCreate: {
+    request: single({ name: 'Release bot', type: 'confidential', scopes: ['check:read'], agent: 'release-bot' }),
+    201: single({ ...OAUTH_CLIENT, client_secret: 'svc_cs_Qe4Lm9XbV3kTz8RpW4nYc6DfJ1sGa5Q7Hq2Uo0iZyK' }),
+  },
+  oauthClientsList: { 200: single({ clients: [OAUTH_CLIENT] }) },
 };
 
 const INFO_DESCRIPTION = `Multi-tenant, relationship-based authorization service with first-class AI agents.
