@@ -199,7 +199,7 @@ export interface paths {
         post?: never;
         /**
          * Kill an agent
-         * @description Killswitch: removes the agent and every grant naming it, as subject or object, in one transaction. A grant written concurrently either lands before and is removed, or is refused.
+         * @description Killswitch: removes the agent, every grant naming it (as subject or object) and its OAuth clients with their tokens, in one transaction. A grant written concurrently either lands before and is removed, or is refused.
          *
          *     Requires an API key with scope `grant:write` (or `admin`).
          */
@@ -452,6 +452,8 @@ export interface components {
         AgentDeleted: {
             external_id: string;
             grants_removed: number;
+            /** @description The agent's OAuth clients, deleted with their tokens */
+            clients_removed: number;
         };
         CreateKeyRequest: {
             /**
@@ -1958,7 +1960,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The agent and every grant naming it are gone. */
+            /** @description The agent, every grant naming it, and its OAuth clients and their tokens are gone. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1968,7 +1970,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "external_id": "release-bot",
-                     *       "grants_removed": 3
+                     *       "grants_removed": 3,
+                     *       "clients_removed": 1
                      *     }
                      */
                     "application/json": components["schemas"]["AgentDeleted"];

@@ -186,7 +186,7 @@ const SUCCESS_DESCRIPTION: Record<string, Record<string, string>> = {
   agentsCreate: { 201: 'The agent was registered.' },
   agentsList: { 200: 'One page of agents.' },
   agentsGet: { 200: 'The agent.' },
-  agentsDelete: { 200: 'The agent and every grant naming it are gone.' },
+  agentsDelete: { 200: 'The agent, every grant naming it, and its OAuth clients and their tokens are gone.' },
   keysCreate: { 201: 'The key, with its secret: the only time the secret is shown.' },
   keysList: { 200: 'The live keys.' },
   keysRevoke: { 204: 'The key is revoked.' },
@@ -326,7 +326,7 @@ const EXAMPLES: Record<string, Record<string, MediaTypeObject>> = {
   },
   agentsList: { 200: single({ agents: [AGENT], next_cursor: null }) },
   agentsGet: { 200: single(AGENT) },
-  agentsDelete: { 200: single({ external_id: 'release-bot', grants_removed: 3 }) },
+  agentsDelete: { 200: single({ external_id: 'release-bot', grants_removed: 3, clients_removed: 1 }) },
   keysCreate: {
     request: single({ label: 'ci', scopes: ['check:read', 'grant:read'] }),
     201: single(CREATED_KEY),

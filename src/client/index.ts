@@ -174,7 +174,7 @@ export interface GrantdClient {
     list(query?: AgentsQuery, options?: CallOptions): Promise<AgentPage>;
     /** Every agent, page after page (follows `next_cursor`; `timeoutMs` applies to each page request). */
     iterate(query?: AgentsQuery, options?: CallOptions): AsyncGenerator<Agent, void, undefined>;
-    /** DELETE /v1/agents/{external_id}: the killswitch; `{ external_id, grants_removed }`. Retried. Id as in `get`. */
+    /** DELETE /v1/agents/{external_id}: the killswitch; `{ external_id, grants_removed, clients_removed }`. Retried. Id as in `get`. */
     delete(externalId: string, options?: CallOptions): Promise<AgentDeletion>;
   };
   keys: {

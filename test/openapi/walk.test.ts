@@ -347,7 +347,7 @@ describe('every operation of the document against the server', () => {
 
   it('agentsDelete', async () => {
     const removed = await expectCall('agentsDelete', { params: { external_id: 'walk-bot' } }, 200);
-    expect(removed.body).toEqual({ external_id: 'walk-bot', grants_removed: 1 });
+    expect(removed.body).toEqual({ external_id: 'walk-bot', grants_removed: 1, clients_removed: 0 });
     await expectCall('agentsDelete', { params: { external_id: 'walk-bot' } }, 404, 'agent-not-found');
     await expectCall('agentsDelete', { params: { external_id: 'not an id' } }, 400, 'invalid-request');
   });
