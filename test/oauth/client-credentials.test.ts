@@ -63,7 +63,7 @@ describe('client credentials', () => {
   });
 
   it('answers malformed forms with RFC 6749 errors, never a 500', async () => {
-    for (const fields of [{}, { grant_type: 'password' }, { grant_type: 'client_credentials', scope: '\u0000' }]) {
+    for (const fields of [{} as Record<string, string>, { grant_type: 'password' }, { grant_type: 'client_credentials', scope: '\u0000' }]) {
       const res = await form(server.issuer, '/v1/oauth/token', fields);
       expect(res.status).toBeGreaterThanOrEqual(400);
       expect(res.status).toBeLessThan(500);
