@@ -132,7 +132,11 @@ export function createOAuthProvider(options: OAuthProviderOptions): Provider {
       ctx.body = errorPage(out.error, out.error_description ?? '');
     },
     conformIdTokenClaims: false,
-    loadExistingGrant: async () => undefined,
+    // Only the grant the consent page just made: every authorization asks for a sign-in again.
+    loadExistingGrant: async (ctx) => {
+      const grantId = ctx.oidc.result?.consent?.grantId;
+      return typeof grantId === 'string' ? ctx.oidc.provider.Grant.find(grantId) : undefined;
+    },
   };
   const provider = new Provider(options.issuer, configuration);
   // The library builds its URLs from the request's origin, which the OAuth router sets to the issuer's.
