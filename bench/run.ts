@@ -16,38 +16,50 @@ import { cannon, fmt, measure, walkFor, type LoadSpec, type RunStats } from './s
 import { vacuumDatabase, children, createDatabase, dropDatabase, ensureBuilt, ensurePeer, killHard, snapshotGrantd, startCerbos, startExpress, startGrantd, type Server } from './servers.ts';
 import { runSpiceDB, type SpiceResult } from './spicedb.ts';
 
-const { values: args } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    dataset: { type: 'string', default: 'S' },
-    out: { type: 'string', default: 'bench-results.json' },
-    seed: { type: 'string', default: '42' },
-    'no-spicedb': { type: 'boolean', default: false },
-    'no-cerbos': { type: 'boolean', default: false },
-    'spicedb-procs': { type: 'string' },
-    workers: { type: 'string', default: 'auto' },
-    only: { type: 'string' },
-  },
-});
-const size = (args.quick ? 'S' : args.dataset!.toUpperCase()) as SizeName;
-if (size !== 'S' && size !== 'L') throw new Error('--dataset must be S or L');
-const seed = Number(args.seed);
-/** grantd's GRANTD_WORKERS, and as many bare Express processes: both use the machine's cores as deployed (Cerbos does by itself). */
-const workers = args.workers === 'auto' ? availableParallelism() : Number(args.workers);
-if (!Number.isInteger(workers) || workers < 1) throw new Error('--workers must be auto or a positive integer');
-const plan = args.quick ? { warmupS: 2, durationS: 5, runs: 3 } : { warmupS: 5, durationS: 20, runs: 3 };
 const SCENARIOS = ['check', 'check_fixed_rate', 'check_bulk_100', 'objects_first_page', 'objects_walk', 'objects_page_1m', 'grant_batch_write', 'noisy_neighbour'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 const isScenario = (name: string): name is ScenarioName => (SCENARIOS as readonly string[]).includes(name);
-/** --only a,b: the scenarios to run (the load and the comparisons run whenever one needs the dataset); all by default. */
-const selected = new Set<ScenarioName>(
-  args.only?.split(',').map((name) => {
-    if (!isScenario(name)) throw new Error(`--only: no scenario ${name} (scenarios: ${SCENARIOS.join(', ')})`);
-    return name;
-  }) ?? SCENARIOS,
-);
-/** Whether the dataset is loaded: noisy_neighbour loads tenants of its own. */
-const needsDataset = SCENARIOS.some((name) => selected.has(name) && name !== 'noisy_neighbour');
+
+/** The command line, checked, and what follows from it. */
+function parseOptions() {
+  const { values: args } = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      dataset: { type: 'string', default: 'S' },
+      out: { type: 'string', default: 'bench-results.json' },
+      seed: { type: 'string', default: '42' },
+      'no-spicedb': { type: 'boolean', default: false },
+      'no-cerbos': { type: 'boolean', default: false },
+      'spicedb-procs': { type: 'string' },
+      workers: { type: 'string', default: 'auto' },
+      only: { type: 'string' },
+    },
+  });
+  const size = (args.quick ? 'S' : args.dataset!.toUpperCase()) as SizeName;
+  if (size !== 'S' && size !== 'L') throw new Error('--dataset must be S or L');
+  /** grantd's GRANTD_WORKERS, and as many bare Express processes: both use the machine's cores as deployed (Cerbos does by itself). */
+  const workers = args.workers === 'auto' ? availableParallelism() : Number(args.workers);
+  if (!Number.isInteger(workers) || workers < 1) throw new Error('--workers must be auto or a positive integer');
+  /** --only a,b: the scenarios to run (the load and the comparisons run whenever one needs the dataset); all by default. */
+  const selected = new Set<ScenarioName>(
+    args.only?.split(',').map((name) => {
+      if (!isScenario(name)) throw new Error(`--only: no scenario ${name} (scenarios: ${SCENARIOS.join(', ')})`);
+      return name;
+    }) ?? SCENARIOS,
+  );
+  return {
+    args,
+    size,
+    seed: Number(args.seed),
+    workers,
+    plan: args.quick ? { warmupS: 2, durationS: 5, runs: 3 } : { warmupS: 5, durationS: 20, runs: 3 },
+    selected,
+    /** Whether the dataset is loaded: noisy_neighbour loads tenants of its own. */
+    needsDataset: SCENARIOS.some((name) => selected.has(name) && name !== 'noisy_neighbour'),
+  };
+}
+
+const { args, size, seed, workers, plan, selected, needsDataset } = parseOptions();
 
 const t0 = performance.now();
 const log = (line: string) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${line}\n`);
@@ -59,40 +71,50 @@ const note = (line: string) => {
 
 // ------------------------------------------------------------------ dataset, mixes, samples
 const ds = new Dataset(size, seed);
-/** The labelled mix: answers compared with the reference model, Cerbos and (without agents) SpiceDB. */
-const mix = labelled(ds, checkMix(ds, 2_400, seed + 1));
+
+/** The checks and listings the run sends and compares, drawn from the dataset. */
+function drawSamples() {
+  /** The labelled mix: answers compared with the reference model, Cerbos and (without agents) SpiceDB. */
+  const mix = labelled(ds, checkMix(ds, 2_400, seed + 1));
+  const agentChecks = mix.filter((c) => c.subject.startsWith('agent:')).length;
+  log(`dataset ${size} (seed ${seed}); check mix: ${mix.length} checks, ${mix.filter((c) => c.expected).length} expected allowed, ${agentChecks} agent checks`);
+  /** SpiceDB sample: the mix without agent checks (scopes cannot be expressed), topped up to 2,000+. */
+  const spiceChecks: LabelledCheck[] = mix.filter((c) => !c.subject.startsWith('agent:'));
+  for (let extraSeed = seed + 100; spiceChecks.length < 2_000; extraSeed++) {
+    spiceChecks.push(...labelled(ds, checkMix(ds, 500, extraSeed)).filter((c) => !c.subject.startsWith('agent:')));
+  }
+  /** Members of group:wide reaching 10,000 to 20,000 documents (one also reaches a top folder's 10%). */
+  const reachOf = new Map(Array.from({ length: WIDE_MEMBERS }, (_, u) => [`user:u${u}`, ds.expectList(`user:u${u}`, 'viewer').length] as const));
+  const wideUsers = [...reachOf].filter(([, n]) => n >= WIDE_DOCUMENTS && n < 2 * WIDE_DOCUMENTS).map(([u]) => u);
+  const wideReach = `${wideUsers.length} members of group:wide, reaching ${Math.min(...wideUsers.map((u) => reachOf.get(u)!))} to ${Math.max(...wideUsers.map((u) => reachOf.get(u)!))} documents`;
+  const listings: Array<{ subject: string; relation: string }> = [
+    ...['user:u0', 'user:u7', 'group:wide', 'group:g1', 'group:g2', 'group:g3'].map((subject) => ({ subject, relation: 'viewer' })),
+    ...Array.from({ length: 10 }, (_, i) => ({ subject: `user:u${1000 + 37 * i}`, relation: 'viewer' })),
+    ...['user:u2000', 'user:u2001'].map((subject) => ({ subject, relation: 'editor' })),
+    ...['user:u3000', 'user:u3001'].map((subject) => ({ subject, relation: 'owner' })),
+  ];
+  return { mix, spiceChecks, wideUsers, wideReach, listings };
+}
+
 /**
- * The load pools: the same kinds in the same proportions, but many more distinct checks, because
- * grantd caches check answers for 500 ms (src/engine/engine.ts): a small pool cycled at thousands of
- * requests a second would measure that cache rather than the checks.
+ * The load pools' request bodies: the mix's kinds in the same proportions, but many more distinct
+ * checks, because grantd caches check answers for FRESHNESS_MS (src/config.ts): a small pool cycled
+ * at thousands of requests a second would measure that cache rather than the checks.
  */
-const loadChecks = checkMix(ds, 100_000, seed + 2);
-const bulkChecks = checkMix(ds, 200_000, seed + 3);
-const agentChecks = mix.filter((c) => c.subject.startsWith('agent:')).length;
-log(`dataset ${size} (seed ${seed}); check mix: ${mix.length} checks, ${mix.filter((c) => c.expected).length} expected allowed, ${agentChecks} agent checks`);
-
-/** SpiceDB sample: the mix without agent checks (scopes cannot be expressed), topped up to 2,000+. */
-const spiceChecks: LabelledCheck[] = mix.filter((c) => !c.subject.startsWith('agent:'));
-for (let extraSeed = seed + 100; spiceChecks.length < 2_000; extraSeed++) {
-  spiceChecks.push(...labelled(ds, checkMix(ds, 500, extraSeed)).filter((c) => !c.subject.startsWith('agent:')));
+function loadBodies() {
+  const loadChecks = checkMix(ds, 100_000, seed + 2);
+  const checkBodies = loadChecks.map(({ subject, relation, object }) => JSON.stringify({ subject, relation, object }));
+  const bulkChecks = checkMix(ds, 200_000, seed + 3);
+  const bulkBodies: string[] = [];
+  for (let start = 0; start < bulkChecks.length; start += 100) {
+    bulkBodies.push(JSON.stringify({ checks: bulkChecks.slice(start, start + 100).map(({ subject, relation, object }) => ({ subject, relation, object })) }));
+  }
+  return { loadChecks, checkBodies, bulkBodies };
 }
-/** Members of group:wide reaching 10,000 to 20,000 documents (one also reaches a top folder's 10%). */
-const reachOf = new Map(Array.from({ length: WIDE_MEMBERS }, (_, u) => [`user:u${u}`, ds.expectList(`user:u${u}`, 'viewer').length] as const));
-const WIDE_USERS = [...reachOf].filter(([, n]) => n >= WIDE_DOCUMENTS && n < 2 * WIDE_DOCUMENTS).map(([u]) => u);
-const wideReach = `${WIDE_USERS.length} members of group:wide, reaching ${Math.min(...WIDE_USERS.map((u) => reachOf.get(u)!))} to ${Math.max(...WIDE_USERS.map((u) => reachOf.get(u)!))} documents`;
-const listings: Array<{ subject: string; relation: string }> = [
-  ...['user:u0', 'user:u7', 'group:wide', 'group:g1', 'group:g2', 'group:g3'].map((subject) => ({ subject, relation: 'viewer' })),
-  ...Array.from({ length: 10 }, (_, i) => ({ subject: `user:u${1000 + 37 * i}`, relation: 'viewer' })),
-  ...['user:u2000', 'user:u2001'].map((subject) => ({ subject, relation: 'editor' })),
-  ...['user:u3000', 'user:u3001'].map((subject) => ({ subject, relation: 'owner' })),
-];
 
-// ------------------------------------------------------------------ bodies
-const checkBodies = loadChecks.map(({ subject, relation, object }) => JSON.stringify({ subject, relation, object }));
-const bulkBodies: string[] = [];
-for (let start = 0; start < bulkChecks.length; start += 100) {
-  bulkBodies.push(JSON.stringify({ checks: bulkChecks.slice(start, start + 100).map(({ subject, relation, object }) => ({ subject, relation, object })) }));
-}
+const { mix, spiceChecks, wideUsers, wideReach, listings } = drawSamples();
+const { loadChecks, checkBodies, bulkBodies } = loadBodies();
+
 const WRITE_BATCH = 100;
 /** Batch i writes 100 grants that exist nowhere else (subject user:bw<i>), so every write is new. */
 const writeBody = (i: number) =>
@@ -140,7 +162,7 @@ const record = (name: ScenarioName, stats: RunStats | null, note?: string) => {
   rows.set(name, { name, rps, p50_ms, p95_ms, p99_ms, errors, vs_express: null, vs_cerbos: null, ...statuses, ...(note ? { note } : {}) });
 };
 
-// ------------------------------------------------------------------ main
+// ------------------------------------------------------------------ processes and cleanup
 let databaseName: string | null = null;
 let snapshot: ReturnType<typeof snapshotGrantd> | null = null;
 const workDir = mkdtempSync(join(tmpdir(), 'grantd-bench-'));
@@ -201,28 +223,46 @@ async function withGrantd<T>(databaseUrl: string, key: string, work: (api: Api) 
   }
 }
 
+// ------------------------------------------------------------------ main
+/** The run: grantd built and snapshotted, a database, then the selected scenarios and the load and comparisons they need. */
 async function main(): Promise<void> {
+  buildAndSnapshot();
+  const databaseUrl = await createBenchDatabase();
+  if (needsDataset) {
+    const spiceRun = startSpiceDB();
+    const loaded = await loadDataset(databaseUrl);
+    compareWithModel(loaded.answers);
+    await compareWithSpiceDB(spiceRun, loaded.answers);
+    await runDatasetScenarios({ databaseUrl, key: loaded.key, deepCursors: loaded.deepCursors });
+  }
+  if (selected.has('noisy_neighbour')) await runNoisyNeighbour(databaseUrl);
+}
+
+/** Builds grantd if its build is stale and copies it aside, so that the scenarios run the same code throughout. */
+function buildAndSnapshot(): void {
   const buildNote = ensureBuilt(log);
   if (buildNote) notes.push(buildNote);
   snapshot = snapshotGrantd();
   grantdVersion = snapshot.version;
+}
+
+/** A database of the run's own, dropped by cleanup(); its URL. */
+async function createBenchDatabase(): Promise<string> {
   const database = await createDatabase();
   databaseName = database.name;
   log(`created database ${database.name}`);
-  if (needsDataset) {
-    const { key, deepCursors } = await loadAndCompare(database.url);
-    await datasetScenarios(database.url, key, deepCursors);
-  }
-  if (selected.has('noisy_neighbour')) {
-    log('scenario noisy_neighbour');
-    // A failure here (a load refused, a generator that died) ends this scenario, not the run.
-    noisy = await noisyNeighbour({ root: snapshot.dir, databaseUrl: database.url, workers, plan, workDir, seed, log }).catch((error: unknown) => {
-      log(`noisy_neighbour failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-      record('noisy_neighbour', null, `failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
-      return null;
-    });
-    if (noisy) recordNoisy(noisy);
-  }
+  return database.url;
+}
+
+async function runNoisyNeighbour(databaseUrl: string): Promise<void> {
+  log('scenario noisy_neighbour');
+  // A failure here (a load refused, a generator that died) ends this scenario, not the run.
+  noisy = await noisyNeighbour({ root: snapshot!.dir, databaseUrl, workers, plan, workDir, seed, log }).catch((error: unknown) => {
+    log(`noisy_neighbour failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    record('noisy_neighbour', null, `failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+    return null;
+  });
+  if (noisy) recordNoisy(noisy);
 }
 
 /** B's row: its checks under A; B alone and A's answers in the note. */
@@ -253,35 +293,41 @@ const p99UnderA = ({ underA }: NoisyOutcome) => (underA.errors > 0.01 * underA.r
 /** Requests that got no answer at all: socket errors and timeouts. */
 const unanswered = (stats: RunStats) => stats.errors - Object.entries(stats.statuses ?? {}).reduce((sum, [status, n]) => sum + (Number(status) >= 300 ? n : 0), 0);
 
+// ------------------------------------------------------------------ load and comparisons
 /**
- * Loads the dataset through a first grantd process (which bootstraps the admin key), collects its
- * answers and compares them with the reference model and SpiceDB; returns the admin key and the
- * cursors deep in group:all's listing (L only).
+ * SpiceDB works on its own copy of the dataset in a child process; it overlaps the grantd load (not a
+ * reported figure) and must end before any measured scenario starts (compareWithSpiceDB waits).
  */
-async function loadAndCompare(databaseUrl: string): Promise<{ key: string; deepCursors: string[] }> {
+function startSpiceDB(): Promise<SpiceResult | null> {
   spiceError ??= ensurePeer('spicedb', log);
+  if (spiceError) return Promise.resolve(null);
+  const procs = Number(args['spicedb-procs'] ?? (size === 'S' ? 2 : 1));
+  log(`SpiceDB: loading the dataset and answering ${spiceChecks.length} checks and ${listings.length} listings (${procs} child processes)`);
+  const out = join(workDir, 'spicedb.json');
+  return runSpiceDB({ size, seed, checks: spiceChecks, listings, out }, procs, (size === 'S' ? 15 : 240) * 60_000).catch((error: unknown) => {
+    spiceError = error instanceof Error ? error.message : String(error);
+    return null;
+  });
+}
 
-  // SpiceDB works on its own copy of the dataset in a child process; it overlaps the grantd load
-  // (not a reported figure) and must end before any measured scenario starts.
-  let spiceRun: Promise<SpiceResult | null> = Promise.resolve(null);
-  if (!spiceError) {
-    const procs = Number(args['spicedb-procs'] ?? (size === 'S' ? 2 : 1));
-    log(`SpiceDB: loading the dataset and answering ${spiceChecks.length} checks and ${listings.length} listings (${procs} child processes)`);
-    const out = join(workDir, 'spicedb.json');
-    spiceRun = runSpiceDB({ size, seed, checks: spiceChecks, listings, out }, procs, (size === 'S' ? 15 : 240) * 60_000).catch((error: unknown) => {
-      spiceError = error instanceof Error ? error.message : String(error);
-      return null;
-    });
-  }
+/** grantd's answers to the samples, collected right after the load. */
+interface GrantdAnswers {
+  /** The labelled mix, one by one and in bulk. */
+  mix: Awaited<ReturnType<typeof grantdAnswers>>;
+  /** SpiceDB's sample. */
+  spice: Awaited<ReturnType<typeof grantdAnswers>>;
+  /** Each listing's object ids, null where the walk failed. */
+  listings: Array<string[] | null>;
+}
 
-  // First grantd process: bootstrap (admin key), load, answers for the comparisons, deep cursors.
+/**
+ * Loads the dataset through a first grantd process (which bootstraps the admin key) and collects its
+ * answers; returns the admin key, the answers and the cursors deep in group:all's listing (L only).
+ */
+async function loadDataset(databaseUrl: string): Promise<{ key: string; answers: GrantdAnswers; deepCursors: string[] }> {
   const first = await startGrantd(snapshot!.dir, databaseUrl, workers);
   if (!first.adminKey) throw new Error(`grantd printed no admin key:\n${first.proc.output()}`);
   const key = first.adminKey;
-  let grantdChecks: Awaited<ReturnType<typeof grantdAnswers>>;
-  let spiceGrantd: Awaited<ReturnType<typeof grantdAnswers>>;
-  const grantdListings: Array<string[] | null> = [];
-  let deepCursors: string[] = [];
   try {
     const api = new Api(first.url, key);
     log('loading grantd');
@@ -290,34 +336,47 @@ async function loadAndCompare(databaseUrl: string): Promise<{ key: string; deepC
     note(`grantd load: ${loaded.grants} grants + ${ds.sizes.agents} agents in ${loaded.seconds.toFixed(1)} s (${Math.round(loaded.grants / loaded.seconds)} grants/s, batches of 1000, 4 in flight${spiceError ? '' : ', SpiceDB loading at the same time'})`);
     const autovacuum = await vacuumDatabase(databaseUrl);
     note(`ran VACUUM ANALYZE once after the load, as autovacuum would (autovacuum is ${autovacuum} on this PostgreSQL)`);
-    log(`collecting grantd's answers: ${mix.length + spiceChecks.length} checks, one by one and in bulk`);
-    grantdChecks = await grantdAnswers(api, mix);
-    spiceGrantd = await grantdAnswers(api, spiceChecks);
-    const failures = [...grantdChecks.failures, ...spiceGrantd.failures];
-    if (failures.length > 0) note(`${failures.length} check requests failed while collecting answers, first: ${failures[0]}`);
-    log(`walking ${listings.length} listings`);
-    for (const l of listings) {
-      const walked = await walkListing(api, l.subject, l.relation, 1000).catch((error: unknown) => {
-        note(`grantd listing ${l.subject} ${l.relation} failed: ${String(error).slice(0, 200)}`);
-        return null;
-      });
-      grantdListings.push(walked?.ids ?? null);
-    }
-    if (ds.sizes.allGroup) {
-      log('walking group:all (1,000,000 documents) for deep cursors');
-      const started = performance.now();
-      const deep = await walkListing(api, 'group:all', 'viewer', 1000, 500_000).catch((error: unknown) => {
-        note(`walking group:all failed: ${String(error)}`);
-        return { ids: [], cursors: [], complete: false };
-      });
-      deepCursors = deep.cursors.slice(-10);
-      if (deepCursors.length > 0) note(`objects_page_1m: cursors at ${deep.ids.length - 9000}..${deep.ids.length} objects deep (walk to there took ${((performance.now() - started) / 1000).toFixed(0)} s)`);
-    }
+    const answers = await collectAnswers(api);
+    return { key, answers, deepCursors: await deepCursorsOf(api) };
   } finally {
     await first.proc.stop();
   }
+}
 
-  // Correctness: grantd vs the reference model (all checks, agents included), single vs bulk.
+async function collectAnswers(api: Api): Promise<GrantdAnswers> {
+  log(`collecting grantd's answers: ${mix.length + spiceChecks.length} checks, one by one and in bulk`);
+  const mixAnswers = await grantdAnswers(api, mix);
+  const spiceAnswers = await grantdAnswers(api, spiceChecks);
+  const failures = [...mixAnswers.failures, ...spiceAnswers.failures];
+  if (failures.length > 0) note(`${failures.length} check requests failed while collecting answers, first: ${failures[0]}`);
+  log(`walking ${listings.length} listings`);
+  const listingAnswers: Array<string[] | null> = [];
+  for (const l of listings) {
+    const walked = await walkListing(api, l.subject, l.relation, 1000).catch((error: unknown) => {
+      note(`grantd listing ${l.subject} ${l.relation} failed: ${String(error).slice(0, 200)}`);
+      return null;
+    });
+    listingAnswers.push(walked?.ids ?? null);
+  }
+  return { mix: mixAnswers, spice: spiceAnswers, listings: listingAnswers };
+}
+
+/** Cursors 9,000 to 10,000 objects before the end of a 500,000-object walk of group:all (size L only). */
+async function deepCursorsOf(api: Api): Promise<string[]> {
+  if (!ds.sizes.allGroup) return [];
+  log('walking group:all (1,000,000 documents) for deep cursors');
+  const started = performance.now();
+  const deep = await walkListing(api, 'group:all', 'viewer', 1000, 500_000).catch((error: unknown) => {
+    note(`walking group:all failed: ${String(error)}`);
+    return { ids: [], cursors: [], complete: false };
+  });
+  const deepCursors = deep.cursors.slice(-10);
+  if (deepCursors.length > 0) note(`objects_page_1m: cursors at ${deep.ids.length - 9000}..${deep.ids.length} objects deep (walk to there took ${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  return deepCursors;
+}
+
+/** Correctness: grantd vs the reference model (all checks, agents included), single vs bulk. */
+function compareWithModel(answers: GrantdAnswers): void {
   type Answers = Array<boolean | null>;
   const disagree = (label: string, checks: Triple[], a: Answers, b: Answers | ((i: number) => boolean)) => {
     let n = 0;
@@ -330,192 +389,236 @@ async function loadAndCompare(databaseUrl: string): Promise<{ key: string; deepC
     });
     return n;
   };
-  const modelMismatches = disagree('grantd vs model', mix, grantdChecks.single, (i) => mix[i]!.expected);
-  const bulkMismatches = disagree('check vs check/bulk', mix, grantdChecks.single, grantdChecks.bulk);
+  const modelMismatches = disagree('grantd vs model', mix, answers.mix.single, (i) => mix[i]!.expected);
+  const bulkMismatches = disagree('check vs check/bulk', mix, answers.mix.single, answers.mix.bulk);
   let listingModelMismatches = 0;
   listings.forEach((l, i) => {
-    if (JSON.stringify(ds.expectList(l.subject, l.relation)) !== JSON.stringify(grantdListings[i])) listingModelMismatches++;
+    if (JSON.stringify(ds.expectList(l.subject, l.relation)) !== JSON.stringify(answers.listings[i])) listingModelMismatches++;
   });
   peers.model = { check_mismatches: modelMismatches, listing_mismatches: listingModelMismatches, check_vs_bulk_mismatches: bulkMismatches };
   log(`grantd vs reference model: ${modelMismatches} check and ${listingModelMismatches} listing disagreements; single vs bulk: ${bulkMismatches}`);
-
-  if (!spiceError) log('waiting for SpiceDB to finish before measuring');
-  spice = await spiceRun;
-  if (spice) {
-    let n = 0;
-    spiceChecks.forEach((c, i) => {
-      if (spiceGrantd.single[i] !== spice!.checks[i]) {
-        n++;
-        mismatches.push(`check ${c.subject} ${c.relation} ${c.object} (${c.kind}): grantd ${spiceGrantd.single[i]}, spicedb ${spice!.checks[i]}`);
-      }
-    });
-    listings.forEach((l, i) => {
-      const [g, s] = [grantdListings[i] ?? [], spice!.listings[i]!];
-      if (JSON.stringify(g) !== JSON.stringify(s)) {
-        n++;
-        const [inG, inS] = [new Set(g), new Set(s)];
-        const onlyG = g.filter((id) => !inS.has(id)).slice(0, 3);
-        const onlyS = s.filter((id) => !inG.has(id)).slice(0, 3);
-        mismatches.push(`listing ${l.subject} ${l.relation}: grantd ${grantdListings[i] ? `${g.length} objects` : 'failed'}, spicedb ${s.length} (only grantd: ${onlyG}; only spicedb: ${onlyS})`);
-      }
-    });
-    spiceMismatches = n;
-    peers.spicedb = {
-      relationships: spice.relationships,
-      load_s: spice.load_s,
-      rss_mb: spice.rss_mb,
-      sample_checks: spiceChecks.length,
-      sample_listings: listings.length,
-      single_checks_per_s: spice.single_checks_per_s,
-      bulk_checks_per_s: spice.bulk_checks_per_s,
-      listing_s: spice.listing_s,
-    };
-  } else {
-    peers.spicedb = { error: spiceError };
-  }
-
-  return { key, deepCursors };
 }
 
+/** Waits for SpiceDB's run, then compares its answers with grantd's (checks without agents, listings). */
+async function compareWithSpiceDB(spiceRun: Promise<SpiceResult | null>, answers: GrantdAnswers): Promise<void> {
+  if (!spiceError) log('waiting for SpiceDB to finish before measuring');
+  spice = await spiceRun;
+  if (!spice) {
+    peers.spicedb = { error: spiceError };
+    return;
+  }
+  const result = spice;
+  let n = 0;
+  spiceChecks.forEach((c, i) => {
+    if (answers.spice.single[i] !== result.checks[i]) {
+      n++;
+      mismatches.push(`check ${c.subject} ${c.relation} ${c.object} (${c.kind}): grantd ${answers.spice.single[i]}, spicedb ${result.checks[i]}`);
+    }
+  });
+  listings.forEach((l, i) => {
+    const [g, s] = [answers.listings[i] ?? [], result.listings[i]!];
+    if (JSON.stringify(g) !== JSON.stringify(s)) {
+      n++;
+      const [inG, inS] = [new Set(g), new Set(s)];
+      const onlyG = g.filter((id) => !inS.has(id)).slice(0, 3);
+      const onlyS = s.filter((id) => !inG.has(id)).slice(0, 3);
+      mismatches.push(`listing ${l.subject} ${l.relation}: grantd ${answers.listings[i] ? `${g.length} objects` : 'failed'}, spicedb ${s.length} (only grantd: ${onlyG}; only spicedb: ${onlyS})`);
+    }
+  });
+  spiceMismatches = n;
+  peers.spicedb = {
+    relationships: result.relationships,
+    load_s: result.load_s,
+    rss_mb: result.rss_mb,
+    sample_checks: spiceChecks.length,
+    sample_listings: listings.length,
+    single_checks_per_s: result.single_checks_per_s,
+    bulk_checks_per_s: result.bulk_checks_per_s,
+    listing_s: result.listing_s,
+  };
+}
+
+// ------------------------------------------------------------------ scenarios over the dataset
+/** What the scenarios over the loaded dataset share. */
+interface DatasetContext {
+  databaseUrl: string;
+  /** The admin key. */
+  key: string;
+  deepCursors: string[];
+}
+
+const checkSpec: LoadSpec = { method: 'POST', paths: ['/v1/check'], bodies: checkBodies, connections: 64 };
+const objectsSpec = (paths: string[]): LoadSpec => ({ method: 'GET', paths, connections: 8, timeoutS: 60 });
+const headersFor = (api: Api) => api.headers();
+/** What grantd is sent, sent to the bare Express app too (it reads none of it). */
+const grantdHeaders = (key: string) => new Api('', key).headers();
+const runLoad = (label: string, server: { url: string }, headers: Record<string, string>, spec: LoadSpec) =>
+  measure(label, log, plan, (d) => cannon(server.url, headers, spec, d));
+const firstLine = (error: unknown, lines = 1) => (error instanceof Error ? error.message.split('\n').slice(0, lines).join(' | ') : String(error));
+
 /** The scenarios over the loaded dataset, those selected, each on a fresh grantd. */
-async function datasetScenarios(databaseUrl: string, key: string, deepCursors: string[]): Promise<void> {
-  const checkSpec: LoadSpec = { method: 'POST', paths: ['/v1/check'], bodies: checkBodies, connections: 64 };
-  const headersFor = (api: Api) => api.headers();
-  /** What grantd is sent, sent to the bare Express app too (it reads none of it). */
-  const grantdHeaders = new Api('', key).headers();
-  const run = (label: string, server: { url: string }, headers: Record<string, string>, spec: LoadSpec) =>
-    measure(label, log, plan, (d) => cannon(server.url, headers, spec, d));
+async function runDatasetScenarios(context: DatasetContext): Promise<void> {
+  if (selected.has('check')) await runCheck(context);
+  if (selected.has('check_fixed_rate')) await runCheckFixedRate(context);
+  if (selected.has('check_bulk_100')) await runCheckBulk(context);
+  if (selected.has('check') || selected.has('check_bulk_100')) noteLoadPools();
+  if (selected.has('objects_first_page')) await runObjectsFirstPage(context);
+  if (selected.has('objects_walk')) await runObjectsWalk(context);
+  if (selected.has('objects_page_1m')) await runObjectsDeepPage(context);
+  if (selected.has('grant_batch_write')) await runGrantBatchWrite(context);
+  if (graphLoads.length > 0) noteGraphLoads();
+}
 
-  if (selected.has('check')) {
-    cerbosError ??= ensurePeer('cerbos', log);
-    log('scenario check (grantd, then express, then cerbos)');
-    record('check', (await withGrantd(databaseUrl, key, (api) => run('check grantd', api, headersFor(api), checkSpec))).median);
+/** check: grantd, then the bare Express app (served both ways), then Cerbos; the ratios go in the row. */
+async function runCheck({ databaseUrl, key }: DatasetContext): Promise<void> {
+  cerbosError ??= ensurePeer('cerbos', log);
+  log('scenario check (grantd, then express, then cerbos)');
+  record('check', (await withGrantd(databaseUrl, key, (api) => runLoad('check grantd', api, headersFor(api), checkSpec))).median);
+  try {
+    express = (await withExpress((ex) => runLoad('check express', ex, grantdHeaders(key), checkSpec))).median;
+    expressListen = (await withExpress((ex) => runLoad('check express (app.listen)', ex, grantdHeaders(key), checkSpec), 'listen')).median;
+  } catch (error) {
+    expressError = firstLine(error, 4);
+  }
+  if (!cerbosError) {
     try {
-      express = (await withExpress((ex) => run('check express', ex, grantdHeaders, checkSpec))).median;
-      expressListen = (await withExpress((ex) => run('check express (app.listen)', ex, grantdHeaders, checkSpec), 'listen')).median;
+      await measureCerbos();
     } catch (error) {
-      expressError = error instanceof Error ? error.message.split('\n').slice(0, 4).join(' | ') : String(error);
-    }
-    if (!cerbosError) {
-      try {
-        const cb = await startCerbos(join(workDir, 'cerbos'), { 'document.yaml': cerbosPolicy() });
-        try {
-          let wrong = 0;
-          await pool(mix.keys(), 16, async (i) => {
-            const res = await fetch(`${cb.url}/api/check/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: cerbosRequest(ds, mix[i]!, i) });
-            if (!res.ok) throw new Error(`cerbos answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
-            if (cerbosAllowed(await res.json(), mix[i]!.relation) !== mix[i]!.expected) wrong++;
-          });
-          log(`cerbos vs reference model on the check mix: ${wrong} disagreements`);
-          const cerbosBodies = loadChecks.map((c, i) => cerbosRequest(ds, c, i));
-          cerbos = (await run('check cerbos', cb, { 'content-type': 'application/json' }, { ...checkSpec, paths: ['/api/check/resources'], bodies: cerbosBodies })).median;
-          peers.cerbos = { check: cerbos, model_mismatches: wrong };
-        } finally {
-          await cb.proc.stop();
-        }
-      } catch (error) {
-        cerbosError = error instanceof Error ? error.message.split('\n').slice(0, 4).join(' | ') : String(error);
-      }
-    }
-    if (cerbosError) peers.cerbos = { error: cerbosError };
-    peers.express = express ? { check: express, check_on_app_listen: expressListen } : { error: expressError };
-    const check = rows.get('check')!;
-    check.vs_express = express && express.rps > 0 ? (check.rps ?? 0) / express.rps : null;
-    check.vs_cerbos = cerbos && cerbos.rps > 0 ? (check.rps ?? 0) / cerbos.rps : null;
-  }
-
-  if (selected.has('check_fixed_rate')) {
-    log('scenario check_fixed_rate');
-    const bodiesFile = join(workDir, 'check-bodies.json');
-    writeFileSync(bodiesFile, JSON.stringify(checkBodies));
-    const fixedRate = (label: string, url: string, headers: Record<string, string>) =>
-      measure(label, log, plan, (durationS) => openLoopInChild({ url, path: '/v1/check', headers, bodiesFile, rate: 1000, durationS }));
-    const fixed = (await withGrantd(databaseUrl, key, (api) => fixedRate('check_fixed_rate grantd', api.url, headersFor(api)))).median;
-    // The same load against the bare Express app: the floor of the load generator and of Node's HTTP layer.
-    peers.express_fixed_rate = (await withExpress((ex) => fixedRate('check_fixed_rate express', ex.url, grantdHeaders))).median;
-    const floor = peers.express_fixed_rate as RunStats;
-    record(
-      'check_fixed_rate',
-      fixed,
-      `offered 1,000/s open loop (one request due every millisecond, sent on any free connection without waiting for answers; generator in its own process); achieved ${fixed.rps.toFixed(0)}/s; the same load on bare Express: p50 ${fmt(floor.p50_ms)} p99 ${fmt(floor.p99_ms)} ms`,
-    );
-  }
-
-  if (selected.has('check_bulk_100')) {
-    log('scenario check_bulk_100 (grantd, then express)');
-    const bulkSpec: LoadSpec = { method: 'POST', paths: ['/v1/check/bulk'], bodies: bulkBodies, connections: 64 };
-    record('check_bulk_100', (await withGrantd(databaseUrl, key, (api) => run('check_bulk_100', api, headersFor(api), bulkSpec))).median, 'rps = bulk requests/s of 100 checks each, 64 connections');
-    try {
-      expressBulk = (await withExpress((ex) => run('check_bulk_100 express', ex, grantdHeaders, bulkSpec))).median;
-      peers.express_bulk = expressBulk;
-      const bulk = rows.get('check_bulk_100')!;
-      bulk.vs_express = expressBulk.rps > 0 ? (bulk.rps ?? 0) / expressBulk.rps : null;
-    } catch (error) {
-      log(`express bulk: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+      cerbosError = firstLine(error, 4);
     }
   }
+  if (cerbosError) peers.cerbos = { error: cerbosError };
+  peers.express = express ? { check: express, check_on_app_listen: expressListen } : { error: expressError };
+  const check = rows.get('check')!;
+  check.vs_express = express && express.rps > 0 ? (check.rps ?? 0) / express.rps : null;
+  check.vs_cerbos = cerbos && cerbos.rps > 0 ? (check.rps ?? 0) / cerbos.rps : null;
+}
 
-  if (selected.has('check') || selected.has('check_bulk_100')) {
-    const repeat = (poolSize: number, rps: number | null | undefined) => (rps ? `${(poolSize / rps).toFixed(1)} s` : '-');
-    note(
-      `load pools: ${checkBodies.length} distinct checks (check, check_fixed_rate, express, cerbos) and ${bulkBodies.length} distinct bulks of 100; ` +
-        `at the measured rates a check comes back after ${repeat(checkBodies.length, rows.get('check')?.rps)} (check) and a bulk after ${repeat(bulkBodies.length, rows.get('check_bulk_100')?.rps)}, against the 500 ms for which grantd caches the answers PostgreSQL gives`,
-    );
+/** Cerbos on the same checks: its answers to the mix against the reference model, then its rate. */
+async function measureCerbos(): Promise<void> {
+  const cb = await startCerbos(join(workDir, 'cerbos'), { 'document.yaml': cerbosPolicy() });
+  try {
+    let wrong = 0;
+    await pool(mix.keys(), 16, async (i) => {
+      const res = await fetch(`${cb.url}/api/check/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: cerbosRequest(ds, mix[i]!, i) });
+      if (!res.ok) throw new Error(`cerbos answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+      if (cerbosAllowed(await res.json(), mix[i]!.relation) !== mix[i]!.expected) wrong++;
+    });
+    log(`cerbos vs reference model on the check mix: ${wrong} disagreements`);
+    const cerbosBodies = loadChecks.map((c, i) => cerbosRequest(ds, c, i));
+    cerbos = (await runLoad('check cerbos', cb, { 'content-type': 'application/json' }, { ...checkSpec, paths: ['/api/check/resources'], bodies: cerbosBodies })).median;
+    peers.cerbos = { check: cerbos, model_mismatches: wrong };
+  } finally {
+    await cb.proc.stop();
   }
+}
 
-  const objectsSpec = (paths: string[]): LoadSpec => ({ method: 'GET', paths, connections: 8, timeoutS: 60 });
-  if (selected.has('objects_first_page')) {
-    log('scenario objects_first_page');
-    record('objects_first_page', (await withGrantd(databaseUrl, key, (api) => run('objects_first_page', api, headersFor(api), objectsSpec(WIDE_USERS.map((s) => objectsPath(s, 'viewer', 100)))))).median, `first page of 100 for ${wideReach}, 8 connections`);
-  }
+async function runCheckFixedRate({ databaseUrl, key }: DatasetContext): Promise<void> {
+  log('scenario check_fixed_rate');
+  const bodiesFile = join(workDir, 'check-bodies.json');
+  writeFileSync(bodiesFile, JSON.stringify(checkBodies));
+  const fixedRate = (label: string, url: string, headers: Record<string, string>) =>
+    measure(label, log, plan, (durationS) => openLoopInChild({ url, path: '/v1/check', headers, bodiesFile, rate: 1000, durationS }));
+  const fixed = (await withGrantd(databaseUrl, key, (api) => fixedRate('check_fixed_rate grantd', api.url, headersFor(api)))).median;
+  // The same load against the bare Express app: the floor of the load generator and of Node's HTTP layer.
+  peers.express_fixed_rate = (await withExpress((ex) => fixedRate('check_fixed_rate express', ex.url, grantdHeaders(key)))).median;
+  const floor = peers.express_fixed_rate as RunStats;
+  record(
+    'check_fixed_rate',
+    fixed,
+    `offered 1,000/s open loop (one request due every millisecond, sent on any free connection without waiting for answers; generator in its own process); achieved ${fixed.rps.toFixed(0)}/s; the same load on bare Express: p50 ${fmt(floor.p50_ms)} p99 ${fmt(floor.p99_ms)} ms`,
+  );
+}
 
-  if (selected.has('objects_walk')) {
-    log('scenario objects_walk');
-    let perWalk = { objects: 0, pages: 0 };
-    const walked = (await withGrantd(databaseUrl, key, (api) =>
-      measure('objects_walk', log, plan, async (d) => {
-        const r = await walkFor(api, WIDE_USERS, 1000, d);
-        perWalk = { objects: Math.round(r.objectsPerWalk), pages: Math.round(r.pagesPerWalk) };
-        return r;
-      }),
-    )).median;
-    record('objects_walk', walked, `rps = objects/s walking whole listings of the ${wideReach} (${perWalk.objects} objects in ${perWalk.pages} pages of up to 1000 per walk, one client, one page after another; one walk takes ${walked.rps > 0 ? (perWalk.objects / walked.rps).toFixed(2) : '-'} s); p* = per page`);
+async function runCheckBulk({ databaseUrl, key }: DatasetContext): Promise<void> {
+  log('scenario check_bulk_100 (grantd, then express)');
+  const bulkSpec: LoadSpec = { method: 'POST', paths: ['/v1/check/bulk'], bodies: bulkBodies, connections: 64 };
+  record('check_bulk_100', (await withGrantd(databaseUrl, key, (api) => runLoad('check_bulk_100', api, headersFor(api), bulkSpec))).median, 'rps = bulk requests/s of 100 checks each, 64 connections');
+  try {
+    expressBulk = (await withExpress((ex) => runLoad('check_bulk_100 express', ex, grantdHeaders(key), bulkSpec))).median;
+    peers.express_bulk = expressBulk;
+    const bulk = rows.get('check_bulk_100')!;
+    bulk.vs_express = expressBulk.rps > 0 ? (bulk.rps ?? 0) / expressBulk.rps : null;
+  } catch (error) {
+    log(`express bulk: ${firstLine(error)}`);
   }
+}
 
-  if (selected.has('objects_page_1m')) {
-    if (ds.sizes.allGroup && deepCursors.length > 0) {
-      log('scenario objects_page_1m');
-      record('objects_page_1m', (await withGrantd(databaseUrl, key, (api) => run('objects_page_1m', api, headersFor(api), objectsSpec(deepCursors.map((c) => objectsPath('group:all', 'viewer', 100, c)))))).median, 'a page of 100 deep in the listing of group:all (1,000,000 documents), 8 connections');
-    } else {
-      record('objects_page_1m', null, ds.sizes.allGroup ? 'no deep cursor could be obtained (see notes)' : 'size L only');
-    }
-  }
+/** How soon a check or a bulk of the load pools comes back, against the time grantd caches answers. */
+function noteLoadPools(): void {
+  const repeat = (poolSize: number, rps: number | null | undefined) => (rps ? `${(poolSize / rps).toFixed(1)} s` : '-');
+  note(
+    `load pools: ${checkBodies.length} distinct checks (check, check_fixed_rate, express, cerbos) and ${bulkBodies.length} distinct bulks of 100; ` +
+      `at the measured rates a check comes back after ${repeat(checkBodies.length, rows.get('check')?.rps)} (check) and a bulk after ${repeat(bulkBodies.length, rows.get('check_bulk_100')?.rps)}, against the 500 ms for which grantd caches the answers PostgreSQL gives`,
+  );
+}
 
-  if (selected.has('grant_batch_write')) {
-    log('scenario grant_batch_write');
-    let writeOffset = 0;
-    const written = (await withGrantd(databaseUrl, key, (api) =>
-      measure('grant_batch_write', log, plan, (d) => {
-        const offset = writeOffset;
-        writeOffset += 1_000_000;
-        return cannon(api.url, headersFor(api), { method: 'POST', paths: ['/v1/grants/batch'], bodies: (i) => writeBody(offset + i), connections: 8 }, d);
-      }),
-    )).median;
-    record('grant_batch_write', written, `rps = batch calls/s of ${WRITE_BATCH} new grants each (${Math.round(written.rps * WRITE_BATCH)} grants/s), 8 connections`);
+async function runObjectsFirstPage({ databaseUrl, key }: DatasetContext): Promise<void> {
+  log('scenario objects_first_page');
+  record('objects_first_page', (await withGrantd(databaseUrl, key, (api) => runLoad('objects_first_page', api, headersFor(api), objectsSpec(wideUsers.map((s) => objectsPath(s, 'viewer', 100)))))).median, `first page of 100 for ${wideReach}, 8 connections`);
+}
+
+async function runObjectsWalk({ databaseUrl, key }: DatasetContext): Promise<void> {
+  log('scenario objects_walk');
+  let perWalk = { objects: 0, pages: 0 };
+  const walked = (await withGrantd(databaseUrl, key, (api) =>
+    measure('objects_walk', log, plan, async (d) => {
+      const r = await walkFor(api, wideUsers, 1000, d);
+      perWalk = { objects: Math.round(r.objectsPerWalk), pages: Math.round(r.pagesPerWalk) };
+      return r;
+    }),
+  )).median;
+  record('objects_walk', walked, `rps = objects/s walking whole listings of the ${wideReach} (${perWalk.objects} objects in ${perWalk.pages} pages of up to 1000 per walk, one client, one page after another; one walk takes ${walked.rps > 0 ? (perWalk.objects / walked.rps).toFixed(2) : '-'} s); p* = per page`);
+}
+
+/** objects_page_1m: a page deep in group:all's listing (size L only). */
+async function runObjectsDeepPage({ databaseUrl, key, deepCursors }: DatasetContext): Promise<void> {
+  if (!ds.sizes.allGroup || deepCursors.length === 0) {
+    record('objects_page_1m', null, ds.sizes.allGroup ? 'no deep cursor could be obtained (see notes)' : 'size L only');
+    return;
   }
-  if (graphLoads.length > 0) {
-    const sorted = [...graphLoads].sort((a, b) => a - b);
-    note(
-      `grants in memory: each fresh grantd held the tenant's grants ${sorted[0]!.toFixed(1)} to ${sorted.at(-1)!.toFixed(1)} s after its first check ` +
-        `(${graphLoads.length} processes; waited for before the warm-up, PostgreSQL answers until then)`,
-    );
-  }
+  log('scenario objects_page_1m');
+  record('objects_page_1m', (await withGrantd(databaseUrl, key, (api) => runLoad('objects_page_1m', api, headersFor(api), objectsSpec(deepCursors.map((c) => objectsPath('group:all', 'viewer', 100, c)))))).median, 'a page of 100 deep in the listing of group:all (1,000,000 documents), 8 connections');
+}
+
+async function runGrantBatchWrite({ databaseUrl, key }: DatasetContext): Promise<void> {
+  log('scenario grant_batch_write');
+  let writeOffset = 0;
+  const written = (await withGrantd(databaseUrl, key, (api) =>
+    measure('grant_batch_write', log, plan, (d) => {
+      const offset = writeOffset;
+      writeOffset += 1_000_000;
+      return cannon(api.url, headersFor(api), { method: 'POST', paths: ['/v1/grants/batch'], bodies: (i) => writeBody(offset + i), connections: 8 }, d);
+    }),
+  )).median;
+  record('grant_batch_write', written, `rps = batch calls/s of ${WRITE_BATCH} new grants each (${Math.round(written.rps * WRITE_BATCH)} grants/s), 8 connections`);
+}
+
+function noteGraphLoads(): void {
+  const sorted = [...graphLoads].sort((a, b) => a - b);
+  note(
+    `grants in memory: each fresh grantd held the tenant's grants ${sorted[0]!.toFixed(1)} to ${sorted.at(-1)!.toFixed(1)} s after its first check ` +
+      `(${graphLoads.length} processes; waited for before the warm-up, PostgreSQL answers until then)`,
+  );
 }
 
 // ------------------------------------------------------------------ report
+const ratio = (a: number | null | undefined, b: number | null | undefined) => (a && b ? a / b : null);
+const reportedRows = () => SCENARIOS.filter((n) => rows.has(n)).map((n) => rows.get(n)!);
+
+/** The table, the targets and the notes to stdout; the results to the --out JSON file. */
 function report(): void {
-  const ratio = (a: number | null | undefined, b: number | null | undefined) => (a && b ? a / b : null);
-  const scenarios = SCENARIOS.filter((n) => rows.has(n)).map((n) => rows.get(n)!);
+  const out = [...resultTable(), '', 'targets:', ...targetLines()];
+  if (mismatches.length > 0) out.push('first mismatches with SpiceDB:', ...mismatches.slice(0, 10).map((m) => `  ${m}`));
+  if (notes.length > 0) out.push('notes:', ...notes.map((n) => `  - ${n}`));
+  out.push(`wall time: ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  process.stdout.write(`${out.join('\n')}\n`);
+  writeResults();
+}
+
+/** A row per scenario run, then the peers. */
+function resultTable(): string[] {
+  const scenarios = reportedRows();
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(20) : c.padStart(10))).join(' ');
   const out: string[] = [];
   out.push('', `grantd benchmark, dataset ${size}${args.quick ? ' (--quick)' : ''}, ${plan.runs} runs of ${plan.durationS} s after ${plan.warmupS} s warm-up, medians`);
@@ -528,12 +631,16 @@ function report(): void {
   out.push(cerbos ? line(['(peer) cerbos check', fmt(cerbos.rps, 1), fmt(cerbos.p50_ms), fmt(cerbos.p95_ms), fmt(cerbos.p99_ms), String(cerbos.errors), '', '']) : `(peer) cerbos: null (${cerbosError})`);
   out.push(spice ? `(peer) spicedb (embedded, in-memory, in-process FFI): ${spice.relationships} relationships loaded in ${spice.load_s.toFixed(1)} s, ${spice.rss_mb} MB; ${spice.single_checks_per_s.toFixed(1)} checks/s single, ${spice.bulk_checks_per_s.toFixed(1)} checks/s in bulks of 100; ${listings.length} lookups in ${spice.listing_s.toFixed(1)} s` : `(peer) spicedb: null (${spiceError})`);
   for (const r of scenarios) if (r.note) out.push(`  ${r.name}: ${r.note}`);
+  return out;
+}
 
+/** Each target of bench/README.md, with whether this run met it. */
+function targetLines(): string[] {
   const c = rows.get('check');
   const errorsIn = (...names: ScenarioName[]) => names.reduce((sum, n) => sum + (rows.get(n)?.errors ?? 0), 0);
   const target = (label: string, value: number | null, goal: string, ok: (v: number) => boolean, digits = 2, errors = 0) =>
     `  ${label.padEnd(48)} ${(value === null ? 'n/a' : value.toFixed(digits)).padStart(8)}  (target ${goal}) ${value === null ? '' : ok(value) ? 'MET' : 'NOT MET'}${errors > 0 ? `, but ${errors} errors in the runs: not meaningful` : ''}`;
-  out.push('', 'targets:');
+  const out: string[] = [];
   out.push(target('check rps / express rps', ratio(c?.rps, express?.rps), '>= 0.5', (v) => v >= 0.5, 2, errorsIn('check') + (express?.errors ?? 0)));
   out.push(target('check rps / cerbos rps', ratio(c?.rps, cerbos?.rps), '>= 1', (v) => v >= 1, 2, errorsIn('check') + (cerbos?.errors ?? 0)));
   out.push(target('check_fixed_rate p99 ms', rows.get('check_fixed_rate')?.p99_ms ?? null, '< 5', (v) => v < 5, 2, errorsIn('check_fixed_rate')));
@@ -546,11 +653,11 @@ function report(): void {
   // B's failed requests are part of what this ratio measures (p99UnderA), not a flaw of the run.
   out.push(target('noisy_neighbour: B p99 under A / B p99 alone', noisy ? ratio(p99UnderA(noisy), noisy.alone.p99_ms) : null, '<= 3', (v) => v <= 3, 2, noisy?.alone.errors ?? 0));
   out.push(target("noisy_neighbour: B's 503s (alone and under A)", noisy ? (noisy.alone.statuses?.['503'] ?? 0) + (noisy.underA.statuses?.['503'] ?? 0) : null, '0', (v) => v === 0, 0));
-  if (mismatches.length > 0) out.push('first mismatches with SpiceDB:', ...mismatches.slice(0, 10).map((m) => `  ${m}`));
-  if (notes.length > 0) out.push('notes:', ...notes.map((n) => `  - ${n}`));
-  out.push(`wall time: ${((performance.now() - t0) / 1000).toFixed(0)} s`);
-  process.stdout.write(`${out.join('\n')}\n`);
+  return out;
+}
 
+function writeResults(): void {
+  const scenarios = reportedRows();
   const round = (x: number | null) => (x === null ? null : Math.round(x * 1000) / 1000);
   const json = {
     dataset: size,

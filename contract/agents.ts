@@ -6,7 +6,7 @@ import { requires } from './scopes.ts';
 
 const c = initContract();
 
-export const USER_SUBJECT_PATTERN = new RegExp(`^user:${ID_PATTERN.source.slice(1, -1)}$`);
+const USER_SUBJECT_PATTERN = new RegExp(`^user:${ID_PATTERN.source.slice(1, -1)}$`);
 
 export const CreateAgentSchema = z
   .object({
@@ -29,7 +29,7 @@ export const AgentSchema = z.object({
   created_at: TimestampSchema,
 });
 
-export const AgentPathSchema = z.object({ external_id: PathIdSchema });
+const AgentPathSchema = z.object({ external_id: PathIdSchema });
 
 export const agentsContract = c.router({
   create: {

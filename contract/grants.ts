@@ -18,7 +18,7 @@ const c = initContract();
 
 export const GrantSchema = TripleSchema.extend({ created_at: TimestampSchema });
 
-export const ListGrantsQuerySchema = z
+const ListGrantsQuerySchema = z
   .object({
     subject: SubjectSchema.optional(),
     relation: RelationSchema.optional(),

@@ -24,9 +24,7 @@ export const contract = c.router(
   { pathPrefix: '/v1', strictStatusCodes: true },
 );
 
-export type Contract = typeof contract;
 export * from './problems.ts';
 export * from './schemas.ts';
 export * from './scopes.ts';
 export * from './oauth.ts';
-export { NamespaceSchema, RelationsSchema, INCLUDE_PATTERN } from './namespaces.ts';

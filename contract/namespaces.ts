@@ -19,7 +19,7 @@ export const MODEL_LIMITS = {
   compiledRowsPerTenant: 10_000,
 } as const;
 
-export const INCLUDE_PATTERN = /^[a-z][a-z0-9_]{0,62}(->[a-z][a-z0-9_]{0,62})?$/;
+const INCLUDE_PATTERN = /^[a-z][a-z0-9_]{0,62}(->[a-z][a-z0-9_]{0,62})?$/;
 
 export const RelationDefinitionSchema = z
   .object({
@@ -31,7 +31,7 @@ export const RelationDefinitionSchema = z
   })
   .strict();
 
-export const RelationsSchema = z
+const RelationsSchema = z
   .record(NameSchema, RelationDefinitionSchema)
   .refine((r) => Object.keys(r).length <= MODEL_LIMITS.relationsPerNamespace, {
     message: `at most ${MODEL_LIMITS.relationsPerNamespace} relations per namespace`,

@@ -6,7 +6,7 @@ import { requires } from './scopes.ts';
 
 const c = initContract();
 
-export const ListObjectsQuerySchema = z
+const ListObjectsQuerySchema = z
   .object({
     namespace: NameSchema.describe('Namespace to list within'),
     subject: SubjectSchema,

@@ -111,7 +111,7 @@ export const ValidationIssueSchema = z.object({
 });
 
 /** The RFC 7807 body, its `type` narrowed to the given problem types. */
-export function problemSchema<const T extends ProblemTypes>(types: T) {
+function problemSchema<const T extends ProblemTypes>(types: T) {
   return z
     .object({
       type: z.enum(types as unknown as [T[number], ...T[number][]]).describe('Short, stable identifier of the problem'),
@@ -123,7 +123,7 @@ export function problemSchema<const T extends ProblemTypes>(types: T) {
     .describe('RFC 7807 problem');
 }
 
-export const ProblemSchema = problemSchema(Object.keys(PROBLEMS) as unknown as [ProblemType, ...ProblemType[]]);
+const ProblemSchema = problemSchema(Object.keys(PROBLEMS) as unknown as [ProblemType, ...ProblemType[]]);
 export type Problem = z.infer<typeof ProblemSchema>;
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import type { OpenAPIObject } from 'openapi3-ts/oas30';
-import { buildOpenApiDocument } from './openapi-document.ts';
+import { buildOpenApiDocument } from './openapi/document.ts';
 import { packageRoot } from '../src/package-root.ts';
 
 // `npm run generate`: writes generated/openapi.json (served at GET /openapi.json) and

@@ -85,9 +85,7 @@ export const EnvSchema = z.object({
     )
     .transform((value) => (/^[0-9]+$/.test(value) ? Number(value) : value))
     .optional(),
-  // Grants (and agents) a process holds in memory: about 225 MB in the benchmark's shape (measured:
-  // ~75 bytes a grant, indexed both ways), up to ~900 MB when every grant names a new subject and
-  // object (~300 bytes a grant).
+  // Grants (and agents) a process holds in memory; what a grant costs: docs/decisions.md#grants-held-in-memory.
   GRANTD_GRAPH_MEMORY: nonNegativeInt('GRANTD_GRAPH_MEMORY').default('3000000'),
   // Its default is the engine's (engine/budget.ts tells why): the engine reads no environment.
   GRANTD_CHECK_BUDGET: optionalPositiveInt('GRANTD_CHECK_BUDGET').default(String(DEFAULT_CHECK_BUDGET)),

@@ -8,8 +8,9 @@ import type { AppDeps } from './http/context.ts';
 import { connect } from './store/db.ts';
 import { Metrics } from './http/metrics.ts';
 import { startEmbedded } from './store/embedded.ts';
-import { SchemaCache, SqlGraphStore } from './store/graph.ts';
-import { MemoryGraphs } from './store/graph-memory.ts';
+import { CheckRouter } from './store/check-router.ts';
+import { SchemaCache } from './store/schema-cache.ts';
+import { HeldTenants } from './store/held-tenants.ts';
 import { createLimits } from './rate-limits.ts';
 import { openGraphPool } from './store/graph-statements.ts';
 
@@ -59,25 +60,25 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
     logger,
   );
   const schemas = new SchemaCache(db);
-  const graphs = new MemoryGraphs(pool, { maxGrants: options.graphMemory ?? DEFAULT_CONFIG.GRANTD_GRAPH_MEMORY, maxAgeMs: FRESHNESS_MS }, logger);
-  const store = new SqlGraphStore(graphPool, schemas, graphs, {
+  const heldTenants = new HeldTenants(pool, { maxGrants: options.graphMemory ?? DEFAULT_CONFIG.GRANTD_GRAPH_MEMORY, maxAgeMs: FRESHNESS_MS }, logger);
+  const checker = new CheckRouter(graphPool, schemas, heldTenants, {
     checkBudget: options.checkBudget,
     tenantPoolShare: options.tenantPoolShare,
   });
-  const caches = { schemas, engine: new AuthorizationEngine(store), keys: new KeyVerifier(db) };
+  const caches = { schemas, engine: new AuthorizationEngine(checker), keys: new KeyVerifier(db) };
   return {
     db,
     close: async () => {
-      await graphs.close();
+      await heldTenants.close();
       await limits.close();
       await close();
       await graphPool.end();
     },
-    metrics: new Metrics({ db: pool, graph: graphPool }, graphs, primary ? () => primary.metrics() : undefined),
+    metrics: new Metrics({ db: pool, graph: graphPool }, heldTenants, primary ? () => primary.metrics() : undefined),
     limits,
     trustProxy: options.trustProxy ?? false,
     ...caches,
-    graphs,
+    heldTenants,
     announce: async (change: Change) => {
       forgetBefore(caches, change);
       await primary?.announce(change);

@@ -13,7 +13,7 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-export const SECRET_PREFIX = 'svc_live_';
+const SECRET_PREFIX = 'svc_live_';
 /** 43 base62 characters carry 256 random bits (docs/api.md#api-keys). */
 const SECRET_RANDOM_LENGTH = 43;
 /** Lists show, and lookups start from, the first 17 characters: `svc_live_` and 8 more. */

@@ -1,13 +1,14 @@
 import type { Config } from '../config.ts';
+import { createdKeyBody } from '../http/bodies.ts';
 import { createLogger, openDatabase } from '../runtime.ts';
 import { connect } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { createTenant, type CreatedTenant } from '../store/tenants.ts';
 
 /** The JSON docs/api.md#tenants gives for `grantd tenant create --json`. */
-export const tenantJson = ({ tenant, key }: CreatedTenant) => ({
+const tenantJson = ({ tenant, key }: CreatedTenant) => ({
   tenant: { id: tenant.id, name: tenant.name },
-  key: { id: key.id, prefix: key.prefix, secret: key.secret, label: key.label, scopes: key.scopes, created_at: key.createdAt.toISOString() },
+  key: createdKeyBody(key),
 });
 
 export function printAdminKey(created: CreatedTenant, write: (text: string) => void): void {

@@ -94,7 +94,7 @@ export function parseRetryAfter(value: string | null | undefined, now: number = 
 }
 
 /** Exponential backoff with equal jitter before retry number `retry` (1-based). */
-export function backoffMs(retry: number, policy: RetryPolicy, random: () => number): number {
+function backoffMs(retry: number, policy: RetryPolicy, random: () => number): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }

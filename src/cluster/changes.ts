@@ -1,6 +1,6 @@
 import type { KeyVerifier } from '../auth/verifier.ts';
 import type { AuthorizationEngine } from '../engine/engine.ts';
-import type { SchemaCache } from '../store/graph.ts';
+import type { SchemaCache } from '../store/schema-cache.ts';
 
 /** A committed write that the caches of every process serving the API must take into account ('grants' covers agents, which are checked like grants). */
 export type Change = { kind: 'grants'; tenantId: string } | { kind: 'namespaces'; tenantId: string } | { kind: 'keys' };

@@ -10,12 +10,10 @@ const RESTART_DELAY_MS = 1_000;
 const STOP_TIMEOUT_MS = 15_000;
 /**
  * V8 flags of every worker. V8's memory reducer shrinks the heap with a full, compacting collection
- * at the latest 100 s after the last one (its watchdog), whatever the load. After a tenant's grants
- * were loaded (dataset L: ~230 MB of the load's garbage a worker) that was a 20-55 ms pause, in
- * every worker at the same moment since they load together, and the p99 at 1,000 checks/s went
- * from ~2 to 5-24 ms. Garbage is still collected as usual; the heap just does not shrink on a timer.
+ * at the latest 100 s after the last one, whatever the load: a long pause in every worker at once
+ * after they load a tenant together (docs/decisions.md#no-memory-reducer).
  */
-export const WORKER_V8_FLAGS = ['--no-memory-reducer'];
+const WORKER_V8_FLAGS = ['--no-memory-reducer'];
 
 /**
  * The primary of `grantd serve` with GRANTD_WORKERS > 1. It serves no request: the workers share

@@ -6,8 +6,8 @@ import { DomainError } from '../errors.ts';
  * arrows (once per pair and arrow relation). Both walks count the same steps and compare them with
  * the budget once a level is expanded, so both refuse the same checks. Real models take tens; a dense
  * fan-out graph (every object the parent of every other, several arrows per relation) millions, at
- * ~0.05 us a step in memory: the default bounds a check near a millisecond of the event loop.
- * The default of GRANTD_CHECK_BUDGET (src/config.ts).
+ * ~0.05 us a step in memory: the default bounds a check near a millisecond of the event loop
+ * (docs/decisions.md#one-work-budget-for-both-walks). The default of GRANTD_CHECK_BUDGET (src/config.ts).
  */
 export const DEFAULT_CHECK_BUDGET = 25_000;
 

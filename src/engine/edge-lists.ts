@@ -1,8 +1,8 @@
 /**
  * Per node, a list of (relation, other node) pairs, all lists in one Int32Array. Millions of small
  * JS arrays would cost every garbage collection of the process, young ones included, time in
- * proportion to their number (measured: a scavenge took 1.5 ms with 2.7 million grants held that
- * way, 0.5 ms with their ids alone); typed arrays hold no pointers for the collector to trace.
+ * proportion to their number; typed arrays hold no pointers for the collector to trace
+ * (docs/decisions.md#grants-held-in-memory).
  *
  * A list lives in a slab of the arena whose capacity is a power of two, moved to one twice as large
  * when full; freed slabs are reused by size. Pairs are unordered: a short list is scanned, and a

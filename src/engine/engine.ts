@@ -1,37 +1,30 @@
 import type { z } from 'zod';
 import type { BulkCheckResultSchema } from '../../contract/check.ts';
 import { DomainError } from '../errors.ts';
-import { parseRef, type Ref } from './refs.ts';
+import { parseRef, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 
-/** One check the store evaluates: does `subject` (or a group it is a direct member of) hold `relation` on `object`? */
-export interface GraphQuery {
-  subject: Ref;
-  relation: string;
-  object: Ref;
-}
-
-/** What the engine needs from persistence; every call is confined to one tenant. */
-export interface GraphStore {
-  /** The tenant's namespaces, compiled, as loaded less than `maxAgeMs` ago (default: the store's freshness bound). */
+/**
+ * What the engine asks of a tenant's grants and namespaces: the one interface of the check path
+ * (src/store/check-router.ts composes it: docs/decisions.md#the-path-of-one-check). Every call is
+ * confined to one tenant.
+ */
+export interface Checker {
+  /** The tenant's namespaces, compiled, as loaded less than `maxAgeMs` ago (default: the freshness bound). */
   schema(tenantId: string, options?: { maxAgeMs?: number }): Promise<CompiledSchema>;
   /**
    * For each query, whether it is allowed (the graph, and for an agent subject its registration and
    * scope mask, read from one state of the tenant), or the check-too-complex problem of a query past
    * its work budget; at most one round trip for the lot.
    */
-  evaluate(tenantId: string, schema: CompiledSchema, queries: readonly GraphQuery[]): Promise<GraphAnswer[]>;
+  check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckAnswer[]>;
   /**
    * Ids of `namespace` objects on which `subject` holds `relation`, ascending, after `after`, at
    * most `limit`, found by walking forwards from the subject (none for an agent its masks refuse,
    * read from the same state); null when the subject holds more than `budget` (object, relation)
    * pairs in all, which the walk does not go past.
    */
-  reachable(
-    tenantId: string,
-    schema: CompiledSchema,
-    query: { subject: Ref; namespace: string; relation: string; after: string | null; limit: number; budget: number },
-  ): Promise<string[] | null>;
+  reachable(tenantId: string, schema: CompiledSchema, query: ReachableQuery): Promise<string[] | null>;
   /** Distinct ids of `namespace` objects named by some grant, ascending, after `after`, at most `limit`. */
   objectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]>;
   /** This node changed the tenant's data (committed): nothing read before may answer for it. */
@@ -40,8 +33,18 @@ export interface GraphStore {
   pairsPerCheck(tenantId: string): number;
 }
 
+/** A listing walk: see Checker.reachable. */
+export interface ReachableQuery {
+  subject: Ref;
+  namespace: string;
+  relation: string;
+  after: string | null;
+  limit: number;
+  budget: number;
+}
+
 /** What the graph says of one query: allowed or not, or why it was not answered. */
-export type GraphAnswer = boolean | DomainError;
+export type CheckAnswer = boolean | DomainError;
 
 export interface CheckInput {
   subject: string;
@@ -54,7 +57,7 @@ type BulkItemErrorType = NonNullable<BulkResult['error']>['type'];
 
 /**
  * The authorization graph: docs/model.md#what-a-check-means. Validation and the choice of queries
- * live here; the graph walk and the agent scope masks, read from one state of the tenant, are the store's.
+ * live here; the graph walk and the agent scope masks, read from one state of the tenant, are the Checker's.
  */
 export class AuthorizationEngine {
   /** How much a listing walks forwards from a subject before it looks at candidates instead. */
@@ -63,7 +66,7 @@ export class AuthorizationEngine {
   private readonly maxListingBudget: number;
 
   constructor(
-    readonly store: GraphStore,
+    readonly checker: Checker,
     { listingBudget = 10_000, maxListingBudget = 200_000 } = {},
   ) {
     this.listingBudget = listingBudget;
@@ -72,11 +75,30 @@ export class AuthorizationEngine {
 
   /** Forgets the answers derived from the tenant's data: every write on this node calls it once committed. */
   invalidate(tenantId: string): void {
-    this.store.invalidate(tenantId);
+    this.checker.invalidate(tenantId);
   }
 
-  private schemaWith(tenantId: string, namespaces: Iterable<string>): Promise<CompiledSchema> {
-    return schemaKnowing(this.store, tenantId, namespaces);
+  /**
+   * The compiled schema, reloaded when it lacks one of `namespaces` (it may be new on another node)
+   * unless it was loaded within ABSENT_RECHECK_MS: requests naming a namespace that does not exist
+   * cost at most one reload per tenant in that time, however many there are.
+   */
+  private async schemaWith(tenantId: string, namespaces: Iterable<string>): Promise<CompiledSchema> {
+    const schema = await this.checker.schema(tenantId);
+    for (const ns of namespaces) {
+      if (!schema.namespace(ns)) return this.checker.schema(tenantId, { maxAgeMs: ABSENT_RECHECK_MS });
+    }
+    return schema;
+  }
+
+  /** Parses triples (grants to write or delete); with `validate`, also requires each object's namespace and relation to exist. */
+  async parseTriples(tenantId: string, inputs: readonly CheckInput[], validate: boolean): Promise<Triple[]> {
+    const triples = inputs.map(parseTriple);
+    if (validate) {
+      const schema = await this.schemaWith(tenantId, triples.map((t) => t.object.ns));
+      for (const t of triples) schema.assertRelation(t.object.ns, t.relation);
+    }
+    return triples;
   }
 
   async check(tenantId: string, input: CheckInput): Promise<boolean> {
@@ -93,11 +115,7 @@ export class AuthorizationEngine {
     inputs: readonly CheckInput[],
     { throwItemErrors }: { throwItemErrors: boolean },
   ): Promise<BulkResult[]> {
-    const queries = inputs.map((input) => ({
-      subject: parseRef(input.subject, 'subject'),
-      relation: input.relation,
-      object: parseRef(input.object, 'object'),
-    }));
+    const queries = inputs.map(parseTriple);
     const schema = await this.schemaWith(tenantId, new Set(queries.map((q) => q.object.ns)));
 
     const results: BulkResult[] = new Array(queries.length);
@@ -115,7 +133,7 @@ export class AuthorizationEngine {
       }
       toEvaluate.push(index);
     });
-    const evaluated = toEvaluate.length > 0 ? await this.store.evaluate(tenantId, schema, toEvaluate.map((i) => queries[i]!)) : [];
+    const evaluated = toEvaluate.length > 0 ? await this.checker.check(tenantId, schema, toEvaluate.map((i) => queries[i]!)) : [];
     toEvaluate.forEach((queryIndex, answerIndex) => {
       const answer = evaluated[answerIndex]!;
       if (typeof answer === 'boolean') results[queryIndex] = { allowed: answer };
@@ -134,7 +152,7 @@ export class AuthorizationEngine {
     schema.assertRelation(query.namespace, query.relation);
     const page = { subject, namespace: query.namespace, relation: query.relation, after: query.after, limit: query.limit + 1 };
     const ids =
-      (await this.store.reachable(tenantId, schema, { ...page, budget: this.listingBudget })) ??
+      (await this.checker.reachable(tenantId, schema, { ...page, budget: this.listingBudget })) ??
       (await this.scanCandidates(tenantId, schema, page));
     return { ids: ids.slice(0, query.limit), more: ids.length > query.limit };
   }
@@ -150,15 +168,15 @@ export class AuthorizationEngine {
   private async scanCandidates(
     tenantId: string,
     schema: CompiledSchema,
-    page: { subject: Ref; namespace: string; relation: string; after: string | null; limit: number },
+    page: Omit<ReachableQuery, 'budget'>,
   ): Promise<string[]> {
     const found: string[] = [];
     let after = page.after;
     let checked = 0;
     let walked = false;
     for (let batch = Math.min(page.limit, FIRST_CANDIDATE_BATCH); found.length < page.limit; batch = Math.min(batch * 2, MAX_CANDIDATE_BATCH)) {
-      const candidates = await this.store.objectIds(tenantId, page.namespace, after, batch);
-      const allowed = await this.store.evaluate(
+      const candidates = await this.checker.objectIds(tenantId, page.namespace, after, batch);
+      const allowed = await this.checker.check(
         tenantId,
         schema,
         candidates.map((id) => ({ subject: page.subject, relation: page.relation, object: { ns: page.namespace, id } })),
@@ -172,13 +190,13 @@ export class AuthorizationEngine {
       after = candidates.at(-1)!;
       checked += candidates.length;
       const checksLeft = found.length > 0 ? ((page.limit - found.length) * checked) / found.length : Infinity;
-      const pairsPerCheck = this.store.pairsPerCheck(tenantId);
+      const pairsPerCheck = this.checker.pairsPerCheck(tenantId);
       if (!walked && this.maxListingBudget > this.listingBudget && checksLeft * pairsPerCheck > this.listingBudget) {
         // At least twice the first walk: it reached further than that, and ids cluster, so the
         // density seen so far may flatter the scan.
         walked = true;
         const budget = Math.floor(Math.min(this.maxListingBudget, Math.max(checksLeft * pairsPerCheck, 2 * this.listingBudget)));
-        const ids = await this.store.reachable(tenantId, schema, { ...page, budget });
+        const ids = await this.checker.reachable(tenantId, schema, { ...page, budget });
         if (ids) return ids;
       }
     }
@@ -186,45 +204,16 @@ export class AuthorizationEngine {
   }
 }
 
+const parseTriple = (input: CheckInput): Triple => ({
+  subject: parseRef(input.subject, 'subject'),
+  relation: input.relation,
+  object: parseRef(input.object, 'object'),
+});
+
 /** The first batch of candidates: enough for a page of 100 from a subject that reaches densely. */
 const FIRST_CANDIDATE_BATCH = 128;
 /** The most candidates checked in one statement while paging through a namespace. */
 const MAX_CANDIDATE_BATCH = 1000;
-
-/** A grant to write, parsed and checked against the tenant's namespaces. */
-export interface ParsedTriple {
-  subject: Ref;
-  relation: string;
-  object: Ref;
-}
-
-/** Parses triples; with `validate`, also requires each object's namespace and relation to exist. */
-export async function parseTriples(
-  store: GraphStore,
-  tenantId: string,
-  inputs: readonly CheckInput[],
-  validate: boolean,
-): Promise<ParsedTriple[]> {
-  const triples = inputs.map((t) => ({ subject: parseRef(t.subject, 'subject'), relation: t.relation, object: parseRef(t.object, 'object') }));
-  if (validate) {
-    const schema = await schemaKnowing(store, tenantId, triples.map((t) => t.object.ns));
-    for (const t of triples) schema.assertRelation(t.object.ns, t.relation);
-  }
-  return triples;
-}
-
-/**
- * The compiled schema, reloaded when it lacks one of `namespaces` (it may be new on another node)
- * unless it was loaded within ABSENT_RECHECK_MS: requests naming a namespace that does not exist
- * cost at most one reload per tenant in that time, however many there are.
- */
-async function schemaKnowing(store: GraphStore, tenantId: string, namespaces: Iterable<string>): Promise<CompiledSchema> {
-  const schema = await store.schema(tenantId);
-  for (const ns of namespaces) {
-    if (!schema.namespace(ns)) return store.schema(tenantId, { maxAgeMs: ABSENT_RECHECK_MS });
-  }
-  return schema;
-}
 
 /** How long a namespace found absent is taken to be absent (well within the freshness bound). */
 const ABSENT_RECHECK_MS = 100;

@@ -3,19 +3,12 @@ import type { DomainError } from '../errors.ts';
 import { DEFAULT_CHECK_BUDGET, isCheckTooComplex, overBudget } from './budget.ts';
 import type { CheckTurns } from './check-time.ts';
 import { EdgeLists } from './edge-lists.ts';
-import type { GraphQuery } from './engine.ts';
-import { MEMBER_RELATION, type Ref } from './refs.ts';
+import type { ReachableQuery } from './engine.ts';
+import { MEMBER_RELATION, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 
 /** Longest chain of arrows (`T->R`) a check follows (docs/model.md#arrows). */
 export const MAX_ARROW_DEPTH = 16;
-
-/** A grant as the index holds it. */
-export interface IndexedGrant {
-  subject: Ref;
-  relation: string;
-  object: Ref;
-}
 
 /**
  * From how many pairs a node's list gets a map to its pairs. A check asks the object side whether
@@ -46,10 +39,11 @@ interface SchemaTables {
 }
 
 /**
- * One tenant's grants in memory, indexed both ways: from an object to its relations and their
- * holders (a check walks backwards from the object) and from a subject to its relations and their
- * objects (a listing walks forwards from the subject; its groups are its `member` objects).
- * `check` answers exactly what the store's check statement answers (CHECK_SQL), and `reachable`
+ * One tenant's grants in memory (a held tenant's index, src/store/held-tenants.ts), indexed both
+ * ways: from an object to its relations and their holders (a check walks backwards from the
+ * object) and from a subject to its relations and their objects (a listing walks forwards from the
+ * subject; its groups are its `member` objects).
+ * `check` answers exactly what SqlChecker's check statement answers (CHECK_SQL), and `reachable`
  * what its listing walk answers (REACHABLE_SQL), without a round trip.
  *
  * Every subject and object is a node, a small integer, and relations and namespaces are numbered
@@ -107,7 +101,7 @@ export class GrantIndex {
   }
 
   /** Adds the grant; false when it was already held. */
-  add(grant: IndexedGrant): boolean {
+  add(grant: Triple): boolean {
     const subject = this.nodeFor(grant.subject);
     const object = this.nodeFor(grant.object);
     const relation = this.relationNumber(grant.relation);
@@ -124,7 +118,7 @@ export class GrantIndex {
   }
 
   /** Removes the grant; false when it was not held. */
-  remove(grant: IndexedGrant): boolean {
+  remove(grant: Triple): boolean {
     const subject = this.nodeOf(grant.subject);
     const object = this.nodeOf(grant.object);
     const relation = this.relationNumbers.get(grant.relation);
@@ -145,7 +139,7 @@ export class GrantIndex {
    * Removes the grant if held, else adds it. A logged change flipped the grant from the state its
    * statement found, so replaying a set of changes this way ends in the same state in any order.
    */
-  flip(grant: IndexedGrant): void {
+  flip(grant: Triple): void {
     if (!this.remove(grant)) this.add(grant);
   }
 
@@ -153,9 +147,10 @@ export class GrantIndex {
    * Does the subject, or an object it is a direct member of, hold the relation on the object?
    * Walks backwards from the object breadth-first: the relations that imply the checked one, then
    * through arrows to related objects, at most MAX_ARROW_DEPTH arrows deep. Agent scope masks are
-   * the store's (checkAll's `admits`), not the index's. Throws `check-too-complex` past `budget` steps.
+   * the caller's (checkAll's `admits`: MemoryChecker's), not the index's. Throws
+   * `check-too-complex` past `budget` steps.
    */
-  check(schema: CompiledSchema, query: GraphQuery, budget = DEFAULT_CHECK_BUDGET): boolean {
+  check(schema: CompiledSchema, query: Triple, budget = DEFAULT_CHECK_BUDGET): boolean {
     return this.checkRemembering(schema, query, budget, null);
   }
 
@@ -170,13 +165,13 @@ export class GrantIndex {
    */
   async checkAll(
     schema: CompiledSchema,
-    queries: readonly GraphQuery[],
+    queries: readonly Triple[],
     budget = DEFAULT_CHECK_BUDGET,
     {
       sliceMs = YIELD_AFTER_MS,
       admits = () => true,
       turns,
-    }: { sliceMs?: number; admits?: (query: GraphQuery) => boolean; turns?: CheckTurns } = {},
+    }: { sliceMs?: number; admits?: (query: Triple) => boolean; turns?: CheckTurns } = {},
   ): Promise<Array<boolean | DomainError>> {
     const answers: Array<boolean | DomainError> = new Array(queries.length);
     // A lone check has no later check to keep a walk for.
@@ -209,7 +204,7 @@ export class GrantIndex {
     return answers;
   }
 
-  private checkRemembering(schema: CompiledSchema, query: GraphQuery, budget: number, walks: RememberedWalks | null): boolean {
+  private checkRemembering(schema: CompiledSchema, query: Triple, budget: number, walks: RememberedWalks | null): boolean {
     // Numbers the schema's relations first: one that no grant names may still be held through another.
     const tables = this.tablesOf(schema);
     // A subject that holds no grant (so has no group) holds nothing; a relation neither a grant nor the schema names, no one holds.
@@ -298,7 +293,7 @@ export class GrantIndex {
   }
 
   /** The key of the walk a query needs: its object's node and relation's number (null: nothing to walk). */
-  private walkKey(query: GraphQuery): string | null {
+  private walkKey(query: Triple): string | null {
     const start = this.nodeOf(query.object);
     const relation = this.relationNumbers.get(query.relation);
     return start === undefined || relation === undefined ? null : `${start} ${relation}`;
@@ -313,7 +308,7 @@ export class GrantIndex {
    */
   reachable(
     schema: CompiledSchema,
-    query: { subject: Ref; namespace: string; relation: string; after: string | null; limit: number; budget: number },
+    query: ReachableQuery,
   ): string[] | null {
     const tables = this.tablesOf(schema);
     const self = this.nodeOf(query.subject);

@@ -15,6 +15,16 @@ export function parseRef(value: string, kind: 'subject' | 'object'): Ref {
   return { ns: value.slice(0, colon), id: value.slice(colon + 1) };
 }
 
+/**
+ * A relationship: `subject` (or, in a check, a group it is a direct member of) holds `relation` on
+ * `object`. A grant written or held, and a check asked, are all one.
+ */
+export interface Triple {
+  subject: Ref;
+  relation: string;
+  object: Ref;
+}
+
 export const formatRef = (ref: Ref): string => `${ref.ns}:${ref.id}`;
 
 export const AGENT_NAMESPACE = 'agent';

@@ -3,8 +3,8 @@ import type { KeyVerifier } from '../auth/verifier.ts';
 import type { Change } from '../cluster/changes.ts';
 import type { AuthorizationEngine } from '../engine/engine.ts';
 import type { Db } from '../store/db.ts';
-import type { SchemaCache } from '../store/graph.ts';
-import type { MemoryGraphs } from '../store/graph-memory.ts';
+import type { SchemaCache } from '../store/schema-cache.ts';
+import type { HeldTenants } from '../store/held-tenants.ts';
 import type { Metrics } from './metrics.ts';
 import type { KeyPrincipal } from '../store/keys.ts';
 import type { Limits } from '../rate-limits.ts';
@@ -21,8 +21,8 @@ export interface AppDeps {
   trustProxy: number | string | false;
   engine: AuthorizationEngine;
   schemas: SchemaCache;
-  /** Tenants' grants held in memory, which answer checks when current. */
-  graphs: MemoryGraphs;
+  /** The tenants held in memory, which answer checks when current. */
+  heldTenants: HeldTenants;
   keys: KeyVerifier;
   /** After a committed write: this process's caches forget what it changed, then every other worker's (resolves once they have). */
   announce: (change: Change) => Promise<void>;

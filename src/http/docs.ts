@@ -4,7 +4,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { documentSecurityHeaders } from './middleware/security-headers.ts';
 
 /** Swagger UI's prebuilt assets, from the swagger-ui-dist package: no CDN, works offline. */
-export const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
 /**
  * The policy of the reference's responses, replacing helmet's default one: scripts only from this

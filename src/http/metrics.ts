@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { MemoryGraphs } from '../store/graph-memory.ts';
+import type { HeldTenants } from '../store/held-tenants.ts';
 
 /** The Prometheus metrics of one grantd process (its own registry, so that tests can build many apps). */
 export class Metrics {
@@ -38,7 +38,7 @@ export class Metrics {
    */
   constructor(
     pools: { db: pg.Pool; graph: pg.Pool },
-    graphs: MemoryGraphs,
+    heldTenants: HeldTenants,
     private readonly ofCluster?: () => Promise<string>,
   ) {
     collectDefaultMetrics({ register: this.registry, prefix: 'grantd_' });
@@ -61,7 +61,7 @@ export class Metrics {
     gauge(
       'grantd_graph_memory_grants',
       'Grants and agents held in memory to answer checks; they and the names they use (4 grants a name) count against GRANTD_GRAPH_MEMORY',
-      () => graphs.size,
+      () => heldTenants.size,
     );
   }
 

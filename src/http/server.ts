@@ -10,10 +10,9 @@ const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 /**
  * The HTTP server of an app (call it once per app), bounded by `options`. Express gives every
  * request and response its app's prototypes with `Object.setPrototypeOf`, and V8 costs more for
- * objects whose prototype changes after they are made. Measured on a check with Express's change:
- * 52 KB allocated, a quarter of it surviving each young-generation collection (2.7 MB; pauses of
- * 4.7 ms), and half the checks a second. So the server makes its requests and responses from
- * classes whose prototypes are the app's, and Express's change is a no-op: 33 KB, 0.1 MB, 1.6 ms, ~1.9x.
+ * objects whose prototype changes after they are made. So the server makes its requests and
+ * responses from classes whose prototypes are the app's, and Express's change is a no-op
+ * (docs/decisions.md#requests-are-made-with-the-apps-prototypes).
  */
 export function createHttpServer(app: Express, options: HttpOptions = DEFAULT_HTTP_OPTIONS): Server {
   class Request extends IncomingMessage {}
@@ -69,7 +68,8 @@ function clientErrorDetail(error: NodeJS.ErrnoException, options: HttpOptions): 
 /**
  * Closes each connection past `max` open ones at once, emitting 'drop' as Node does. Not Node's
  * `server.maxConnections`: in a cluster worker that hands the connection back to the primary, which
- * offers it again at once, and the primary spun (half a core measured) while every worker was full.
+ * offers it again at once, and the primary spins while every worker is full
+ * (docs/decisions.md#requests-have-time-limits-and-a-process-a-connection-cap).
  */
 function capConnections(server: Server, max: number): void {
   let open = 0;

@@ -1,5 +1,5 @@
 /** At most this many characters of a request's path reach a log line or a problem. */
-export const SHOWN_PATH_CHARS = 1024;
+const SHOWN_PATH_CHARS = 1024;
 
 /**
  * The path as logs and problems show it: a client chooses its length (up to the 16 KiB of headers),

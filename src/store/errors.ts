@@ -7,7 +7,7 @@ import { Prisma } from './prisma/client.ts';
  */
 
 /** The SQLSTATE PostgreSQL answered a Prisma statement with, from its driver adapter's error. */
-export function sqlStateOf(error: unknown): string | undefined {
+function sqlStateOf(error: unknown): string | undefined {
   const code = (error as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } } | null)?.meta?.driverAdapterError?.cause?.originalCode;
   return typeof code === 'string' ? code : undefined;
 }
@@ -50,7 +50,7 @@ const UNAVAILABLE_MESSAGE =
  * Whether an error is how a database outage surfaces, from the driver, the pool or Prisma (whose
  * driver-adapter errors carry the SQLSTATE in `meta.driverAdapterError.cause`).
  */
-export function isUnavailable(error: unknown): boolean {
+function isUnavailable(error: unknown): boolean {
   return someCause(error, (e) => {
     const { code, name, message } = e as { code?: unknown; name?: string; message?: string };
     if (name === 'PrismaClientInitializationError') return true;

@@ -12,7 +12,7 @@ export interface CreatedTenant {
   key: CreatedKey;
 }
 
-export const TENANT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const TENANT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** A tenant with its built-in namespaces and a first admin key, all or nothing. */
 export async function createTenant(db: Db, name: string): Promise<CreatedTenant> {

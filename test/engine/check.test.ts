@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { useServices } from '../helpers.ts';
-import { AuthorizationEngine, type GraphStore } from '../../src/engine/engine.ts';
+import { AuthorizationEngine, type Checker } from '../../src/engine/engine.ts';
 import { HOLDERS_READ } from '../../src/store/graph-sql.ts';
 import { DOCUMENT_RELATIONS, FOLDER_RELATIONS, tenantGraph } from './fixtures.ts';
 
@@ -217,13 +217,13 @@ describe('listing objects', () => {
   });
 
   describe('a subject that reaches more than the first walk may hold', () => {
-    /** The store under an engine that never walks first, counting what each listing asks of it. */
+    /** The checker under an engine that never walks first, counting what each listing asks of it. */
     const countingEngine = (options: { maxListingBudget?: number } = {}) => {
       const calls = { walks: 0, candidateBatches: 0 };
-      const store = services.engine.store;
-      const counting: GraphStore = Object.assign(Object.create(store) as GraphStore, {
-        reachable: (...args: Parameters<GraphStore['reachable']>) => (calls.walks++, store.reachable(...args)),
-        objectIds: (...args: Parameters<GraphStore['objectIds']>) => (calls.candidateBatches++, store.objectIds(...args)),
+      const checker = services.engine.checker;
+      const counting: Checker = Object.assign(Object.create(checker) as Checker, {
+        reachable: (...args: Parameters<Checker['reachable']>) => (calls.walks++, checker.reachable(...args)),
+        objectIds: (...args: Parameters<Checker['objectIds']>) => (calls.candidateBatches++, checker.objectIds(...args)),
       });
       return { engine: new AuthorizationEngine(counting, { listingBudget: 0, ...options }), calls };
     };
@@ -266,7 +266,7 @@ describe('a listing whose candidates are past the work budget of a check', () =>
     for (let a = 0; a < 120; a++) for (let b = 0; b < 120; b++) if (a !== b) grants.push([`node:n${a}`, 'parent', `node:n${b}`]);
     for (let i = 0; i < grants.length; i += 1000) await g.grant(...grants.slice(i, i + 1000));
     await g.grant(['user:ann', 'r1', 'user:elsewhere']);
-    expect(await services.graphs.load(g.tenantId)).toBe(true);
+    expect(await services.heldTenants.load(g.tenantId)).toBe(true);
     await expect(g.listAll('user:ann', 'node', 'r1', 100, { via: 'scan' })).rejects.toMatchObject({ type: 'check-too-complex' });
   });
 });

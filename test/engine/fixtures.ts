@@ -1,23 +1,23 @@
 import { DOCUMENT_NAMESPACE_EXAMPLE } from '../../contract/examples.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import type { RelationDefinitions } from '../../src/engine/schema.ts';
-import { AuthorizationEngine, parseTriples } from '../../src/engine/engine.ts';
+import { AuthorizationEngine } from '../../src/engine/engine.ts';
 import type { AppDeps } from '../../src/http/context.ts';
 import { createAgent, deleteAgent } from '../../src/store/agents.ts';
 import { applyBatch } from '../../src/store/grants.ts';
 import { createNamespace } from '../../src/store/namespaces.ts';
 import { newTenant } from '../helpers.ts';
 
-/** A fresh tenant and terse verbs to build and query its graph through the engine and the store. */
+/** A fresh tenant and terse verbs to build and query its graph through the engine and the store's functions. */
 export async function tenantGraph(services: AppDeps) {
   const { id: tenantId } = await newTenant(services);
   const { db, engine, schemas } = services;
   // The ways a subject that reaches a lot is listed: candidates checked in order, page after page
   // (reaching densely), or a first batch of candidates and then a walk after all (reaching sparsely).
-  const listersOver = (store: AuthorizationEngine['store']) => ({
-    walk: new AuthorizationEngine(store),
-    scan: new AuthorizationEngine(store, { listingBudget: 0, maxListingBudget: 0 }),
-    sample: new AuthorizationEngine(store, { listingBudget: 0 }),
+  const listersOver = (checker: AuthorizationEngine['checker']) => ({
+    walk: new AuthorizationEngine(checker),
+    scan: new AuthorizationEngine(checker, { listingBudget: 0, maxListingBudget: 0 }),
+    sample: new AuthorizationEngine(checker, { listingBudget: 0 }),
   });
   const triples = (list: Array<[string, string, string]>) => list.map(([subject, relation, object]) => ({ subject, relation, object }));
   return {
@@ -28,11 +28,11 @@ export async function tenantGraph(services: AppDeps) {
       engine.invalidate(tenantId);
     },
     async grant(...list: Array<[string, string, string]>) {
-      await applyBatch(db, tenantId, await parseTriples(engine.store, tenantId, triples(list), true), []);
+      await applyBatch(db, tenantId, await engine.parseTriples(tenantId, triples(list), true), []);
       engine.invalidate(tenantId);
     },
     async revoke(...list: Array<[string, string, string]>) {
-      await applyBatch(db, tenantId, [], await parseTriples(engine.store, tenantId, triples(list), false));
+      await applyBatch(db, tenantId, [], await engine.parseTriples(tenantId, triples(list), false));
       engine.invalidate(tenantId);
     },
     async agent(externalId: string, scope: string[]) {
@@ -54,7 +54,7 @@ export async function tenantGraph(services: AppDeps) {
       pageSize = 1000,
       { via = 'walk', on = services }: { via?: 'walk' | 'scan' | 'sample'; on?: AppDeps } = {},
     ) {
-      const lister = listersOver(on.engine.store)[via];
+      const lister = listersOver(on.engine.checker)[via];
       const ids: string[] = [];
       let after: string | null = null;
       for (;;) {

@@ -120,7 +120,7 @@ describe('a check past the work budget', () => {
     // A subject the graph knows, who holds nothing on nodes: its checks walk everything.
     writes.push({ subject: 'user:stranger', relation: 'viewer', object: 'user:elsewhere' });
     for (let i = 0; i < writes.length; i += 1000) await fan.post('/v1/grants/batch', { writes: writes.slice(i, i + 1000) }).expect(200);
-    expect(await services.graphs.load(tenant.id)).toBe(true);
+    expect(await services.heldTenants.load(tenant.id)).toBe(true);
   });
 
   it('is 422 check-too-complex, naming the budget', async () => {

@@ -49,7 +49,7 @@ const deadServices = createServices('postgres://postgres@127.0.0.1:9/unreachable
 const deadApp = createApp(deadServices);
 // And over this run's database with a work budget of one step a check, listing by candidates: checks past it are 422.
 const tightServices = createServices(databaseUrl(), { poolSize: 2, checkBudget: 1 }, pino({ level: 'silent' }));
-const tightApp = createApp({ ...tightServices, engine: new AuthorizationEngine(tightServices.engine.store, { listingBudget: 0, maxListingBudget: 0 }) });
+const tightApp = createApp({ ...tightServices, engine: new AuthorizationEngine(tightServices.engine.checker, { listingBudget: 0, maxListingBudget: 0 }) });
 // And over this run's database, with every key limited to one request a second.
 const limitedServices = createServices(databaseUrl(), { poolSize: 2, rateLimit: 1 }, pino({ level: 'silent' }));
 const limitedApp = createApp(limitedServices);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SchemaCache } from '../../src/store/graph.ts';
+import { SchemaCache } from '../../src/store/schema-cache.ts';
 import { createNamespace } from '../../src/store/namespaces.ts';
 import { newTenant, useServices } from '../helpers.ts';
 

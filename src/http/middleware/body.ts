@@ -3,7 +3,7 @@ import { isAppRouteNoBody, type AppRoute } from '@ts-rest/core';
 import { inSeconds } from '../options.ts';
 import { sendProblem } from '../problem.ts';
 
-export const BODY_LIMIT_BYTES = 1024 * 1024;
+const BODY_LIMIT_BYTES = 1024 * 1024;
 
 const parseJson = express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: () => true });
 

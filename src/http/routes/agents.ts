@@ -1,21 +1,12 @@
 import { initServer } from '@ts-rest/express';
 import { contract } from '../../../contract/index.ts';
-import { AGENT_NAMESPACE, formatRef } from '../../engine/refs.ts';
 import { DomainError } from '../../errors.ts';
-import { createAgent, deleteAgent, getAgent, listAgents, type AgentRow } from '../../store/agents.ts';
+import { createAgent, deleteAgent, getAgent, listAgents } from '../../store/agents.ts';
+import { agentBody } from '../bodies.ts';
 import { principalOf, type AppDeps } from '../context.ts';
-import { decodeStringTuple, encodeCursor } from '../cursor.ts';
+import { decodeStringTuple, keysetPage } from '../cursor.ts';
 
 const s = initServer();
-
-const present = (a: AgentRow) => ({
-  external_id: a.externalId,
-  subject: formatRef({ ns: AGENT_NAMESPACE, id: a.externalId }),
-  display_name: a.displayName,
-  owner: a.owner,
-  scope: a.scope,
-  created_at: a.createdAt.toISOString(),
-});
 
 const notFound = (id: string) => new DomainError('agent-not-found', `agent ${id} is not registered`);
 
@@ -30,27 +21,20 @@ export const agentRoutes = ({ db, announce }: AppDeps) =>
         scope: [...new Set(body.scope)],
       });
       await announce({ kind: 'grants', tenantId });
-      return { status: 201, body: present(agent) };
+      return { status: 201, body: agentBody(agent) };
     },
     list: async ({ query, req }) => {
       const { tenantId, cursorSecret } = principalOf(req);
       const binding = ['agents'];
       const after = decodeStringTuple(cursorSecret, binding, query.cursor, 1)?.[0] ?? null;
       const rows = await listAgents(db, tenantId, after, query.limit + 1);
-      const page = rows.slice(0, query.limit);
-      const last = page.at(-1);
-      return {
-        status: 200,
-        body: {
-          agents: page.map(present),
-          next_cursor: rows.length > query.limit && last ? encodeCursor(cursorSecret, binding, [last.externalId]) : null,
-        },
-      };
+      const page = keysetPage(cursorSecret, binding, rows, query.limit, (agent) => [agent.externalId]);
+      return { status: 200, body: { agents: page.rows.map(agentBody), next_cursor: page.next_cursor } };
     },
     get: async ({ params, req }) => {
       const agent = await getAgent(db, principalOf(req).tenantId, params.external_id);
       if (!agent) throw notFound(params.external_id);
-      return { status: 200, body: present(agent) };
+      return { status: 200, body: agentBody(agent) };
     },
     delete: async ({ params, req }) => {
       const { tenantId } = principalOf(req);

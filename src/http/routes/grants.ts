@@ -1,20 +1,13 @@
 import { initServer } from '@ts-rest/express';
 import { contract } from '../../../contract/index.ts';
-import { parseTriples } from '../../engine/engine.ts';
-import { formatRef, parseRef } from '../../engine/refs.ts';
+import { parseRef } from '../../engine/refs.ts';
 import { DomainError } from '../../errors.ts';
-import { applyBatch, createGrant, deleteGrant, grantKey, listGrants, type GrantKey, type GrantRow } from '../../store/grants.ts';
+import { applyBatch, createGrant, deleteGrant, grantKey, listGrants, type GrantKey } from '../../store/grants.ts';
+import { grantBody } from '../bodies.ts';
 import { principalOf, type AppDeps } from '../context.ts';
-import { decodeStringTuple, encodeCursor } from '../cursor.ts';
+import { decodeStringTuple, keysetPage } from '../cursor.ts';
 
 const s = initServer();
-
-const present = (g: GrantRow) => ({
-  subject: formatRef({ ns: g.subjectNs, id: g.subjectId }),
-  relation: g.relation,
-  object: formatRef({ ns: g.objectNs, id: g.objectId }),
-  created_at: g.createdAt.toISOString(),
-});
 
 const tripleId = (t: { subject: string; relation: string; object: string }) => JSON.stringify([t.subject, t.relation, t.object]);
 
@@ -22,14 +15,14 @@ export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
   s.router(contract.grants, {
     create: async ({ body, req }) => {
       const { tenantId } = principalOf(req);
-      const [triple] = await parseTriples(engine.store, tenantId, [body], true);
+      const [triple] = await engine.parseTriples(tenantId, [body], true);
       const { row, created } = await createGrant(db, tenantId, triple!);
       if (created) await announce({ kind: 'grants', tenantId });
-      return { status: created ? 201 : 200, body: present(row) };
+      return { status: created ? 201 : 200, body: grantBody(row) };
     },
     revoke: async ({ body, req }) => {
       const { tenantId } = principalOf(req);
-      const [triple] = await parseTriples(engine.store, tenantId, [body], false);
+      const [triple] = await engine.parseTriples(tenantId, [body], false);
       await deleteGrant(db, tenantId, triple!);
       // Even when there was nothing to delete: a revoke that raced with another one found the grant
       // gone, and its caller too must read that on this node at once, before the other's relay comes.
@@ -47,15 +40,8 @@ export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
       const binding = ['grants', query.subject ?? null, query.relation ?? null, query.object ?? null, query.namespace ?? null];
       const after = decodeStringTuple(cursorSecret, binding, query.cursor, 5) as GrantKey | null;
       const rows = await listGrants(db, tenantId, filter, after, query.limit + 1);
-      const page = rows.slice(0, query.limit);
-      const last = page.at(-1);
-      return {
-        status: 200,
-        body: {
-          grants: page.map(present),
-          next_cursor: rows.length > query.limit && last ? encodeCursor(cursorSecret, binding, grantKey(last)) : null,
-        },
-      };
+      const page = keysetPage(cursorSecret, binding, rows, query.limit, grantKey);
+      return { status: 200, body: { grants: page.rows.map(grantBody), next_cursor: page.next_cursor } };
     },
     batch: async ({ body, req }) => {
       const { tenantId } = principalOf(req);
@@ -64,8 +50,8 @@ export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
       if (both) {
         throw new DomainError('invalid-request', `${tripleId(both)} is both written and deleted; send it in one list only`);
       }
-      const writes = await parseTriples(engine.store, tenantId, body.writes, true);
-      const deletes = await parseTriples(engine.store, tenantId, body.deletes, false);
+      const writes = await engine.parseTriples(tenantId, body.writes, true);
+      const deletes = await engine.parseTriples(tenantId, body.deletes, false);
       const applied = await applyBatch(db, tenantId, writes, deletes);
       await announce({ kind: 'grants', tenantId });
       return { status: 200, body: applied };

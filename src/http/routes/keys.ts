@@ -1,7 +1,8 @@
 import { initServer } from '@ts-rest/express';
-import { contract, type KeyScope } from '../../../contract/index.ts';
+import { contract } from '../../../contract/index.ts';
 import { DomainError } from '../../errors.ts';
 import { createKey, listKeys, revokeKey } from '../../store/keys.ts';
+import { createdKeyBody, keySummaryBody } from '../bodies.ts';
 import { principalOf, type AppDeps } from '../context.ts';
 
 const s = initServer();
@@ -10,26 +11,11 @@ export const keyRoutes = ({ db, announce }: AppDeps) =>
   s.router(contract.keys, {
     create: async ({ body, req }) => {
       const key = await createKey(db, principalOf(req).tenantId, body.label, body.scopes);
-      return {
-        status: 201,
-        body: { id: key.id, prefix: key.prefix, secret: key.secret, label: key.label, scopes: key.scopes, created_at: key.createdAt.toISOString() },
-      };
+      return { status: 201, body: createdKeyBody(key) };
     },
     list: async ({ req }) => {
       const rows = await listKeys(db, principalOf(req).tenantId);
-      return {
-        status: 200,
-        body: {
-          keys: rows.map((k) => ({
-            id: k.id,
-            prefix: k.prefix,
-            label: k.label,
-            scopes: k.scopes as KeyScope[],
-            created_at: k.createdAt.toISOString(),
-            last_used_at: k.lastUsedAt?.toISOString() ?? null,
-          })),
-        },
-      };
+      return { status: 200, body: { keys: rows.map(keySummaryBody) } };
     },
     revoke: async ({ params, req }) => {
       if (!(await revokeKey(db, principalOf(req).tenantId, params.id))) {

@@ -1,7 +1,7 @@
 import { initServer } from '@ts-rest/express';
 import { contract } from '../../../contract/index.ts';
 import { principalOf, type AppDeps } from '../context.ts';
-import { decodeStringTuple, encodeCursor } from '../cursor.ts';
+import { decodeStringTuple, nextCursor } from '../cursor.ts';
 
 const s = initServer();
 
@@ -18,7 +18,7 @@ export const objectRoutes = ({ engine }: AppDeps) =>
         body: {
           namespace: query.namespace,
           objects: page.ids,
-          next_cursor: page.more && last !== undefined ? encodeCursor(cursorSecret, binding, [last]) : null,
+          next_cursor: nextCursor(cursorSecret, binding, page.more, last === undefined ? undefined : [last]),
         },
       };
     },

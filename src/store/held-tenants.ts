@@ -3,26 +3,27 @@ import type { Logger } from 'pino';
 import { GrantIndex } from '../engine/grant-index.ts';
 
 /**
- * Tenants' grants and agents held in memory, so that checks are answered without a round trip. A
- * tenant is loaded in the background the first time it is checked (the database answers
- * meanwhile), then kept current from the log that triggers write in every writing transaction
- * (migrations 20261122100000 and 20261122200000): a catch-up reads what the log holds from the
- * index's horizon on, less the transactions already replayed, usually a few rows. Grant changes
- * are replayed; the agents a change names are read again.
+ * The tenants this process holds in memory (each a HeldTenant: its grants and agents), so that
+ * checks are answered without a round trip (MemoryChecker). A tenant is loaded in the background
+ * the first time it is checked (the database answers meanwhile), then kept current from the log
+ * that triggers write in every writing transaction (migrations 20261122100000 and 20261122200000):
+ * a catch-up reads what the log holds from the held tenant's horizon on, less the transactions
+ * already replayed, usually a few rows. Grant changes are replayed; the agents a change names are
+ * read again.
  *
- * Freshness is the answer cache's: an index is used for at most `maxAgeMs` after its last
+ * Freshness is the answer cache's: a held tenant answers for at most `maxAgeMs` after its last
  * catch-up began (refreshed ahead, off the request path, under steady traffic), so a write on
  * another node shows within that; after this node's own write (`invalidate`), the next check
  * waits for a catch-up that begins after it, so read-after-write holds. A tenant with more grants
  * than the node may still hold (`maxGrants` over all tenants, an agent counting as a grant) stays
  * in the database.
  */
-export class MemoryGraphs {
-  private readonly graphs = new Map<string, TenantGraph>();
+export class HeldTenants {
+  private readonly held = new Map<string, HeldTenant>();
   private readonly loading = new Map<string, Promise<boolean>>();
   /** Tenants not to load again before the time given: too large, or their load failed. */
   private readonly refusedUntil = new Map<string, number>();
-  /** Bumped by this node's writes; a graph is current only if it has caught up with its tenant's. */
+  /** Bumped by this node's writes; a held tenant is current only once it has caught up with its tenant's generation. */
   private readonly generations = new Map<string, number>();
   /** Connections of the loads under way, ended by `close`. */
   private readonly loadClients = new Set<pg.Client>();
@@ -49,45 +50,45 @@ export class MemoryGraphs {
 
   /** The tenant's grants and agents when they may answer now, else null (answer from the database). */
   async current(tenantId: string): Promise<HeldTenant | null> {
-    const graph = this.graphs.get(tenantId);
-    if (!graph) {
+    const tenant = this.held.get(tenantId);
+    if (!tenant) {
       this.startLoad(tenantId);
       return null;
     }
     const now = Date.now();
-    graph.lastUsed = now;
-    if (graph.replaying) return null;
+    tenant.lastUsed = now;
+    if (tenant.replaying) return null;
     const generation = this.generation(tenantId);
-    if (graph.generation === generation && now - graph.verifiedAt < this.options.maxAgeMs) {
-      if (now - graph.verifiedAt >= this.options.maxAgeMs / 2) void this.catchUp(tenantId, graph, generation);
-      return graph;
+    if (tenant.generation === generation && now - tenant.verifiedAt < this.options.maxAgeMs) {
+      if (now - tenant.verifiedAt >= this.options.maxAgeMs / 2) void this.catchUp(tenantId, tenant, generation);
+      return tenant;
     }
-    return (await this.catchUp(tenantId, graph, generation)) ? graph : null;
+    return (await this.catchUp(tenantId, tenant, generation)) ? tenant : null;
   }
 
   /** Whether the tenant's grants are held (current or about to be caught up). */
   holds(tenantId: string): boolean {
-    return this.graphs.has(tenantId);
+    return this.held.has(tenantId);
   }
 
   /** Grants and agents held in memory over all tenants. */
   get size(): number {
     let held = 0;
-    for (const graph of this.graphs.values()) held += graph.index.size + graph.agents.size;
+    for (const tenant of this.held.values()) held += tenant.index.size + tenant.agents.size;
     return held;
   }
 
   /** What the tenants held weigh against `maxGrants`: their grants, agents, and the names their indexes intern. */
   private get weight(): number {
     let weight = 0;
-    for (const graph of this.graphs.values()) weight += graph.index.footprint + graph.agents.size;
+    for (const tenant of this.held.values()) weight += tenant.index.footprint + tenant.agents.size;
     return weight;
   }
 
   /** Ends the loads under way and forgets every tenant; checks then go to the database. */
   async close(): Promise<void> {
     this.closed = true;
-    this.graphs.clear();
+    this.held.clear();
     await Promise.all([...this.loadClients].map((client) => client.end().catch(() => undefined)));
   }
 
@@ -96,118 +97,118 @@ export class MemoryGraphs {
   }
 
   /**
-   * Brings the graph up to the log, one catch-up at a time per tenant; resolves true when the graph
+   * Brings the held tenant up to the log, one catch-up at a time per tenant; resolves true when it
    * is still held and has seen `generation`. A catch-up already under way that has seen it is shared.
    */
-  private catchUp(tenantId: string, graph: TenantGraph, generation: number): Promise<boolean> {
-    if (graph.pending && graph.pending.generation >= generation) return graph.pending.done;
-    const after = graph.pending?.done ?? Promise.resolve(true);
+  private catchUp(tenantId: string, tenant: HeldTenant, generation: number): Promise<boolean> {
+    if (tenant.pending && tenant.pending.generation >= generation) return tenant.pending.done;
+    const after = tenant.pending?.done ?? Promise.resolve(true);
     const done = after
-      .then(() => this.applyLog(tenantId, graph, generation))
+      .then(() => this.applyLog(tenantId, tenant, generation))
       .catch((error: Error) => {
         this.fellBack(error, tenantId);
         return false;
       });
     const pending = { generation, done };
-    graph.pending = pending;
+    tenant.pending = pending;
     void done.then(() => {
-      if (graph.pending === pending) graph.pending = null;
+      if (tenant.pending === pending) tenant.pending = null;
     });
     return done;
   }
 
-  private async applyLog(tenantId: string, graph: TenantGraph, generation: number): Promise<boolean> {
-    if (this.graphs.get(tenantId) !== graph || graph.replaying) return false;
+  private async applyLog(tenantId: string, tenant: HeldTenant, generation: number): Promise<boolean> {
+    if (this.held.get(tenantId) !== tenant || tenant.replaying) return false;
     const startedAt = Date.now();
-    const bound = this.replayBound(graph);
+    const bound = this.replayBound(tenant);
     const { rows } = await this.pool.query<LogRow>({
       name: 'grantd_grant_log',
       text: GRANT_LOG_SQL,
-      values: [tenantId, graph.horizon, [...graph.replayed], bound.rows + 1],
+      values: [tenantId, tenant.horizon, [...tenant.replayed], bound.rows + 1],
       rowMode: 'array',
     });
-    if (this.graphs.get(tenantId) !== graph) return false;
+    if (this.held.get(tenantId) !== tenant) return false;
     const [first] = rows;
     if (first === undefined) return this.drop(tenantId); // the tenant is gone
     const [, prunedBelow] = first;
     const grants = rows.reduce((sum, row) => sum + (row[3]?.length ?? 0), 0);
-    if (BigInt(graph.horizon) < BigInt(prunedBelow) || rows.length > bound.rows || grants > bound.grants) {
+    if (BigInt(tenant.horizon) < BigInt(prunedBelow) || rows.length > bound.rows || grants > bound.grants) {
       // Pruned past what this node holds, or more to replay than to reload: the database answers until a reload is held.
-      this.reload(tenantId, BigInt(graph.horizon) < BigInt(prunedBelow) ? 'the grant log was pruned past it' : 'more changes to replay than to reload');
+      this.reload(tenantId, BigInt(tenant.horizon) < BigInt(prunedBelow) ? 'the grant log was pruned past it' : 'more changes to replay than to reload');
       return false;
     }
     if (grants > this.replaySlice) {
-      this.replayInSlices(tenantId, graph, rows, startedAt, generation);
+      this.replayInSlices(tenantId, tenant, rows, startedAt, generation);
       return false;
     }
-    for (const [, , , changed] of rows) for (const grant of changed ?? []) flip(graph, grant);
-    return this.caughtUp(tenantId, graph, rows, startedAt, generation);
+    for (const [, , , changed] of rows) for (const grant of changed ?? []) flip(tenant, grant);
+    return this.caughtUp(tenantId, tenant, rows, startedAt, generation);
   }
 
   /**
    * Replays a backlog longer than a slice one slice a turn of the event loop, so that other
-   * requests go on meanwhile. The graph answers nothing until it is whole (the database does).
+   * requests go on meanwhile. The held tenant answers nothing until it is whole (the database does).
    */
-  private replayInSlices(tenantId: string, graph: TenantGraph, rows: LogRow[], startedAt: number, generation: number): void {
-    graph.replaying = true;
+  private replayInSlices(tenantId: string, tenant: HeldTenant, rows: LogRow[], startedAt: number, generation: number): void {
+    tenant.replaying = true;
     const replay = async () => {
       let flipped = 0;
       for (const [, , , changed] of rows) {
         for (const grant of changed ?? []) {
           if (flipped > 0 && flipped % this.replaySlice === 0) {
             await new Promise((resolve) => setImmediate(resolve));
-            if (this.graphs.get(tenantId) !== graph) return;
+            if (this.held.get(tenantId) !== tenant) return;
           }
-          flip(graph, grant);
+          flip(tenant, grant);
           flipped++;
         }
       }
-      this.caughtUp(tenantId, graph, rows, startedAt, generation);
+      this.caughtUp(tenantId, tenant, rows, startedAt, generation);
     };
     void replay()
       .catch((error: Error) => {
-        // Half replayed, the graph can never answer.
+        // Half replayed, the held tenant can never answer.
         this.drop(tenantId);
         this.fellBack(error, tenantId);
       })
-      .finally(() => (graph.replaying = false));
+      .finally(() => (tenant.replaying = false));
   }
 
-  /** The log's grants are replayed: takes its agents and horizon, and says whether the graph is still held. */
-  private caughtUp(tenantId: string, graph: TenantGraph, rows: LogRow[], startedAt: number, generation: number): boolean {
+  /** The log's grants are replayed: takes its agents and horizon, and says whether the tenant is still held. */
+  private caughtUp(tenantId: string, tenant: HeldTenant, rows: LogRow[], startedAt: number, generation: number): boolean {
     // The agents' scopes come from the statement that read the log, so that the grants and the
     // agents held always come from one state of the database (never a killed agent's old grants
     // beside its new registration's scope).
     const scopes = new Map<string, string[] | null>();
     for (const [, , , , agents, current] of rows) for (const id of agents ?? []) scopes.set(id, current?.[id] ?? null);
-    for (const [, , xid] of rows) if (xid !== null) graph.replayed.add(xid);
+    for (const [, , xid] of rows) if (xid !== null) tenant.replayed.add(xid);
     for (const [id, scope] of scopes) {
-      if (scope) graph.agents.set(id, scope);
-      else graph.agents.delete(id);
+      if (scope) tenant.agents.set(id, scope);
+      else tenant.agents.delete(id);
     }
     // Transactions below the new horizon have finished: their changes were visible to this read.
     const horizon = rows[0]![0];
-    graph.horizon = horizon;
-    for (const xid of graph.replayed) if (BigInt(xid) < BigInt(horizon)) graph.replayed.delete(xid);
+    tenant.horizon = horizon;
+    for (const xid of tenant.replayed) if (BigInt(xid) < BigInt(horizon)) tenant.replayed.delete(xid);
     if (this.weight > this.options.maxGrants) return this.drop(tenantId);
-    if (graph.replayed.size > this.maxReplayedAhead) {
-      this.refuseWhileHeldBack(tenantId, graph.replayed.size);
+    if (tenant.replayed.size > this.maxReplayedAhead) {
+      this.refuseWhileHeldBack(tenantId, tenant.replayed.size);
       return this.drop(tenantId);
     }
-    graph.verifiedAt = startedAt;
-    graph.generation = Math.max(graph.generation, generation);
+    tenant.verifiedAt = startedAt;
+    tenant.generation = Math.max(tenant.generation, generation);
     return true;
   }
 
   /** Holds the tenant's grants now unless they do not fit; resolves true once held. */
   load(tenantId: string): Promise<boolean> {
-    if (this.graphs.has(tenantId)) return Promise.resolve(true);
+    if (this.held.has(tenantId)) return Promise.resolve(true);
     if (this.options.maxGrants === 0 || this.closed) return Promise.resolve(false);
     let loading = this.loading.get(tenantId);
     if (!loading) {
       loading = this.loadNow(tenantId)
         .then(
-          () => this.graphs.has(tenantId),
+          () => this.held.has(tenantId),
           (error: Error) => {
             this.refusedUntil.set(tenantId, Date.now() + RETRY_FAILED_MS);
             if (!this.closed) this.fellBack(error, tenantId);
@@ -226,8 +227,8 @@ export class MemoryGraphs {
    * first catch-up after a load replays what was written while it loaded, which a fixed bound
    * would have turned into another load, and so on for as long as writes kept up.
    */
-  private replayBound(graph: TenantGraph): { rows: number; grants: number } {
-    const held = graph.index.size + graph.agents.size;
+  private replayBound(tenant: HeldTenant): { rows: number; grants: number } {
+    const held = tenant.index.size + tenant.agents.size;
     const rows = this.options.maxLogRows ?? MAX_LOG_ROWS;
     const grants = this.options.maxLogGrants ?? MAX_LOG_GRANTS;
     return { rows: Math.max(rows, Math.min(Math.ceil(held / 20), MAX_LOG_ROWS_EVER)), grants: Math.max(grants, held) };
@@ -304,7 +305,7 @@ export class MemoryGraphs {
       this.refusedUntil.set(tenantId, Date.now() + RETRY_TOO_LARGE_MS);
       return;
     }
-    this.graphs.set(tenantId, {
+    this.held.set(tenantId, {
       index,
       agents,
       horizon,
@@ -340,29 +341,28 @@ export class MemoryGraphs {
   }
 
   private drop(tenantId: string): false {
-    const graph = this.graphs.get(tenantId);
-    if (graph) this.graphs.delete(tenantId);
+    const tenant = this.held.get(tenantId);
+    if (tenant) this.held.delete(tenantId);
     return false;
   }
 
-  /** Graphs not used for IDLE_MS make room (and would need a long catch-up anyway). */
+  /** Tenants not used for IDLE_MS make room (and would need a long catch-up anyway). */
   private dropIdle(): void {
     const idleSince = Date.now() - IDLE_MS;
-    for (const [tenantId, graph] of this.graphs) {
-      if (graph.lastUsed < idleSince) this.drop(tenantId);
+    for (const [tenantId, tenant] of this.held) {
+      if (tenant.lastUsed < idleSince) this.drop(tenantId);
     }
   }
 }
 
-/** What a check reads of a tenant held in memory. */
+/**
+ * A tenant held in memory: its grants indexed and its agents' scope masks, which a check reads, and
+ * how far they have followed the grant log.
+ */
 export interface HeldTenant {
   readonly index: GrantIndex;
   /** Scope masks of the tenant's agents, by external id. */
-  readonly agents: ReadonlyMap<string, string[]>;
-}
-
-interface TenantGraph extends HeldTenant {
-  agents: Map<string, string[]>;
+  readonly agents: Map<string, string[]>;
   /** The oldest transaction running when the index last read the log (bigint as text): all below had finished. */
   horizon: string;
   /** Transactions at or above the horizon whose changes the index holds. */
@@ -373,12 +373,12 @@ interface TenantGraph extends HeldTenant {
   generation: number;
   lastUsed: number;
   pending: { generation: number; done: Promise<boolean> } | null;
-  /** A backlog is being replayed in slices: the graph is not whole. */
+  /** A backlog is being replayed in slices: the held tenant is not whole. */
   replaying: boolean;
 }
 
-const flip = (graph: TenantGraph, [subjectNs, subjectId, relation, objectNs, objectId]: GrantRow): void =>
-  graph.index.flip({ subject: { ns: subjectNs, id: subjectId }, relation, object: { ns: objectNs, id: objectId } });
+const flip = (tenant: HeldTenant, [subjectNs, subjectId, relation, objectNs, objectId]: GrantRow): void =>
+  tenant.index.flip({ subject: { ns: subjectNs, id: subjectId }, relation, object: { ns: objectNs, id: objectId } });
 
 /**
  * The horizon now and the tenant's log_pruned_below on every row (no row: the tenant is gone), then

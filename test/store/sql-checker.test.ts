@@ -5,11 +5,11 @@ import { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import { createServices } from '../../src/runtime.ts';
 import { createKey } from '../../src/store/keys.ts';
-import { SqlGraphStore } from '../../src/store/graph.ts';
+import { CheckRouter } from '../../src/store/check-router.ts';
 import { openGraphPool, type GraphStatementOptions } from '../../src/store/graph-statements.ts';
 import { HELD_READ, HOLDERS_READ } from '../../src/store/graph-sql.ts';
 import { databaseUrl, useServices } from '../helpers.ts';
-import { DOCUMENT_RELATIONS, tenantGraph } from './fixtures.ts';
+import { DOCUMENT_RELATIONS, tenantGraph } from '../engine/fixtures.ts';
 
 /** Checks PostgreSQL answers (no grants in memory): the walk of grantd_check_walk and its budgets. */
 const services = useServices({ graphMemory: 0 });
@@ -17,7 +17,7 @@ const services = useServices({ graphMemory: 0 });
 const memory = useServices();
 
 /** This file's connections, which it tells from others' in pg_stat_activity by their application name. */
-const POOL_NAME = `grantd check-sql ${process.pid}`;
+const POOL_NAME = `grantd sql-checker ${process.pid}`;
 const namedUrl = `${databaseUrl()}${databaseUrl().includes('?') ? '&' : '?'}application_name=${encodeURIComponent(POOL_NAME)}`;
 /** A graph statements' pool of 4 connections. */
 const graphPool = openGraphPool(namedUrl, 4, () => undefined);
@@ -25,7 +25,7 @@ afterAll(() => graphPool.end());
 
 /** An engine over that pool (or another) whose walks and statements in the database have the given budgets. */
 const engineWith = (options: { checkBudget?: number; walkMs?: number } & GraphStatementOptions, pool = graphPool) =>
-  new AuthorizationEngine(new SqlGraphStore(pool, services.schemas, null, options));
+  new AuthorizationEngine(new CheckRouter(pool, services.schemas, null, options));
 
 /** A namespace `node` whose four relations each include parent->r1..r4, and a complete graph of `n` nodes over `parent`. */
 async function denseTenant(n: number) {
@@ -73,8 +73,8 @@ describe('checks PostgreSQL answers', () => {
         .check(g.tenantId, { subject, relation: 'r2', object: 'node:n1' })
         .catch((error: unknown) => error);
     const inMemory = async (subject: string, checkBudget: number) => {
-      expect(await memory.graphs.load(g.tenantId)).toBe(true);
-      const held = (await memory.graphs.current(g.tenantId))!;
+      expect(await memory.heldTenants.load(g.tenantId)).toBe(true);
+      const held = (await memory.heldTenants.current(g.tenantId))!;
       const schema = await memory.schemas.get(g.tenantId, { maxAgeMs: 0 });
       try {
         return held.index.check(schema, query(subject), checkBudget);
@@ -176,7 +176,7 @@ describe('statements that answer checks and listings', () => {
       const engine = engineWith({}, pool);
       await withGrantsLocked(async () => {
         const check = engine.check(g.tenantId, { subject: 'user:ann', relation: 'viewer', object: 'document:d1' }).catch((error: unknown) => error);
-        const listing = engine.store.objectIds(g.tenantId, 'document', null, 10).catch((error: unknown) => error);
+        const listing = engine.checker.objectIds(g.tenantId, 'document', null, 10).catch((error: unknown) => error);
         expect(await check).toMatchObject({ type: 'unavailable', detail: 'a check was not answered within 0.3 s; retry shortly' });
         expect(await listing).toMatchObject({ code: '57014' });
       });
@@ -201,7 +201,7 @@ describe('statements that answer checks and listings', () => {
     await b.grant(['user:bob', 'owner', 'document:d1']);
     const engine = engineWith({ tenantPoolShare: 50, queueMs: 200 }); // 2 of the pool's 4
     const results = await withGrantsLocked(async (waiting) => {
-      const listings = Array.from({ length: 4 }, () => engine.store.objectIds(a.tenantId, 'document', null, 10).then(
+      const listings = Array.from({ length: 4 }, () => engine.checker.objectIds(a.tenantId, 'document', null, 10).then(
         (ids) => ids,
         (error: unknown) => error,
       ));

@@ -1,6 +1,5 @@
 import pino from 'pino';
 import { afterAll, expect, it } from 'vitest';
-import { parseTriples } from '../../src/engine/engine.ts';
 import { createServices } from '../../src/runtime.ts';
 import { createAgent, deleteAgent } from '../../src/store/agents.ts';
 import { applyBatch, createGrant } from '../../src/store/grants.ts';
@@ -21,7 +20,7 @@ it('leaves no grant naming a killed agent, however writes race the delete', asyn
   let next = 0;
   const write = async (): Promise<'written' | 'refused' | 'not written'> => {
     const i = next++;
-    const [triple] = await parseTriples(engine.store, tenantId, [{ subject: 'agent:bot', relation: 'viewer', object: `document:d${i}` }], true);
+    const [triple] = await engine.parseTriples(tenantId, [{ subject: 'agent:bot', relation: 'viewer', object: `document:d${i}` }], true);
     try {
       if (i % 3 === 0) await applyBatch(db, tenantId, [triple!], []);
       else await createGrant(db, tenantId, triple!);

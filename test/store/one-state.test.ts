@@ -5,8 +5,9 @@ import { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { createAgent, deleteAgent } from '../../src/store/agents.ts';
 import { connect } from '../../src/store/db.ts';
 import { createGrant } from '../../src/store/grants.ts';
-import { SchemaCache, SqlGraphStore } from '../../src/store/graph.ts';
-import { MemoryGraphs } from '../../src/store/graph-memory.ts';
+import { CheckRouter } from '../../src/store/check-router.ts';
+import { SchemaCache } from '../../src/store/schema-cache.ts';
+import { HeldTenants } from '../../src/store/held-tenants.ts';
 import { createNamespace } from '../../src/store/namespaces.ts';
 import { databaseUrl, newTenant, useServices } from '../helpers.ts';
 
@@ -19,7 +20,7 @@ afterAll(() => second.close());
 const T = 10_000;
 let now = T;
 const clock = { now: () => now };
-const secondEngine = new AuthorizationEngine(new SqlGraphStore(second.pool, new SchemaCache(second.db), null, { clock }));
+const secondEngine = new AuthorizationEngine(new CheckRouter(second.pool, new SchemaCache(second.db), null, { clock }));
 
 it('never allows a check that no state of the database allowed, across a kill and a re-registration elsewhere', async () => {
   const { id: tenantId } = await newTenant(writer);
@@ -66,10 +67,10 @@ it('holds no agent beside grants of another state of the database, however a kil
       };
     },
   });
-  const graphs = new MemoryGraphs(pool, { maxGrants: 1_000, maxAgeMs: 500 }, pino({ level: 'silent' }));
-  afterAll(() => graphs.close());
-  const engine = new AuthorizationEngine(new SqlGraphStore(second.pool, new SchemaCache(second.db), graphs));
-  expect(await graphs.load(tenantId)).toBe(true);
+  const heldTenants = new HeldTenants(pool, { maxGrants: 1_000, maxAgeMs: 500 }, pino({ level: 'silent' }));
+  afterAll(() => heldTenants.close());
+  const engine = new AuthorizationEngine(new CheckRouter(second.pool, new SchemaCache(second.db), heldTenants));
+  expect(await heldTenants.load(tenantId)).toBe(true);
   const check = () => engine.check(tenantId, { subject: 'agent:bot', relation: 'editor', object: 'document:d1' });
   expect(await check()).toBe(false);
 

@@ -1,0 +1,111 @@
+import type { HeaderObject, ParameterObject, ReferenceObject } from 'openapi3-ts/oas30';
+import type { ProblemHeader } from '../../contract/index.ts';
+import type { Json } from './json.ts';
+
+/*
+ * The document's prose that the contract does not hold: the API's overview, response and parameter
+ * descriptions, and the headers.
+ */
+
+export const INFO_DESCRIPTION = `Multi-tenant, relationship-based authorization service with first-class AI agents.
+
+**Authentication.** Every \`/v1\` operation needs an API key of the calling tenant, sent as
+\`Authorization: Bearer svc_live_...\`. Each key carries scopes (\`check:read\`, \`grant:read\`,
+\`grant:write\`, \`admin\`; \`admin\` implies every other one); each operation names the scope it
+requires (also in its \`x-required-scope\`). A missing, unknown or revoked key is 401
+\`unauthenticated\`; a key lacking the scope is 403 \`insufficient-scope\`.
+
+**Names.** Namespaces and relations: \`^[a-z][a-z0-9_]{0,62}$\`. Ids: 1 to 256 characters of
+\`A-Z a-z 0-9 . _ - @ | ~ + =\`. Subjects and objects are \`<namespace>:<id>\`, e.g. \`user:alice\`,
+\`document:q3\`, \`agent:release-bot\`.
+
+**Errors** are RFC 7807 problems (\`application/problem+json\`): \`type\`, \`title\`, \`status\`,
+\`detail\`, and for validation failures \`errors\` (\`[{path, message}]\`). Each response lists the
+problem types it can carry.
+
+**Pagination.** Lists take \`limit\` (1 to 1000, default 100) and \`cursor\`, and answer
+\`next_cursor\`: pass it as \`cursor\` for the next page; \`null\` when there is none. Cursors are
+opaque and bound to the query they were issued for.
+
+**Limits.** Bodies up to 1 MiB; bulk checks 1000 items; batches 1000 triples.
+
+Every response carries \`X-Request-Id\`. Unauthenticated: \`GET /openapi.json\` (this document),
+\`GET /docs\`, \`GET /healthz\`, \`GET /readyz\`, \`GET /metrics\`. A grantd listens on port 8080 by default.`;
+
+/** components/headers. */
+export const HEADERS: Record<'X-Request-Id' | ProblemHeader, HeaderObject> = {
+  'X-Request-Id': {
+    description: "Id of this request, also in the server's log line for it: the caller's `X-Request-Id` when sane, else a new UUID.",
+    schema: { type: 'string' },
+  },
+  'WWW-Authenticate': {
+    description: 'The scheme to authenticate with: `Bearer realm="grantd"`, plus `error="invalid_token"` when a key was sent.',
+    schema: { type: 'string' },
+  },
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
+};
+
+export const headerRef = (name: keyof typeof HEADERS): ReferenceObject => ({ $ref: `#/components/headers/${name}` });
+
+/** The header every response carries. */
+export const REQUEST_ID_HEADER: Record<string, ReferenceObject> = { 'X-Request-Id': headerRef('X-Request-Id') };
+
+export const STATUS_TEXT: Record<string, string> = {
+  200: 'OK',
+  201: 'Created',
+  204: 'No Content',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/** Descriptions of success responses, by operation id and status; the status text otherwise. */
+const SUCCESS_DESCRIPTION: Record<string, Record<string, string>> = {
+  check: { 200: 'The answer.' },
+  checkBulk: { 200: 'One result per check, in request order.' },
+  objectsList: { 200: 'One page of object ids.' },
+  grantsCreate: { 201: 'The grant was created.', 200: 'The grant already existed: the original grant, unchanged.' },
+  grantsRevoke: { 204: 'The grant is gone (or never existed).' },
+  grantsList: { 200: 'One page of grants.' },
+  grantsBatch: { 200: 'Everything was applied.' },
+  namespacesCreate: { 201: 'The namespace was created.' },
+  namespacesList: { 200: 'Every namespace of the tenant.' },
+  agentsCreate: { 201: 'The agent was registered.' },
+  agentsList: { 200: 'One page of agents.' },
+  agentsGet: { 200: 'The agent.' },
+  agentsDelete: { 200: 'The agent, every grant naming it, and its OAuth clients and their tokens are gone.' },
+  keysCreate: { 201: 'The key, with its secret: the only time the secret is shown.' },
+  keysList: { 200: 'The live keys.' },
+  keysRevoke: { 204: 'The key is revoked.' },
+  oauthClientsCreate: { 201: 'The client, with its secret if confidential: the only time the secret is shown.' },
+  oauthClientsList: { 200: 'Every client of the tenant.' },
+  oauthClientsDelete: { 204: 'The client and its tokens are gone.' },
+};
+
+/** Descriptions and examples of path and query parameters the contract leaves undescribed. */
+const PARAMETER_DOCS: Record<string, { description?: string; example?: Json }> = {
+  'path.external_id': { description: 'The agent\'s external_id', example: 'release-bot' },
+  'path.id': { description: 'The key id (`key_...`)', example: 'key_4Vq8ZrT1mX' },
+  'path.client_id': { description: 'The client id (`oc_...`)', example: 'oc_4Vq8ZrT1mXa2Bc3De4Fg' },
+  'objectsList.query.namespace': { example: 'document' },
+  'objectsList.query.subject': { example: 'user:alice' },
+  'objectsList.query.relation': { example: 'viewer' },
+};
+
+/** The description of a success response. */
+export const successDescription = (operationId: string, status: string): string =>
+  SUCCESS_DESCRIPTION[operationId]?.[status] ?? STATUS_TEXT[status] ?? status;
+
+/** What the document adds to a parameter of an operation: for all operations, then for this one. */
+export const parameterDocs = (operationId: string, p: ParameterObject): { description?: string; example?: Json } => ({
+  ...PARAMETER_DOCS[`${p.in}.${p.name}`],
+  ...PARAMETER_DOCS[`${operationId}.${p.in}.${p.name}`],
+});

@@ -1,0 +1,120 @@
+import { isAppRouteNoBody, isAppRouteOtherResponse, isZodType } from '@ts-rest/core';
+import type {
+  MediaTypeObject,
+  OpenAPIObject,
+  OperationObject,
+  ParameterObject,
+  ReferenceObject,
+  RequestBodyObject,
+  ResponseObject,
+  SchemaObject,
+} from 'openapi3-ts/oas30';
+import { PROBLEM_CONTENT_TYPE, type RouteMetadata } from '../../contract/index.ts';
+import { parameterDocs, REQUEST_ID_HEADER, successDescription } from './descriptions.ts';
+import { EXAMPLES } from './examples.ts';
+import type { ProblemResponses } from './problems.ts';
+import { operationIdOf, tagOf, type RouteEntry } from './routes.ts';
+import type { NamedSchemas } from './schemas.ts';
+
+/*
+ * Each operation as @ts-rest/open-api renders it, completed from its contract route: operation id,
+ * tag, required scope, parameter docs, examples, response descriptions and headers, problem responses.
+ */
+
+export const BEARER_SCHEME = 'bearer';
+
+/** What decorating an operation draws on besides the operation itself. */
+export interface OperationContext {
+  routes: Map<string, RouteEntry>;
+  named: NamedSchemas;
+  problems: ProblemResponses;
+}
+
+/** The document's paths: every operation of `generated` decorated. */
+export function decoratePaths(generated: OpenAPIObject['paths'], context: OperationContext): OpenAPIObject['paths'] {
+  const paths: OpenAPIObject['paths'] = {};
+  for (const [path, item] of Object.entries(generated)) {
+    for (const [method, op] of Object.entries(item) as [string, OperationObject][]) {
+      const entry = context.routes.get(operationIdOf(String(op.operationId).split('.')));
+      if (!entry) throw new Error(`no contract route for ${method} ${path}`);
+      paths[path] = { ...paths[path], [method]: decorateOperation(op, entry, context) };
+    }
+  }
+  return paths;
+}
+
+function decorateOperation(op: OperationObject, entry: RouteEntry, context: OperationContext): OperationObject {
+  const operationId = operationIdOf(entry.keys);
+  const { scope } = entry.route.metadata as RouteMetadata;
+  const examples = EXAMPLES[operationId] ?? {};
+  const parameters = parametersOf(op, operationId, context.named);
+  const requestBody = requestBodyOf(op, examples, context.named);
+  return {
+    operationId,
+    tags: [tagOf(entry.keys).name],
+    summary: op.summary,
+    description: [op.description, `Requires an API key with scope \`${scope}\`${scope === 'admin' ? '' : ' (or `admin`)'}.`]
+      .filter(Boolean)
+      .join('\n\n'),
+    'x-required-scope': scope,
+    security: [{ [BEARER_SCHEME]: [] }],
+    ...(parameters.length ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    responses: responsesOf(op, entry, examples, context),
+  };
+}
+
+function parametersOf(op: OperationObject, operationId: string, named: NamedSchemas): ParameterObject[] {
+  return ((op.parameters ?? []) as ParameterObject[]).map((p): ParameterObject => {
+    const docs = parameterDocs(operationId, p);
+    return {
+      name: p.name,
+      in: p.in,
+      description: p.description ?? docs.description,
+      ...(p.required ? { required: true } : {}),
+      schema: named.asComponent(p.schema!),
+      ...(docs.example !== undefined ? { example: docs.example } : {}),
+    };
+  });
+}
+
+function requestBodyOf(op: OperationObject, examples: Record<string, MediaTypeObject>, named: NamedSchemas): RequestBodyObject | undefined {
+  if (!op.requestBody) return undefined;
+  const schema = (op.requestBody as RequestBodyObject).content['application/json']!.schema as SchemaObject;
+  return {
+    description: schema.description ?? 'JSON body',
+    required: true,
+    content: { 'application/json': { schema: named.asComponent(schema), ...examples.request } },
+  };
+}
+
+/** The operation's responses by status, each as its contract route declares it. */
+function responsesOf(
+  op: OperationObject,
+  entry: RouteEntry,
+  examples: Record<string, MediaTypeObject>,
+  { named, problems }: OperationContext,
+): Record<string, ResponseObject | ReferenceObject> {
+  const operationId = operationIdOf(entry.keys);
+  const responses: Record<string, ResponseObject | ReferenceObject> = {};
+  for (const [status, response] of Object.entries(op.responses) as [string, ResponseObject][]) {
+    const declared = entry.route.responses[Number(status)];
+    if (declared === undefined) throw new Error(`${operationId}: no response ${status} in the contract`);
+    const media = response.content?.['application/json'];
+    if (isAppRouteOtherResponse(declared)) {
+      if (declared.contentType !== PROBLEM_CONTENT_TYPE) throw new Error(`${operationId} ${status}: unexpected content type ${declared.contentType}`);
+      responses[status] = problems.respond(status, media!.schema as SchemaObject);
+    } else if (isZodType(declared)) {
+      responses[status] = {
+        description: successDescription(operationId, status),
+        headers: { ...REQUEST_ID_HEADER },
+        content: { 'application/json': { schema: named.asComponent(media!.schema!), ...examples[status] } },
+      };
+    } else if (isAppRouteNoBody(declared)) {
+      responses[status] = { description: successDescription(operationId, status), headers: { ...REQUEST_ID_HEADER } };
+    } else {
+      throw new Error(`${operationId} ${status}: only zod schemas, c.noBody() and problem responses can be documented`);
+    }
+  }
+  return Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
+}

@@ -1,0 +1,79 @@
+import type pg from 'pg';
+import { CheckTimeShares } from '../engine/check-time.ts';
+import type { CheckAnswer, Checker, ReachableQuery } from '../engine/engine.ts';
+import type { Triple } from '../engine/refs.ts';
+import type { CompiledSchema } from '../engine/schema.ts';
+import { CachedChecker } from './cached-checker.ts';
+import type { GraphStatementOptions } from './graph-statements.ts';
+import type { HeldTenants } from './held-tenants.ts';
+import { MemoryChecker } from './memory-checker.ts';
+import type { SchemaCache } from './schema-cache.ts';
+import { SqlChecker } from './sql-checker.ts';
+
+/**
+ * The engine's Checker (docs/decisions.md#the-path-of-one-check): a check or a listing walk of a
+ * tenant held in memory and current is answered there (MemoryChecker); otherwise checks go to the
+ * answers cached (CachedChecker) and then to PostgreSQL (SqlChecker), listing walks to PostgreSQL.
+ * Each checker answers from one state of the tenant, and an answer is never combined from two.
+ * The process's time on checks, in memory and in statements, is one account (CheckTimeShares).
+ */
+export class CheckRouter implements Checker {
+  private readonly memory: MemoryChecker | null;
+  private readonly sql: SqlChecker;
+  private readonly cached: CachedChecker;
+
+  constructor(
+    /** The graph statements' pool (openGraphPool). */
+    pool: pg.Pool,
+    private readonly schemas: SchemaCache,
+    /** The tenants held in memory, which answer when current; null to always ask the database. */
+    heldTenants: HeldTenants | null = null,
+    {
+      maxAgeMs,
+      maxCachedAnswers,
+      clock,
+      checkBudget,
+      ...sql
+    }: {
+      /** How long a cached answer is used (default: the freshness bound). */
+      maxAgeMs?: number;
+      maxCachedAnswers?: number;
+      /** The answer cache's clock (tests move it). */
+      clock?: { now(): number };
+      /** The most steps one check may take (GRANTD_CHECK_BUDGET), in memory and in the database. */
+      checkBudget?: number | undefined;
+      walkMs?: number;
+    } & Omit<GraphStatementOptions, 'checkTime'> = {},
+  ) {
+    const checkTime = new CheckTimeShares();
+    this.memory = heldTenants && new MemoryChecker(heldTenants, checkTime, { checkBudget });
+    this.sql = new SqlChecker(pool, { ...sql, checkBudget, checkTime });
+    this.cached = new CachedChecker(this.sql, { maxAgeMs, maxEntries: maxCachedAnswers, clock });
+  }
+
+  schema(tenantId: string, options?: { maxAgeMs?: number }): Promise<CompiledSchema> {
+    return this.schemas.get(tenantId, options);
+  }
+
+  async check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckAnswer[]> {
+    return (await this.memory?.check(tenantId, schema, queries)) ?? this.cached.check(tenantId, schema, queries);
+  }
+
+  async reachable(tenantId: string, schema: CompiledSchema, query: ReachableQuery): Promise<string[] | null> {
+    const inMemory = await this.memory?.reachable(tenantId, schema, query);
+    return inMemory ? inMemory.ids : this.sql.reachable(tenantId, schema, query);
+  }
+
+  objectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]> {
+    return this.sql.objectIds(tenantId, namespace, after, limit);
+  }
+
+  invalidate(tenantId: string): void {
+    this.cached.invalidate(tenantId);
+    this.memory?.invalidate(tenantId);
+  }
+
+  pairsPerCheck(tenantId: string): number {
+    return this.memory?.holds(tenantId) ? this.memory.pairsPerCheck : this.sql.pairsPerCheck;
+  }
+}

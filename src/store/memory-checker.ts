@@ -1,0 +1,59 @@
+import { DEFAULT_CHECK_BUDGET } from '../engine/budget.ts';
+import type { CheckTimeShares } from '../engine/check-time.ts';
+import type { CheckAnswer, ReachableQuery } from '../engine/engine.ts';
+import type { Triple } from '../engine/refs.ts';
+import type { CompiledSchema } from '../engine/schema.ts';
+import { masksAdmit } from '../engine/scope.ts';
+import type { HeldTenants } from './held-tenants.ts';
+
+/**
+ * Answers checks and listing walks of a tenant held in memory (HeldTenants) and current, without a
+ * round trip; null when the tenant is not (the database answers instead). An answer is the held
+ * grants' and the held agents' masks together, read from one state of the tenant (a mask is asked
+ * right before its check, in the same turn of the event loop as the walk), so a mask and the grants
+ * it masks never come from two states. Answers are not cached: a check in memory costs about what
+ * a cache lookup would.
+ */
+export class MemoryChecker {
+  /**
+   * Measured here: in memory, a walked pair about 0.2 us and a candidate about 4.5 (its id read
+   * from the database ~1.3 us, the check about 3), so a check costs about 20 pairs.
+   */
+  readonly pairsPerCheck = 20;
+  private readonly checkBudget: number;
+
+  constructor(
+    private readonly tenants: HeldTenants,
+    /** The process's time on checks, shared between tenants: a bulk's slices in memory count as its tenant's. */
+    private readonly checkTime: CheckTimeShares,
+    { checkBudget = DEFAULT_CHECK_BUDGET }: { checkBudget?: number | undefined } = {},
+  ) {
+    this.checkBudget = checkBudget;
+  }
+
+  /** Whether the tenant is held (current or about to be caught up). */
+  holds(tenantId: string): boolean {
+    return this.tenants.holds(tenantId);
+  }
+
+  /** This node changed the tenant's data: its next check waits for a catch-up. */
+  invalidate(tenantId: string): void {
+    this.tenants.invalidate(tenantId);
+  }
+
+  /** Each query's answer, or null when the tenant is not held and current. */
+  async check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckAnswer[] | null> {
+    const held = await this.tenants.current(tenantId);
+    if (!held) return null;
+    const admits = (q: Triple) => masksAdmit(q.subject, q.object.ns, q.relation, (id) => held.agents.get(id));
+    return held.index.checkAll(schema, queries, this.checkBudget, { admits, turns: this.checkTime.of(tenantId) });
+  }
+
+  /** The listing walk's ids (null past its budget, see Checker.reachable), or null when the tenant is not held and current. */
+  async reachable(tenantId: string, schema: CompiledSchema, query: ReachableQuery): Promise<{ ids: string[] | null } | null> {
+    const held = await this.tenants.current(tenantId);
+    if (!held) return null;
+    if (!masksAdmit(query.subject, query.namespace, query.relation, (id) => held.agents.get(id))) return { ids: [] };
+    return { ids: held.index.reachable(schema, query) };
+  }
+}

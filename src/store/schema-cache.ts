@@ -1,0 +1,42 @@
+import { FRESHNESS_MS } from '../config.ts';
+import { RefreshingCache } from '../cache/refreshing-cache.ts';
+import { CompiledSchema } from '../engine/schema.ts';
+import type { Db } from './db.ts';
+import { namespaceDefinitions } from './namespaces.ts';
+
+/**
+ * Compiled namespaces per tenant, used for at most `maxAgeMs` (reloaded ahead, off the request
+ * path, under steady traffic) and forgotten on this node's own writes; at most `maxTenants` are
+ * held, the least recently used going first. A reload first reads the tenant's definitions version
+ * (bumped by every statement that changes its namespaces) and keeps the schema it holds when that
+ * has not moved: a definition is compiled, and indexed by the grants held in memory, once per
+ * version, not at every reload.
+ */
+export class SchemaCache {
+  private readonly cache: RefreshingCache<string, { version: bigint; schema: CompiledSchema }>;
+
+  constructor(
+    private readonly db: Db,
+    { maxAgeMs = FRESHNESS_MS, maxTenants = 10_000 }: { maxAgeMs?: number; maxTenants?: number } = {},
+  ) {
+    this.cache = new RefreshingCache((tenantId, held) => this.load(tenantId, held), maxAgeMs, maxTenants);
+  }
+
+  /** The tenant's schema, loaded less than `maxAgeMs` ago (default: the cache's). */
+  async get(tenantId: string, options?: { maxAgeMs?: number }): Promise<CompiledSchema> {
+    return (await this.cache.get(tenantId, options))!.schema;
+  }
+
+  invalidate(tenantId: string): void {
+    this.cache.delete(tenantId);
+  }
+
+  private async load(tenantId: string, held: { version: bigint; schema: CompiledSchema } | undefined) {
+    // The version before the definitions: definitions read after it are at least as new, so a
+    // pair that is off is one the next reload corrects, never one that sticks.
+    const tenant = await this.db.tenant.findUnique({ where: { id: tenantId }, select: { namespacesVersion: true } });
+    const version = tenant?.namespacesVersion ?? -1n;
+    if (held?.version === version) return held;
+    return { version, schema: new CompiledSchema(await namespaceDefinitions(this.db, tenantId)) };
+  }
+}
