@@ -38,8 +38,7 @@ async function publicClient(scopes: string[] = ['check:read', 'grant:read']) {
 
 /** Opens the authorization URL, signs in with `key` on the consent page and presses `decision`; the URL the browser was sent back to. */
 async function consent(url: URL, key: string, decision: 'Approve' | 'Deny'): Promise<{ callback: URL; csp: string | undefined }> {
-  // A browser without an earlier sign-in: one signed in with another key loops back to the consent page (left for later).
-  await context.clearCookies();
+  // One browser for every test, its cookies kept: each test signs in with another key over the previous sign-in.
   const page = await context.newPage();
   try {
     let callback: URL | undefined;
@@ -53,7 +52,7 @@ async function consent(url: URL, key: string, decision: 'Approve' | 'Deny'): Pro
     await expect(page.locator('h1').textContent()).resolves.toContain('Notes app');
     await page.fill('#api_key', key);
     await page.click(`button:has-text("${decision}")`);
-    await page.waitForURL(`${REDIRECT_URI}**`);
+    await page.waitForURL(`${REDIRECT_URI}**`, { timeout: 10_000 });
     return { callback: callback!, csp: (await shown!.allHeaders())['content-security-policy'] };
   } finally {
     await page.close();

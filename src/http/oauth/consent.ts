@@ -25,6 +25,19 @@ const csrfCookieOf = (req: Request): string | undefined =>
   new RegExp(`(?:^|;\\s*)${CSRF_COOKIE}=([A-Za-z0-9_-]{43})(?:;|$)`).exec(req.headers.cookie ?? '')?.[1];
 
 /**
+ * The library keeps one signed-in account per browser; when another key signs in, it would ask to sign
+ * the first out on a page grantd does not serve, and the browser came back to the consent page. So
+ * signing in with another key ends the browser's earlier sign-in first (the tokens it led to live on).
+ */
+async function endEarlierSignIn(oauth: Provider, details: Interaction, accountId: string): Promise<void> {
+  const earlier = details.session;
+  if (!earlier || earlier.accountId === accountId) return;
+  if (earlier.uid) await (await oauth.Session.findByUid(earlier.uid))?.destroy();
+  details.session = undefined;
+  await details.persist();
+}
+
+/**
  * The consent page the library sends the browser to: it names the client and each requested scope;
  * the person signs in with an API key of the client's tenant that holds every one (the key is
  * checked once and kept nowhere) and approves, or denies. The library then redirects to the client.
@@ -83,7 +96,7 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
       }
       const found = await interactionOf(req, res);
       if (!found) return;
-      const { oauth, client, scopes, tenantId } = found;
+      const { oauth, details, client, scopes, tenantId } = found;
       if (form.decision === 'deny') {
         return await oauth.interactionFinished(req, res, { error: 'access_denied', error_description: 'the request was denied on the consent page' }, { mergeWithLastSubmission: false });
       }
@@ -98,6 +111,7 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
         await deps.limits.authFailures.record(address);
         return show(req, res, found, 403, 'That API key is unknown, revoked, of another tenant, or lacks one of these scopes.');
       }
+      await endEarlierSignIn(oauth, details, principal.keyId);
       const grant = new oauth.Grant({ accountId: principal.keyId, clientId: client.clientId });
       grant.addOIDCScope(scopes.join(' '));
       const grantId = await grant.save();
