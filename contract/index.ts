@@ -5,11 +5,14 @@ import { grantsContract } from './grants.ts';
 import { keysContract } from './keys.ts';
 import { namespacesContract } from './namespaces.ts';
 import { objectsContract } from './objects.ts';
-import { oauthClientsContract } from './oauth.ts';
+import { oauthClientsContract, oauthProtocolRoutes } from './oauth.ts';
 
 const c = initContract();
 
-/** The whole /v1 API: the server is type-checked against it, the OpenAPI document and the client derive from it. */
+/**
+ * The whole /v1 API: the server is type-checked against it, the OpenAPI document and the client derive
+ * from it. ts-rest serves all of it but the OAuth protocol routes (oauthServerOf), which need no API key.
+ */
 export const contract = c.router(
   {
     check: checkContract.check,
@@ -19,7 +22,7 @@ export const contract = c.router(
     namespaces: namespacesContract,
     agents: agentsContract,
     keys: keysContract,
-    oauth: { clients: oauthClientsContract },
+    oauth: { clients: oauthClientsContract, ...oauthProtocolRoutes },
   },
   { pathPrefix: '/v1', strictStatusCodes: true },
 );

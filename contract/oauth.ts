@@ -129,6 +129,9 @@ export type OAuthServer = 'library' | 'consent-page' | 'introspection';
 export const servedBy = (server: OAuthServer) => ({ oauth: server }) as const;
 export type OAuthRouteMetadata = ReturnType<typeof servedBy>;
 
+/** Who serves a route of the contract: an OAuth server for the protocol routes, ts-rest (undefined) for the rest. */
+export const oauthServerOf = (route: { metadata?: unknown }): OAuthServer | undefined => (route.metadata as Partial<OAuthRouteMetadata> | undefined)?.oauth;
+
 const UidSchema = z.object({ uid: z.string().min(1).max(64) });
 
 export const oauthClientsContract = c.router({
@@ -162,11 +165,11 @@ export const oauthClientsContract = c.router({
 });
 
 /**
- * The OAuth 2.0 protocol routes (docs/oauth.md): form-encoded, answered with RFC 6749 errors, served
- * by the authorization server library and the consent page rather than by ts-rest.
+ * The OAuth 2.0 protocol routes (docs/oauth.md), under /v1/oauth beside the clients: form-encoded,
+ * answered with RFC 6749 errors, served by the authorization server library, the consent page and
+ * introspection rather than by ts-rest, and needing no API key scope.
  */
-export const oauthProtocolContract = c.router(
-  {
+export const oauthProtocolRoutes = c.router({
   token: {
     method: 'POST',
     path: '/oauth/token',
@@ -249,6 +252,4 @@ export const oauthProtocolContract = c.router(
     responses: { 200: IntrospectionSchema, 400: oauthError, 401: oauthError, 500: oauthError },
     metadata: servedBy('introspection'),
   },
-  },
-  { pathPrefix: '/v1', strictStatusCodes: true },
-);
+});

@@ -70,6 +70,8 @@ const OAUTH_CLIENT = {
   created_at: CREATED_AT,
 };
 
+const ACCESS_TOKEN = 'svc_at_mF3xQ9vR2kLp7TzW8nYc4DjH6sGa1QeUo5iZyKb0AXw';
+
 const single = (value: Json): MediaTypeObject => ({ example: value });
 const named = (examples: Record<string, { summary: string; value: Json }>): MediaTypeObject => ({
   examples: Object.fromEntries(Object.entries(examples).map(([k, v]) => [k, v satisfies ExampleObject])),
@@ -178,4 +180,11 @@ export const EXAMPLES: Record<string, Record<string, MediaTypeObject>> = {
     201: single({ ...OAUTH_CLIENT, client_secret: 'svc_cs_Qe4Lm9XbV3kTz8RpW4nYc6DfJ1sGa5Q7Hq2Uo0iZyK' }),
   },
   oauthClientsList: { 200: single({ clients: [OAUTH_CLIENT] }) },
+  oauthToken: {
+    request: single({ grant_type: 'client_credentials', scope: 'check:read' }),
+    200: single({ access_token: ACCESS_TOKEN, token_type: 'Bearer', expires_in: DEFAULT_CONFIG.GRANTD_OAUTH_ACCESS_TTL, scope: 'check:read' }),
+  },
+  oauthIntrospect: {
+    200: single({ active: true, scope: 'check:read', client_id: OAUTH_CLIENT.client_id, sub: 'agent:release-bot', token_type: 'Bearer', exp: 1741944713, iat: 1741944413, iss: 'https://grantd.example' }),
+  },
 };

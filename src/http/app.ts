@@ -37,8 +37,10 @@ export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPT
   app.use(deps.metrics.observe);
   app.use(apiSecurityHeaders);
 
+  // ts-rest serves the API but the OAuth protocol routes, which oauthRouter below answers.
+  const served = { ...contract, oauth: { clients: contract.oauth.clients } };
   // The API first: a check, the hottest request, then matches without walking past the operator routes.
-  const router = s.router(contract, {
+  const router = s.router(served, {
     ...checkRoutes(deps),
     objects: objectRoutes(deps),
     grants: grantRoutes(deps),
@@ -51,7 +53,7 @@ export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPT
   const resourceMetadata = `${options.publicUrl}${PROTECTED_RESOURCE_METADATA}`;
   const { authenticate, reauthenticate } = authentication(deps.keys, deps.limits.authFailures, resourceMetadata);
   const perKey = deps.limits.perKey ? [rateLimit(deps.limits.perKey)] : [];
-  createExpressEndpoints(contract, router, app, {
+  createExpressEndpoints(served, router, app, {
     globalMiddleware: [authenticate, ...perKey, jsonBody(options.bodyTimeoutMs), reauthenticate],
     requestValidationErrorHandler: validationProblem,
   });

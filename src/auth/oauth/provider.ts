@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import Provider, { type Adapter, type AdapterPayload, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
-import { oauthProtocolContract, KEY_SCOPES } from '../../../contract/index.ts';
+import { contract, KEY_SCOPES } from '../../../contract/index.ts';
 import type { Db } from '../../store/db.ts';
 import { findOAuthClient, type OAuthClientRow } from '../../store/oauth-clients.ts';
 import { OAuthRecords, type RecordHooks } from '../../store/oauth-records.ts';
@@ -101,12 +101,12 @@ export function createOAuthProvider(options: OAuthProviderOptions): Provider {
       dPoP: { enabled: false },
     },
     routes: {
-      authorization: oauthPath(oauthProtocolContract.authorize),
-      token: oauthPath(oauthProtocolContract.token),
-      introspection: oauthPath(oauthProtocolContract.introspect),
-      revocation: oauthPath(oauthProtocolContract.revoke),
+      authorization: oauthPath(contract.oauth.authorize),
+      token: oauthPath(contract.oauth.token),
+      introspection: oauthPath(contract.oauth.introspect),
+      revocation: oauthPath(contract.oauth.revoke),
     },
-    interactions: { url: (_ctx, interaction) => oauthProtocolContract.consent.path.replace(':uid', interaction.uid) },
+    interactions: { url: (_ctx, interaction) => contract.oauth.consent.path.replace(':uid', interaction.uid) },
     ttl: {
       AccessToken: options.accessTtl,
       ClientCredentials: options.accessTtl,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import type Provider from 'oidc-provider';
-import { oauthProtocolContract, KEY_SCOPES, type KeyScope } from '../../../contract/index.ts';
+import { contract, KEY_SCOPES, type KeyScope } from '../../../contract/index.ts';
 import { consentPage, errorPage, PAGE_CSP } from '../../auth/oauth/pages.ts';
 import { hasScope } from '../../auth/scopes.ts';
 import { digestsEqual, hashSecret } from '../../auth/secrets.ts';
@@ -44,7 +44,7 @@ async function endEarlierSignIn(oauth: Provider, details: Interaction, accountId
  */
 export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
   const router = express.Router();
-  const { path } = oauthProtocolContract.consent;
+  const { path } = contract.oauth.consent;
 
   /** The interaction of this browser and uid, with its client; null once an error page was sent. */
   async function interactionOf(req: Request, res: Response) {

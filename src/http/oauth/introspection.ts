@@ -1,6 +1,6 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type Provider from 'oidc-provider';
-import { oauthProtocolContract, type OAuthErrorSchema } from '../../../contract/index.ts';
+import { contract, type OAuthErrorSchema } from '../../../contract/index.ts';
 import type { z } from 'zod';
 import { hasScope } from '../../auth/scopes.ts';
 import { findOAuthClient } from '../../store/oauth-clients.ts';
@@ -9,7 +9,7 @@ import { clientAddress } from '../client-address.ts';
 import type { AppDeps } from '../context.ts';
 import type { ProviderSource } from './server.ts';
 
-type Introspection = z.infer<typeof oauthProtocolContract.introspect.responses[200]>;
+type Introspection = z.infer<typeof contract.oauth.introspect.responses[200]>;
 type OAuthError = z.infer<typeof OAuthErrorSchema>;
 
 const INACTIVE: Introspection = { active: false };
@@ -29,7 +29,7 @@ export function sendOAuthError(res: Response, status: number, body: OAuthError, 
  */
 export function introspectionRoutes(deps: AppDeps, provider: ProviderSource, library: RequestHandler): Router {
   const router = express.Router();
-  const { path } = oauthProtocolContract.introspect;
+  const { path } = contract.oauth.introspect;
 
   const answer = async (req: Request, res: Response, token: unknown) => {
     const tenantId = await callerTenant(deps, await provider(), req, res);

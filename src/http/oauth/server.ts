@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type Provider from 'oidc-provider';
-import { oauthProtocolContract, KEY_SCOPES, type OAuthRouteMetadata } from '../../../contract/index.ts';
+import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
+import { contract, KEY_SCOPES, oauthServerOf, type OAuthServer } from '../../../contract/index.ts';
 import { createOAuthProvider } from '../../auth/oauth/provider.ts';
 import { cookieKeys } from '../../store/oauth-records.ts';
 import type { AppDeps } from '../context.ts';
@@ -18,8 +19,8 @@ export interface OAuthOptions {
 }
 
 /** The contract's OAuth protocol routes that a given server answers. */
-export const oauthRoutesServedBy = (server: OAuthRouteMetadata['oauth']) =>
-  Object.values(oauthProtocolContract).filter((route) => (route.metadata as OAuthRouteMetadata).oauth === server);
+export const oauthRoutesServedBy = (server: OAuthServer): AppRoute[] =>
+  Object.values(contract.oauth as AppRouter).filter((route): route is AppRoute => isAppRoute(route) && oauthServerOf(route) === server);
 
 /** The library, made when the first OAuth request arrives (its cookie keys come from the database). */
 export type ProviderSource = () => Promise<Provider>;
