@@ -240,7 +240,7 @@ export const oauthProtocolRoutes = c.router({
       'a token of another tenant is {"active": false}.',
     contentType: FORM,
     body: TokenFormSchema,
-    responses: { 200: IntrospectionSchema, 400: oauthError, 401: oauthError, 500: oauthError },
+    responses: { 200: IntrospectionSchema, 400: oauthError, 401: oauthError, 403: oauthError, 500: oauthError },
     metadata: servedBy('introspection'),
   },
   introspectByQuery: {
@@ -249,7 +249,7 @@ export const oauthProtocolRoutes = c.router({
     summary: 'Introspect a token (query)',
     description: 'The same answer as the POST form, for callers that cannot POST. The query is never logged.',
     query: z.object({ token: z.string(), token_type_hint: z.enum(['access_token', 'refresh_token']).optional() }),
-    responses: { 200: IntrospectionSchema, 400: oauthError, 401: oauthError, 500: oauthError },
+    responses: { 200: IntrospectionSchema, 400: oauthError, 401: oauthError, 403: oauthError, 500: oauthError },
     metadata: servedBy('introspection'),
   },
 });

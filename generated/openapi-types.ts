@@ -2800,6 +2800,16 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
+            /** @description RFC 6750 `insufficient_scope`: a Bearer key or token without `check:read`. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
             /** @description RFC 6749 `server_error`. */
             500: {
                 headers: {
@@ -2866,6 +2876,16 @@ export interface operations {
             };
             /** @description RFC 6749 `invalid_client` or `invalid_token`. */
             401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description RFC 6750 `insufficient_scope`: a Bearer key or token without `check:read`. */
+            403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;

@@ -102,8 +102,20 @@ const SUCCESS_DESCRIPTION: Record<string, Record<string, string>> = {
   oauthConsent: { 200: 'The consent page.', 400: 'An error page: the request expired or was begun in another browser.' },
   oauthDecide: { 303: 'To the authorization route, which redirects to the client.', 400: 'The consent page again, saying what is missing.', 403: 'The consent page again: the key was refused, or the form did not come from this page.' },
   oauthRevoke: { 200: 'Revoked, or not a token of this client.', 400: 'RFC 6749 error.', 401: 'RFC 6749 `invalid_client`.', 500: 'RFC 6749 `server_error`.' },
-  oauthIntrospect: { 200: 'The RFC 7662 answer.', 400: 'RFC 6749 error.', 401: 'RFC 6749 `invalid_client` or `invalid_token`.', 500: 'RFC 6749 `server_error`.' },
-  oauthIntrospectByQuery: { 200: 'The RFC 7662 answer.', 400: 'RFC 6749 error.', 401: 'RFC 6749 `invalid_token`.', 500: 'RFC 6749 `server_error`.' },
+  oauthIntrospect: {
+    200: 'The RFC 7662 answer.',
+    400: 'RFC 6749 error.',
+    401: 'RFC 6749 `invalid_client` or `invalid_token`.',
+    403: 'RFC 6750 `insufficient_scope`: a Bearer key or token without `check:read`.',
+    500: 'RFC 6749 `server_error`.',
+  },
+  oauthIntrospectByQuery: {
+    200: 'The RFC 7662 answer.',
+    400: 'RFC 6749 error.',
+    401: 'RFC 6749 `invalid_token`.',
+    403: 'RFC 6750 `insufficient_scope`: a Bearer key or token without `check:read`.',
+    500: 'RFC 6749 `server_error`.',
+  },
 };
 
 /** Descriptions and examples of path and query parameters the contract leaves undescribed. */
