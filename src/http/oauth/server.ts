@@ -2,7 +2,6 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import type Provider from 'oidc-provider';
 import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
 import { contract, KEY_SCOPES, oauthServerOf, type OAuthServer } from '../../../contract/index.ts';
-import { createOAuthProvider } from '../../auth/oauth/provider.ts';
 import { cookieKeys } from '../../store/oauth-records.ts';
 import type { AppDeps } from '../context.ts';
 import { consentRoutes } from './consent.ts';
@@ -28,7 +27,9 @@ export type ProviderSource = () => Promise<Provider>;
 function providerSource(deps: AppDeps, options: OAuthOptions): ProviderSource {
   let made: Promise<Provider> | null = null;
   return () => {
-    made ??= cookieKeys(deps.db).then((keys) =>
+    // Imported here, not at startup: the library warns on Node.js 20 as it loads, which every CLI
+    // command (grantd import, tenant create) would print though none serves OAuth.
+    made ??= Promise.all([cookieKeys(deps.db), import('../../auth/oauth/provider.ts')]).then(([keys, { createOAuthProvider }]) =>
       createOAuthProvider({
         db: deps.db,
         issuer: options.publicUrl,
