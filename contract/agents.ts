@@ -78,12 +78,12 @@ export const agentsContract = c.router({
     path: '/agents/:external_id',
     summary: 'Kill an agent',
     description:
-      'Killswitch: removes the agent and every grant naming it, as subject or object, in one transaction. ' +
+      'Killswitch: removes the agent, every grant naming it (as subject or object) and its OAuth clients with their tokens, in one transaction. ' +
       'A grant written concurrently either lands before and is removed, or is refused.',
     pathParams: AgentPathSchema,
     body: c.noBody(),
     responses: {
-      200: z.object({ external_id: z.string(), grants_removed: z.number().int() }),
+      200: z.object({ external_id: z.string(), grants_removed: z.number().int(), clients_removed: z.number().int().describe("The agent's OAuth clients, deleted with their tokens") }),
       ...badRequest(['invalid-request']),
       ...notFound(['agent-not-found']),
       ...commonProblems,

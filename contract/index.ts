@@ -5,10 +5,14 @@ import { grantsContract } from './grants.ts';
 import { keysContract } from './keys.ts';
 import { namespacesContract } from './namespaces.ts';
 import { objectsContract } from './objects.ts';
+import { oauthClientsContract, oauthProtocolRoutes } from './oauth.ts';
 
 const c = initContract();
 
-/** The whole /v1 API: the server is type-checked against it, the OpenAPI document and the client derive from it. */
+/**
+ * The whole /v1 API: the server is type-checked against it, the OpenAPI document and the client derive
+ * from it. ts-rest serves all of it but the OAuth protocol routes (oauthServerOf), which need no API key.
+ */
 export const contract = c.router(
   {
     check: checkContract.check,
@@ -18,6 +22,7 @@ export const contract = c.router(
     namespaces: namespacesContract,
     agents: agentsContract,
     keys: keysContract,
+    oauth: { clients: oauthClientsContract, ...oauthProtocolRoutes },
   },
   { pathPrefix: '/v1', strictStatusCodes: true },
 );
@@ -25,3 +30,4 @@ export const contract = c.router(
 export * from './problems.ts';
 export * from './schemas.ts';
 export * from './scopes.ts';
+export * from './oauth.ts';

@@ -55,6 +55,12 @@ export const PROBLEMS = {
     meaning: "no live key with this id in the caller's tenant (unknown, or already revoked)",
     headers: [],
   },
+  'client-not-found': {
+    status: 404,
+    title: 'Client not found',
+    meaning: "no OAuth client with this client_id in the caller's tenant",
+    headers: [],
+  },
   'namespace-exists': {
     status: 409,
     title: 'Namespace exists',

@@ -199,7 +199,7 @@ export interface paths {
         post?: never;
         /**
          * Kill an agent
-         * @description Killswitch: removes the agent and every grant naming it, as subject or object, in one transaction. A grant written concurrently either lands before and is removed, or is refused.
+         * @description Killswitch: removes the agent, every grant naming it (as subject or object) and its OAuth clients with their tokens, in one transaction. A grant written concurrently either lands before and is removed, or is refused.
          *
          *     Requires an API key with scope `grant:write` (or `admin`).
          */
@@ -254,6 +254,198 @@ export interface paths {
          *     Requires an API key with scope `admin`.
          */
         delete: operations["keysRevoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/clients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List OAuth clients
+         * @description Clients of the tenant, oldest first; never a secret.
+         *
+         *     Requires an API key with scope `admin`.
+         */
+        get: operations["oauthClientsList"];
+        put?: never;
+        /**
+         * Register an OAuth client
+         * @description A confidential client's secret is in this response only and cannot be retrieved again.
+         *
+         *     Requires an API key with scope `admin`.
+         */
+        post: operations["oauthClientsCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/clients/{client_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an OAuth client
+         * @description Every token of the client stops working: at once on this node, within one second on every node.
+         *
+         *     Requires an API key with scope `admin`.
+         */
+        delete: operations["oauthClientsDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue a token
+         * @description RFC 6749 token endpoint: client_credentials (confidential clients), authorization_code with PKCE, refresh_token (single use). Client authentication: client_secret_basic, client_secret_post, or none for public clients.
+         *
+         *     An OAuth 2.0 protocol route (docs/oauth.md): errors are RFC 6749 `{error, error_description}` bodies, not problems.
+         */
+        post: operations["oauthToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start an authorization
+         * @description RFC 6749 4.1 with PKCE (S256 only). Redirects to the consent page; an invalid client_id or redirect_uri shows an error page and never redirects. Other errors redirect back to the client with error and iss (RFC 9207).
+         *
+         *     An OAuth 2.0 protocol route (docs/oauth.md): errors are RFC 6749 `{error, error_description}` bodies, not problems.
+         */
+        get: operations["oauthAuthorize"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/authorize/{uid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Finish an authorization
+         * @description Where the consent page sends the browser: redirects to the client with code, state and iss, or error=access_denied.
+         *
+         *     An OAuth 2.0 protocol route (docs/oauth.md): errors are RFC 6749 `{error, error_description}` bodies, not problems.
+         */
+        get: operations["oauthResume"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/consent/{uid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Consent page
+         * @description Names the client and each requested scope; the person signs in with an API key of the client's tenant and approves or denies.
+         *
+         *     An OAuth 2.0 protocol route (docs/oauth.md): errors are RFC 6749 `{error, error_description}` bodies, not problems.
+         */
+        get: operations["oauthConsent"];
+        put?: never;
+        /**
+         * Approve or deny
+         * @description An OAuth 2.0 protocol route (docs/oauth.md): errors are RFC 6749 `{error, error_description}` bodies, not problems.
+         */
+        post: operations["oauthDecide"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a token
+         * @description RFC 7009: 200 for a token the client may revoke and for an unknown one. A refresh token ends its whole grant.
+         *
+         *     An OAuth 2.0 protocol route (docs/oauth.md): errors are RFC 6749 `{error, error_description}` bodies, not problems.
+         */
+        post: operations["oauthRevoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/introspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Introspect a token (query)
+         * @description The same answer as the POST form, for callers that cannot POST. The query is never logged.
+         *
+         *     An OAuth 2.0 protocol route (docs/oauth.md): errors are RFC 6749 `{error, error_description}` bodies, not problems.
+         */
+        get: operations["oauthIntrospectByQuery"];
+        put?: never;
+        /**
+         * Introspect a token
+         * @description RFC 7662. The caller authenticates as a confidential client (Basic), or with a Bearer API key or access token holding check:read; a token of another tenant is {"active": false}.
+         *
+         *     An OAuth 2.0 protocol route (docs/oauth.md): errors are RFC 6749 `{error, error_description}` bodies, not problems.
+         */
+        post: operations["oauthIntrospect"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -402,6 +594,8 @@ export interface components {
         AgentDeleted: {
             external_id: string;
             grants_removed: number;
+            /** @description The agent's OAuth clients, deleted with their tokens */
+            clients_removed: number;
         };
         CreateKeyRequest: {
             /**
@@ -453,6 +647,104 @@ export interface components {
         KeyList: {
             keys: components["schemas"]["KeySummary"][];
         };
+        CreateOAuthClientRequest: {
+            /** @description Shown on the consent page */
+            name: string;
+            /**
+             * @description confidential: has a secret; public: none (a browser or mobile app), authorization code with PKCE only
+             * @enum {string}
+             */
+            type: "confidential" | "public";
+            /** @description Where the authorization code may be sent, compared byte for byte */
+            redirect_uris?: string[];
+            /** @description The most a token of this client may carry */
+            scopes: components["schemas"]["KeyScope"][];
+            /** @description A registered agent's external_id: the client then uses client_credentials only, and its tokens' subject is `agent:<id>` */
+            agent?: string;
+        };
+        CreatedOAuthClient: {
+            /** @description oc_ followed by base62 */
+            client_id: string;
+            name: string;
+            /** @enum {string} */
+            type: "confidential" | "public";
+            redirect_uris: string[];
+            scopes: components["schemas"]["KeyScope"][];
+            /** @description The agent's external_id, or null */
+            agent: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+            /** @description svc_cs_ followed by base62; confidential clients only, returned only here, exactly once */
+            client_secret?: string;
+        };
+        OAuthClient: {
+            /** @description oc_ followed by base62 */
+            client_id: string;
+            name: string;
+            /** @enum {string} */
+            type: "confidential" | "public";
+            redirect_uris: string[];
+            scopes: components["schemas"]["KeyScope"][];
+            /** @description The agent's external_id, or null */
+            agent: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+        };
+        OAuthClientList: {
+            clients: components["schemas"]["OAuthClient"][];
+        };
+        TokenRequest: {
+            /** @enum {string} */
+            grant_type: "client_credentials" | "authorization_code" | "refresh_token";
+            /** @description Space-separated; narrows the client's (or the grant's) scopes, never widens them */
+            scope?: string;
+            /** @description authorization_code: the code the redirect carried */
+            code?: string;
+            /** @description authorization_code: the redirect_uri of the authorization request */
+            redirect_uri?: string;
+            /** @description authorization_code: the PKCE verifier */
+            code_verifier?: string;
+            /** @description refresh_token: the latest refresh token; each use returns a new one */
+            refresh_token?: string;
+            /** @description client_secret_post and public clients */
+            client_id?: string;
+            /** @description client_secret_post */
+            client_secret?: string;
+        };
+        TokenResponse: {
+            /** @description svc_at_ followed by 43 URL-safe characters (256 random bits) */
+            access_token: string;
+            /** @enum {string} */
+            token_type: "Bearer";
+            expires_in: number;
+            scope: string;
+            /** @description svc_rt_...; authorization-code grants only */
+            refresh_token?: string;
+        };
+        /** @description RFC 7662 answer; only {"active": false} for a token that is not active or not of the caller's tenant */
+        Introspection: {
+            active: boolean;
+            scope?: string;
+            client_id?: string;
+            /** @description `agent:<id>` for an agent's client, the signing-in key's id for an authorization-code token, else the client_id */
+            sub?: string;
+            token_type?: string;
+            exp?: number;
+            iat?: number;
+            iss?: string;
+        };
+        /** @description RFC 6749 error */
+        OAuthError: {
+            /** @enum {string} */
+            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "unsupported_token_type" | "invalid_token" | "insufficient_scope" | "server_error" | "temporarily_unavailable";
+            error_description?: string;
+        };
         /** @enum {string} */
         KeyScope: "check:read" | "grant:read" | "grant:write" | "admin";
         ValidationIssue: {
@@ -499,6 +791,22 @@ export interface components {
              * @enum {string}
              */
             type: "check-too-complex";
+            /** @description Short human-readable summary of the problem type */
+            title: string;
+            /** @description HTTP status of this response */
+            status: number;
+            /** @description What went wrong with this request */
+            detail: string;
+            /** @description Validation failures, one per offending value */
+            errors?: components["schemas"]["ValidationIssue"][];
+        };
+        /** @description RFC 7807 problem */
+        ProblemClientNotFound: {
+            /**
+             * @description Short, stable identifier of the problem
+             * @enum {string}
+             */
+            type: "client-not-found";
             /** @description Short human-readable summary of the problem type */
             title: string;
             /** @description HTTP status of this response */
@@ -844,6 +1152,16 @@ export interface components {
                 "application/problem+json": components["schemas"]["ProblemCheckTooComplex"];
             };
         };
+        /** @description Not Found, `client-not-found`: no OAuth client with this client_id in the caller's tenant. */
+        ClientNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemClientNotFound"];
+            };
+        };
         /** @description Forbidden, `insufficient-scope`: the API key lacks the operation's scope. */
         InsufficientScope: {
             headers: {
@@ -965,6 +1283,8 @@ export interface components {
         "X-Request-Id": string;
         /** @description The scheme to authenticate with: `Bearer realm="grantd"`, plus `error="invalid_token"` when a key was sent. */
         "WWW-Authenticate": string;
+        /** @description Where the browser goes next. */
+        Location: string;
         /** @description Seconds to wait before retrying. */
         "Retry-After": number;
     };
@@ -1830,7 +2150,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The agent and every grant naming it are gone. */
+            /** @description The agent, every grant naming it, and its OAuth clients and their tokens are gone. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1840,7 +2160,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "external_id": "release-bot",
-                     *       "grants_removed": 3
+                     *       "grants_removed": 3,
+                     *       "clients_removed": 1
                      *     }
                      */
                     "application/json": components["schemas"]["AgentDeleted"];
@@ -1994,6 +2315,595 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    oauthClientsList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every client of the tenant. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "clients": [
+                     *         {
+                     *           "client_id": "oc_4Vq8ZrT1mXa2Bc3De4Fg",
+                     *           "name": "Release bot",
+                     *           "type": "confidential",
+                     *           "redirect_uris": [],
+                     *           "scopes": [
+                     *             "check:read"
+                     *           ],
+                     *           "agent": "release-bot",
+                     *           "created_at": "2025-03-14T09:26:53.589Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthClientList"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    oauthClientsCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON body */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Release bot",
+                 *       "type": "confidential",
+                 *       "scopes": [
+                 *         "check:read"
+                 *       ],
+                 *       "agent": "release-bot"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateOAuthClientRequest"];
+            };
+        };
+        responses: {
+            /** @description The client, with its secret if confidential: the only time the secret is shown. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "client_id": "oc_4Vq8ZrT1mXa2Bc3De4Fg",
+                     *       "name": "Release bot",
+                     *       "type": "confidential",
+                     *       "redirect_uris": [],
+                     *       "scopes": [
+                     *         "check:read"
+                     *       ],
+                     *       "agent": "release-bot",
+                     *       "created_at": "2025-03-14T09:26:53.589Z",
+                     *       "client_secret": "svc_cs_Qe4Lm9XbV3kTz8RpW4nYc6DfJ1sGa5Q7Hq2Uo0iZyK"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedOAuthClient"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["AgentNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    oauthClientsDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The client id (`oc_...`)
+                 * @example oc_4Vq8ZrT1mXa2Bc3De4Fg
+                 */
+                client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client and its tokens are gone. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["ClientNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    oauthToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Form body */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "grant_type": "client_credentials",
+                 *       "scope": "check:read"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["TokenRequest"];
+            };
+        };
+        responses: {
+            /** @description The token. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "access_token": "svc_at_mF3xQ9vR2kLp7TzW8nYc4DjH6sGa1QeUo5iZyKb0AXw",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 3600,
+                     *       "scope": "check:read"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenResponse"];
+                };
+            };
+            /** @description RFC 6749 error: a malformed request, a bad grant or scope. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description RFC 6749 `invalid_client`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description RFC 6749 `server_error`. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    oauthAuthorize: {
+        parameters: {
+            query: {
+                /** @description Always `code` */
+                response_type: "code";
+                /** @description The client id (`oc_...`) */
+                client_id: string;
+                /** @description One of the client's redirect_uris, exactly */
+                redirect_uri: string;
+                /** @description Space-separated subset of the client's scopes */
+                scope: string;
+                /** @description Returned unchanged on the redirect */
+                state?: string;
+                /** @description BASE64URL(SHA-256(code_verifier)) */
+                code_challenge: string;
+                /** @description Always `S256` */
+                code_challenge_method: "S256";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Back to the client with an RFC 6749 error and iss. */
+            302: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description To the consent page. */
+            303: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An error page: the client or redirect URI is not valid, so nothing redirects. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    oauthResume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The authorization request's id, as the redirect to the consent page named it */
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Back to the client with code, state and iss, or error=access_denied. */
+            303: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An error page. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    oauthConsent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The authorization request's id, as the redirect to the consent page named it */
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The consent page. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An error page: the request expired or was begun in another browser. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    oauthDecide: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The authorization request's id, as the redirect to the consent page named it */
+                uid: string;
+            };
+            cookie?: never;
+        };
+        /** @description Form body */
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description An API key of the client's tenant holding every requested scope; used once, never stored */
+                    api_key?: string;
+                    /** @enum {string} */
+                    decision: "approve" | "deny";
+                    csrf: string;
+                };
+            };
+        };
+        responses: {
+            /** @description To the authorization route, which redirects to the client. */
+            303: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The consent page again, saying what is missing. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The consent page again: the key was refused, or the form did not come from this page. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    oauthRevoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Form body */
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    token: string;
+                    /** @enum {string} */
+                    token_type_hint?: "access_token" | "refresh_token";
+                    client_id?: string;
+                    client_secret?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Revoked, or not a token of this client. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description RFC 6749 error. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description RFC 6749 `invalid_client`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description RFC 6749 `server_error`. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    oauthIntrospectByQuery: {
+        parameters: {
+            query: {
+                /** @description The access or refresh token */
+                token: string;
+                /** @description What the token is, if the caller knows */
+                token_type_hint?: "access_token" | "refresh_token";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The RFC 7662 answer. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Introspection"];
+                };
+            };
+            /** @description RFC 6749 error. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description RFC 6749 `invalid_token`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description RFC 6750 `insufficient_scope`: a Bearer key or token without `check:read`. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description RFC 6749 `server_error`. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    oauthIntrospect: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Form body */
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    token: string;
+                    /** @enum {string} */
+                    token_type_hint?: "access_token" | "refresh_token";
+                    client_id?: string;
+                    client_secret?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The RFC 7662 answer. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "active": true,
+                     *       "scope": "check:read",
+                     *       "client_id": "oc_4Vq8ZrT1mXa2Bc3De4Fg",
+                     *       "sub": "agent:release-bot",
+                     *       "token_type": "Bearer",
+                     *       "exp": 1741944713,
+                     *       "iat": 1741944413,
+                     *       "iss": "https://grantd.example"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Introspection"];
+                };
+            };
+            /** @description RFC 6749 error. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description RFC 6749 `invalid_client` or `invalid_token`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description RFC 6750 `insufficient_scope`: a Bearer key or token without `check:read`. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description RFC 6749 `server_error`. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
         };
     };
 }

@@ -43,6 +43,15 @@ const isRedisUrl = (value: string): boolean => {
   }
 };
 
+const isPublicUrl = (value: string): boolean => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.search === '' && url.hash === '' && !value.includes('#');
+  } catch {
+    return false;
+  }
+};
+
 const seconds = (name: string) =>
   z
     .string()
@@ -98,10 +107,20 @@ export const EnvSchema = z.object({
     .string()
     .regex(/^[\x21-\x7e]{16,1024}$/, 'GRANTD_METRICS_TOKEN must be 16 to 1024 visible ASCII characters, without spaces')
     .optional(),
+  // The OAuth issuer and the address metadata documents advertise; http://localhost:<PORT> when unset (publicUrl).
+  GRANTD_PUBLIC_URL: z
+    .string()
+    .refine(isPublicUrl, 'GRANTD_PUBLIC_URL must be an http:// or https:// URL without a query or fragment')
+    .transform((value) => value.replace(/\/+$/, ''))
+    .optional(),
+  GRANTD_OAUTH_ACCESS_TTL: seconds('GRANTD_OAUTH_ACCESS_TTL').default('3600'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
 export type Config = z.infer<typeof EnvSchema>;
+
+/** Where grantd is reached: GRANTD_PUBLIC_URL, else http://localhost:<PORT>. */
+export const publicUrl = (config: Pick<Config, 'GRANTD_PUBLIC_URL' | 'PORT'>): string => config.GRANTD_PUBLIC_URL ?? `http://localhost:${config.PORT}`;
 
 /** Reads grantd's settings from the environment; throws one line per bad value, naming it. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

@@ -47,13 +47,14 @@ export async function newTenant(services: AppDeps): Promise<TestTenant> {
 export async function tenantSnapshot(services: AppDeps, tenantId: string): Promise<string> {
   const { db } = services;
   const where = { tenantId };
-  const [grants, namespaces, agents, keys] = await Promise.all([
+  const [grants, namespaces, agents, keys, oauthClients] = await Promise.all([
     db.grant.findMany({ where, orderBy: [{ objectNs: 'asc' }, { objectId: 'asc' }, { relation: 'asc' }, { subjectNs: 'asc' }, { subjectId: 'asc' }] }),
     db.namespace.findMany({ where, orderBy: { name: 'asc' } }),
     db.agent.findMany({ where, orderBy: { externalId: 'asc' } }),
     db.apiKey.findMany({ where, orderBy: { id: 'asc' }, select: { id: true, revokedAt: true, scopes: true } }),
+    db.oAuthClient.findMany({ where, orderBy: { clientId: 'asc' } }),
   ]);
-  return JSON.stringify({ grants, namespaces, agents, keys });
+  return JSON.stringify({ grants, namespaces, agents, keys, oauthClients });
 }
 
 /** A supertest agent on the app whose every request carries the given key. */

@@ -9,8 +9,9 @@ import type { Json } from './json.ts';
 
 export const INFO_DESCRIPTION = `Multi-tenant, relationship-based authorization service with first-class AI agents.
 
-**Authentication.** Every \`/v1\` operation needs an API key of the calling tenant, sent as
-\`Authorization: Bearer svc_live_...\`. Each key carries scopes (\`check:read\`, \`grant:read\`,
+**Authentication.** Every \`/v1\` operation but the OAuth 2.0 protocol's needs an API key of the
+calling tenant, sent as \`Authorization: Bearer svc_live_...\`, or an OAuth access token
+(\`svc_at_...\`) issued by \`POST /v1/oauth/token\`. Each key carries scopes (\`check:read\`, \`grant:read\`,
 \`grant:write\`, \`admin\`; \`admin\` implies every other one); each operation names the scope it
 requires (also in its \`x-required-scope\`). A missing, unknown or revoked key is 401
 \`unauthenticated\`; a key lacking the scope is 403 \`insufficient-scope\`.
@@ -27,13 +28,17 @@ problem types it can carry.
 \`next_cursor\`: pass it as \`cursor\` for the next page; \`null\` when there is none. Cursors are
 opaque and bound to the query they were issued for.
 
+**OAuth 2.0.** \`/v1/oauth/token\`, \`/v1/oauth/revoke\` and \`/v1/oauth/introspect\` take
+\`application/x-www-form-urlencoded\` bodies and answer errors as RFC 6749 \`{error, error_description}\`;
+\`/v1/oauth/authorize\` and the consent page are for browsers (docs/oauth.md).
+
 **Limits.** Bodies up to 1 MiB; bulk checks 1000 items; batches 1000 triples.
 
 Every response carries \`X-Request-Id\`. Unauthenticated: \`GET /openapi.json\` (this document),
 \`GET /docs\`, \`GET /healthz\`, \`GET /readyz\`, \`GET /metrics\`. A grantd listens on port 8080 by default.`;
 
 /** components/headers. */
-export const HEADERS: Record<'X-Request-Id' | ProblemHeader, HeaderObject> = {
+export const HEADERS: Record<'X-Request-Id' | 'Location' | ProblemHeader, HeaderObject> = {
   'X-Request-Id': {
     description: "Id of this request, also in the server's log line for it: the caller's `X-Request-Id` when sane, else a new UUID.",
     schema: { type: 'string' },
@@ -42,6 +47,7 @@ export const HEADERS: Record<'X-Request-Id' | ProblemHeader, HeaderObject> = {
     description: 'The scheme to authenticate with: `Bearer realm="grantd"`, plus `error="invalid_token"` when a key was sent.',
     schema: { type: 'string' },
   },
+  Location: { description: 'Where the browser goes next.', schema: { type: 'string' } },
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
 };
 
@@ -54,6 +60,8 @@ export const STATUS_TEXT: Record<string, string> = {
   200: 'OK',
   201: 'Created',
   204: 'No Content',
+  302: 'Found',
+  303: 'See Other',
   400: 'Bad Request',
   401: 'Unauthorized',
   403: 'Forbidden',
@@ -81,16 +89,47 @@ const SUCCESS_DESCRIPTION: Record<string, Record<string, string>> = {
   agentsCreate: { 201: 'The agent was registered.' },
   agentsList: { 200: 'One page of agents.' },
   agentsGet: { 200: 'The agent.' },
-  agentsDelete: { 200: 'The agent and every grant naming it are gone.' },
+  agentsDelete: { 200: 'The agent, every grant naming it, and its OAuth clients and their tokens are gone.' },
   keysCreate: { 201: 'The key, with its secret: the only time the secret is shown.' },
   keysList: { 200: 'The live keys.' },
   keysRevoke: { 204: 'The key is revoked.' },
+  oauthClientsCreate: { 201: 'The client, with its secret if confidential: the only time the secret is shown.' },
+  oauthClientsList: { 200: 'Every client of the tenant.' },
+  oauthClientsDelete: { 204: 'The client and its tokens are gone.' },
+  oauthToken: { 200: 'The token.', 400: 'RFC 6749 error: a malformed request, a bad grant or scope.', 401: 'RFC 6749 `invalid_client`.', 500: 'RFC 6749 `server_error`.' },
+  oauthAuthorize: { 302: 'Back to the client with an RFC 6749 error and iss.', 303: 'To the consent page.', 400: 'An error page: the client or redirect URI is not valid, so nothing redirects.' },
+  oauthResume: { 303: 'Back to the client with code, state and iss, or error=access_denied.', 400: 'An error page.' },
+  oauthConsent: { 200: 'The consent page.', 400: 'An error page: the request expired or was begun in another browser.' },
+  oauthDecide: { 303: 'To the authorization route, which redirects to the client.', 400: 'The consent page again, saying what is missing.', 403: 'The consent page again: the key was refused, or the form did not come from this page.' },
+  oauthRevoke: { 200: 'Revoked, or not a token of this client.', 400: 'RFC 6749 error.', 401: 'RFC 6749 `invalid_client`.', 500: 'RFC 6749 `server_error`.' },
+  oauthIntrospect: {
+    200: 'The RFC 7662 answer.',
+    400: 'RFC 6749 error.',
+    401: 'RFC 6749 `invalid_client` or `invalid_token`.',
+    403: 'RFC 6750 `insufficient_scope`: a Bearer key or token without `check:read`.',
+    500: 'RFC 6749 `server_error`.',
+  },
+  oauthIntrospectByQuery: {
+    200: 'The RFC 7662 answer.',
+    400: 'RFC 6749 error.',
+    401: 'RFC 6749 `invalid_token`.',
+    403: 'RFC 6750 `insufficient_scope`: a Bearer key or token without `check:read`.',
+    500: 'RFC 6749 `server_error`.',
+  },
 };
 
 /** Descriptions and examples of path and query parameters the contract leaves undescribed. */
 const PARAMETER_DOCS: Record<string, { description?: string; example?: Json }> = {
   'path.external_id': { description: 'The agent\'s external_id', example: 'release-bot' },
   'path.id': { description: 'The key id (`key_...`)', example: 'key_4Vq8ZrT1mX' },
+  'path.client_id': { description: 'The client id (`oc_...`)', example: 'oc_4Vq8ZrT1mXa2Bc3De4Fg' },
+  'path.uid': { description: 'The authorization request\'s id, as the redirect to the consent page named it' },
+  'oauthAuthorize.query.response_type': { description: 'Always `code`' },
+  'oauthAuthorize.query.client_id': { description: 'The client id (`oc_...`)' },
+  'oauthAuthorize.query.state': { description: 'Returned unchanged on the redirect' },
+  'oauthAuthorize.query.code_challenge_method': { description: 'Always `S256`' },
+  'oauthIntrospectByQuery.query.token': { description: 'The access or refresh token' },
+  'oauthIntrospectByQuery.query.token_type_hint': { description: 'What the token is, if the caller knows' },
   'objectsList.query.namespace': { example: 'document' },
   'objectsList.query.subject': { example: 'user:alice' },
   'objectsList.query.relation': { example: 'viewer' },

@@ -7,7 +7,7 @@ import { packageRoot } from '../../src/package-root.ts';
 import { HEADERS, INFO_DESCRIPTION } from './descriptions.ts';
 import { clone } from './json.ts';
 import { codeSpanPlaceholders } from './markdown.ts';
-import { BEARER_SCHEME, decoratePaths } from './operations.ts';
+import { BEARER_SCHEME, CLIENT_SCHEME, decoratePaths } from './operations.ts';
 import { ProblemResponses } from './problems.ts';
 import { routesByOperationId, TAGS, withPlainResponses } from './routes.ts';
 import { untypedSchemas } from './schema-checks.ts';
@@ -54,8 +54,9 @@ export function buildOpenApiDocument(): OpenAPIObject {
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'svc_live_<base62>',
-          description: 'An API key of the tenant, `svc_live_` followed by at least 40 base62 characters.',
+          description: 'An API key of the tenant, `svc_live_` followed by at least 40 base62 characters, or an OAuth access token (`svc_at_...`).',
         },
+        [CLIENT_SCHEME]: { type: 'http', scheme: 'basic', description: 'An OAuth client\'s id and secret (client_secret_basic, RFC 6749 2.3.1).' },
       },
       schemas: componentSchemas(named, problems.componentSchemas()),
       responses: problems.componentResponses(),

@@ -28,6 +28,7 @@ export const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
   'namespace-not-found': problemBody('namespace-not-found', 'namespace invoice does not exist'),
   'agent-not-found': problemBody('agent-not-found', 'agent release-bot is not registered'),
   'key-not-found': problemBody('key-not-found', 'no live key key_4Vq8ZrT1mX'),
+  'client-not-found': problemBody('client-not-found', 'no OAuth client oc_4Vq8ZrT1mXa2Bc3De4Fg'),
   'namespace-exists': problemBody('namespace-exists', 'namespace document already exists'),
   'agent-exists': problemBody('agent-exists', 'agent release-bot already exists'),
   'payload-too-large': problemBody('payload-too-large', 'the body is larger than 1 MiB'),
@@ -58,6 +59,18 @@ const CREATED_KEY = {
   scopes: ['check:read', 'grant:read'],
   created_at: CREATED_AT,
 };
+
+const OAUTH_CLIENT = {
+  client_id: 'oc_4Vq8ZrT1mXa2Bc3De4Fg',
+  name: 'Release bot',
+  type: 'confidential',
+  redirect_uris: [],
+  scopes: ['check:read'],
+  agent: 'release-bot',
+  created_at: CREATED_AT,
+};
+
+const ACCESS_TOKEN = 'svc_at_mF3xQ9vR2kLp7TzW8nYc4DjH6sGa1QeUo5iZyKb0AXw';
 
 const single = (value: Json): MediaTypeObject => ({ example: value });
 const named = (examples: Record<string, { summary: string; value: Json }>): MediaTypeObject => ({
@@ -149,7 +162,7 @@ export const EXAMPLES: Record<string, Record<string, MediaTypeObject>> = {
   },
   agentsList: { 200: single({ agents: [AGENT], next_cursor: null }) },
   agentsGet: { 200: single(AGENT) },
-  agentsDelete: { 200: single({ external_id: 'release-bot', grants_removed: 3 }) },
+  agentsDelete: { 200: single({ external_id: 'release-bot', grants_removed: 3, clients_removed: 1 }) },
   keysCreate: {
     request: single({ label: 'ci', scopes: ['check:read', 'grant:read'] }),
     201: single(CREATED_KEY),
@@ -161,5 +174,17 @@ export const EXAMPLES: Record<string, Record<string, MediaTypeObject>> = {
         { id: CREATED_KEY.id, prefix: CREATED_KEY.prefix, label: 'ci', scopes: CREATED_KEY.scopes, created_at: CREATED_AT, last_used_at: null },
       ],
     }),
+  },
+  oauthClientsCreate: {
+    request: single({ name: 'Release bot', type: 'confidential', scopes: ['check:read'], agent: 'release-bot' }),
+    201: single({ ...OAUTH_CLIENT, client_secret: 'svc_cs_Qe4Lm9XbV3kTz8RpW4nYc6DfJ1sGa5Q7Hq2Uo0iZyK' }),
+  },
+  oauthClientsList: { 200: single({ clients: [OAUTH_CLIENT] }) },
+  oauthToken: {
+    request: single({ grant_type: 'client_credentials', scope: 'check:read' }),
+    200: single({ access_token: ACCESS_TOKEN, token_type: 'Bearer', expires_in: DEFAULT_CONFIG.GRANTD_OAUTH_ACCESS_TTL, scope: 'check:read' }),
+  },
+  oauthIntrospect: {
+    200: single({ active: true, scope: 'check:read', client_id: OAUTH_CLIENT.client_id, sub: 'agent:release-bot', token_type: 'Bearer', exp: 1741944713, iat: 1741944413, iss: 'https://grantd.example' }),
   },
 };

@@ -11,6 +11,15 @@ import { BatchRequestSchema, BatchResultSchema, GrantPageSchema, GrantSchema } f
 import { contract, TripleSchema, ValidationIssueSchema } from '../../contract/index.ts';
 import { CreatedKeySchema, CreateKeySchema, KeySummarySchema } from '../../contract/keys.ts';
 import { CreateNamespaceSchema, NamespaceSchema, RelationDefinitionSchema } from '../../contract/namespaces.ts';
+import {
+  CreatedOAuthClientSchema,
+  CreateOAuthClientSchema,
+  IntrospectionSchema,
+  OAuthClientSchema,
+  OAuthErrorSchema,
+  TokenRequestSchema,
+  TokenResponseSchema,
+} from '../../contract/oauth.ts';
 import { ObjectPageSchema } from '../../contract/objects.ts';
 import { KeyScopeSchema } from '../../contract/scopes.ts';
 
@@ -49,6 +58,14 @@ export const NAMED_SCHEMAS: readonly NamedSchema[] = [
   { name: 'CreatedKey', schema: CreatedKeySchema, output: true },
   { name: 'KeySummary', schema: KeySummarySchema, output: true },
   { name: 'KeyList', schema: contract.keys.list.responses[200], output: true },
+  { name: 'CreateOAuthClientRequest', schema: CreateOAuthClientSchema, output: false },
+  { name: 'CreatedOAuthClient', schema: CreatedOAuthClientSchema, output: true },
+  { name: 'OAuthClient', schema: OAuthClientSchema, output: true },
+  { name: 'OAuthClientList', schema: contract.oauth.clients.list.responses[200], output: true },
+  { name: 'TokenRequest', schema: TokenRequestSchema, output: false },
+  { name: 'TokenResponse', schema: TokenResponseSchema, output: true },
+  { name: 'Introspection', schema: IntrospectionSchema, output: true },
+  { name: 'OAuthError', schema: OAuthErrorSchema, output: true },
   { name: 'KeyScope', schema: KeyScopeSchema, output: true },
   { name: 'ValidationIssue', schema: ValidationIssueSchema, output: true },
 ];

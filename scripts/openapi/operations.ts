@@ -8,9 +8,10 @@ import type {
   RequestBodyObject,
   ResponseObject,
   SchemaObject,
+  SecurityRequirementObject,
 } from 'openapi3-ts/oas30';
-import { PROBLEM_CONTENT_TYPE, type RouteMetadata } from '../../contract/index.ts';
-import { parameterDocs, REQUEST_ID_HEADER, successDescription } from './descriptions.ts';
+import { oauthServerOf, PROBLEM_CONTENT_TYPE, type RouteMetadata } from '../../contract/index.ts';
+import { headerRef, parameterDocs, REQUEST_ID_HEADER, successDescription } from './descriptions.ts';
 import { EXAMPLES } from './examples.ts';
 import type { ProblemResponses } from './problems.ts';
 import { operationIdOf, tagOf, type RouteEntry } from './routes.ts';
@@ -22,6 +23,39 @@ import type { NamedSchemas } from './schemas.ts';
  */
 
 export const BEARER_SCHEME = 'bearer';
+/** An OAuth client's id and secret in HTTP Basic (client_secret_basic). */
+export const CLIENT_SCHEME = 'oauthClient';
+
+/**
+ * How the caller of each OAuth protocol route authenticates: a confidential client by Basic (or by its
+ * id and secret in the form, or a public client by its id alone: no scheme), introspection's callers
+ * also by a Bearer key or token; the browser routes take no credentials.
+ */
+const OAUTH_SECURITY: Record<string, SecurityRequirementObject[]> = {
+  oauthToken: [{ [CLIENT_SCHEME]: [] }, {}],
+  oauthRevoke: [{ [CLIENT_SCHEME]: [] }, {}],
+  oauthIntrospect: [{ [CLIENT_SCHEME]: [] }, { [BEARER_SCHEME]: [] }],
+  oauthIntrospectByQuery: [{ [BEARER_SCHEME]: [] }],
+  oauthAuthorize: [],
+  oauthResume: [],
+  oauthConsent: [],
+  oauthDecide: [],
+};
+
+/** A route's security and the words saying so: its API key scope, or for an OAuth protocol route its callers. */
+function securityOf(entry: RouteEntry, operationId: string): { security: SecurityRequirementObject[]; 'x-required-scope'?: string; note: string } {
+  if (oauthServerOf(entry.route)) {
+    const security = OAUTH_SECURITY[operationId];
+    if (!security) throw new Error(`${operationId}: no security declared for this OAuth route`);
+    return { security, note: 'An OAuth 2.0 protocol route (docs/oauth.md): errors are RFC 6749 `{error, error_description}` bodies, not problems.' };
+  }
+  const { scope } = entry.route.metadata as RouteMetadata;
+  return {
+    security: [{ [BEARER_SCHEME]: [] }],
+    'x-required-scope': scope,
+    note: `Requires an API key with scope \`${scope}\`${scope === 'admin' ? '' : ' (or `admin`)'}.`,
+  };
+}
 
 /** What decorating an operation draws on besides the operation itself. */
 export interface OperationContext {
@@ -45,7 +79,7 @@ export function decoratePaths(generated: OpenAPIObject['paths'], context: Operat
 
 function decorateOperation(op: OperationObject, entry: RouteEntry, context: OperationContext): OperationObject {
   const operationId = operationIdOf(entry.keys);
-  const { scope } = entry.route.metadata as RouteMetadata;
+  const { note, ...security } = securityOf(entry, operationId);
   const examples = EXAMPLES[operationId] ?? {};
   const parameters = parametersOf(op, operationId, context.named);
   const requestBody = requestBodyOf(op, examples, context.named);
@@ -53,11 +87,8 @@ function decorateOperation(op: OperationObject, entry: RouteEntry, context: Oper
     operationId,
     tags: [tagOf(entry.keys).name],
     summary: op.summary,
-    description: [op.description, `Requires an API key with scope \`${scope}\`${scope === 'admin' ? '' : ' (or `admin`)'}.`]
-      .filter(Boolean)
-      .join('\n\n'),
-    'x-required-scope': scope,
-    security: [{ [BEARER_SCHEME]: [] }],
+    description: [op.description, note].filter(Boolean).join('\n\n'),
+    ...security,
     ...(parameters.length ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),
     responses: responsesOf(op, entry, examples, context),
@@ -80,11 +111,12 @@ function parametersOf(op: OperationObject, operationId: string, named: NamedSche
 
 function requestBodyOf(op: OperationObject, examples: Record<string, MediaTypeObject>, named: NamedSchemas): RequestBodyObject | undefined {
   if (!op.requestBody) return undefined;
-  const schema = (op.requestBody as RequestBodyObject).content['application/json']!.schema as SchemaObject;
+  const [[contentType, media]] = Object.entries((op.requestBody as RequestBodyObject).content) as [[string, MediaTypeObject]];
+  const schema = media.schema as SchemaObject;
   return {
-    description: schema.description ?? 'JSON body',
+    description: schema.description ?? (contentType === 'application/json' ? 'JSON body' : 'Form body'),
     required: true,
-    content: { 'application/json': { schema: named.asComponent(schema), ...examples.request } },
+    content: { [contentType]: { schema: named.asComponent(schema), ...examples.request } },
   };
 }
 
@@ -101,9 +133,15 @@ function responsesOf(
     const declared = entry.route.responses[Number(status)];
     if (declared === undefined) throw new Error(`${operationId}: no response ${status} in the contract`);
     const media = response.content?.['application/json'];
-    if (isAppRouteOtherResponse(declared)) {
-      if (declared.contentType !== PROBLEM_CONTENT_TYPE) throw new Error(`${operationId} ${status}: unexpected content type ${declared.contentType}`);
+    if (isAppRouteOtherResponse(declared) && declared.contentType === PROBLEM_CONTENT_TYPE) {
       responses[status] = problems.respond(status, media!.schema as SchemaObject);
+    } else if (isAppRouteOtherResponse(declared)) {
+      // An OAuth route's RFC 6749 error (JSON) or page (HTML).
+      responses[status] = {
+        description: successDescription(operationId, status),
+        headers: { ...REQUEST_ID_HEADER },
+        content: { [declared.contentType]: { schema: named.asComponent(media!.schema!) } },
+      };
     } else if (isZodType(declared)) {
       responses[status] = {
         description: successDescription(operationId, status),
@@ -111,7 +149,8 @@ function responsesOf(
         content: { 'application/json': { schema: named.asComponent(media!.schema!), ...examples[status] } },
       };
     } else if (isAppRouteNoBody(declared)) {
-      responses[status] = { description: successDescription(operationId, status), headers: { ...REQUEST_ID_HEADER } };
+      const redirect: Record<string, ReferenceObject> = status.startsWith('3') ? { Location: headerRef('Location') } : {};
+      responses[status] = { description: successDescription(operationId, status), headers: { ...REQUEST_ID_HEADER, ...redirect } };
     } else {
       throw new Error(`${operationId} ${status}: only zod schemas, c.noBody() and problem responses can be documented`);
     }

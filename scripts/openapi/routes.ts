@@ -40,6 +40,10 @@ export const TAGS: Record<string, TagObject> = {
   namespaces: { name: 'Namespaces', description: 'Kinds of objects, and the relations they declare.' },
   agents: { name: 'Agents', description: 'Non-human subjects with a scope mask, and their killswitch.' },
   keys: { name: 'Keys', description: 'API keys of the tenant. Every operation needs the `admin` scope.' },
+  oauth: {
+    name: 'OAuth',
+    description: 'OAuth 2.0 (docs/oauth.md): the tenant\'s clients (the `admin` scope), and the protocol routes: form-encoded, RFC 6749 errors, no API key.',
+  },
 };
 
 /** Top-level contract routes filed under another route's tag. */

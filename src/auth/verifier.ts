@@ -3,10 +3,13 @@ import { FRESHNESS_MS } from '../config.ts';
 import { RefreshingCache } from '../cache/refreshing-cache.ts';
 import type { Db } from '../store/db.ts';
 import { findKey, touchKey, type KeyPrincipal } from '../store/keys.ts';
+import { accessTokenDigest, findAccessToken } from '../store/oauth-tokens.ts';
+import { ACCESS_TOKEN_PREFIX, looksLikeAccessToken } from './oauth/token-format.ts';
 import { hashSecret, looksLikeSecret, PREFIX_LENGTH, secretPrefix } from './secrets.ts';
 
 /**
- * What a presented secret is looked up by: its prefix and the base64 of its SHA-256 digest. It is
+ * What a presented secret is looked up by: its prefix and the base64 of its SHA-256 digest (an
+ * OAuth access token: `svc_at_` and the base64url digest it is stored under). It is
  * computed once per request; checking the same request again (after its body arrived) reuses it.
  */
 export type Credential = string & { readonly __credential: never };
@@ -21,7 +24,7 @@ export interface KeyVerifierOptions {
 }
 
 /**
- * Resolves bearer secrets to principals. A verified key is used for at most `maxAgeMs` after its
+ * Resolves bearer secrets, API keys and OAuth access tokens alike, to principals. A verified key is used for at most `maxAgeMs` after its
  * lookup began, so a key revoked on another node stops working well within a second; one revoked
  * here stops at once. Keys are remembered by prefix and digest, never by the secret itself.
  *
@@ -48,6 +51,7 @@ export class KeyVerifier {
 
   /** The credential a bearer secret is looked up by; null when the secret cannot be one of our keys. */
   credentialOf(secret: string): Credential | null {
+    if (looksLikeAccessToken(secret)) return `${ACCESS_TOKEN_PREFIX}${accessTokenDigest(secret)}` as Credential;
     if (!looksLikeSecret(secret)) return null;
     return `${secretPrefix(secret)}${hashSecret(secret).toString('base64')}` as Credential;
   }
@@ -62,12 +66,13 @@ export class KeyVerifier {
     return this.cache.has(credential);
   }
 
-  /** Forgets every remembered key: called after a revocation on this node. */
+  /** Forgets every remembered key and token: called after a revocation on this node. */
   forgetAll(): void {
     this.cache.clear();
   }
 
   private async lookUp(credential: Credential): Promise<KeyPrincipal | null> {
+    if (credential.startsWith(ACCESS_TOKEN_PREFIX)) return findAccessToken(this.db, credential.slice(ACCESS_TOKEN_PREFIX.length));
     const prefix = credential.slice(0, PREFIX_LENGTH);
     if (this.absent.has(prefix)) return null;
     const startedAt = Date.now();

@@ -21,6 +21,8 @@ const SETTINGS: Record<keyof Config, string> = {
   GRANTD_KEEP_ALIVE_TIMEOUT: `seconds a connection may stay idle between requests (default ${D.GRANTD_KEEP_ALIVE_TIMEOUT})`,
   GRANTD_MAX_CONNECTIONS: `connections a process holds at most (default ${D.GRANTD_MAX_CONNECTIONS})`,
   GRANTD_METRICS_TOKEN: 'bearer token GET /metrics requires (default: none, /metrics is open)',
+  GRANTD_PUBLIC_URL: 'URL clients reach grantd at: the OAuth issuer (default http://localhost:<PORT>)',
+  GRANTD_OAUTH_ACCESS_TTL: `seconds an OAuth access token lives (default ${D.GRANTD_OAUTH_ACCESS_TTL})`,
   LOG_LEVEL: `fatal, error, warn, info, debug, trace or silent (default ${D.LOG_LEVEL})`,
 };
 

@@ -9,6 +9,8 @@
  * import { createClient, ProblemError, ServiceError } from 'grantd/client';
  *
  * const grantd = createClient({ apiKey: process.env.GRANTD_KEY!, baseUrl: 'http://localhost:8080' });
+ * // or as an OAuth client, fetching and renewing its own access tokens:
+ * const reports = createClient({ clientId: 'oc_...', clientSecret: 'svc_cs_...', scope: 'check:read' });
  * await grantd.namespaces.create({ name: 'document' });
  * await grantd.grants.create({ subject: 'user:alice', relation: 'viewer', object: 'document:q3' });
  * const { allowed } = await grantd.check({ subject: 'user:alice', relation: 'viewer', object: 'document:q3' });
@@ -36,6 +38,12 @@
  * waits included. When it expires the call rejects at once with a TimeoutError and the request in
  * flight is aborted.
  *
+ * Credentials: `apiKey` or `accessToken` is sent as it is, and a 401 is final. With `clientId` and
+ * `clientSecret` the client fetches an access token by client_credentials (HTTP Basic) before its
+ * first call, renews it a minute before it expires, and after a 401 renews it and sends the request
+ * once more (a refused request changed nothing). OAuth errors of the token endpoint reject as
+ * ProblemErrors whose `type` is the RFC 6749 code (`invalid_client`, `invalid_scope`, ...).
+ *
  * Retries: only idempotent calls are retried: every GET and DELETE, `check`, `checkBulk` and
  * `grants.create`; never `namespaces.create`, `agents.create`, `keys.create` or `grants.batch`. They
  * are retried after a network error, a 5xx or a 429, at most 3 times (4 attempts in all), waiting
@@ -48,6 +56,7 @@
  */
 import { initClient, type AppRoute, type ClientInferRequest, type ClientInferResponseBody } from '@ts-rest/core';
 import { contract } from '../../contract/index.ts';
+import { bearer, clientBasic, fetchedTokens, type Credentials } from './credentials.ts';
 import {
   createTransport,
   defaultSleep,
@@ -98,6 +107,9 @@ export type AgentDeletion = SuccessBody<Routes['agents']['delete']>;
 export type KeyInput = RequestBody<Routes['keys']['create']>;
 export type CreatedKey = SuccessBody<Routes['keys']['create']>;
 export type KeyList = SuccessBody<Routes['keys']['list']>;
+export type OAuthClientInput = RequestBody<Routes['oauth']['clients']['create']>;
+export type CreatedOAuthClient = SuccessBody<Routes['oauth']['clients']['create']>;
+export type OAuthClientList = SuccessBody<Routes['oauth']['clients']['list']>;
 
 /** Options of one call; every method takes them as its last, optional argument. */
 export interface CallOptions {
@@ -108,9 +120,17 @@ export interface CallOptions {
   timeoutMs?: number;
 }
 
+/** Who the client is: exactly one of `apiKey`, `accessToken`, or `clientId` with `clientSecret`. */
 export interface ClientOptions {
   /** An API key secret (`svc_live_...`), sent as `Authorization: Bearer <apiKey>`. */
-  apiKey: string;
+  apiKey?: string;
+  /** An access token (`svc_at_...`), sent as it is; not renewed. */
+  accessToken?: string;
+  /** A confidential OAuth client (`oc_...`) whose tokens the client fetches and renews itself. */
+  clientId?: string;
+  clientSecret?: string;
+  /** With `clientId`: space-separated scopes to ask for (default: every scope of the client). */
+  scope?: string;
   /** Where grantd listens, without `/v1`. Default `http://localhost:8080`. */
   baseUrl?: string;
   /** Default time budget of each call in ms, retries included (default 5000). */
@@ -174,7 +194,7 @@ export interface GrantdClient {
     list(query?: AgentsQuery, options?: CallOptions): Promise<AgentPage>;
     /** Every agent, page after page (follows `next_cursor`; `timeoutMs` applies to each page request). */
     iterate(query?: AgentsQuery, options?: CallOptions): AsyncGenerator<Agent, void, undefined>;
-    /** DELETE /v1/agents/{external_id}: the killswitch; `{ external_id, grants_removed }`. Retried. Id as in `get`. */
+    /** DELETE /v1/agents/{external_id}: the killswitch; `{ external_id, grants_removed, clients_removed }`. Retried. Id as in `get`. */
     delete(externalId: string, options?: CallOptions): Promise<AgentDeletion>;
   };
   keys: {
@@ -184,6 +204,16 @@ export interface GrantdClient {
     list(options?: CallOptions): Promise<KeyList>;
     /** DELETE /v1/keys/{id} (admin): revokes the key (404 `key-not-found` if unknown or revoked). Retried. Id as in `agents.get`. */
     revoke(id: string, options?: CallOptions): Promise<void>;
+  };
+  oauth: {
+    clients: {
+      /** POST /v1/oauth/clients (admin): a new client; a confidential one's `client_secret` is in this response only. Never retried. */
+      create(input: OAuthClientInput, options?: CallOptions): Promise<CreatedOAuthClient>;
+      /** GET /v1/oauth/clients (admin): `{ clients }`, never secrets. Retried. */
+      list(options?: CallOptions): Promise<OAuthClientList>;
+      /** DELETE /v1/oauth/clients/{client_id} (admin): the client and its tokens are gone (404 `client-not-found`). Retried. */
+      delete(clientId: string, options?: CallOptions): Promise<void>;
+    };
   };
 }
 
@@ -212,19 +242,40 @@ function pathParam(name: string, value: string): string {
   return encodeURIComponent(value);
 }
 
-/** Creates a client for the grantd at `options.baseUrl`, authenticated with `options.apiKey`. */
+const given = (value: unknown): value is string => typeof value === 'string' && value !== '';
+
+/** The credentials the options name, exactly one kind of them; token requests go through `raw`. */
+function credentialsOf(options: ClientOptions, fetchToken: (clientId: string, clientSecret: string, scope?: string) => Promise<{ access_token: string; expires_in: number }>): Credentials {
+  const kinds = [given(options.apiKey), given(options.accessToken), given(options.clientId) || given(options.clientSecret)].filter(Boolean).length;
+  if (kinds !== 1) throw new TypeError('createClient: give exactly one of apiKey, accessToken, or clientId with clientSecret');
+  if (given(options.apiKey)) return bearer(options.apiKey);
+  if (given(options.accessToken)) return bearer(options.accessToken);
+  const { clientId, clientSecret, scope } = options;
+  if (!given(clientId) || !given(clientSecret)) throw new TypeError('createClient: clientId and clientSecret go together');
+  return fetchedTokens(() => fetchToken(clientId, clientSecret, scope));
+}
+
+/** Creates a client for the grantd at `options.baseUrl`, authenticated as `options` say (ClientCredentials). */
 export function createClient(options: ClientOptions): GrantdClient {
-  if (!options || typeof options.apiKey !== 'string' || options.apiKey === '') {
-    throw new TypeError('createClient: apiKey (an API key secret) is required');
-  }
+  if (!options) throw new TypeError('createClient: options are required');
   const baseUrl = new URL(options.baseUrl ?? DEFAULT_BASE_URL).toString().replace(/\/+$/, '');
   if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
     throw new RangeError(`timeoutMs must be a positive number of milliseconds, got ${String(options.timeoutMs)}`);
   }
-  const given = options.fetch;
+  const givenFetch = options.fetch;
+  const credentials = credentialsOf(options, async (clientId, clientSecret, scope) =>
+    ok(
+      contract.oauth.token,
+      await raw.oauth.token({
+        body: { grant_type: 'client_credentials', ...(scope === undefined ? {} : { scope }) },
+        extraHeaders: { authorization: clientBasic(clientId, clientSecret) },
+      }),
+    ),
+  );
   const transport = createTransport({
+    credentials,
     fetch: () => {
-      if (given) return given;
+      if (givenFetch) return givenFetch;
       if (typeof fetch !== 'function') throw new TypeError('grantd client: no global fetch; pass options.fetch');
       return (input, init) => fetch(input, init);
     },
@@ -236,7 +287,7 @@ export function createClient(options: ClientOptions): GrantdClient {
   });
   const raw = initClient(contract, {
     baseUrl,
-    baseHeaders: { authorization: `Bearer ${options.apiKey}`, accept: 'application/json, application/problem+json' },
+    baseHeaders: { accept: 'application/json, application/problem+json' },
     api: transport,
     validateResponse: false,
     throwOnUnknownStatus: false,
@@ -307,6 +358,15 @@ export function createClient(options: ClientOptions): GrantdClient {
       list: async (options) => ok(contract.keys.list, await raw.keys.list({ call: call(options) })),
       revoke: async (id, options) => {
         await raw.keys.revoke({ params: { id: pathParam('id', id) }, call: call(options) });
+      },
+    },
+    oauth: {
+      clients: {
+        create: async (input, options) => ok(contract.oauth.clients.create, await raw.oauth.clients.create({ body: input, call: call(options) })),
+        list: async (options) => ok(contract.oauth.clients.list, await raw.oauth.clients.list({ call: call(options) })),
+        delete: async (clientId, options) => {
+          await raw.oauth.clients.delete({ params: { client_id: pathParam('clientId', clientId) }, call: call(options) });
+        },
       },
     },
   };

@@ -1,6 +1,7 @@
 // The `api` function the ts-rest client sends every request through: timeout, retries, and turning
 // error responses into ServiceErrors. Web APIs only (fetch, AbortController, timers, Headers).
 import { isAppRouteNoBody, type AppRoute, type ApiFetcherArgs } from '@ts-rest/core';
+import type { Credentials } from './credentials.ts';
 import { NetworkError, ProblemError, TimeoutError, UnexpectedResponseError, type ProblemIssue } from './errors.ts';
 
 /** Retry tuning. Retries happen only for idempotent calls, and only within the call's timeout. */
@@ -30,6 +31,8 @@ export interface TransportConfig {
   sleep: Sleep;
   random: () => number;
   isIdempotent: (route: AppRoute) => boolean;
+  /** The Authorization of requests that do not bring their own (the token request brings its client's). */
+  credentials: Credentials;
 }
 
 /** Per-call settings the client passes through ts-rest to the transport. */
@@ -153,6 +156,11 @@ function responseError(route: AppRoute, received: Received, attempts: number): P
       requestId,
     });
   }
+  if (status >= 400 && body && typeof body === 'object' && !(body instanceof RawBody) && typeof (body as { error?: unknown }).error === 'string') {
+    // An OAuth route's RFC 6749 error: its code is the type.
+    const { error, error_description: description } = body as { error: string; error_description?: unknown };
+    return new ProblemError({ type: error, status, title: error, detail: typeof description === 'string' ? description : '', attempts, requestId });
+  }
   return new UnexpectedResponseError({ status, detail: snippet(body), attempts, requestId });
 }
 
@@ -179,17 +187,28 @@ export function createTransport(config: TransportConfig) {
     const started = Date.now();
     const timer = timeoutMs <= MAX_TIMER_MS ? setTimeout(() => controller.abort(), timeoutMs) : undefined;
     let attempts = 0;
+    let renewed = false;
     try {
       for (;;) {
         attempts += 1;
         let received: Received | undefined;
         let failure: unknown;
+        let sent: string | undefined;
+        const headers = { ...args.headers };
+        if (headers.authorization === undefined) {
+          try {
+            headers.authorization = sent = await untilAborted(config.credentials.authorization(), signal);
+          } catch (error) {
+            if (signal.aborted) throw new TimeoutError(timeoutMs, attempts);
+            throw error;
+          }
+        }
         try {
           received = await untilAborted(
             (async () => {
               const response = await fetchImpl(args.path, {
                 method: args.method,
-                headers: args.headers,
+                headers,
                 body: args.body ?? undefined,
                 signal,
               });
@@ -204,6 +223,11 @@ export function createTransport(config: TransportConfig) {
 
         const error = received ? responseError(args.route, received, attempts) : new NetworkError(failure, attempts);
         if (!error) return received!;
+        // A refused token is renewed and the request sent again, once: a 401 request changed nothing.
+        if (received?.status === 401 && sent !== undefined && !renewed && config.credentials.renew(sent)) {
+          renewed = true;
+          continue;
+        }
         const retryable = received ? isRetryableStatus(received.status) : true;
         if (!retryable || attempts > retries) throw error;
         const wait = parseRetryAfter(received?.headers.get('retry-after')) ?? backoffMs(attempts, config.retry, config.random);

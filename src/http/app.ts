@@ -21,6 +21,8 @@ import { grantRoutes } from './routes/grants.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { namespaceRoutes } from './routes/namespaces.ts';
 import { objectRoutes } from './routes/objects.ts';
+import { oauthClientRoutes } from './routes/oauth-clients.ts';
+import { oauthRouter, PROTECTED_RESOURCE_METADATA } from './oauth/server.ts';
 
 const s = initServer();
 
@@ -35,22 +37,28 @@ export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPT
   app.use(deps.metrics.observe);
   app.use(apiSecurityHeaders);
 
+  // ts-rest serves the API but the OAuth protocol routes, which oauthRouter below answers.
+  const served = { ...contract, oauth: { clients: contract.oauth.clients } };
   // The API first: a check, the hottest request, then matches without walking past the operator routes.
-  const router = s.router(contract, {
+  const router = s.router(served, {
     ...checkRoutes(deps),
     objects: objectRoutes(deps),
     grants: grantRoutes(deps),
     namespaces: namespaceRoutes(deps),
     agents: agentRoutes(deps),
     keys: keyRoutes(deps),
+    oauth: { clients: oauthClientRoutes(deps) },
   });
   // The key is checked before the body is read and again once it has arrived (a slow sender's key may be revoked meanwhile).
-  const { authenticate, reauthenticate } = authentication(deps.keys, deps.limits.authFailures);
+  const resourceMetadata = `${options.publicUrl}${PROTECTED_RESOURCE_METADATA}`;
+  const { authenticate, reauthenticate } = authentication(deps.keys, deps.limits.authFailures, resourceMetadata);
   const perKey = deps.limits.perKey ? [rateLimit(deps.limits.perKey)] : [];
-  createExpressEndpoints(contract, router, app, {
+  createExpressEndpoints(served, router, app, {
     globalMiddleware: [authenticate, ...perKey, jsonBody(options.bodyTimeoutMs), reauthenticate],
     requestValidationErrorHandler: validationProblem,
   });
+
+  app.use(oauthRouter(deps, { publicUrl: options.publicUrl, accessTtlSeconds: options.accessTokenTtlSeconds }));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

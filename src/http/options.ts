@@ -1,4 +1,4 @@
-import { DEFAULT_CONFIG, type Config } from '../config.ts';
+import { DEFAULT_CONFIG, publicUrl, type Config } from '../config.ts';
 
 /** How the HTTP edge bounds and guards itself, from the GRANTD_* settings (docs/configuration.md#timeouts-connections-and-shutdown; the metrics token: #operational-endpoints). */
 export interface HttpOptions {
@@ -12,6 +12,10 @@ export interface HttpOptions {
   maxConnections: number;
   /** When set, GET /metrics needs `Authorization: Bearer <this token>`. */
   metricsToken: string | undefined;
+  /** The OAuth issuer, GRANTD_PUBLIC_URL or http://localhost:<PORT> (docs/oauth.md). */
+  publicUrl: string;
+  /** OAuth access tokens' lifetime in seconds (GRANTD_OAUTH_ACCESS_TTL). */
+  accessTokenTtlSeconds: number;
 }
 
 export const httpOptions = (config: Config): HttpOptions => ({
@@ -20,6 +24,8 @@ export const httpOptions = (config: Config): HttpOptions => ({
   keepAliveTimeoutMs: config.GRANTD_KEEP_ALIVE_TIMEOUT * 1000,
   maxConnections: config.GRANTD_MAX_CONNECTIONS,
   metricsToken: config.GRANTD_METRICS_TOKEN,
+  publicUrl: publicUrl(config),
+  accessTokenTtlSeconds: config.GRANTD_OAUTH_ACCESS_TTL,
 });
 
 /** The options of an environment that sets none of them. */

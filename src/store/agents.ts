@@ -40,13 +40,22 @@ export const listAgents = (db: Db, tenantId: string, after: string | null, take:
     select: agentColumns,
   });
 
+/** What the killswitch removed. */
+export interface AgentDeletion {
+  grantsRemoved: number;
+  /** The agent's OAuth clients, deleted with every token of theirs. */
+  clientsRemoved: number;
+}
+
 /**
- * The killswitch: the agent and every grant naming it, in one transaction. Grant writes hold a
+ * The killswitch: the agent, every grant naming it, and its OAuth clients with their tokens, in one transaction. Grant writes hold a
  * KEY SHARE lock on the agents they name (see lockAgents), so deleting the agent row waits for
  * them to commit, and the grant delete that follows, in a new snapshot, sees what they wrote.
  */
-export async function deleteAgent(db: Db, tenantId: string, externalId: string): Promise<number | null> {
+export async function deleteAgent(db: Db, tenantId: string, externalId: string): Promise<AgentDeletion | null> {
   return transaction(db, async (tx) => {
+    // Before the agent, whose row their foreign key would otherwise delete them with, uncounted.
+    const clients = await tx.oAuthClient.deleteMany({ where: { tenantId, agentExternalId: externalId } });
     const { count } = await tx.agent.deleteMany({ where: { tenantId, externalId } });
     if (count === 0) return null;
     const removed = await tx.grant.deleteMany({
@@ -58,6 +67,6 @@ export async function deleteAgent(db: Db, tenantId: string, externalId: string):
         ],
       },
     });
-    return removed.count;
+    return { grantsRemoved: removed.count, clientsRemoved: clients.count };
   });
 }

@@ -27,6 +27,10 @@ export function isWriteConflict(error: unknown): boolean {
 export const isUniqueViolation = (error: unknown): boolean =>
   error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
 
+/** Whether a write named a row that does not exist (Prisma's P2003, a foreign key): the thing it refers to is gone. */
+export const isForeignKeyViolation = (error: unknown): boolean =>
+  error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2003';
+
 /** SQLSTATE of a statement PostgreSQL cancelled: its time limit, or an operator's pg_cancel_backend. */
 const CANCELLED = '57014';
 

@@ -2,6 +2,7 @@ import { digestsEqual, hashSecret, KEY_ID_PATTERN, newKeyId, newSecret, secretPr
 import type { KeyScope } from '../../contract/index.ts';
 import type { Db } from './db.ts';
 import type { Prisma } from './prisma/client.ts';
+import { transaction } from './transaction.ts';
 
 export interface CreatedKey {
   id: string;
@@ -45,15 +46,21 @@ export function listKeys(db: Db, tenantId: string) {
   });
 }
 
-/** Revokes a live key of the tenant; false when there is none by that id. */
+/**
+ * Revokes a live key of the tenant, and with it the OAuth grants it signed in for (their codes and
+ * tokens, refresh tokens included), in one transaction; false when there is no live key by that id.
+ */
 export async function revokeKey(db: Db, tenantId: string, keyId: string): Promise<boolean> {
   // Not asked of the database: an id no key can have may hold what PostgreSQL refuses (U+0000).
   if (!KEY_ID_PATTERN.test(keyId)) return false;
-  const { count } = await db.apiKey.updateMany({
-    where: { id: keyId, tenantId, revokedAt: null },
-    data: { revokedAt: new Date() },
+  return transaction(db, async (tx) => {
+    const { count } = await tx.apiKey.updateMany({
+      where: { id: keyId, tenantId, revokedAt: null },
+      data: { revokedAt: new Date() },
+    });
+    if (count === 1) await tx.oAuthRecord.deleteMany({ where: { accountId: keyId } });
+    return count === 1;
   });
-  return count === 1;
 }
 
 /** A lookup's answer: the live key with the secret, if any, and whether any live key has its prefix. */

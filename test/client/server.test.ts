@@ -232,7 +232,7 @@ describe('agents', () => {
 
     await grantd.grants.create({ subject: 'agent:bot-1', relation: 'viewer', object: 'document:a1' });
     expect(await grantd.check({ subject: 'agent:bot-1', relation: 'viewer', object: 'document:a1' })).toEqual({ allowed: true });
-    expect(await grantd.agents.delete('bot-1')).toEqual({ external_id: 'bot-1', grants_removed: 1 });
+    expect(await grantd.agents.delete('bot-1')).toEqual({ external_id: 'bot-1', grants_removed: 1, clients_removed: 0 });
     expect(await grantd.check({ subject: 'agent:bot-1', relation: 'viewer', object: 'document:a1' })).toEqual({ allowed: false });
   });
 
@@ -250,7 +250,7 @@ describe('agents', () => {
     const id = 'svc|east@corp+1=~';
     await grantd.agents.create({ external_id: id, scope: [] });
     expect(await grantd.agents.get(id)).toMatchObject({ external_id: id, subject: `agent:${id}` });
-    expect(await grantd.agents.delete(id)).toEqual({ external_id: id, grants_removed: 0 });
+    expect(await grantd.agents.delete(id)).toEqual({ external_id: id, grants_removed: 0, clients_removed: 0 });
   });
 });
 

@@ -68,7 +68,7 @@ describe('client types derived from the contract', () => {
       scope: string[];
       created_at: string;
     }>();
-    expectTypeOf<AgentDeletion>().toEqualTypeOf<{ external_id: string; grants_removed: number }>();
+    expectTypeOf<AgentDeletion>().toEqualTypeOf<{ external_id: string; grants_removed: number; clients_removed: number }>();
     expectTypeOf<KeyInput>().toEqualTypeOf<{ label?: string | undefined; scopes?: KeyScope[] | undefined }>();
     expectTypeOf<CreatedKey>().toEqualTypeOf<{ id: string; prefix: string; secret: string; label: string; scopes: KeyScope[]; created_at: string }>();
     expectTypeOf<KeyList['keys'][number]>().toEqualTypeOf<{

@@ -55,7 +55,7 @@ describe('several nodes on one database', () => {
     const botViaB = () => call(b, adminKey, 'POST', '/v1/check', { subject: 'agent:nodebot', relation: 'viewer', object: 'nodedoc:d1' });
     // B may answer from grants it holds in memory, caught up at most every half second.
     expect(await until(async () => (await botViaB()).body.allowed === true)).toBeLessThan(1_000);
-    expect((await call(a, adminKey, 'DELETE', '/v1/agents/nodebot')).body).toEqual({ external_id: 'nodebot', grants_removed: 1 });
+    expect((await call(a, adminKey, 'DELETE', '/v1/agents/nodebot')).body).toEqual({ external_id: 'nodebot', grants_removed: 1, clients_removed: 0 });
     expect(await until(async () => (await botViaB()).body.allowed === false)).toBeLessThan(1_000);
 
     expect((await call(a, adminKey, 'DELETE', '/v1/grants', { subject: 'user:alice', relation: 'owner', object: 'nodedoc:d1' })).status).toBe(204);

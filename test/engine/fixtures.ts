@@ -39,10 +39,11 @@ export async function tenantGraph(services: AppDeps) {
       await createAgent(db, tenantId, { externalId, displayName: null, owner: null, scope });
       engine.invalidate(tenantId);
     },
+    /** The killswitch: the number of grants it removed, or null when there was no such agent. */
     async kill(externalId: string) {
       const removed = await deleteAgent(db, tenantId, externalId);
       engine.invalidate(tenantId);
-      return removed;
+      return removed === null ? null : removed.grantsRemoved;
     },
     check: (subject: string, relation: string, object: string) => engine.check(tenantId, { subject, relation, object }),
     bulk: (list: Array<[string, string, string]>) => engine.checkBulk(tenantId, triples(list)),

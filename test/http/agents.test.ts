@@ -96,7 +96,7 @@ describe('DELETE /v1/agents/{external_id}', () => {
     expect((await api.post('/v1/check', { subject: 'agent:doomed', relation: 'viewer', object: 'document:d1' })).body.allowed).toBe(true);
     const res = await api.delete('/v1/agents/doomed');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ external_id: 'doomed', grants_removed: 4 });
+    expect(res.body).toEqual({ external_id: 'doomed', grants_removed: 4, clients_removed: 0 });
     expect((await api.post('/v1/check', { subject: 'agent:doomed', relation: 'viewer', object: 'document:d1' })).body.allowed).toBe(false);
     expect((await api.get('/v1/grants?subject=user:alice')).body.grants).toHaveLength(1);
     expect((await api.get('/v1/agents/doomed')).status).toBe(404);

@@ -12,6 +12,7 @@ let a: ReturnType<typeof client>;
 let b: ReturnType<typeof client>;
 let aKeyId: string;
 let aCursor: string;
+let aClientId: string;
 
 const aGrant = { subject: 'user:alice', relation: 'owner', object: 'document:secret' };
 const aAgentGrant = { subject: 'agent:bot', relation: 'viewer', object: 'document:secret' };
@@ -25,6 +26,7 @@ beforeAll(async () => {
   await a.post('/v1/grants/batch', { writes: [aGrant, aAgentGrant, { ...aGrant, object: 'document:secret2' }] }).expect(200);
   aKeyId = (await a.post('/v1/keys', { label: 'a-key' })).body.id;
   aCursor = (await a.get('/v1/grants?limit=1')).body.next_cursor;
+  aClientId = (await a.post('/v1/oauth/clients', { name: 'a-client', type: 'confidential', scopes: ['check:read'], agent: 'bot' })).body.client_id;
 });
 
 type Outcome = { status: number; body: unknown };
@@ -79,6 +81,15 @@ const attempts: Record<string, { send: () => Promise<Outcome>; expect: (res: Out
     expect: (r) => expect((r.body as { keys: Array<{ id: string }> }).keys.map((k) => k.id)).not.toContain(aKeyId),
   },
   'keys.revoke': { send: () => b.delete(`/v1/keys/${aKeyId}`), expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'key-not-found' } }) },
+  'oauth.clients.create': {
+    send: () => b.post('/v1/oauth/clients', { name: 'b', type: 'confidential', scopes: ['check:read'], agent: 'bot' }),
+    expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'agent-not-found' } }),
+  },
+  'oauth.clients.list': { send: () => b.get('/v1/oauth/clients'), expect: (r) => expect(r).toMatchObject({ status: 200, body: { clients: [] } }) },
+  'oauth.clients.delete': {
+    send: () => b.delete(`/v1/oauth/clients/${aClientId}`),
+    expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'client-not-found' } }),
+  },
 };
 
 describe('cross-tenant access, every route of the contract', () => {

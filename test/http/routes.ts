@@ -1,20 +1,26 @@
 import { isAppRoute, isAppRouteOtherResponse, isZodType, type AppRoute, type AppRouter } from '@ts-rest/core';
 import { expect } from 'vitest';
-import { contract, type RouteMetadata } from '../../contract/index.ts';
+import { contract, oauthServerOf, type RouteMetadata } from '../../contract/index.ts';
 
-/** Every route of the contract, with a name like `grants.create`. */
-export function contractRoutes(): Array<{ name: string; route: AppRoute; scope: RouteMetadata['scope'] }> {
-  const out: Array<{ name: string; route: AppRoute; scope: RouteMetadata['scope'] }> = [];
+/** Every route of the contract, the OAuth protocol's included, with a name like `grants.create`. */
+export function everyContractRoute(): Array<{ name: string; route: AppRoute }> {
+  const out: Array<{ name: string; route: AppRoute }> = [];
   const walk = (router: AppRouter, prefix: string) => {
     for (const [key, value] of Object.entries(router)) {
       const name = prefix ? `${prefix}.${key}` : key;
-      if (isAppRoute(value)) out.push({ name, route: value, scope: (value.metadata as RouteMetadata).scope });
+      if (isAppRoute(value)) out.push({ name, route: value });
       else walk(value as AppRouter, name);
     }
   };
   walk(contract, '');
   return out;
 }
+
+/** Every route of the contract that takes an API key: all but the OAuth protocol's, which test/oauth drives through OAuth clients. */
+export const contractRoutes = (): Array<{ name: string; route: AppRoute; scope: RouteMetadata['scope'] }> =>
+  everyContractRoute()
+    .filter(({ route }) => !oauthServerOf(route))
+    .map(({ name, route }) => ({ name, route, scope: (route.metadata as RouteMetadata).scope }));
 
 /** A concrete path for a route, its `:params` filled in. */
 export const fillPath = (route: AppRoute, params: Record<string, string> = {}): string =>

@@ -56,6 +56,7 @@ const limits = createLimits({ perKey: 1, windowSeconds: 3600 }, pino({ level: 's
 const limitedApp = createApp({ ...services, limits });
 
 let document: OpenAPIObject;
+/** The operations that take an API key: all but the OAuth protocol's, which test/oauth drives through OAuth clients. */
 let operations: Map<string, DocumentOperation>;
 let tenant: TestTenant;
 let server: Awaited<ReturnType<typeof listen>>;
@@ -68,7 +69,7 @@ const seen = new Map<string, Set<string>>();
 
 beforeAll(async () => {
   document = await dereferencedDocument();
-  operations = new Map(operationsOf(document).map((o) => [o.operationId, o]));
+  operations = new Map(operationsOf(document).filter((o) => o.operation['x-required-scope']).map((o) => [o.operationId, o]));
   server = await listen(app);
   deadServer = await listen(deadApp);
   limitedServer = await listen(limitedApp);
@@ -191,7 +192,7 @@ async function expectCall(operationId: string, request: Request, status: number,
 }
 
 /** Path parameters that name nothing in particular, for the problems every operation shares. */
-const ANY_PARAMS = { external_id: 'nobody', id: 'key_nothing' };
+const ANY_PARAMS = { external_id: 'nobody', id: 'key_nothing', client_id: 'oc_nothing' };
 /** A body each operation accepts, or at least parses, for the shared problems. */
 const triple = { subject: 'user:alice', relation: 'viewer', object: 'document:walk1' };
 
@@ -381,7 +382,7 @@ describe('every operation of the document against the server', () => {
   it('agentsDelete', async () => {
     await given('grants');
     const removed = await expectCall('agentsDelete', { params: { external_id: 'walk-bot' } }, 200);
-    expect(removed.body).toEqual({ external_id: 'walk-bot', grants_removed: 1 });
+    expect(removed.body).toEqual({ external_id: 'walk-bot', grants_removed: 1, clients_removed: 0 });
     await expectCall('agentsDelete', { params: { external_id: 'walk-bot' } }, 404, 'agent-not-found');
     await expectCall('agentsDelete', { params: { external_id: 'not an id' } }, 400, 'invalid-request');
   });
@@ -394,6 +395,19 @@ describe('every operation of the document against the server', () => {
     const { id } = created.body as { id: string };
     await expectCall('keysRevoke', { params: { id } }, 204);
     await expectCall('keysRevoke', { params: { id } }, 404, 'key-not-found');
+  });
+
+  it('oauthClientsCreate, oauthClientsList, oauthClientsDelete', async () => {
+    await expectCall('agentsCreate', { body: { external_id: 'oauth-bot', scope: ['document:viewer'] } }, 201);
+    const created = await expectCall('oauthClientsCreate', { body: { name: 'walk', type: 'confidential', scopes: ['check:read'], agent: 'oauth-bot' } }, 201);
+    await expectCall('oauthClientsCreate', { body: { name: 'spa', type: 'public', scopes: ['check:read'], redirect_uris: ['https://app.example/cb'] } }, 201);
+    await expectCall('oauthClientsCreate', { body: { name: 'spa', type: 'public', scopes: ['check:read'] } }, 400, 'invalid-request');
+    await expectCall('oauthClientsCreate', { body: { name: 'ghost', type: 'confidential', scopes: ['check:read'], agent: 'ghost' } }, 404, 'agent-not-found');
+    await expectCall('oauthClientsList', {}, 200);
+    const { client_id } = created.body as { client_id: string };
+    await expectCall('oauthClientsDelete', { params: { client_id } }, 204);
+    await expectCall('oauthClientsDelete', { params: { client_id } }, 404, 'client-not-found');
+    await expectCall('oauthClientsDelete', { params: { client_id: 'c'.repeat(129) } }, 400, 'invalid-request');
   });
 
   it('keysRevoke answers an over-long id with a documented 400 invalid-request', async () => {

@@ -45,7 +45,7 @@ it('leaves no grant naming a killed agent: writes that locked it first are remov
     await locker.query('COMMIT');
 
     expect(await Promise.all(before)).toEqual(['written', 'written', 'written', 'written']);
-    expect(await removed).toBe(4);
+    expect((await removed)?.grantsRemoved).toBe(4);
     expect(await Promise.all(after)).toEqual(['refused', 'refused', 'refused', 'refused']);
   } finally {
     await locker.end();

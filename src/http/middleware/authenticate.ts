@@ -23,12 +23,18 @@ export const BEARER = /^Bearer +([^\s]+) *$/i;
  * unless its key is one this node holds as verified (which costs no query): a neighbour behind the
  * same address that keeps sending a bad key does not lock out the keys in steady use there.
  */
-export function authentication(keys: KeyVerifier, failures: FailedAuthentications) {
+export function authentication(keys: KeyVerifier, failures: FailedAuthentications, resourceMetadata: string) {
+  // RFC 9728: a 401 tells OAuth clients where the API's protected-resource metadata is.
+  const challenge = `Bearer realm="grantd", resource_metadata="${resourceMetadata}"`;
+  const refuse = (res: Response, detail: string, error = true): void => {
+    res.setHeader('WWW-Authenticate', error ? `${challenge}, error="invalid_token"` : challenge);
+    sendProblem(res, 'unauthenticated', detail);
+  };
   const credentials = new WeakMap<Request, Credential>();
 
   const authenticate = async (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction): Promise<void> => {
     const match = BEARER.exec(req.headers.authorization ?? '');
-    if (!match) return refuse(res, 'send an API key as Authorization: Bearer <secret>', 'Bearer realm="grantd"');
+    if (!match) return refuse(res, 'send an API key or access token as Authorization: Bearer <secret>', false);
     const credential = keys.credentialOf(match[1]!);
     const address = clientAddress(req.ip);
     if (!credential || !keys.isKnown(credential)) {
@@ -38,7 +44,7 @@ export function authentication(keys: KeyVerifier, failures: FailedAuthentication
     const principal = credential ? await keys.verify(credential) : null;
     if (!principal) {
       const wait = await failures.record(address);
-      return wait > 0 ? tooManyFailures(res, wait, failures) : refuse(res, 'the API key is unknown or revoked');
+      return wait > 0 ? tooManyFailures(res, wait, failures) : refuse(res, 'the API key or access token is unknown, expired or revoked');
     }
     const { scope } = req.tsRestRoute.metadata as RouteMetadata;
     if (!hasScope(principal.scopes, scope)) {
@@ -61,9 +67,4 @@ export function authentication(keys: KeyVerifier, failures: FailedAuthentication
 
 function tooManyFailures(res: Response, seconds: number, failures: FailedAuthentications): void {
   sendRateLimited(res, seconds, `this address is limited to ${failures.limit.describe('failed authentications')}`);
-}
-
-function refuse(res: Response, detail: string, challenge = 'Bearer realm="grantd", error="invalid_token"'): void {
-  res.setHeader('WWW-Authenticate', challenge);
-  sendProblem(res, 'unauthenticated', detail);
 }

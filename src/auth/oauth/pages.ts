@@ -1,0 +1,58 @@
+import { hash } from 'node:crypto';
+
+/** What each scope lets the client do, as the consent page names it. */
+const SCOPE_MEANINGS: Record<string, string> = {
+  'check:read': 'ask whether subjects hold relations, and list objects (check:read)',
+  'grant:read': 'read grants, namespaces and agents (grant:read)',
+  'grant:write': 'write and remove grants, namespaces and agents (grant:write)',
+  admin: 'everything, including API keys and OAuth clients (admin)',
+};
+
+const STYLE = 'body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#111}' +
+  'h1{font-size:1.4rem}li{margin:.3rem 0}label,input{display:block;width:100%;box-sizing:border-box}' +
+  'input{padding:.5rem;margin:.3rem 0 1rem;font-family:monospace}button{padding:.5rem 1rem;margin-right:.5rem}.error{color:#a00}';
+const STYLE_HASH = `'sha256-${hash('sha256', STYLE, 'base64')}'`;
+
+/**
+ * The pages' Content-Security-Policy: nothing loads but the one inline style, no framing. No
+ * `form-action`: browsers apply it to the redirects that follow the form too, and the last one
+ * goes to the client's redirect_uri.
+ */
+export const PAGE_CSP = `default-src 'none'; style-src ${STYLE_HASH}; frame-ancestors 'none'; base-uri 'none'`;
+
+const escapeHtml = (text: string): string =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
+    `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`;
+}
+
+export interface ConsentView {
+  action: string;
+  clientName: string;
+  clientId: string;
+  scopes: string[];
+  csrf: string;
+  error?: string;
+}
+
+export function consentPage(view: ConsentView): string {
+  const scopes = view.scopes.map((scope) => `<li>${escapeHtml(SCOPE_MEANINGS[scope] ?? scope)}</li>`).join('');
+  return page(
+    'Authorize access to grantd',
+    `<h1>${escapeHtml(view.clientName)} asks for access to grantd</h1>` +
+      `<p>Client <code>${escapeHtml(view.clientId)}</code> would be able to:</p><ul>${scopes}</ul>` +
+      (view.error ? `<p class="error" role="alert">${escapeHtml(view.error)}</p>` : '') +
+      `<form method="post" action="${escapeHtml(view.action)}">` +
+      `<input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}">` +
+      `<label for="api_key">Sign in with an API key of the tenant that holds these scopes (used once, never stored)</label>` +
+      `<input id="api_key" name="api_key" type="password" autocomplete="off" spellcheck="false">` +
+      `<button type="submit" name="decision" value="approve">Approve</button>` +
+      `<button type="submit" name="decision" value="deny">Deny</button></form>`,
+  );
+}
+
+export function errorPage(error: string, description: string): string {
+  return page('Authorization error', `<h1>The authorization cannot go on</h1><p><code>${escapeHtml(error)}</code></p><p>${escapeHtml(description)}</p>`);
+}

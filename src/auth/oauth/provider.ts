@@ -1,0 +1,218 @@
+import { generateKeyPairSync } from 'node:crypto';
+import Provider, { type Adapter, type AdapterPayload, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { contract, KEY_SCOPES } from '../../../contract/index.ts';
+import type { Db } from '../../store/db.ts';
+import { findOAuthClient, type OAuthClientRow } from '../../store/oauth-clients.ts';
+import { OAuthRecords, type RecordHooks } from '../../store/oauth-records.ts';
+import { digestsEqual, hashSecret } from '../secrets.ts';
+import { errorPage } from './pages.ts';
+import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX } from './token-format.ts';
+
+const REFRESH_TTL_S = 30 * 24 * 3600;
+const CODE_TTL_S = 60;
+/** How long a person has to sign in on the consent page. */
+const INTERACTION_TTL_S = 600;
+
+export interface OAuthProviderOptions {
+  db: Db;
+  /** GRANTD_PUBLIC_URL: the issuer, and where the endpoints are advertised. */
+  issuer: string;
+  /** Access token lifetime in seconds (GRANTD_OAUTH_ACCESS_TTL). */
+  accessTtl: number;
+  /** Keys that sign the library's cookies, the same on every node. */
+  cookieKeys: string[];
+  hooks: RecordHooks;
+}
+
+/** What grantd's client rows add to the library's client metadata. */
+interface GrantdClientMetadata {
+  tenant_id: string;
+  agent: string | null;
+}
+
+/** The client's metadata as the library reads it (RFC 7591 names), or undefined when there is no such client. */
+function clientMetadata(row: OAuthClientRow) {
+  const confidential = row.type === 'confidential';
+  const grantTypes = row.agentExternalId !== null ? ['client_credentials'] : confidential ? ['client_credentials', 'authorization_code', 'refresh_token'] : ['authorization_code', 'refresh_token'];
+  return {
+    client_id: row.clientId,
+    client_name: row.name,
+    // The digest stands in for the secret: compareClientSecret below compares digests.
+    ...(confidential && row.secretHash ? { client_secret: Buffer.from(row.secretHash).toString('base64url') } : {}),
+    token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none',
+    grant_types: row.redirectUris.length > 0 ? grantTypes : grantTypes.filter((type) => type === 'client_credentials'),
+    response_types: row.redirectUris.length > 0 && grantTypes.includes('authorization_code') ? ['code'] : [],
+    redirect_uris: row.redirectUris,
+    scope: row.scopes.join(' '),
+    tenant_id: row.tenantId,
+    agent: row.agentExternalId,
+  };
+}
+
+/** Clients as the library reads them: grantd's rows; they are managed through /v1/oauth/clients only. */
+function clientStore(db: Db): Adapter {
+  const managedElsewhere = async (): Promise<never> => {
+    throw new Error('OAuth clients are managed through /v1/oauth/clients');
+  };
+  return {
+    find: async (id: string) => {
+      const row = await findOAuthClient(db, id);
+      return row ? (clientMetadata(row) as AdapterPayload) : undefined;
+    },
+    upsert: managedElsewhere,
+    findByUid: managedElsewhere,
+    findByUserCode: managedElsewhere,
+    consume: managedElsewhere,
+    destroy: managedElsewhere,
+    revokeByGrantId: managedElsewhere,
+  };
+}
+
+const oauthPath = (route: { path: string }) => route.path;
+
+/**
+ * The OAuth 2.0 authorization server: oidc-provider, configured for grantd's clients, scopes and
+ * storage. The library does the protocol (client authentication, codes, PKCE, refresh rotation and
+ * reuse detection, introspection, revocation, metadata); grantd supplies storage, the consent page
+ * and these few decisions.
+ */
+export function createOAuthProvider(options: OAuthProviderOptions): Provider {
+  const { db, hooks } = options;
+  const configuration: Configuration = {
+    adapter: (name: string) => (name === 'Client' ? clientStore(db) : new OAuthRecords(db, name, hooks)),
+    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+    clientDefaults: { id_token_signed_response_alg: 'ES256' },
+    extraClientMetadata: { properties: ['tenant_id', 'agent'] },
+    scopes: [...KEY_SCOPES],
+    claims: {},
+    responseTypes: ['code'],
+    pkce: { required: () => true },
+    cookies: { keys: options.cookieKeys },
+    // Signs nothing grantd issues (no ID tokens, opaque access tokens); the library needs one key.
+    jwks: { keys: [generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }) as never] },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      introspection: { enabled: true, allowedPolicy: sameTenant },
+      revocation: { enabled: true, allowedPolicy: sameClient },
+      userinfo: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      dPoP: { enabled: false },
+    },
+    routes: {
+      authorization: oauthPath(contract.oauth.authorize),
+      token: oauthPath(contract.oauth.token),
+      introspection: oauthPath(contract.oauth.introspect),
+      revocation: oauthPath(contract.oauth.revoke),
+    },
+    interactions: { url: (_ctx, interaction) => contract.oauth.consent.path.replace(':uid', interaction.uid) },
+    ttl: {
+      AccessToken: options.accessTtl,
+      ClientCredentials: options.accessTtl,
+      RefreshToken: REFRESH_TTL_S,
+      AuthorizationCode: CODE_TTL_S,
+      Grant: REFRESH_TTL_S,
+      Interaction: INTERACTION_TTL_S,
+      Session: INTERACTION_TTL_S,
+    },
+    // Every authorization-code grant gets a refresh token, used once: each use returns a new one.
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    // Tokens live their own lifetime; the sign-in session on the consent page is short.
+    expiresWithSession: async () => false,
+    extraTokenClaims: async (_ctx, token) => {
+      if (token.kind !== 'ClientCredentials') return undefined;
+      const agent = (token.client as unknown as GrantdClientMetadata | undefined)?.agent;
+      return { sub: agent ? `agent:${agent}` : token.clientId };
+    },
+    findAccount: async (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
+    renderError: async (ctx, out) => {
+      ctx.type = 'html';
+      ctx.body = errorPage(out.error, out.error_description ?? '');
+    },
+    conformIdTokenClaims: false,
+    // Only the grant the consent page just made: every authorization asks for a sign-in again.
+    loadExistingGrant: async (ctx) => {
+      const grantId = ctx.oidc.result?.consent?.grantId;
+      return typeof grantId === 'string' ? ctx.oidc.provider.Grant.find(grantId) : undefined;
+    },
+  };
+  const provider = new Provider(options.issuer, configuration);
+  // The library builds its URLs from the request's origin, which the OAuth router sets to the issuer's.
+  provider.proxy = true;
+  adaptModels(provider);
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.path === '/.well-known/oauth-authorization-server' && ctx.status === 200) withoutOpenIdFields(ctx.body as Record<string, unknown>);
+  });
+  return provider;
+}
+
+/**
+ * The few places the library's models are adapted rather than configured: token values carry a
+ * recognisable prefix, client secrets are compared by digest (only digests are stored), and a
+ * client_credentials request without `scope` gets the client's scopes (the library would issue
+ * none).
+ */
+function adaptModels(provider: Provider): void {
+  const prefixed = (model: { prototype: object }, prefix: string) => {
+    const proto = model.prototype as { generateTokenId: () => string };
+    const generate = proto.generateTokenId;
+    proto.generateTokenId = function (this: unknown) {
+      return prefix + generate.call(this);
+    };
+  };
+  prefixed(provider.AccessToken, ACCESS_TOKEN_PREFIX);
+  prefixed(provider.ClientCredentials, ACCESS_TOKEN_PREFIX);
+  prefixed(provider.RefreshToken, REFRESH_TOKEN_PREFIX);
+
+  (provider.Client.prototype as unknown as { compareClientSecret: (actual: string) => boolean }).compareClientSecret = function (
+    this: { clientSecret?: string },
+    actual: string,
+  ) {
+    if (typeof actual !== 'string' || !this.clientSecret) return false;
+    return digestsEqual(hashSecret(actual), Buffer.from(this.clientSecret, 'base64url'));
+  };
+
+  const credentials = provider.ClientCredentials.prototype as unknown as { save: () => Promise<string>; scope?: string; client?: { scope?: string } };
+  const save = credentials.save;
+  credentials.save = function (this: typeof credentials) {
+    if (!this.scope) this.scope = this.client?.scope;
+    return save.call(this);
+  };
+}
+
+/**
+ * RFC 8414 metadata without what only OpenID Connect uses: grantd issues no ID tokens, and serves
+ * no JWKS (its tokens are opaque).
+ */
+function withoutOpenIdFields(metadata: Record<string, unknown>): void {
+  for (const field of [
+    'jwks_uri',
+    'claims_supported',
+    'claims_parameter_supported',
+    'subject_types_supported',
+    'id_token_signing_alg_values_supported',
+    'request_uri_parameter_supported',
+    'acr_values_supported',
+    'claim_types_supported',
+  ]) {
+    delete metadata[field];
+  }
+  metadata.scopes_supported = [...KEY_SCOPES];
+}
+
+/** Introspection answers only for a token of the caller's tenant; any other is `{"active": false}`. */
+async function sameTenant(ctx: KoaContextWithOIDC, client: { clientId: string }, token: { clientId?: string }): Promise<boolean> {
+  if (!token.clientId) return false;
+  const owner = token.clientId === client.clientId ? client : await ctx.oidc.provider.Client.find(token.clientId);
+  return tenantOf(owner) !== undefined && tenantOf(owner) === tenantOf(client);
+}
+
+/** A client revokes its own tokens only (RFC 7009 2.1); another's is answered 200 and left alone. */
+async function sameClient(_ctx: KoaContextWithOIDC, client: { clientId: string }, token: { clientId?: string }): Promise<boolean> {
+  return token.clientId === client.clientId;
+}
+
+const tenantOf = (client: unknown): string | undefined => (client as Partial<GrantdClientMetadata> | undefined)?.tenant_id;

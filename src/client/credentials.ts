@@ -1,0 +1,54 @@
+// Where the client's Authorization header comes from: an API key or an access token as given, or
+// tokens it fetches itself by client_credentials. Web APIs only (btoa), for edge runtimes.
+
+/** The Authorization header of each request, and whether a refused one may be replaced. */
+export interface Credentials {
+  /** The header's value for the next request. */
+  authorization(): Promise<string>;
+  /** After a 401 to `sent`: true when asking `authorization()` again may give a header that works. */
+  renew(sent: string): boolean;
+}
+
+/** A bearer secret used as is (an API key or an access token): a 401 is final. */
+export function bearer(secret: string): Credentials {
+  const value = `Bearer ${secret}`;
+  return { authorization: async () => value, renew: () => false };
+}
+
+/** HTTP Basic for an OAuth client (RFC 6749 2.3.1: id and secret form-encoded first). */
+export const clientBasic = (clientId: string, clientSecret: string): string =>
+  `Basic ${btoa(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`)}`;
+
+export interface Token {
+  access_token: string;
+  expires_in: number;
+}
+
+/** How long before its expiry a token is renewed: a minute, or half the lifetime of a short one. */
+const renewEarlyMs = (lifetimeMs: number): number => Math.min(60_000, lifetimeMs / 2);
+
+/**
+ * Tokens fetched with `fetchToken` when first needed, again shortly before they expire, and again
+ * after a 401 (the token was revoked, or its client's grant ended). Concurrent calls share one fetch.
+ */
+export function fetchedTokens(fetchToken: () => Promise<Token>, now: () => number = Date.now): Credentials {
+  let current: { value: string; renewAt: number } | undefined;
+  let pending: Promise<string> | undefined;
+  const fetchNew = async (): Promise<string> => {
+    const token = await fetchToken();
+    const lifetimeMs = token.expires_in * 1000;
+    current = { value: `Bearer ${token.access_token}`, renewAt: now() + lifetimeMs - renewEarlyMs(lifetimeMs) };
+    return current.value;
+  };
+  return {
+    authorization: () => {
+      if (current && now() < current.renewAt) return Promise.resolve(current.value);
+      pending ??= fetchNew().finally(() => (pending = undefined));
+      return pending;
+    },
+    renew: (sent) => {
+      if (current?.value === sent) current = undefined;
+      return true;
+    },
+  };
+}

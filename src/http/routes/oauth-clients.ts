@@ -1,0 +1,56 @@
+import { initServer } from '@ts-rest/express';
+import { contract, type KeyScope } from '../../../contract/index.ts';
+import { DomainError } from '../../errors.ts';
+import { getAgent } from '../../store/agents.ts';
+import { createOAuthClient, deleteOAuthClient, listOAuthClients, type OAuthClientRow } from '../../store/oauth-clients.ts';
+import { principalOf, type AppDeps } from '../context.ts';
+
+const s = initServer();
+
+const present = (c: OAuthClientRow) => ({
+  client_id: c.clientId,
+  name: c.name,
+  type: c.type as 'confidential' | 'public',
+  redirect_uris: c.redirectUris,
+  scopes: c.scopes as KeyScope[],
+  agent: c.agentExternalId,
+  created_at: c.createdAt.toISOString(),
+});
+
+const invalid = (path: string, message: string) => new DomainError('invalid-request', `${path}: ${message}`, [{ path, message }]);
+
+export const oauthClientRoutes = ({ db, announce }: AppDeps) =>
+  s.router(contract.oauth.clients, {
+    create: async ({ body, req }) => {
+      const { tenantId } = principalOf(req);
+      const redirectUris = body.redirect_uris ?? [];
+      if (body.type === 'public' && redirectUris.length === 0) {
+        throw invalid('body.redirect_uris', 'a public client uses the authorization code flow only, which needs a redirect URI');
+      }
+      if (body.agent !== undefined) {
+        if (body.type !== 'confidential') throw invalid('body.agent', "an agent's client must be confidential (it uses client_credentials)");
+        if (redirectUris.length > 0) throw invalid('body.redirect_uris', "an agent's client uses client_credentials only, which takes no redirect URI");
+        if (!(await getAgent(db, tenantId, body.agent))) throw new DomainError('agent-not-found', `agent ${body.agent} is not registered`);
+      }
+      const { row, secret } = await createOAuthClient(db, tenantId, {
+        name: body.name,
+        type: body.type,
+        redirectUris,
+        scopes: body.scopes,
+        agent: body.agent ?? null,
+      });
+      return { status: 201, body: { ...present(row), ...(secret === null ? {} : { client_secret: secret }) } };
+    },
+    list: async ({ req }) => {
+      const rows = await listOAuthClients(db, principalOf(req).tenantId);
+      return { status: 200, body: { clients: rows.map(present) } };
+    },
+    delete: async ({ params, req }) => {
+      if (!(await deleteOAuthClient(db, principalOf(req).tenantId, params.client_id))) {
+        throw new DomainError('client-not-found', `no OAuth client ${params.client_id.slice(0, 128)}`);
+      }
+      // Its tokens are gone with it; caches that hold one as verified forget it.
+      await announce({ kind: 'keys' });
+      return { status: 204, body: undefined };
+    },
+  });

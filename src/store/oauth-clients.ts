@@ -1,0 +1,73 @@
+import type { KeyScope } from '../../contract/index.ts';
+import { hashSecret, randomBase62 } from '../auth/secrets.ts';
+import { DomainError } from '../errors.ts';
+import type { Db } from './db.ts';
+import { isForeignKeyViolation } from './errors.ts';
+
+export const CLIENT_SECRET_PREFIX = 'svc_cs_';
+/** 43 base62 characters carry 256 random bits, as an API key's do. */
+const CLIENT_SECRET_LENGTH = 43;
+/** The shape of every client id grantd makes; anything else names no client. */
+export const CLIENT_ID_PATTERN = /^oc_[A-Za-z0-9]{20}$/;
+
+export interface OAuthClientRow {
+  clientId: string;
+  tenantId: string;
+  secretHash: Uint8Array | null;
+  name: string;
+  type: string;
+  redirectUris: string[];
+  scopes: string[];
+  agentExternalId: string | null;
+  createdAt: Date;
+}
+
+export interface NewOAuthClient {
+  name: string;
+  type: 'confidential' | 'public';
+  redirectUris: string[];
+  scopes: KeyScope[];
+  agent: string | null;
+}
+
+/** Registers a client; a confidential one gets a secret, returned here only (its SHA-256 is what is stored). */
+export async function createOAuthClient(db: Db, tenantId: string, client: NewOAuthClient): Promise<{ row: OAuthClientRow; secret: string | null }> {
+  const secret = client.type === 'confidential' ? CLIENT_SECRET_PREFIX + randomBase62(CLIENT_SECRET_LENGTH) : null;
+  try {
+    const row = await db.oAuthClient.create({
+      data: {
+        clientId: `oc_${randomBase62(20)}`,
+        tenantId,
+        secretHash: secret === null ? null : new Uint8Array(hashSecret(secret)),
+        name: client.name,
+        type: client.type,
+        redirectUris: [...new Set(client.redirectUris)],
+        scopes: [...new Set(client.scopes)],
+        agentExternalId: client.agent,
+      },
+    });
+    return { row, secret };
+  } catch (error) {
+    // The agent's row is the foreign key's: absent, or deleted by a killswitch meanwhile.
+    if (isForeignKeyViolation(error)) {
+      throw new DomainError('agent-not-found', `agent ${client.agent ?? ''} is not registered`);
+    }
+    throw error;
+  }
+}
+
+export const listOAuthClients = (db: Db, tenantId: string): Promise<OAuthClientRow[]> =>
+  db.oAuthClient.findMany({ where: { tenantId }, orderBy: [{ createdAt: 'asc' }, { clientId: 'asc' }] });
+
+/** The client by its id, whatever its tenant: what the authorization server looks clients up by. */
+export function findOAuthClient(db: Db, clientId: string): Promise<OAuthClientRow | null> {
+  if (!CLIENT_ID_PATTERN.test(clientId)) return Promise.resolve(null);
+  return db.oAuthClient.findUnique({ where: { clientId } });
+}
+
+/** Deletes a client of the tenant and, by the foreign key, every token, code and grant of it; false when there is none. */
+export async function deleteOAuthClient(db: Db, tenantId: string, clientId: string): Promise<boolean> {
+  if (!CLIENT_ID_PATTERN.test(clientId)) return false;
+  const { count } = await db.oAuthClient.deleteMany({ where: { clientId, tenantId } });
+  return count === 1;
+}

@@ -1,0 +1,128 @@
+import { hash, randomBytes } from 'node:crypto';
+import type { Db } from './db.ts';
+import type { Prisma } from './prisma/client.ts';
+
+/** What the library hands its adapter: a plain JSON object, which it keeps mutating afterwards. */
+export type Payload = Record<string, unknown>;
+
+/**
+ * Kinds whose id is the bearer secret itself (the token or code a client presents): only its
+ * SHA-256 is stored, as the row's id, and the payload keeps no copy of it. They are always looked
+ * up by that value (find), never listed, so nothing needs it back.
+ */
+const SECRET_KINDS = new Set(['AccessToken', 'ClientCredentials', 'RefreshToken', 'AuthorizationCode']);
+/** Kinds that let a caller in: ending one must reach every cache that holds it as verified. */
+export const BEARER_KINDS = new Set(['AccessToken', 'ClientCredentials']);
+
+export const digestOf = (id: string): string => hash('sha256', id, 'base64url');
+
+/** How often expired rows are deleted at most, in the background of a write. */
+const SWEEP_EVERY_MS = 60_000;
+
+export interface RecordHooks {
+  /** Tokens that let callers in have ended (destroyed, or their grant revoked): caches must forget them. */
+  bearerEnded: () => Promise<void>;
+  /** A background sweep failed; the next write tries again. */
+  sweepFailed: (error: unknown) => void;
+}
+
+/**
+ * The storage of the OAuth library (oidc-provider's Adapter interface) over one table, one
+ * instance per model kind. Payloads are stored as copies; the columns beside them serve the
+ * library's lookups (uid, grant id), deletions by client and by signing-in key, and the sweep.
+ */
+export class OAuthRecords {
+  private static lastSweep = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly kind: string,
+    private readonly hooks: RecordHooks,
+  ) {}
+
+  private rowId(id: string): string {
+    return SECRET_KINDS.has(this.kind) ? digestOf(id) : id;
+  }
+
+  async upsert(id: string, payload: Payload, expiresIn: number | undefined): Promise<void> {
+    const stored: Payload = JSON.parse(JSON.stringify(payload));
+    if (SECRET_KINDS.has(this.kind)) delete stored.jti;
+    const columns = {
+      payload: stored as Prisma.InputJsonObject,
+      grantId: text(payload.grantId),
+      uid: text(payload.uid),
+      clientId: text(payload.clientId),
+      accountId: text(payload.accountId),
+      expiresAt: expiresIn ? new Date(Date.now() + expiresIn * 1000) : null,
+    };
+    const key = { kind: this.kind, id: this.rowId(id) };
+    await this.db.oAuthRecord.upsert({ where: { kind_id: key }, create: { ...key, ...columns }, update: columns });
+    this.sweepNow();
+  }
+
+  async find(id: string): Promise<Payload | undefined> {
+    const row = await this.db.oAuthRecord.findUnique({ where: { kind_id: { kind: this.kind, id: this.rowId(id) } } });
+    return row ? this.present(row, id) : undefined;
+  }
+
+  async findByUid(uid: string): Promise<Payload | undefined> {
+    const row = await this.db.oAuthRecord.findFirst({ where: { kind: this.kind, uid } });
+    return row ? this.present(row, row.id) : undefined;
+  }
+
+  /** Device codes are not served (no device flow). */
+  async findByUserCode(): Promise<undefined> {
+    return undefined;
+  }
+
+  async consume(id: string): Promise<void> {
+    const consumed = Math.floor(Date.now() / 1000);
+    await this.db.$executeRaw`
+      UPDATE "oauth_records" SET "consumed_at" = now(), "payload" = "payload" || jsonb_build_object('consumed', ${consumed}::int)
+      WHERE "kind" = ${this.kind} AND "id" = ${this.rowId(id)}`;
+  }
+
+  async destroy(id: string): Promise<void> {
+    await this.db.oAuthRecord.deleteMany({ where: { kind: this.kind, id: this.rowId(id) } });
+    if (BEARER_KINDS.has(this.kind)) await this.hooks.bearerEnded();
+  }
+
+  async revokeByGrantId(grantId: string): Promise<void> {
+    await this.db.oAuthRecord.deleteMany({ where: { kind: this.kind, grantId } });
+    if (BEARER_KINDS.has(this.kind)) await this.hooks.bearerEnded();
+  }
+
+  private present(row: { payload: Prisma.JsonValue; expiresAt: Date | null }, id: string): Payload | undefined {
+    if (row.expiresAt && row.expiresAt.getTime() <= Date.now()) return undefined;
+    const payload = row.payload as Payload;
+    return SECRET_KINDS.has(this.kind) ? { ...payload, jti: id } : payload;
+  }
+
+  /** Deletes expired rows, at most once a minute per process, without making the write wait. */
+  private sweepNow(): void {
+    const now = Date.now();
+    if (now - OAuthRecords.lastSweep < SWEEP_EVERY_MS) return;
+    OAuthRecords.lastSweep = now;
+    void sweepExpired(this.db).catch(this.hooks.sweepFailed);
+  }
+}
+
+/** Deletes every expired row; returns how many. */
+export async function sweepExpired(db: Db): Promise<number> {
+  const { count } = await db.oAuthRecord.deleteMany({ where: { expiresAt: { lte: new Date() } } });
+  return count;
+}
+
+const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+/**
+ * The keys that sign the library's cookies: made by the first node that needs them and read by
+ * every other, so that a sign-in begun on one node can finish on another.
+ */
+export async function cookieKeys(db: Db): Promise<string[]> {
+  const key = { kind: 'CookieKeys', id: 'grantd' };
+  const fresh = { keys: [randomBytes(32).toString('base64url')] };
+  await db.oAuthRecord.createMany({ data: [{ ...key, payload: fresh }], skipDuplicates: true });
+  const row = await db.oAuthRecord.findUniqueOrThrow({ where: { kind_id: key } });
+  return (row.payload as { keys: string[] }).keys;
+}

@@ -1,0 +1,26 @@
+import type { Db } from './db.ts';
+import type { KeyPrincipal } from './keys.ts';
+import { digestOf } from './oauth-records.ts';
+
+/** The digest an access token is stored under. */
+export const accessTokenDigest = (token: string): string => digestOf(token);
+
+/**
+ * The live access token stored under this digest, as the principal it speaks for: the token's
+ * scopes in its client's tenant, rate-limited as its client (`keyId` is the client_id). A token of
+ * a deleted client is gone with it (foreign key); an expired one is refused.
+ */
+export async function findAccessToken(db: Db, digest: string): Promise<KeyPrincipal | null> {
+  const row = await db.oAuthRecord.findFirst({
+    where: { kind: { in: ['AccessToken', 'ClientCredentials'] }, id: digest, expiresAt: { gt: new Date() } },
+    select: { payload: true, client: { select: { clientId: true, tenantId: true, tenant: { select: { cursorSecret: true } } } } },
+  });
+  if (!row?.client) return null;
+  const scope = (row.payload as { scope?: unknown }).scope;
+  return {
+    keyId: row.client.clientId,
+    tenantId: row.client.tenantId,
+    scopes: typeof scope === 'string' ? scope.split(' ').filter(Boolean) : [],
+    cursorSecret: Buffer.from(row.client.tenant.cursorSecret),
+  };
+}

@@ -1,0 +1,167 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as oauth from 'openid-client';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newTenant, type TestTenant } from '../helpers.ts';
+import { api, discover, useOAuthServer } from './support.ts';
+
+// The authorization code flow with PKCE as a user's browser and an integration's code go through
+// it: openid-client builds the request and redeems the code, Chromium shows the consent page.
+
+/** Debian's chromium; CI installs it (apt-get install -y chromium). */
+const CHROMIUM = '/usr/bin/chromium';
+const REDIRECT_URI = 'https://app.example/callback';
+
+const server = useOAuthServer();
+let tenant: TestTenant;
+let context: BrowserContext;
+let userDataDir: string;
+
+beforeAll(async () => {
+  tenant = await newTenant(server.services);
+  userDataDir = mkdtempSync(join(tmpdir(), 'grantd-oauth-chromium-'));
+  context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'], headless: true });
+});
+
+afterAll(async () => {
+  await context?.close();
+  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+});
+
+async function publicClient(scopes: string[] = ['check:read', 'grant:read']) {
+  const res = await api(server.issuer, tenant.adminKey, 'POST', '/v1/oauth/clients', { name: 'Notes app', type: 'public', scopes, redirect_uris: [REDIRECT_URI] });
+  expect(res.status).toBe(201);
+  return (res.body as { client_id: string }).client_id;
+}
+
+/** Opens the authorization URL, signs in with `key` on the consent page and presses `decision`; the URL the browser was sent back to. */
+async function consent(url: URL, key: string, decision: 'Approve' | 'Deny'): Promise<{ callback: URL; csp: string | undefined }> {
+  // One browser for every test, its cookies kept: each test signs in with another key over the previous sign-in.
+  const page = await context.newPage();
+  try {
+    let callback: URL | undefined;
+    page.on('request', (request) => {
+      if (process.env.DEBUG_OAUTH) console.log(request.method(), request.url());
+      if (request.url().startsWith(REDIRECT_URI)) callback = new URL(request.url());
+    });
+    await page.route(`${REDIRECT_URI}**`, (route) => route.fulfill({ status: 200, body: 'back at the app' }));
+    const shown = await page.goto(url.href);
+    expect(shown?.status()).toBe(200);
+    await expect(page.locator('h1').textContent()).resolves.toContain('Notes app');
+    await page.fill('#api_key', key);
+    await page.click(`button:has-text("${decision}")`);
+    await page.waitForURL(`${REDIRECT_URI}**`, { timeout: 10_000 });
+    return { callback: callback!, csp: (await shown!.allHeaders())['content-security-policy'] };
+  } finally {
+    await page.close();
+  }
+}
+
+async function authorizationUrl(config: oauth.Configuration, scope: string) {
+  const verifier = oauth.randomPKCECodeVerifier();
+  const state = oauth.randomState();
+  const url = oauth.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT_URI,
+    scope,
+    state,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+  });
+  return { url, verifier, state };
+}
+
+describe('authorization code with PKCE', () => {
+  it('signs in on the consent page, redeems the code, rotates refresh tokens and detects their reuse', async () => {
+    const clientId = await publicClient();
+    const config = await discover(server.issuer, clientId);
+    const { url, verifier, state } = await authorizationUrl(config, 'check:read');
+    const signer = await tenant.keyWith('check:read');
+    const { callback, csp } = await consent(url, signer, 'Approve');
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('form-action');
+    expect(callback.searchParams.get('iss')).toBe(server.issuer);
+
+    const tokens = await oauth.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
+    expect(tokens.access_token).toMatch(/^svc_at_/);
+    expect(tokens.refresh_token).toMatch(/^svc_rt_/);
+    expect(tokens.scope).toBe('check:read');
+    expect((await api(server.issuer, tokens.access_token, 'GET', '/v1/namespaces')).status).toBe(403);
+    const introspected = await api(server.issuer, tenant.adminKey, 'GET', `/v1/oauth/introspect?token=${tokens.access_token}`);
+    expect(introspected.body).toMatchObject({ active: true, sub: expect.stringMatching(/^key_/), client_id: clientId });
+
+    // The code is single use: a replay is refused and ends the grant.
+    await expect(oauth.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state })).rejects.toMatchObject({ error: 'invalid_grant' });
+
+    const { access_token: before } = tokens;
+    expect((await api(server.issuer, before, 'POST', '/v1/check', { subject: 'user:a', relation: 'viewer', object: 'user:b' })).status).toBe(401);
+  });
+
+  it('rotates refresh tokens; a reused one ends every token of the grant', async () => {
+    const clientId = await publicClient();
+    const config = await discover(server.issuer, clientId);
+    const { url, verifier, state } = await authorizationUrl(config, 'check:read grant:read');
+    const { callback } = await consent(url, tenant.adminKey, 'Approve');
+    const first = await oauth.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
+    const second = await oauth.refreshTokenGrant(config, first.refresh_token!);
+    expect(second.refresh_token).not.toBe(first.refresh_token);
+    expect((await api(server.issuer, second.access_token, 'GET', '/v1/namespaces')).status).toBe(200);
+    await expect(oauth.refreshTokenGrant(config, first.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    expect((await api(server.issuer, second.access_token, 'GET', '/v1/namespaces')).status).toBe(401);
+    await expect(oauth.refreshTokenGrant(config, second.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('ends the grant when the key that signed in is revoked', async () => {
+    const clientId = await publicClient();
+    const config = await discover(server.issuer, clientId);
+    const { url, verifier, state } = await authorizationUrl(config, 'grant:read');
+    const created = await api(server.issuer, tenant.adminKey, 'POST', '/v1/keys', { scopes: ['grant:read'] });
+    const { id, secret } = created.body as { id: string; secret: string };
+    const { callback } = await consent(url, secret, 'Approve');
+    const tokens = await oauth.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
+    expect((await api(server.issuer, tokens.access_token, 'GET', '/v1/namespaces')).status).toBe(200);
+    expect((await api(server.issuer, tenant.adminKey, 'DELETE', `/v1/keys/${id}`)).status).toBe(204);
+    expect((await api(server.issuer, tokens.access_token, 'GET', '/v1/namespaces')).status).toBe(401);
+    await expect(oauth.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('redirects with access_denied when the person denies', async () => {
+    const config = await discover(server.issuer, await publicClient());
+    const { url, state } = await authorizationUrl(config, 'check:read');
+    const { callback } = await consent(url, '', 'Deny');
+    expect(Object.fromEntries(callback.searchParams)).toMatchObject({ error: 'access_denied', state, iss: server.issuer });
+  });
+
+  it('refuses a key lacking a requested scope on the consent page', async () => {
+    const config = await discover(server.issuer, await publicClient());
+    const { url } = await authorizationUrl(config, 'check:read grant:read');
+    const page = await context.newPage();
+    try {
+      await page.goto(url.href);
+      await page.fill('#api_key', await tenant.keyWith('check:read'));
+      const [answer] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.click('button:has-text("Approve")')]);
+      expect(answer.status()).toBe(403);
+      await expect(page.locator('[role=alert]').textContent()).resolves.toContain('lacks one of these scopes');
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('shows an error page, never a redirect, for an unknown client or redirect URI; refuses plain PKCE and a widened scope', async () => {
+    const clientId = await publicClient(['check:read']);
+    const base = { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, scope: 'check:read', state: 's', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' };
+    const ask = (params: Record<string, string>) => fetch(`${server.issuer}/v1/oauth/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' });
+    for (const bad of [{ client_id: 'oc_nobodyxxxxxxxxxxxxx' }, { redirect_uri: 'https://evil.example/callback' }]) {
+      const res = await ask({ ...base, ...bad });
+      expect(res.status).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(res.headers.get('content-type')).toContain('text/html');
+    }
+    for (const [bad, error] of [[{ code_challenge_method: 'plain' }, 'invalid_request'], [{ scope: 'check:read admin' }, 'invalid_scope']] as const) {
+      const res = await ask({ ...base, ...bad });
+      expect(res.status).toBe(303);
+      expect(new URL(res.headers.get('location')!).searchParams.get('error')).toBe(error);
+    }
+  });
+});
