@@ -82,6 +82,9 @@ const ANSWER_PAST_SCOPES: Record<string, number> = {
   'keys.create': 201,
   'keys.list': 200,
   'keys.revoke': 404,
+  'oauth.clients.create': 400,
+  'oauth.clients.list': 200,
+  'oauth.clients.delete': 404,
 };
 
 describe('scopes', () => {
