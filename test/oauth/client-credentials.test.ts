@@ -89,6 +89,31 @@ describe('client credentials', () => {
     expect(lacking).toMatchObject({ status: 403, body: { error: 'insufficient_scope' } });
   });
 
+  it("tells a public client, which has no secret, nothing of another client's token", async () => {
+    const { client_id, client_secret } = await newClient(a);
+    const token = (await oauth.clientCredentialsGrant(await discover(server.issuer, client_id, client_secret))).access_token;
+    const pub = await newClient(a, { type: 'public', redirect_uris: ['http://localhost:9/cb'] });
+    const byPublic = await form(server.issuer, '/v1/oauth/introspect', { token, client_id: pub.client_id });
+    expect(byPublic.body).toEqual({ active: false });
+  });
+
+  it('refuses an authorization request holding a NUL character with a 400 page, storing nothing', async () => {
+    const pub = await newClient(a, { type: 'public', redirect_uris: ['http://localhost:9/cb'] });
+    const query = new URLSearchParams({
+      client_id: pub.client_id,
+      redirect_uri: 'http://localhost:9/cb',
+      response_type: 'code',
+      scope: 'check:read',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+      state: 'a\u0000b',
+    });
+    const res = await fetch(`${server.issuer}/v1/oauth/authorize?${query}`, { redirect: 'manual' });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await recordsOf(pub.client_id)).toBe(0);
+  });
+
   it('revokes (RFC 7009): the token is refused at once', async () => {
     const { client_id, client_secret } = await newClient(a);
     const config = await discover(server.issuer, client_id, client_secret);

@@ -15,7 +15,7 @@ const parseForm = express.urlencoded({ extended: false, limit: '16kb', parameter
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
-function sendPage(res: Response, status: number, html: string): void {
+export function sendPage(res: Response, status: number, html: string): void {
   res.setHeader('Content-Security-Policy', PAGE_CSP);
   res.setHeader('Cache-Control', 'no-store');
   res.status(status).type('html').send(html);

@@ -4,7 +4,8 @@ import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
 import { contract, KEY_SCOPES, oauthServerOf, type OAuthServer } from '../../../contract/index.ts';
 import { cookieKeys } from '../../store/oauth-records.ts';
 import type { AppDeps } from '../context.ts';
-import { consentRoutes } from './consent.ts';
+import { errorPage } from '../../auth/oauth/pages.ts';
+import { consentRoutes, sendPage } from './consent.ts';
 import { introspectionRoutes } from './introspection.ts';
 
 export const AUTHORIZATION_SERVER_METADATA = '/.well-known/oauth-authorization-server';
@@ -57,6 +58,11 @@ export function oauthRouter(deps: AppDeps, options: OAuthOptions): Router {
   let callback: ReturnType<Provider['callback']> | null = null;
   const issuer = new URL(options.publicUrl);
   const library = (req: Request, res: Response, next: NextFunction) => {
+    // The library stores an authorization request's parameters as they came, and PostgreSQL's text
+    // cannot hold U+0000: such a request is refused here, as the library refuses other bad ones.
+    if (req.method === 'GET' && /%00/i.test(req.originalUrl)) {
+      return sendPage(res, 400, errorPage('invalid_request', 'A parameter of this request holds a character that is not allowed (NUL).'));
+    }
     // grantd is reached at its public URL: the library advertises and redirects to that origin.
     req.headers['x-forwarded-host'] = issuer.host;
     req.headers['x-forwarded-proto'] = issuer.protocol.slice(0, -1);
