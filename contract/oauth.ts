@@ -15,11 +15,12 @@ const RedirectUriSchema = z
   .refine((value) => {
     try {
       const url = new URL(value);
-      return url.hash === '' && !value.includes('#') && /^[a-z][a-z0-9+.-]*:$/.test(url.protocol);
+      // http(s) only: the authorization server treats every client as a web client, which may not use other schemes.
+      return url.hash === '' && !value.includes('#') && /^https?:$/.test(url.protocol);
     } catch {
       return false;
     }
-  }, 'must be an absolute URI without a fragment');
+  }, 'must be an absolute http or https URI without a fragment');
 
 export const CreateOAuthClientSchema = z
   .object({

@@ -97,6 +97,12 @@ describe('client credentials', () => {
     expect(byPublic.body).toEqual({ active: false });
   });
 
+  it('refuses a redirect URI the authorization server could never use (a scheme other than http or https)', async () => {
+    const body = { name: 'app', type: 'public', scopes: ['check:read'], redirect_uris: ['com.example.app:/cb'] };
+    const res = await api(server.issuer, a.adminKey, 'POST', '/v1/oauth/clients', body);
+    expect(res).toMatchObject({ status: 400, body: { type: 'invalid-request' } });
+  });
+
   it('refuses an authorization request holding a NUL character with a 400 page, storing nothing', async () => {
     const pub = await newClient(a, { type: 'public', redirect_uris: ['http://localhost:9/cb'] });
     const query = new URLSearchParams({
