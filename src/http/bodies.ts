@@ -4,11 +4,13 @@ import type { GrantSchema } from '../../contract/grants.ts';
 import type { KeyScope } from '../../contract/index.ts';
 import type { CreatedKeySchema, KeySummarySchema } from '../../contract/keys.ts';
 import type { NamespaceSchema } from '../../contract/namespaces.ts';
+import type { OAuthClientSchema } from '../../contract/oauth.ts';
 import { AGENT_NAMESPACE, formatRef } from '../engine/refs.ts';
 import type { AgentRow } from '../store/agents.ts';
 import type { GrantRow } from '../store/grants.ts';
 import type { CreatedKey } from '../store/keys.ts';
 import type { NamespaceRow } from '../store/namespaces.ts';
+import type { OAuthClientRow } from '../store/oauth-clients.ts';
 
 /*
  * The JSON bodies of the API's resources, each built here only, from the store's rows, in the
@@ -63,4 +65,14 @@ export const keySummaryBody = (k: KeySummaryRow): z.output<typeof KeySummarySche
   scopes: k.scopes as KeyScope[],
   created_at: k.createdAt.toISOString(),
   last_used_at: k.lastUsedAt?.toISOString() ?? null,
+});
+
+export const oauthClientBody = (c: OAuthClientRow): z.output<typeof OAuthClientSchema> => ({
+  client_id: c.clientId,
+  name: c.name,
+  type: c.type as 'confidential' | 'public',
+  redirect_uris: c.redirectUris,
+  scopes: c.scopes as KeyScope[],
+  agent: c.agentExternalId,
+  created_at: c.createdAt.toISOString(),
 });

@@ -1,21 +1,12 @@
 import { initServer } from '@ts-rest/express';
-import { contract, type KeyScope } from '../../../contract/index.ts';
+import { contract } from '../../../contract/index.ts';
 import { DomainError } from '../../errors.ts';
 import { getAgent } from '../../store/agents.ts';
-import { createOAuthClient, deleteOAuthClient, listOAuthClients, type OAuthClientRow } from '../../store/oauth-clients.ts';
+import { createOAuthClient, deleteOAuthClient, listOAuthClients } from '../../store/oauth-clients.ts';
+import { oauthClientBody } from '../bodies.ts';
 import { principalOf, type AppDeps } from '../context.ts';
 
 const s = initServer();
-
-const present = (c: OAuthClientRow) => ({
-  client_id: c.clientId,
-  name: c.name,
-  type: c.type as 'confidential' | 'public',
-  redirect_uris: c.redirectUris,
-  scopes: c.scopes as KeyScope[],
-  agent: c.agentExternalId,
-  created_at: c.createdAt.toISOString(),
-});
 
 const invalid = (path: string, message: string) => new DomainError('invalid-request', `${path}: ${message}`, [{ path, message }]);
 
@@ -39,11 +30,11 @@ export const oauthClientRoutes = ({ db, announce }: AppDeps) =>
         scopes: body.scopes,
         agent: body.agent ?? null,
       });
-      return { status: 201, body: { ...present(row), ...(secret === null ? {} : { client_secret: secret }) } };
+      return { status: 201, body: { ...oauthClientBody(row), ...(secret === null ? {} : { client_secret: secret }) } };
     },
     list: async ({ req }) => {
       const rows = await listOAuthClients(db, principalOf(req).tenantId);
-      return { status: 200, body: { clients: rows.map(present) } };
+      return { status: 200, body: { clients: rows.map(oauthClientBody) } };
     },
     delete: async ({ params, req }) => {
       if (!(await deleteOAuthClient(db, principalOf(req).tenantId, params.client_id))) {
