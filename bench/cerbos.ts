@@ -76,6 +76,6 @@ export function cerbosRequest(ds: Dataset, check: Triple, index: number): string
 
 /** Whether a Cerbos response allows the single action asked. */
 export function cerbosAllowed(body: unknown, action: string): boolean {
-  const results = (body as { results?: Array<{ actions?: Record<string, string> }> }).results;
+  const results = (body as { results?: { actions?: Record<string, string> }[] }).results;
   return results?.[0]?.actions?.[action] === 'EFFECT_ALLOW';
 }

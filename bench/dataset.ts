@@ -216,11 +216,7 @@ export class Dataset {
       (this.docGroupEditor[doc]! >= 0 && subjects.has(`group:g${this.docGroupEditor[doc]}`));
     if (relation === 'editor') return editor;
     if (relation !== 'viewer') throw new Error(`model: unknown relation ${relation}`);
-    return (
-      editor ||
-      (this.docViewer[doc]! >= 0 && subjects.has(`user:u${this.docViewer[doc]}`)) ||
-      this.viewsFolder(subjects, this.folderOf(doc))
-    );
+    return editor || (this.docViewer[doc]! >= 0 && subjects.has(`user:u${this.docViewer[doc]}`)) || this.viewsFolder(subjects, this.folderOf(doc));
   }
 
   private agentMayHold(subject: string, relation: string): boolean {
@@ -300,22 +296,115 @@ export function checkMix(ds: Dataset, count: number, seed: number): MixedCheck[]
     }
   };
   /** [kind, weight, maker]: allowed kinds first, then denials. */
-  const makers: Array<[string, number, () => Triple]> = [
-    ['direct:owner', 1, () => { const d = doc(); return c(user(ds.docOwner[d]!), 'owner', d); }],
-    ['direct:editor', 1, () => { const d = docWith(ds.docEditor); return c(user(ds.docEditor[d]!), 'editor', d); }],
-    ['includes:owner->viewer', 1, () => { const d = doc(); return c(user(ds.docOwner[d]!), 'viewer', d); }],
-    ['includes:editor->viewer', 1, () => { const d = docWith(ds.docEditor); return c(user(ds.docEditor[d]!), 'viewer', d); }],
-    ['arrow:folder-viewer', 1, () => { const d = doc(); return c(user(ds.folderViewerUser[ds.folderOf(d)]!), 'viewer', d); }],
-    ['arrow:top-folder-viewer', 1, () => { const d = inSubfolder(); return c(user(ds.folderViewerUser[ds.parentOf(ds.folderOf(d))]!), 'viewer', d); }],
-    ['group:folder-viewer', 1, () => { const d = doc(); return c(user(pickMember(ds.folderViewerGroups[2 * ds.folderOf(d) + int(2)]!)), 'viewer', d); }],
-    ['group:editor', 0.5, () => { const d = docWith(ds.docGroupEditor); return c(user(pickMember(ds.docGroupEditor[d]!)), 'editor', d); }],
-    ['group:wide-member', 0.5, () => c(user(int(WIDE_MEMBERS)), 'viewer', int(z.documents / z.folders) * z.folders + z.topFolders + int(WIDE_DOCUMENTS / (z.documents / z.folders)))],
-    ['agent:scope-allows', 1, () => { const a = agentFor(int(3)); return c(`agent:a${a}`, 'viewer', owned(ds.agentUser[a]!) ?? doc()); }],
-    ['agent:scope-denies', 0.5, () => { const a = agentFor([0, 3][int(2)]!); return c(`agent:a${a}`, a % 4 === 0 ? 'editor' : 'viewer', owned(ds.agentUser[a]!) ?? doc()); }],
+  const makers: [string, number, () => Triple][] = [
+    [
+      'direct:owner',
+      1,
+      () => {
+        const d = doc();
+        return c(user(ds.docOwner[d]!), 'owner', d);
+      },
+    ],
+    [
+      'direct:editor',
+      1,
+      () => {
+        const d = docWith(ds.docEditor);
+        return c(user(ds.docEditor[d]!), 'editor', d);
+      },
+    ],
+    [
+      'includes:owner->viewer',
+      1,
+      () => {
+        const d = doc();
+        return c(user(ds.docOwner[d]!), 'viewer', d);
+      },
+    ],
+    [
+      'includes:editor->viewer',
+      1,
+      () => {
+        const d = docWith(ds.docEditor);
+        return c(user(ds.docEditor[d]!), 'viewer', d);
+      },
+    ],
+    [
+      'arrow:folder-viewer',
+      1,
+      () => {
+        const d = doc();
+        return c(user(ds.folderViewerUser[ds.folderOf(d)]!), 'viewer', d);
+      },
+    ],
+    [
+      'arrow:top-folder-viewer',
+      1,
+      () => {
+        const d = inSubfolder();
+        return c(user(ds.folderViewerUser[ds.parentOf(ds.folderOf(d))]!), 'viewer', d);
+      },
+    ],
+    [
+      'group:folder-viewer',
+      1,
+      () => {
+        const d = doc();
+        return c(user(pickMember(ds.folderViewerGroups[2 * ds.folderOf(d) + int(2)]!)), 'viewer', d);
+      },
+    ],
+    [
+      'group:editor',
+      0.5,
+      () => {
+        const d = docWith(ds.docGroupEditor);
+        return c(user(pickMember(ds.docGroupEditor[d]!)), 'editor', d);
+      },
+    ],
+    [
+      'group:wide-member',
+      0.5,
+      () =>
+        c(
+          user(int(WIDE_MEMBERS)),
+          'viewer',
+          int(z.documents / z.folders) * z.folders + z.topFolders + int(WIDE_DOCUMENTS / (z.documents / z.folders)),
+        ),
+    ],
+    [
+      'agent:scope-allows',
+      1,
+      () => {
+        const a = agentFor(int(3));
+        return c(`agent:a${a}`, 'viewer', owned(ds.agentUser[a]!) ?? doc());
+      },
+    ],
+    [
+      'agent:scope-denies',
+      0.5,
+      () => {
+        const a = agentFor([0, 3][int(2)]!);
+        return c(`agent:a${a}`, a % 4 === 0 ? 'editor' : 'viewer', owned(ds.agentUser[a]!) ?? doc());
+      },
+    ],
     ['agent:random-doc', 0.5, () => c(`agent:a${int(z.agents)}`, 'viewer', doc())],
     ['deny:random-user', 3, () => c(user(int(z.users)), ['viewer', 'editor', 'owner'][int(3)]!, doc())],
-    ['deny:viewer-not-editor', 1, () => { const d = docWith(ds.docViewer); return c(user(ds.docViewer[d]!), 'editor', d); }],
-    ['deny:editor-not-owner', 1, () => { const d = docWith(ds.docEditor); return c(user(ds.docEditor[d]!), 'owner', d); }],
+    [
+      'deny:viewer-not-editor',
+      1,
+      () => {
+        const d = docWith(ds.docViewer);
+        return c(user(ds.docViewer[d]!), 'editor', d);
+      },
+    ],
+    [
+      'deny:editor-not-owner',
+      1,
+      () => {
+        const d = docWith(ds.docEditor);
+        return c(user(ds.docEditor[d]!), 'owner', d);
+      },
+    ],
     ['deny:unknown-user', 0.5, () => c(`user:nobody${int(1000)}`, 'viewer', doc())],
   ];
   const total = makers.reduce((sum, [, weight]) => sum + weight, 0);

@@ -116,7 +116,7 @@ function* inChunks<T>(items: Iterable<T>, size: number): Generator<T[]> {
  * not held within the timeout.
  */
 export async function holdInMemory(
-  probes: Array<{ api: Api; check: Triple }>,
+  probes: { api: Api; check: Triple }[],
   workers: number,
   heldPerProcess: number,
   timeoutMs = 300_000,
@@ -140,9 +140,12 @@ export async function holdInMemory(
  * grantd's answers to the checks, one POST /v1/check each (16 in flight), and through check/bulk
  * (1000 a call). A failed request leaves null in its places; `failures` says why.
  */
-export async function grantdAnswers(api: Api, checks: Triple[]): Promise<{ single: Array<boolean | null>; bulk: Array<boolean | null>; failures: string[] }> {
+export async function grantdAnswers(
+  api: Api,
+  checks: Triple[],
+): Promise<{ single: (boolean | null)[]; bulk: (boolean | null)[]; failures: string[] }> {
   const failures: string[] = [];
-  const single: Array<boolean | null> = new Array(checks.length).fill(null);
+  const single: (boolean | null)[] = new Array(checks.length).fill(null);
   await pool(checks.keys(), 16, async (i) => {
     const { subject, relation, object } = checks[i]!;
     try {
@@ -151,11 +154,11 @@ export async function grantdAnswers(api: Api, checks: Triple[]): Promise<{ singl
       failures.push(String(error).slice(0, 300));
     }
   });
-  const bulk: Array<boolean | null> = new Array(checks.length).fill(null);
+  const bulk: (boolean | null)[] = new Array(checks.length).fill(null);
   for (let i = 0; i < checks.length; i += 1000) {
     const items = checks.slice(i, i + 1000).map(({ subject, relation, object }) => ({ subject, relation, object }));
     try {
-      const res = await api.call<{ results: Array<{ allowed: boolean }> }>('POST', '/v1/check/bulk', { checks: items });
+      const res = await api.call<{ results: { allowed: boolean }[] }>('POST', '/v1/check/bulk', { checks: items });
       res.results.forEach((r, k) => (bulk[i + k] = r.allowed));
     } catch (error) {
       failures.push(String(error).slice(0, 300));

@@ -201,7 +201,9 @@ export async function noisyNeighbour(ctx: Context): Promise<NoisyOutcome> {
     const apiSchema = new Api(server.url, keySchema);
     const apiFanout = new Api(server.url, keyFanout);
     const apiSql = new Api(server.url, keySql);
-    ctx.log(`noisy_neighbour: loading B (${bHeld} grants and agents), A-fanout (${FANOUT_GRANTS}) and A-sql (${FANOUT_GRANTS + sqlDocs}, over GRANTD_GRAPH_MEMORY=${graphMemory})`);
+    ctx.log(
+      `noisy_neighbour: loading B (${bHeld} grants and agents), A-fanout (${FANOUT_GRANTS}) and A-sql (${FANOUT_GRANTS + sqlDocs}, over GRANTD_GRAPH_MEMORY=${graphMemory})`,
+    );
     await loadGrantd(apiB, b, ctx.log);
     await apiFanout.call('POST', '/v1/namespaces', FANOUT_NAMESPACE);
     await writeGrants(apiFanout, fanOutGrants(), ctx.log);
@@ -210,7 +212,9 @@ export async function noisyNeighbour(ctx: Context): Promise<NoisyOutcome> {
     await writeGrants(apiSql, docGrants(sqlDocs), ctx.log);
     await vacuumDatabase(ctx.databaseUrl);
     const namespaces = await createLargeNamespaces(apiSchema);
-    ctx.log(`noisy_neighbour: A-schema made ${namespaces.created} namespaces of ${JSON.stringify(namespaces.shape)} (${namespaces.refusals} refused${namespaces.unexpected ? `, then ${namespaces.unexpected}` : ''})`);
+    ctx.log(
+      `noisy_neighbour: A-schema made ${namespaces.created} namespaces of ${JSON.stringify(namespaces.shape)} (${namespaces.refusals} refused${namespaces.unexpected ? `, then ${namespaces.unexpected}` : ''})`,
+    );
 
     // B and A-fanout in memory on every worker first; a parent check is cheap while PostgreSQL answers.
     const bChecks = checkMix(b, 20_000, ctx.seed + 5);
@@ -218,16 +222,31 @@ export async function noisyNeighbour(ctx: Context): Promise<NoisyOutcome> {
       { api: apiB, check: bChecks[0]! },
       { api: apiFanout, check: { subject: 'node:n1', relation: 'parent', object: 'node:n0' } },
     ];
-    if ((await holdInMemory(probes, ctx.workers, bHeld + FANOUT_GRANTS)) === null) ctx.log('noisy_neighbour: B and A-fanout not held in memory within 300 s; measuring anyway');
+    if ((await holdInMemory(probes, ctx.workers, bHeld + FANOUT_GRANTS)) === null)
+      ctx.log('noisy_neighbour: B and A-fanout not held in memory within 300 s; measuring anyway');
 
     const bodies = (name: string, list: string[]) => {
       const file = join(ctx.workDir, `noisy-${name}.json`);
       writeFileSync(file, JSON.stringify(list));
       return file;
     };
-    const bLoad = { url: server.url, path: '/v1/check', headers: apiB.headers(), bodiesFile: bodies('b', bChecks.map(({ subject, relation, object }) => JSON.stringify({ subject, relation, object }))), rate: B_RATE };
+    const bLoad = {
+      url: server.url,
+      path: '/v1/check',
+      headers: apiB.headers(),
+      bodiesFile: bodies(
+        'b',
+        bChecks.map(({ subject, relation, object }) => JSON.stringify({ subject, relation, object })),
+      ),
+      rate: B_RATE,
+    };
     const aLoads: Record<Workload, Omit<typeof bLoad, 'rate'>> = {
-      schema: { url: server.url, path: '/v1/check', headers: apiSchema.headers(), bodiesFile: bodies('a-schema', largeNamespaceChecks(namespaces, 2_000)) },
+      schema: {
+        url: server.url,
+        path: '/v1/check',
+        headers: apiSchema.headers(),
+        bodiesFile: bodies('a-schema', largeNamespaceChecks(namespaces, 2_000)),
+      },
       fanout: { url: server.url, path: '/v1/check/bulk', headers: apiFanout.headers(), bodiesFile: bodies('a-fanout', fanOutBulks(200)) },
       sql: { url: server.url, path: '/v1/check', headers: apiSql.headers(), bodiesFile: bodies('a-sql', sqlChecks(sqlDocs, 2_000)) },
     };
@@ -242,7 +261,7 @@ export async function noisyNeighbour(ctx: Context): Promise<NoisyOutcome> {
           ...workloads.map((w) => openLoopInChild({ ...aLoads[w], rate: A_RATES[w], durationS })),
         ]);
         workloads.forEach((w, i) => aRuns[w].push(aStats[i]!));
-        return bStats!;
+        return bStats;
       })
     ).median;
     const a = { schema: medianOf(aRuns.schema), fanout: medianOf(aRuns.fanout), sql: medianOf(aRuns.sql) };

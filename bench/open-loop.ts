@@ -162,7 +162,9 @@ export function openLoopInChild(job: Job): Promise<RunStats & { late_p99_ms: num
   child.stdout.on('data', (chunk: Buffer) => (out += chunk));
   return new Promise((resolve, reject) => {
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as RunStats & { late_p99_ms: number | null }) : reject(new Error(`open-loop load exited with ${code}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out) as RunStats & { late_p99_ms: number | null }) : reject(new Error(`open-loop load exited with ${code}`)),
+    );
   });
 }
 

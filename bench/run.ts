@@ -13,10 +13,32 @@ import { Api, grantdAnswers, holdInMemory, loadGrantd, objectsPath, pool, walkLi
 import { noisyNeighbour, type NoisyOutcome } from './noisy.ts';
 import { openLoopInChild } from './open-loop.ts';
 import { cannon, fmt, measure, walkFor, type LoadSpec, type RunStats } from './scenarios.ts';
-import { vacuumDatabase, children, createDatabase, dropDatabase, ensureBuilt, ensurePeer, killHard, snapshotGrantd, startCerbos, startExpress, startGrantd, type Server } from './servers.ts';
+import {
+  vacuumDatabase,
+  children,
+  createDatabase,
+  dropDatabase,
+  ensureBuilt,
+  ensurePeer,
+  killHard,
+  snapshotGrantd,
+  startCerbos,
+  startExpress,
+  startGrantd,
+  type Server,
+} from './servers.ts';
 import { runSpiceDB, type SpiceResult } from './spicedb.ts';
 
-const SCENARIOS = ['check', 'check_fixed_rate', 'check_bulk_100', 'objects_first_page', 'objects_walk', 'objects_page_1m', 'grant_batch_write', 'noisy_neighbour'] as const;
+const SCENARIOS = [
+  'check',
+  'check_fixed_rate',
+  'check_bulk_100',
+  'objects_first_page',
+  'objects_walk',
+  'objects_page_1m',
+  'grant_batch_write',
+  'noisy_neighbour',
+] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 const isScenario = (name: string): name is ScenarioName => (SCENARIOS as readonly string[]).includes(name);
 
@@ -35,7 +57,7 @@ function parseOptions() {
       only: { type: 'string' },
     },
   });
-  const size = (args.quick ? 'S' : args.dataset!.toUpperCase()) as SizeName;
+  const size = (args.quick ? 'S' : args.dataset.toUpperCase()) as SizeName;
   if (size !== 'S' && size !== 'L') throw new Error('--dataset must be S or L');
   /** grantd's GRANTD_WORKERS, and as many bare Express processes: both use the machine's cores as deployed (Cerbos does by itself). */
   const workers = args.workers === 'auto' ? availableParallelism() : Number(args.workers);
@@ -77,7 +99,9 @@ function drawSamples() {
   /** The labelled mix: answers compared with the reference model, Cerbos and (without agents) SpiceDB. */
   const mix = labelled(ds, checkMix(ds, 2_400, seed + 1));
   const agentChecks = mix.filter((c) => c.subject.startsWith('agent:')).length;
-  log(`dataset ${size} (seed ${seed}); check mix: ${mix.length} checks, ${mix.filter((c) => c.expected).length} expected allowed, ${agentChecks} agent checks`);
+  log(
+    `dataset ${size} (seed ${seed}); check mix: ${mix.length} checks, ${mix.filter((c) => c.expected).length} expected allowed, ${agentChecks} agent checks`,
+  );
   /** SpiceDB sample: the mix without agent checks (scopes cannot be expressed), topped up to 2,000+. */
   const spiceChecks: LabelledCheck[] = mix.filter((c) => !c.subject.startsWith('agent:'));
   for (let extraSeed = seed + 100; spiceChecks.length < 2_000; extraSeed++) {
@@ -87,7 +111,7 @@ function drawSamples() {
   const reachOf = new Map(Array.from({ length: WIDE_MEMBERS }, (_, u) => [`user:u${u}`, ds.expectList(`user:u${u}`, 'viewer').length] as const));
   const wideUsers = [...reachOf].filter(([, n]) => n >= WIDE_DOCUMENTS && n < 2 * WIDE_DOCUMENTS).map(([u]) => u);
   const wideReach = `${wideUsers.length} members of group:wide, reaching ${Math.min(...wideUsers.map((u) => reachOf.get(u)!))} to ${Math.max(...wideUsers.map((u) => reachOf.get(u)!))} documents`;
-  const listings: Array<{ subject: string; relation: string }> = [
+  const listings: { subject: string; relation: string }[] = [
     ...['user:u0', 'user:u7', 'group:wide', 'group:g1', 'group:g2', 'group:g3'].map((subject) => ({ subject, relation: 'viewer' })),
     ...Array.from({ length: 10 }, (_, i) => ({ subject: `user:u${1000 + 37 * i}`, relation: 'viewer' })),
     ...['user:u2000', 'user:u2001'].map((subject) => ({ subject, relation: 'editor' })),
@@ -107,7 +131,9 @@ function loadBodies() {
   const bulkChecks = checkMix(ds, 200_000, seed + 3);
   const bulkBodies: string[] = [];
   for (let start = 0; start < bulkChecks.length; start += 100) {
-    bulkBodies.push(JSON.stringify({ checks: bulkChecks.slice(start, start + 100).map(({ subject, relation, object }) => ({ subject, relation, object })) }));
+    bulkBodies.push(
+      JSON.stringify({ checks: bulkChecks.slice(start, start + 100).map(({ subject, relation, object }) => ({ subject, relation, object })) }),
+    );
   }
   return { loadChecks, checkBodies, bulkBodies };
 }
@@ -267,7 +293,7 @@ async function runNoisyNeighbour(databaseUrl: string): Promise<void> {
 
 /** B's row: its checks under A; B alone and A's answers in the note. */
 function recordNoisy(n: NoisyOutcome): void {
-  const a = (Object.keys(n.a) as Array<keyof NoisyOutcome['a']>)
+  const a = (Object.keys(n.a) as (keyof NoisyOutcome['a'])[])
     .map((w) => `${w} ${n.aRates[w]}/s ${JSON.stringify(n.a[w].statuses)}${unanswered(n.a[w]) > 0 ? ` + ${unanswered(n.a[w])} unanswered` : ''}`)
     .join(', ');
   const { created, shape: made, refusals, unexpected } = n.namespaces;
@@ -291,7 +317,8 @@ function recordNoisy(n: NoisyOutcome): void {
 const p99UnderA = ({ underA }: NoisyOutcome) => (underA.errors > 0.01 * underA.requests ? Infinity : underA.p99_ms);
 
 /** Requests that got no answer at all: socket errors and timeouts. */
-const unanswered = (stats: RunStats) => stats.errors - Object.entries(stats.statuses ?? {}).reduce((sum, [status, n]) => sum + (Number(status) >= 300 ? n : 0), 0);
+const unanswered = (stats: RunStats) =>
+  stats.errors - Object.entries(stats.statuses ?? {}).reduce((sum, [status, n]) => sum + (Number(status) >= 300 ? n : 0), 0);
 
 // ------------------------------------------------------------------ load and comparisons
 /**
@@ -317,7 +344,7 @@ interface GrantdAnswers {
   /** SpiceDB's sample. */
   spice: Awaited<ReturnType<typeof grantdAnswers>>;
   /** Each listing's object ids, null where the walk failed. */
-  listings: Array<string[] | null>;
+  listings: (string[] | null)[];
 }
 
 /**
@@ -333,7 +360,9 @@ async function loadDataset(databaseUrl: string): Promise<{ key: string; answers:
     log('loading grantd');
     const loaded = await loadGrantd(api, ds, log);
     heldPerProcess = loaded.grants + ds.sizes.agents;
-    note(`grantd load: ${loaded.grants} grants + ${ds.sizes.agents} agents in ${loaded.seconds.toFixed(1)} s (${Math.round(loaded.grants / loaded.seconds)} grants/s, batches of 1000, 4 in flight${spiceError ? '' : ', SpiceDB loading at the same time'})`);
+    note(
+      `grantd load: ${loaded.grants} grants + ${ds.sizes.agents} agents in ${loaded.seconds.toFixed(1)} s (${Math.round(loaded.grants / loaded.seconds)} grants/s, batches of 1000, 4 in flight${spiceError ? '' : ', SpiceDB loading at the same time'})`,
+    );
     const autovacuum = await vacuumDatabase(databaseUrl);
     note(`ran VACUUM ANALYZE once after the load, as autovacuum would (autovacuum is ${autovacuum} on this PostgreSQL)`);
     const answers = await collectAnswers(api);
@@ -350,7 +379,7 @@ async function collectAnswers(api: Api): Promise<GrantdAnswers> {
   const failures = [...mixAnswers.failures, ...spiceAnswers.failures];
   if (failures.length > 0) note(`${failures.length} check requests failed while collecting answers, first: ${failures[0]}`);
   log(`walking ${listings.length} listings`);
-  const listingAnswers: Array<string[] | null> = [];
+  const listingAnswers: (string[] | null)[] = [];
   for (const l of listings) {
     const walked = await walkListing(api, l.subject, l.relation, 1000).catch((error: unknown) => {
       note(`grantd listing ${l.subject} ${l.relation} failed: ${String(error).slice(0, 200)}`);
@@ -371,13 +400,16 @@ async function deepCursorsOf(api: Api): Promise<string[]> {
     return { ids: [], cursors: [], complete: false };
   });
   const deepCursors = deep.cursors.slice(-10);
-  if (deepCursors.length > 0) note(`objects_page_1m: cursors at ${deep.ids.length - 9000}..${deep.ids.length} objects deep (walk to there took ${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  if (deepCursors.length > 0)
+    note(
+      `objects_page_1m: cursors at ${deep.ids.length - 9000}..${deep.ids.length} objects deep (walk to there took ${((performance.now() - started) / 1000).toFixed(0)} s)`,
+    );
   return deepCursors;
 }
 
 /** Correctness: grantd vs the reference model (all checks, agents included), single vs bulk. */
 function compareWithModel(answers: GrantdAnswers): void {
-  type Answers = Array<boolean | null>;
+  type Answers = (boolean | null)[];
   const disagree = (label: string, checks: Triple[], a: Answers, b: Answers | ((i: number) => boolean)) => {
     let n = 0;
     checks.forEach((c, i) => {
@@ -422,7 +454,9 @@ async function compareWithSpiceDB(spiceRun: Promise<SpiceResult | null>, answers
       const [inG, inS] = [new Set(g), new Set(s)];
       const onlyG = g.filter((id) => !inS.has(id)).slice(0, 3);
       const onlyS = s.filter((id) => !inG.has(id)).slice(0, 3);
-      mismatches.push(`listing ${l.subject} ${l.relation}: grantd ${answers.listings[i] ? `${g.length} objects` : 'failed'}, spicedb ${s.length} (only grantd: ${onlyG}; only spicedb: ${onlyS})`);
+      mismatches.push(
+        `listing ${l.subject} ${l.relation}: grantd ${answers.listings[i] ? `${g.length} objects` : 'failed'}, spicedb ${s.length} (only grantd: ${onlyG}; only spicedb: ${onlyS})`,
+      );
     }
   });
   spiceMismatches = n;
@@ -500,13 +534,24 @@ async function measureCerbos(): Promise<void> {
   try {
     let wrong = 0;
     await pool(mix.keys(), 16, async (i) => {
-      const res = await fetch(`${cb.url}/api/check/resources`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: cerbosRequest(ds, mix[i]!, i) });
+      const res = await fetch(`${cb.url}/api/check/resources`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: cerbosRequest(ds, mix[i]!, i),
+      });
       if (!res.ok) throw new Error(`cerbos answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
       if (cerbosAllowed(await res.json(), mix[i]!.relation) !== mix[i]!.expected) wrong++;
     });
     log(`cerbos vs reference model on the check mix: ${wrong} disagreements`);
     const cerbosBodies = loadChecks.map((c, i) => cerbosRequest(ds, c, i));
-    cerbos = (await runLoad('check cerbos', cb, { 'content-type': 'application/json' }, { ...checkSpec, paths: ['/api/check/resources'], bodies: cerbosBodies })).median;
+    cerbos = (
+      await runLoad(
+        'check cerbos',
+        cb,
+        { 'content-type': 'application/json' },
+        { ...checkSpec, paths: ['/api/check/resources'], bodies: cerbosBodies },
+      )
+    ).median;
     peers.cerbos = { check: cerbos, model_mismatches: wrong };
   } finally {
     await cb.proc.stop();
@@ -533,7 +578,11 @@ async function runCheckFixedRate({ databaseUrl, key }: DatasetContext): Promise<
 async function runCheckBulk({ databaseUrl, key }: DatasetContext): Promise<void> {
   log('scenario check_bulk_100 (grantd, then express)');
   const bulkSpec: LoadSpec = { method: 'POST', paths: ['/v1/check/bulk'], bodies: bulkBodies, connections: 64 };
-  record('check_bulk_100', (await withGrantd(databaseUrl, key, (api) => runLoad('check_bulk_100', api, headersFor(api), bulkSpec))).median, 'rps = bulk requests/s of 100 checks each, 64 connections');
+  record(
+    'check_bulk_100',
+    (await withGrantd(databaseUrl, key, (api) => runLoad('check_bulk_100', api, headersFor(api), bulkSpec))).median,
+    'rps = bulk requests/s of 100 checks each, 64 connections',
+  );
   try {
     expressBulk = (await withExpress((ex) => runLoad('check_bulk_100 express', ex, grantdHeaders(key), bulkSpec))).median;
     peers.express_bulk = expressBulk;
@@ -555,20 +604,34 @@ function noteLoadPools(): void {
 
 async function runObjectsFirstPage({ databaseUrl, key }: DatasetContext): Promise<void> {
   log('scenario objects_first_page');
-  record('objects_first_page', (await withGrantd(databaseUrl, key, (api) => runLoad('objects_first_page', api, headersFor(api), objectsSpec(wideUsers.map((s) => objectsPath(s, 'viewer', 100)))))).median, `first page of 100 for ${wideReach}, 8 connections`);
+  record(
+    'objects_first_page',
+    (
+      await withGrantd(databaseUrl, key, (api) =>
+        runLoad('objects_first_page', api, headersFor(api), objectsSpec(wideUsers.map((s) => objectsPath(s, 'viewer', 100)))),
+      )
+    ).median,
+    `first page of 100 for ${wideReach}, 8 connections`,
+  );
 }
 
 async function runObjectsWalk({ databaseUrl, key }: DatasetContext): Promise<void> {
   log('scenario objects_walk');
   let perWalk = { objects: 0, pages: 0 };
-  const walked = (await withGrantd(databaseUrl, key, (api) =>
-    measure('objects_walk', log, plan, async (d) => {
-      const r = await walkFor(api, wideUsers, 1000, d);
-      perWalk = { objects: Math.round(r.objectsPerWalk), pages: Math.round(r.pagesPerWalk) };
-      return r;
-    }),
-  )).median;
-  record('objects_walk', walked, `rps = objects/s walking whole listings of the ${wideReach} (${perWalk.objects} objects in ${perWalk.pages} pages of up to 1000 per walk, one client, one page after another; one walk takes ${walked.rps > 0 ? (perWalk.objects / walked.rps).toFixed(2) : '-'} s); p* = per page`);
+  const walked = (
+    await withGrantd(databaseUrl, key, (api) =>
+      measure('objects_walk', log, plan, async (d) => {
+        const r = await walkFor(api, wideUsers, 1000, d);
+        perWalk = { objects: Math.round(r.objectsPerWalk), pages: Math.round(r.pagesPerWalk) };
+        return r;
+      }),
+    )
+  ).median;
+  record(
+    'objects_walk',
+    walked,
+    `rps = objects/s walking whole listings of the ${wideReach} (${perWalk.objects} objects in ${perWalk.pages} pages of up to 1000 per walk, one client, one page after another; one walk takes ${walked.rps > 0 ? (perWalk.objects / walked.rps).toFixed(2) : '-'} s); p* = per page`,
+  );
 }
 
 /** objects_page_1m: a page deep in group:all's listing (size L only). */
@@ -578,20 +641,39 @@ async function runObjectsDeepPage({ databaseUrl, key, deepCursors }: DatasetCont
     return;
   }
   log('scenario objects_page_1m');
-  record('objects_page_1m', (await withGrantd(databaseUrl, key, (api) => runLoad('objects_page_1m', api, headersFor(api), objectsSpec(deepCursors.map((c) => objectsPath('group:all', 'viewer', 100, c)))))).median, 'a page of 100 deep in the listing of group:all (1,000,000 documents), 8 connections');
+  record(
+    'objects_page_1m',
+    (
+      await withGrantd(databaseUrl, key, (api) =>
+        runLoad('objects_page_1m', api, headersFor(api), objectsSpec(deepCursors.map((c) => objectsPath('group:all', 'viewer', 100, c)))),
+      )
+    ).median,
+    'a page of 100 deep in the listing of group:all (1,000,000 documents), 8 connections',
+  );
 }
 
 async function runGrantBatchWrite({ databaseUrl, key }: DatasetContext): Promise<void> {
   log('scenario grant_batch_write');
   let writeOffset = 0;
-  const written = (await withGrantd(databaseUrl, key, (api) =>
-    measure('grant_batch_write', log, plan, (d) => {
-      const offset = writeOffset;
-      writeOffset += 1_000_000;
-      return cannon(api.url, headersFor(api), { method: 'POST', paths: ['/v1/grants/batch'], bodies: (i) => writeBody(offset + i), connections: 8 }, d);
-    }),
-  )).median;
-  record('grant_batch_write', written, `rps = batch calls/s of ${WRITE_BATCH} new grants each (${Math.round(written.rps * WRITE_BATCH)} grants/s), 8 connections`);
+  const written = (
+    await withGrantd(databaseUrl, key, (api) =>
+      measure('grant_batch_write', log, plan, (d) => {
+        const offset = writeOffset;
+        writeOffset += 1_000_000;
+        return cannon(
+          api.url,
+          headersFor(api),
+          { method: 'POST', paths: ['/v1/grants/batch'], bodies: (i) => writeBody(offset + i), connections: 8 },
+          d,
+        );
+      }),
+    )
+  ).median;
+  record(
+    'grant_batch_write',
+    written,
+    `rps = batch calls/s of ${WRITE_BATCH} new grants each (${Math.round(written.rps * WRITE_BATCH)} grants/s), 8 connections`,
+  );
 }
 
 function noteGraphLoads(): void {
@@ -621,15 +703,77 @@ function resultTable(): string[] {
   const scenarios = reportedRows();
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(20) : c.padStart(10))).join(' ');
   const out: string[] = [];
-  out.push('', `grantd benchmark, dataset ${size}${args.quick ? ' (--quick)' : ''}, ${plan.runs} runs of ${plan.durationS} s after ${plan.warmupS} s warm-up, medians`);
-  out.push(`grantd and bare Express with ${workers} worker process${workers === 1 ? '' : 'es'} each (--workers), on ${availableParallelism()} cores shared with the load generator`);
+  out.push(
+    '',
+    `grantd benchmark, dataset ${size}${args.quick ? ' (--quick)' : ''}, ${plan.runs} runs of ${plan.durationS} s after ${plan.warmupS} s warm-up, medians`,
+  );
+  out.push(
+    `grantd and bare Express with ${workers} worker process${workers === 1 ? '' : 'es'} each (--workers), on ${availableParallelism()} cores shared with the load generator`,
+  );
   out.push(line(['scenario', 'rps', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'vs_express', 'vs_cerbos']));
-  for (const r of scenarios) out.push(line([r.name, r.rps === null ? '-' : fmt(r.rps, 1), fmt(r.p50_ms), fmt(r.p95_ms), fmt(r.p99_ms), r.rps === null ? '-' : String(r.errors), fmt(r.vs_express), fmt(r.vs_cerbos)]));
-  out.push(express ? line(['(peer) express check', fmt(express.rps, 1), fmt(express.p50_ms), fmt(express.p95_ms), fmt(express.p99_ms), String(express.errors), '', '']) : `(peer) express: null (${expressError})`);
-  if (expressListen) out.push(line(['(peer) app.listen check', fmt(expressListen.rps, 1), fmt(expressListen.p50_ms), fmt(expressListen.p95_ms), fmt(expressListen.p99_ms), String(expressListen.errors), '', '']));
-  if (expressBulk) out.push(line(['(peer) express bulk', fmt(expressBulk.rps, 1), fmt(expressBulk.p50_ms), fmt(expressBulk.p95_ms), fmt(expressBulk.p99_ms), String(expressBulk.errors), '', '']));
-  out.push(cerbos ? line(['(peer) cerbos check', fmt(cerbos.rps, 1), fmt(cerbos.p50_ms), fmt(cerbos.p95_ms), fmt(cerbos.p99_ms), String(cerbos.errors), '', '']) : `(peer) cerbos: null (${cerbosError})`);
-  out.push(spice ? `(peer) spicedb (embedded, in-memory, in-process FFI): ${spice.relationships} relationships loaded in ${spice.load_s.toFixed(1)} s, ${spice.rss_mb} MB; ${spice.single_checks_per_s.toFixed(1)} checks/s single, ${spice.bulk_checks_per_s.toFixed(1)} checks/s in bulks of 100; ${listings.length} lookups in ${spice.listing_s.toFixed(1)} s` : `(peer) spicedb: null (${spiceError})`);
+  for (const r of scenarios)
+    out.push(
+      line([
+        r.name,
+        r.rps === null ? '-' : fmt(r.rps, 1),
+        fmt(r.p50_ms),
+        fmt(r.p95_ms),
+        fmt(r.p99_ms),
+        r.rps === null ? '-' : String(r.errors),
+        fmt(r.vs_express),
+        fmt(r.vs_cerbos),
+      ]),
+    );
+  out.push(
+    express
+      ? line([
+          '(peer) express check',
+          fmt(express.rps, 1),
+          fmt(express.p50_ms),
+          fmt(express.p95_ms),
+          fmt(express.p99_ms),
+          String(express.errors),
+          '',
+          '',
+        ])
+      : `(peer) express: null (${expressError})`,
+  );
+  if (expressListen)
+    out.push(
+      line([
+        '(peer) app.listen check',
+        fmt(expressListen.rps, 1),
+        fmt(expressListen.p50_ms),
+        fmt(expressListen.p95_ms),
+        fmt(expressListen.p99_ms),
+        String(expressListen.errors),
+        '',
+        '',
+      ]),
+    );
+  if (expressBulk)
+    out.push(
+      line([
+        '(peer) express bulk',
+        fmt(expressBulk.rps, 1),
+        fmt(expressBulk.p50_ms),
+        fmt(expressBulk.p95_ms),
+        fmt(expressBulk.p99_ms),
+        String(expressBulk.errors),
+        '',
+        '',
+      ]),
+    );
+  out.push(
+    cerbos
+      ? line(['(peer) cerbos check', fmt(cerbos.rps, 1), fmt(cerbos.p50_ms), fmt(cerbos.p95_ms), fmt(cerbos.p99_ms), String(cerbos.errors), '', ''])
+      : `(peer) cerbos: null (${cerbosError})`,
+  );
+  out.push(
+    spice
+      ? `(peer) spicedb (embedded, in-memory, in-process FFI): ${spice.relationships} relationships loaded in ${spice.load_s.toFixed(1)} s, ${spice.rss_mb} MB; ${spice.single_checks_per_s.toFixed(1)} checks/s single, ${spice.bulk_checks_per_s.toFixed(1)} checks/s in bulks of 100; ${listings.length} lookups in ${spice.listing_s.toFixed(1)} s`
+      : `(peer) spicedb: null (${spiceError})`,
+  );
   for (const r of scenarios) if (r.note) out.push(`  ${r.name}: ${r.note}`);
   return out;
 }
@@ -646,13 +790,57 @@ function targetLines(): string[] {
   out.push(target('check_fixed_rate p99 ms', rows.get('check_fixed_rate')?.p99_ms ?? null, '< 5', (v) => v < 5, 2, errorsIn('check_fixed_rate')));
   // Two readings of "a bulk of 100 costs less than 5 single checks": what one waits for at
   // saturation, and what one costs the server (both scenarios saturate it with 64 connections).
-  out.push(target('bulk of 100 p50 / single check p50 (64 conns)', ratio(rows.get('check_bulk_100')?.p50_ms, c?.p50_ms), '< 5', (v) => v < 5, 2, errorsIn('check', 'check_bulk_100')));
-  out.push(target('check rps / bulk of 100 rps (64 conns)', ratio(c?.rps, rows.get('check_bulk_100')?.rps), '< 5', (v) => v < 5, 2, errorsIn('check', 'check_bulk_100')));
-  out.push(target('page p50 at 1M deep / first page p50 at 10k', ratio(rows.get('objects_page_1m')?.p50_ms, rows.get('objects_first_page')?.p50_ms), '<= 2', (v) => v <= 2, 2, errorsIn('objects_page_1m', 'objects_first_page')));
+  out.push(
+    target(
+      'bulk of 100 p50 / single check p50 (64 conns)',
+      ratio(rows.get('check_bulk_100')?.p50_ms, c?.p50_ms),
+      '< 5',
+      (v) => v < 5,
+      2,
+      errorsIn('check', 'check_bulk_100'),
+    ),
+  );
+  out.push(
+    target(
+      'check rps / bulk of 100 rps (64 conns)',
+      ratio(c?.rps, rows.get('check_bulk_100')?.rps),
+      '< 5',
+      (v) => v < 5,
+      2,
+      errorsIn('check', 'check_bulk_100'),
+    ),
+  );
+  out.push(
+    target(
+      'page p50 at 1M deep / first page p50 at 10k',
+      ratio(rows.get('objects_page_1m')?.p50_ms, rows.get('objects_first_page')?.p50_ms),
+      '<= 2',
+      (v) => v <= 2,
+      2,
+      errorsIn('objects_page_1m', 'objects_first_page'),
+    ),
+  );
   out.push(target('spicedb mismatches', spiceMismatches, '0', (v) => v === 0, 0));
   // B's failed requests are part of what this ratio measures (p99UnderA), not a flaw of the run.
-  out.push(target('noisy_neighbour: B p99 under A / B p99 alone', noisy ? ratio(p99UnderA(noisy), noisy.alone.p99_ms) : null, '<= 3', (v) => v <= 3, 2, noisy?.alone.errors ?? 0));
-  out.push(target("noisy_neighbour: B's 503s (alone and under A)", noisy ? (noisy.alone.statuses?.['503'] ?? 0) + (noisy.underA.statuses?.['503'] ?? 0) : null, '0', (v) => v === 0, 0));
+  out.push(
+    target(
+      'noisy_neighbour: B p99 under A / B p99 alone',
+      noisy ? ratio(p99UnderA(noisy), noisy.alone.p99_ms) : null,
+      '<= 3',
+      (v) => v <= 3,
+      2,
+      noisy?.alone.errors ?? 0,
+    ),
+  );
+  out.push(
+    target(
+      "noisy_neighbour: B's 503s (alone and under A)",
+      noisy ? (noisy.alone.statuses?.['503'] ?? 0) + (noisy.underA.statuses?.['503'] ?? 0) : null,
+      '0',
+      (v) => v === 0,
+      0,
+    ),
+  );
   return out;
 }
 
@@ -684,7 +872,7 @@ function writeResults(): void {
     notes,
     wall_s: Math.round((performance.now() - t0) / 1000),
   };
-  writeFileSync(args.out!, `${JSON.stringify(json, null, 2)}\n`);
+  writeFileSync(args.out, `${JSON.stringify(json, null, 2)}\n`);
   log(`wrote ${args.out}`);
 }
 

@@ -140,7 +140,7 @@ export async function walkFor(
   };
 }
 
-const median = (xs: Array<number | null>): number | null => {
+const median = (xs: (number | null)[]): number | null => {
   const v = xs.filter((x): x is number => x !== null).sort((a, b) => a - b);
   if (v.length === 0) return null;
   const mid = Math.floor(v.length / 2);

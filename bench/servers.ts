@@ -223,14 +223,31 @@ export interface Server {
  * still read the port from that line when a log level lets it through. `settings`: more of grantd's
  * environment (GRANTD_GRAPH_MEMORY, ...).
  */
-export async function startGrantd(root: string, databaseUrl: string, workers: number, settings: NodeJS.ProcessEnv = {}): Promise<Server & { adminKey: string | null }> {
+export async function startGrantd(
+  root: string,
+  databaseUrl: string,
+  workers: number,
+  settings: NodeJS.ProcessEnv = {},
+): Promise<Server & { adminKey: string | null }> {
   let adminKey: string | null = null;
   let port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', GRANTD_WORKERS: String(workers), ...settings };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    GRANTD_WORKERS: String(workers),
+    ...settings,
+  };
   env.LOG_LEVEL = process.env.BENCH_GRANTD_LOG_LEVEL ?? 'warn';
   delete env.GRANTD_RATE_LIMIT;
   // A process group of its own (detached), so that killHard also ends the workers.
-  const child = spawn(process.execPath, [join(root, 'bin', 'grantd.js'), 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(process.execPath, [join(root, 'bin', 'grantd.js'), 'serve'], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   const proc = new Proc('grantd', child, (line) => {
     const key = /^\s+(svc_live_[A-Za-z0-9]+)\s*$/.exec(line);
     if (key) adminKey = key[1]!;

@@ -46,7 +46,7 @@ export interface SpiceJob {
   size: SizeName;
   seed: number;
   checks: Triple[];
-  listings: Array<{ subject: string; relation: string }>;
+  listings: { subject: string; relation: string }[];
   out: string;
 }
 
@@ -103,7 +103,16 @@ function runChild(job: SpiceJob, timeoutMs: number): Promise<SpiceResult> {
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) resolve(JSON.parse(readFileSync(job.out, 'utf8')) as SpiceResult);
-      else reject(new Error(`spicedb child ${signal ? `killed (${signal}${signal === 'SIGKILL' ? `, timeout ${timeoutMs / 1000}s` : ''})` : `exited ${code}`}: ${stderr.split('\n').filter((l) => l.trim() && !/^\s+at /.test(l)).slice(-5).join(' | ')}`));
+      else
+        reject(
+          new Error(
+            `spicedb child ${signal ? `killed (${signal}${signal === 'SIGKILL' ? `, timeout ${timeoutMs / 1000}s` : ''})` : `exited ${code}`}: ${stderr
+              .split('\n')
+              .filter((l) => l.trim() && !/^\s+at /.test(l))
+              .slice(-5)
+              .join(' | ')}`,
+          ),
+        );
     });
   });
 }
@@ -113,7 +122,7 @@ function runChild(job: SpiceJob, timeoutMs: number): Promise<SpiceResult> {
 /* eslint-disable @typescript-eslint/no-explicit-any -- the peer is not a project dependency, so untyped */
 async function child(jobFile: string): Promise<void> {
   const job = JSON.parse(readFileSync(jobFile, 'utf8')) as SpiceJob;
-  const { EmbeddedSpiceDB, v1 } = (await import(pathToFileURL(SPICEDB_MODULE).href)) as any;
+  const { EmbeddedSpiceDB, v1 } = await import(pathToFileURL(SPICEDB_MODULE).href);
   const obj = (ref: string) => {
     const [objectType, objectId] = ref.split(':') as [string, string];
     return v1.ObjectReference.create({ objectType, objectId });
@@ -175,7 +184,12 @@ async function child(jobFile: string): Promise<void> {
     const bulkSample = job.checks.slice(0, 100);
     started = performance.now();
     const bulk = await retrying<any>(() =>
-      perms.checkBulkPermissions(v1.CheckBulkPermissionsRequest.create({ consistency: full, items: bulkSample.map((c) => v1.CheckBulkPermissionsRequestItem.create(request(c))) })),
+      perms.checkBulkPermissions(
+        v1.CheckBulkPermissionsRequest.create({
+          consistency: full,
+          items: bulkSample.map((c) => v1.CheckBulkPermissionsRequestItem.create(request(c))),
+        }),
+      ),
     );
     const bulkRate = bulkSample.length / ((performance.now() - started) / 1000);
     bulk.pairs.forEach((pair: any, i: number) => {
@@ -186,9 +200,16 @@ async function child(jobFile: string): Promise<void> {
     started = performance.now();
     const listings: string[][] = [];
     for (const l of job.listings) {
-      const rows = await retrying<any>(() => perms.lookupResources(
-        v1.LookupResourcesRequest.create({ consistency: full, resourceObjectType: 'document', permission: PERMISSION[l.relation], subject: subj(l.subject) }),
-      ));
+      const rows = await retrying<any>(() =>
+        perms.lookupResources(
+          v1.LookupResourcesRequest.create({
+            consistency: full,
+            resourceObjectType: 'document',
+            permission: PERMISSION[l.relation],
+            subject: subj(l.subject),
+          }),
+        ),
+      );
       listings.push([...new Set<string>(rows.map((r: any) => r.resourceObjectId as string))].sort());
     }
     const result: SpiceResult = {

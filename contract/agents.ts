@@ -83,7 +83,11 @@ export const agentsContract = c.router({
     pathParams: AgentPathSchema,
     body: c.noBody(),
     responses: {
-      200: z.object({ external_id: z.string(), grants_removed: z.number().int(), clients_removed: z.number().int().describe("The agent's OAuth clients, deleted with their tokens") }),
+      200: z.object({
+        external_id: z.string(),
+        grants_removed: z.number().int(),
+        clients_removed: z.number().int().describe("The agent's OAuth clients, deleted with their tokens"),
+      }),
       ...badRequest(['invalid-request']),
       ...notFound(['agent-not-found']),
       ...commonProblems,

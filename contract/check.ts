@@ -12,17 +12,13 @@ export const CheckRequestSchema = z
   .describe('Does subject hold relation on object?');
 export const CheckResultSchema = z.object({ allowed: z.boolean() });
 
-export const BulkCheckRequestSchema = z
-  .object({ checks: z.array(CheckRequestSchema).min(1).max(1000).describe('1 to 1000 checks') })
-  .strict();
+export const BulkCheckRequestSchema = z.object({ checks: z.array(CheckRequestSchema).min(1).max(1000).describe('1 to 1000 checks') }).strict();
 export const BulkCheckItemErrorSchema = z.object({
   type: z.enum(['namespace-not-found', 'unknown-relation', 'check-too-complex']),
   detail: z.string(),
 });
 export const BulkCheckResultSchema = z.object({
-  results: z
-    .array(z.object({ allowed: z.boolean(), error: BulkCheckItemErrorSchema.optional() }))
-    .describe('One result per check, in request order'),
+  results: z.array(z.object({ allowed: z.boolean(), error: BulkCheckItemErrorSchema.optional() })).describe('One result per check, in request order'),
 });
 
 export const checkContract = c.router({

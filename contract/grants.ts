@@ -23,7 +23,7 @@ const ListGrantsQuerySchema = z
     subject: SubjectSchema.optional(),
     relation: RelationSchema.optional(),
     object: ObjectSchema.optional(),
-    namespace: NameSchema.optional().describe("Only grants whose object is in this namespace"),
+    namespace: NameSchema.optional().describe('Only grants whose object is in this namespace'),
     cursor: CursorSchema.optional(),
     limit: LimitSchema,
   })
@@ -95,8 +95,7 @@ export const grantsContract = c.router({
     method: 'POST',
     path: '/grants/batch',
     summary: 'Write and delete grants atomically',
-    description:
-      '1 to 1000 triples in all, applied all or nothing: one invalid item rejects the batch with its problem.',
+    description: '1 to 1000 triples in all, applied all or nothing: one invalid item rejects the batch with its problem.',
     body: BatchRequestSchema,
     responses: { 200: BatchResultSchema, ...grantProblems },
     metadata: requires('grant:write'),

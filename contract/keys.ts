@@ -9,12 +9,7 @@ const c = initContract();
 export const CreateKeySchema = z
   .object({
     label: TextSchema.max(256).default('').describe('Free-text name of the key'),
-    scopes: z
-      .array(KeyScopeSchema)
-      .min(1)
-      .max(4)
-      .default(['check:read'])
-      .describe('Scope mask; defaults to ["check:read"]'),
+    scopes: z.array(KeyScopeSchema).min(1).max(4).default(['check:read']).describe('Scope mask; defaults to ["check:read"]'),
   })
   .strict();
 

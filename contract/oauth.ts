@@ -28,7 +28,9 @@ export const CreateOAuthClientSchema = z
     type: z.enum(CLIENT_TYPES).describe('confidential: has a secret; public: none (a browser or mobile app), authorization code with PKCE only'),
     redirect_uris: z.array(RedirectUriSchema).max(32).optional().describe('Where the authorization code may be sent, compared byte for byte'),
     scopes: z.array(KeyScopeSchema).min(1).max(4).describe('The most a token of this client may carry'),
-    agent: PathIdSchema.optional().describe("A registered agent's external_id: the client then uses client_credentials only, and its tokens' subject is agent:<id>"),
+    agent: PathIdSchema.optional().describe(
+      "A registered agent's external_id: the client then uses client_credentials only, and its tokens' subject is agent:<id>",
+    ),
   })
   .strict();
 
@@ -62,9 +64,7 @@ export const OAUTH_ERRORS = [
 ] as const;
 
 /** The error body OAuth clients expect on the protocol routes (RFC 6749 5.2), not an RFC 7807 problem. */
-export const OAuthErrorSchema = z
-  .object({ error: z.enum(OAUTH_ERRORS), error_description: z.string().optional() })
-  .describe('RFC 6749 error');
+export const OAuthErrorSchema = z.object({ error: z.enum(OAUTH_ERRORS), error_description: z.string().optional() }).describe('RFC 6749 error');
 
 const oauthError = c.otherResponse({ contentType: 'application/json', body: OAuthErrorSchema });
 const html = c.otherResponse({ contentType: 'text/html', body: z.string() });
@@ -72,7 +72,7 @@ const FORM = 'application/x-www-form-urlencoded' as const;
 
 export const TokenRequestSchema = z.object({
   grant_type: z.enum(['client_credentials', 'authorization_code', 'refresh_token']),
-  scope: z.string().optional().describe('Space-separated; narrows the client\'s (or the grant\'s) scopes, never widens them'),
+  scope: z.string().optional().describe("Space-separated; narrows the client's (or the grant's) scopes, never widens them"),
   code: z.string().optional().describe('authorization_code: the code the redirect carried'),
   redirect_uri: z.string().optional().describe('authorization_code: the redirect_uri of the authorization request'),
   code_verifier: z.string().optional().describe('authorization_code: the PKCE verifier'),
@@ -92,8 +92,8 @@ export const TokenResponseSchema = z.object({
 export const AuthorizeQuerySchema = z.object({
   response_type: z.literal('code'),
   client_id: z.string(),
-  redirect_uri: z.string().describe('One of the client\'s redirect_uris, exactly'),
-  scope: z.string().describe('Space-separated subset of the client\'s scopes'),
+  redirect_uri: z.string().describe("One of the client's redirect_uris, exactly"),
+  scope: z.string().describe("Space-separated subset of the client's scopes"),
   state: z.string().optional(),
   code_challenge: z.string().describe('BASE64URL(SHA-256(code_verifier))'),
   code_challenge_method: z.literal('S256'),
@@ -111,7 +111,10 @@ export const IntrospectionSchema = z
     active: z.boolean(),
     scope: z.string().optional(),
     client_id: z.string().optional(),
-    sub: z.string().optional().describe('agent:<id> for an agent\'s client, the signing-in key\'s id for an authorization-code token, else the client_id'),
+    sub: z
+      .string()
+      .optional()
+      .describe("agent:<id> for an agent's client, the signing-in key's id for an authorization-code token, else the client_id"),
     token_type: z.string().optional(),
     exp: z.number().int().optional(),
     iat: z.number().int().optional(),
@@ -120,7 +123,7 @@ export const IntrospectionSchema = z
   .describe('RFC 7662 answer; only {"active": false} for a token that is not active or not of the caller\'s tenant');
 
 export const ConsentFormSchema = z.object({
-  api_key: z.string().optional().describe('An API key of the client\'s tenant holding every requested scope; used once, never stored'),
+  api_key: z.string().optional().describe("An API key of the client's tenant holding every requested scope; used once, never stored"),
   decision: z.enum(['approve', 'deny']),
   csrf: z.string(),
 });
@@ -131,7 +134,8 @@ export const servedBy = (server: OAuthServer) => ({ oauth: server }) as const;
 export type OAuthRouteMetadata = ReturnType<typeof servedBy>;
 
 /** Who serves a route of the contract: an OAuth server for the protocol routes, ts-rest (undefined) for the rest. */
-export const oauthServerOf = (route: { metadata?: unknown }): OAuthServer | undefined => (route.metadata as Partial<OAuthRouteMetadata> | undefined)?.oauth;
+export const oauthServerOf = (route: { metadata?: unknown }): OAuthServer | undefined =>
+  (route.metadata as Partial<OAuthRouteMetadata> | undefined)?.oauth;
 
 const UidSchema = z.object({ uid: z.string().min(1).max(64) });
 
@@ -140,9 +144,15 @@ export const oauthClientsContract = c.router({
     method: 'POST',
     path: '/oauth/clients',
     summary: 'Register an OAuth client',
-    description: 'A confidential client\'s secret is in this response only and cannot be retrieved again.',
+    description: "A confidential client's secret is in this response only and cannot be retrieved again.",
     body: CreateOAuthClientSchema,
-    responses: { 201: CreatedOAuthClientSchema, ...badRequest(['invalid-request']), ...notFound(['agent-not-found']), ...bodyProblems, ...commonProblems },
+    responses: {
+      201: CreatedOAuthClientSchema,
+      ...badRequest(['invalid-request']),
+      ...notFound(['agent-not-found']),
+      ...bodyProblems,
+      ...commonProblems,
+    },
     metadata: requires('admin'),
   },
   list: {
@@ -207,7 +217,7 @@ export const oauthProtocolRoutes = c.router({
     method: 'GET',
     path: '/oauth/consent/:uid',
     summary: 'Consent page',
-    description: 'Names the client and each requested scope; the person signs in with an API key of the client\'s tenant and approves or denies.',
+    description: "Names the client and each requested scope; the person signs in with an API key of the client's tenant and approves or denies.",
     pathParams: UidSchema,
     responses: { 200: html, 400: html },
     metadata: servedBy('consent-page'),

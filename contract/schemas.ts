@@ -18,10 +18,7 @@ export const RelationSchema = NameSchema.describe('Relation name, e.g. viewer');
 
 export const TimestampSchema = z.string().datetime().describe('ISO 8601 UTC timestamp');
 
-export const TripleSchema = z
-  .object({ subject: SubjectSchema, relation: RelationSchema, object: ObjectSchema })
-  .strict()
-  .describe('A grant triple');
+export const TripleSchema = z.object({ subject: SubjectSchema, relation: RelationSchema, object: ObjectSchema }).strict().describe('A grant triple');
 
 /** Query values arrive as strings: only decimal digits are a number here (Number() would also take 0x10, 1e2, " 5"). */
 const DECIMAL = /^[0-9]+$/;
@@ -34,7 +31,7 @@ export const LimitSchema = (limit as z.ZodEffects<z.ZodDefault<z.ZodNumber>, num
   'Page size, 1 to 1000 (default 100)',
 );
 /** Any string: one this server did not issue, empty included, is answered with `invalid-cursor`. */
-export const CursorSchema = z.string().describe('Opaque cursor from the previous page\'s next_cursor');
+export const CursorSchema = z.string().describe("Opaque cursor from the previous page's next_cursor");
 
 /**
  * Free text stored as given. PostgreSQL's text cannot hold U+0000, and an unpaired surrogate would
@@ -42,7 +39,4 @@ export const CursorSchema = z.string().describe('Opaque cursor from the previous
  */
 const TEXT_PATTERN = /^(?:[^\u0000\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])*$/;
 export const TextSchema = z.string().regex(TEXT_PATTERN, 'must be text without U+0000 or unpaired surrogates');
-export const NextCursorSchema = z
-  .string()
-  .nullable()
-  .describe('Cursor for the next page; null when the result is exhausted');
+export const NextCursorSchema = z.string().nullable().describe('Cursor for the next page; null when the result is exhausted');

@@ -67,14 +67,26 @@ for (let a = 0; a < 20; a++) {
 }
 
 let n = 0;
-const check = (i: number) => ({ subject: i % 10 === 0 ? `agent:a${i % 20}` : `user:u${i % 500}`, relation: 'viewer', object: `document:d${(i * 7) % 2000}` });
+const check = (i: number) => ({
+  subject: i % 10 === 0 ? `agent:a${i % 20}` : `user:u${i % 500}`,
+  relation: 'viewer',
+  object: `document:d${(i * 7) % 2000}`,
+});
 const requests = [
   (i: number) => ({ method: 'POST', path: '/v1/check', body: JSON.stringify(check(i)) }),
   (i: number) => ({ method: 'POST', path: '/v1/check', body: JSON.stringify(check(i + 1)) }),
   (i: number) => ({ method: 'POST', path: '/v1/check/bulk', body: JSON.stringify({ checks: Array.from({ length: 20 }, (_, k) => check(i + k)) }) }),
   (i: number) => ({ method: 'GET', path: `/v1/objects?namespace=document&subject=user:u${i % 500}&relation=viewer&limit=50` }),
-  (i: number) => ({ method: 'POST', path: '/v1/grants', body: JSON.stringify({ subject: `user:s${i % 1000}`, relation: 'viewer', object: `document:d${i % 2000}` }) }),
-  (i: number) => ({ method: 'DELETE', path: '/v1/grants', body: JSON.stringify({ subject: `user:s${(i + 500) % 1000}`, relation: 'viewer', object: `document:d${(i + 500) % 2000}` }) }),
+  (i: number) => ({
+    method: 'POST',
+    path: '/v1/grants',
+    body: JSON.stringify({ subject: `user:s${i % 1000}`, relation: 'viewer', object: `document:d${i % 2000}` }),
+  }),
+  (i: number) => ({
+    method: 'DELETE',
+    path: '/v1/grants',
+    body: JSON.stringify({ subject: `user:s${(i + 500) % 1000}`, relation: 'viewer', object: `document:d${(i + 500) % 2000}` }),
+  }),
 ];
 
 const memory: number[] = [];
@@ -95,7 +107,7 @@ interface LoadOptions {
   url: string;
   connections: number;
   duration: number;
-  requests: Array<{ setupRequest: (req: LoadRequest) => LoadRequest }>;
+  requests: { setupRequest: (req: LoadRequest) => LoadRequest }[];
 }
 type Autocannon = (options: LoadOptions, done: (error: Error | null, result: LoadResult) => void) => unknown;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
@@ -144,7 +156,12 @@ console.log(
       p99_ms: result.latency.p99,
       errors,
       statuses: Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count])),
-      memory_mb: { start: Math.round(memory[0]!), middle_peak: Math.round(middlePeak), last_peak: Math.round(lastPeak), end: Math.round(memory.at(-1)!) },
+      memory_mb: {
+        start: Math.round(memory[0]!),
+        middle_peak: Math.round(middlePeak),
+        last_peak: Math.round(lastPeak),
+        end: Math.round(memory.at(-1)!),
+      },
       memory_flat: flat,
     },
     null,

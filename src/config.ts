@@ -120,7 +120,8 @@ export const EnvSchema = z.object({
 export type Config = z.infer<typeof EnvSchema>;
 
 /** Where grantd is reached: GRANTD_PUBLIC_URL, else http://localhost:<PORT>. */
-export const publicUrl = (config: Pick<Config, 'GRANTD_PUBLIC_URL' | 'PORT'>): string => config.GRANTD_PUBLIC_URL ?? `http://localhost:${config.PORT}`;
+export const publicUrl = (config: Pick<Config, 'GRANTD_PUBLIC_URL' | 'PORT'>): string =>
+  config.GRANTD_PUBLIC_URL ?? `http://localhost:${config.PORT}`;
 
 /** Reads grantd's settings from the environment; throws one line per bad value, naming it. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

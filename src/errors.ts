@@ -8,7 +8,7 @@ export class DomainError extends Error {
   constructor(
     readonly type: ProblemType,
     readonly detail: string,
-    readonly errors?: Array<{ path: string; message: string }>,
+    readonly errors?: { path: string; message: string }[],
   ) {
     super(detail);
     this.name = 'DomainError';

@@ -7,7 +7,7 @@ export function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, 'prisma', 'migrations'))) {
     const parent = dirname(dir);
-    if (parent === dir) throw new Error('cannot find grantd\'s prisma/migrations folder');
+    if (parent === dir) throw new Error("cannot find grantd's prisma/migrations folder");
     dir = parent;
   }
   return dir;

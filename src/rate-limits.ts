@@ -97,7 +97,8 @@ export interface Limits {
 export function createLimits(options: LimitsOptions, logger: Logger): Limits {
   const { windowSeconds = 1, redisKeyPrefix = 'grantd:', redisCommandTimeoutMs = REDIS_COMMAND_TIMEOUT_MS, clusterWorker = false } = options;
   const redis = options.redisUrl ? connectRedis(options.redisUrl, redisCommandTimeoutMs, logger) : null;
-  const onError = (error: unknown) => logger.warn({ err: { message: (error as Error)?.message } }, 'a rate limit could not be counted; the request went on');
+  const onError = (error: unknown) =>
+    logger.warn({ err: { message: (error as Error)?.message } }, 'a rate limit could not be counted; the request went on');
 
   const limit = (name: string, points: number): Limit => {
     const shape = { points, duration: windowSeconds };
@@ -105,7 +106,13 @@ export function createLimits(options: LimitsOptions, logger: Logger): Limits {
       ? new RateLimiterCluster({ ...shape, keyPrefix: name, timeoutMs: CLUSTER_TIMEOUT_MS })
       : new RateLimiterMemory({ ...shape, keyPrefix: name });
     const limiter = redis
-      ? new RateLimiterRedis({ ...shape, storeClient: redis, keyPrefix: `${redisKeyPrefix}${name}`, insuranceLimiter: perNode, rejectIfRedisNotReady: true })
+      ? new RateLimiterRedis({
+          ...shape,
+          storeClient: redis,
+          keyPrefix: `${redisKeyPrefix}${name}`,
+          insuranceLimiter: perNode,
+          rejectIfRedisNotReady: true,
+        })
       : perNode;
     return new Limit(points, windowSeconds, limiter, onError);
   };
@@ -138,7 +145,8 @@ function connectRedis(url: string, commandTimeoutMs: number, logger: Logger): Re
     reachable = true;
   });
   redis.on('error', (error: NodeJS.ErrnoException) => {
-    if (reachable !== false) logger.warn({ err: { message: error.message, code: error.code } }, 'Redis is unreachable: rate limits are per node until it is back');
+    if (reachable !== false)
+      logger.warn({ err: { message: error.message, code: error.code } }, 'Redis is unreachable: rate limits are per node until it is back');
     reachable = false;
   });
   return redis;

@@ -9,7 +9,11 @@ describe('configuration of limits and proxies', () => {
   });
 
   it('takes a Redis URL, a failure limit and the proxies to believe', () => {
-    const config = loadConfig({ REDIS_URL: 'redis://:pw@cache.internal:6379/2', GRANTD_AUTH_FAILURE_LIMIT: '50', GRANTD_TRUST_PROXY: 'loopback, 10.0.0.0/8,fd00::/8' });
+    const config = loadConfig({
+      REDIS_URL: 'redis://:pw@cache.internal:6379/2',
+      GRANTD_AUTH_FAILURE_LIMIT: '50',
+      GRANTD_TRUST_PROXY: 'loopback, 10.0.0.0/8,fd00::/8',
+    });
     expect(config.REDIS_URL).toBe('redis://:pw@cache.internal:6379/2');
     expect(config.GRANTD_AUTH_FAILURE_LIMIT).toBe(50);
     expect(config.GRANTD_TRUST_PROXY).toBe('loopback, 10.0.0.0/8,fd00::/8');

@@ -44,7 +44,7 @@ function anchorsOf(markdown: string): Set<string> {
 }
 
 /** The local links of a page, resolved: the file they lead to and the anchor they name, if any. */
-function linksOf(page: string): Array<{ target: string; file: string; anchor: string | null }> {
+function linksOf(page: string): { target: string; file: string; anchor: string | null }[] {
   const links = [];
   for (const [, target] of prose(read(page)).matchAll(/\]\(([^)\s]+)\)/g)) {
     if (/^[a-z][a-z0-9+.-]*:/i.test(target!)) continue; // http:, https:, mailto:

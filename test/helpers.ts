@@ -48,7 +48,10 @@ export async function tenantSnapshot(services: AppDeps, tenantId: string): Promi
   const { db } = services;
   const where = { tenantId };
   const [grants, namespaces, agents, keys, oauthClients] = await Promise.all([
-    db.grant.findMany({ where, orderBy: [{ objectNs: 'asc' }, { objectId: 'asc' }, { relation: 'asc' }, { subjectNs: 'asc' }, { subjectId: 'asc' }] }),
+    db.grant.findMany({
+      where,
+      orderBy: [{ objectNs: 'asc' }, { objectId: 'asc' }, { relation: 'asc' }, { subjectNs: 'asc' }, { subjectId: 'asc' }],
+    }),
     db.namespace.findMany({ where, orderBy: { name: 'asc' } }),
     db.agent.findMany({ where, orderBy: { externalId: 'asc' } }),
     db.apiKey.findMany({ where, orderBy: { id: 'asc' }, select: { id: true, revokedAt: true, scopes: true } }),
@@ -107,7 +110,9 @@ export function exchange(port: number, bytes: string): Exchange {
   socket.setEncoding('utf8');
   socket.on('data', (chunk: string) => (answer += chunk));
   socket.on('error', () => undefined); // a reset is a close too
-  const closed = new Promise<{ answer: string; afterMs: number }>((resolve) => socket.on('close', () => resolve({ answer, afterMs: performance.now() - started })));
+  const closed = new Promise<{ answer: string; afterMs: number }>((resolve) =>
+    socket.on('close', () => resolve({ answer, afterMs: performance.now() - started })),
+  );
   return { socket, closed };
 }
 
@@ -127,7 +132,10 @@ function propertySeed(): number {
  * fc.assert with the seed logged, so that any run, failed or not, can be replayed with FC_SEED, and
  * a failure's counterexample (which may hold 70 KB strings) cut short in the report.
  */
-export async function assertProperty<Ts extends [unknown, ...unknown[]]>(property: fc.IAsyncProperty<Ts>, parameters: fc.Parameters<Ts>): Promise<void> {
+export async function assertProperty<Ts extends [unknown, ...unknown[]]>(
+  property: fc.IAsyncProperty<Ts>,
+  parameters: fc.Parameters<Ts>,
+): Promise<void> {
   const seed = propertySeed();
   const { testPath = '', currentTestName = '' } = expect.getState();
   const replay = `replay with FC_SEED=${seed} npx vitest run ${relative(process.cwd(), testPath)} -t '${currentTestName.replaceAll(' > ', ' ')}'`;

@@ -96,12 +96,30 @@ const SUCCESS_DESCRIPTION: Record<string, Record<string, string>> = {
   oauthClientsCreate: { 201: 'The client, with its secret if confidential: the only time the secret is shown.' },
   oauthClientsList: { 200: 'Every client of the tenant.' },
   oauthClientsDelete: { 204: 'The client and its tokens are gone.' },
-  oauthToken: { 200: 'The token.', 400: 'RFC 6749 error: a malformed request, a bad grant or scope.', 401: 'RFC 6749 `invalid_client`.', 500: 'RFC 6749 `server_error`.' },
-  oauthAuthorize: { 302: 'Back to the client with an RFC 6749 error and iss.', 303: 'To the consent page.', 400: 'An error page: the client or redirect URI is not valid, so nothing redirects.' },
+  oauthToken: {
+    200: 'The token.',
+    400: 'RFC 6749 error: a malformed request, a bad grant or scope.',
+    401: 'RFC 6749 `invalid_client`.',
+    500: 'RFC 6749 `server_error`.',
+  },
+  oauthAuthorize: {
+    302: 'Back to the client with an RFC 6749 error and iss.',
+    303: 'To the consent page.',
+    400: 'An error page: the client or redirect URI is not valid, so nothing redirects.',
+  },
   oauthResume: { 303: 'Back to the client with code, state and iss, or error=access_denied.', 400: 'An error page.' },
   oauthConsent: { 200: 'The consent page.', 400: 'An error page: the request expired or was begun in another browser.' },
-  oauthDecide: { 303: 'To the authorization route, which redirects to the client.', 400: 'The consent page again, saying what is missing.', 403: 'The consent page again: the key was refused, or the form did not come from this page.' },
-  oauthRevoke: { 200: 'Revoked, or not a token of this client.', 400: 'RFC 6749 error.', 401: 'RFC 6749 `invalid_client`.', 500: 'RFC 6749 `server_error`.' },
+  oauthDecide: {
+    303: 'To the authorization route, which redirects to the client.',
+    400: 'The consent page again, saying what is missing.',
+    403: 'The consent page again: the key was refused, or the form did not come from this page.',
+  },
+  oauthRevoke: {
+    200: 'Revoked, or not a token of this client.',
+    400: 'RFC 6749 error.',
+    401: 'RFC 6749 `invalid_client`.',
+    500: 'RFC 6749 `server_error`.',
+  },
   oauthIntrospect: {
     200: 'The RFC 7662 answer.',
     400: 'RFC 6749 error.',
@@ -120,10 +138,10 @@ const SUCCESS_DESCRIPTION: Record<string, Record<string, string>> = {
 
 /** Descriptions and examples of path and query parameters the contract leaves undescribed. */
 const PARAMETER_DOCS: Record<string, { description?: string; example?: Json }> = {
-  'path.external_id': { description: 'The agent\'s external_id', example: 'release-bot' },
+  'path.external_id': { description: "The agent's external_id", example: 'release-bot' },
   'path.id': { description: 'The key id (`key_...`)', example: 'key_4Vq8ZrT1mX' },
   'path.client_id': { description: 'The client id (`oc_...`)', example: 'oc_4Vq8ZrT1mXa2Bc3De4Fg' },
-  'path.uid': { description: 'The authorization request\'s id, as the redirect to the consent page named it' },
+  'path.uid': { description: "The authorization request's id, as the redirect to the consent page named it" },
   'oauthAuthorize.query.response_type': { description: 'Always `code`' },
   'oauthAuthorize.query.client_id': { description: 'The client id (`oc_...`)' },
   'oauthAuthorize.query.state': { description: 'Returned unchanged on the redirect' },

@@ -56,7 +56,7 @@ export function buildOpenApiDocument(): OpenAPIObject {
           bearerFormat: 'svc_live_<base62>',
           description: 'An API key of the tenant, `svc_live_` followed by at least 40 base62 characters, or an OAuth access token (`svc_at_...`).',
         },
-        [CLIENT_SCHEME]: { type: 'http', scheme: 'basic', description: 'An OAuth client\'s id and secret (client_secret_basic, RFC 6749 2.3.1).' },
+        [CLIENT_SCHEME]: { type: 'http', scheme: 'basic', description: "An OAuth client's id and secret (client_secret_basic, RFC 6749 2.3.1)." },
       },
       schemas: componentSchemas(named, problems.componentSchemas()),
       responses: problems.componentResponses(),

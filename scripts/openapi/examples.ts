@@ -101,7 +101,10 @@ export const EXAMPLES: Record<string, Record<string, MediaTypeObject>> = {
   },
   objectsList: {
     200: named({
-      more: { summary: 'A page with more to come (limit=2)', value: { namespace: 'document', objects: ['q3', 'roadmap'], next_cursor: OBJECTS_CURSOR } },
+      more: {
+        summary: 'A page with more to come (limit=2)',
+        value: { namespace: 'document', objects: ['q3', 'roadmap'], next_cursor: OBJECTS_CURSOR },
+      },
       last: { summary: 'The last page', value: { namespace: 'document', objects: ['specs'], next_cursor: null } },
     }),
   },
@@ -170,7 +173,14 @@ export const EXAMPLES: Record<string, Record<string, MediaTypeObject>> = {
   keysList: {
     200: single({
       keys: [
-        { id: 'key_0Ab3Cd5Ef7', prefix: 'svc_live_Xy12Zw34', label: 'bootstrap', scopes: ['admin'], created_at: CREATED_AT, last_used_at: CREATED_AT },
+        {
+          id: 'key_0Ab3Cd5Ef7',
+          prefix: 'svc_live_Xy12Zw34',
+          label: 'bootstrap',
+          scopes: ['admin'],
+          created_at: CREATED_AT,
+          last_used_at: CREATED_AT,
+        },
         { id: CREATED_KEY.id, prefix: CREATED_KEY.prefix, label: 'ci', scopes: CREATED_KEY.scopes, created_at: CREATED_AT, last_used_at: null },
       ],
     }),
@@ -185,6 +195,15 @@ export const EXAMPLES: Record<string, Record<string, MediaTypeObject>> = {
     200: single({ access_token: ACCESS_TOKEN, token_type: 'Bearer', expires_in: DEFAULT_CONFIG.GRANTD_OAUTH_ACCESS_TTL, scope: 'check:read' }),
   },
   oauthIntrospect: {
-    200: single({ active: true, scope: 'check:read', client_id: OAUTH_CLIENT.client_id, sub: 'agent:release-bot', token_type: 'Bearer', exp: 1741944713, iat: 1741944413, iss: 'https://grantd.example' }),
+    200: single({
+      active: true,
+      scope: 'check:read',
+      client_id: OAUTH_CLIENT.client_id,
+      sub: 'agent:release-bot',
+      token_type: 'Bearer',
+      exp: 1741944713,
+      iat: 1741944413,
+      iss: 'https://grantd.example',
+    }),
   },
 };

@@ -27,4 +27,3 @@ export const codeSpans = (markdown: string): string =>
             .replace(/(^|\s)(\*(?::\*)?)(?=[\s,.;]|$)/g, (_, space: string, star: string) => `${space}\`${star}\``),
     )
     .join('`');
-

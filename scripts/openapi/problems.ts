@@ -48,9 +48,7 @@ export class ProblemResponses {
 
   /** An example of each problem type a response carries. */
   componentExamples(): Record<string, ExampleObject> {
-    return Object.fromEntries(
-      [...this.usedTypes].sort().map((t) => [problemExampleName(t), { summary: t, value: PROBLEM_EXAMPLE[t] as unknown as Json }]),
-    );
+    return Object.fromEntries([...this.usedTypes].sort().map((t) => [problemExampleName(t), { summary: t, value: PROBLEM_EXAMPLE[t] }]));
   }
 }
 
@@ -79,7 +77,6 @@ function headersOf(types: ProblemType[]): Record<string, ReferenceObject> {
   const extra = types.length === 1 ? PROBLEMS[types[0]!].headers : [];
   return { ...REQUEST_ID_HEADER, ...Object.fromEntries(extra.map((h) => [h, headerRef(h)])) };
 }
-
 
 /** Name of the components/examples entry holding PROBLEM_EXAMPLE[type]. */
 const problemExampleName = (type: ProblemType): string => `Problem${pascal(type)}`;

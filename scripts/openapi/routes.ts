@@ -13,13 +13,12 @@ export interface RouteEntry {
 
 function routesOf(router: AppRouter, keys: string[] = []): RouteEntry[] {
   return Object.entries(router).flatMap(([key, value]) =>
-    isAppRoute(value) ? [{ keys: [...keys, key], route: value }] : routesOf(value as AppRouter, [...keys, key]),
+    isAppRoute(value) ? [{ keys: [...keys, key], route: value }] : routesOf(value, [...keys, key]),
   );
 }
 
 /** Readable, stable operation id: the contract keys in camelCase, e.g. `grantsList`, `checkBulk`. */
-export const operationIdOf = (keys: string[]): string =>
-  keys.map((k, i) => (i === 0 ? k : k.charAt(0).toUpperCase() + k.slice(1))).join('');
+export const operationIdOf = (keys: string[]): string => keys.map((k, i) => (i === 0 ? k : k.charAt(0).toUpperCase() + k.slice(1))).join('');
 
 /** The router's routes by operation id; two routes with one id are an error. */
 export function routesByOperationId(router: AppRouter): Map<string, RouteEntry> {
@@ -42,7 +41,8 @@ export const TAGS: Record<string, TagObject> = {
   keys: { name: 'Keys', description: 'API keys of the tenant. Every operation needs the `admin` scope.' },
   oauth: {
     name: 'OAuth',
-    description: 'OAuth 2.0 (docs/oauth.md): the tenant\'s clients (the `admin` scope), and the protocol routes: form-encoded, RFC 6749 errors, no API key.',
+    description:
+      "OAuth 2.0 (docs/oauth.md): the tenant's clients (the `admin` scope), and the protocol routes: form-encoded, RFC 6749 errors, no API key.",
   },
 };
 
@@ -60,12 +60,9 @@ export function tagOf(keys: string[]): TagObject {
 export function withPlainResponses(router: AppRouter): AppRouter {
   return Object.fromEntries(
     Object.entries(router).map(([key, value]) => {
-      if (!isAppRoute(value)) return [key, withPlainResponses(value as AppRouter)];
+      if (!isAppRoute(value)) return [key, withPlainResponses(value)];
       const responses = Object.fromEntries(
-        Object.entries(value.responses).map(([status, response]) => [
-          status,
-          isAppRouteOtherResponse(response) ? response.body : response,
-        ]),
+        Object.entries(value.responses).map(([status, response]) => [status, isAppRouteOtherResponse(response) ? response.body : response]),
       );
       return [key, { ...value, responses }];
     }),

@@ -23,12 +23,14 @@ export function* schemasOf(document: OpenAPIObject): Generator<[string, Schema]>
         if (media.schema) yield* walk(media.schema, `${at}/requestBody/${type}`);
       }
       for (const [status, response] of Object.entries(op.responses) as [string, ResponseObject][]) {
-        for (const [type, media] of Object.entries(response.content ?? {})) if (media.schema) yield* walk(media.schema, `${at}/responses/${status}/${type}`);
+        for (const [type, media] of Object.entries(response.content ?? {}))
+          if (media.schema) yield* walk(media.schema, `${at}/responses/${status}/${type}`);
       }
     }
   }
   for (const [name, response] of Object.entries(document.components?.responses ?? {}) as [string, ResponseObject][]) {
-    for (const [type, media] of Object.entries(response.content ?? {})) if (media.schema) yield* walk(media.schema, `#/components/responses/${name}/${type}`);
+    for (const [type, media] of Object.entries(response.content ?? {}))
+      if (media.schema) yield* walk(media.schema, `#/components/responses/${name}/${type}`);
   }
 }
 

@@ -54,15 +54,12 @@ export function componentSchemas(named: NamedSchemas, problemSchemas: Iterable<[
 /** Renders zod schemas exactly as @ts-rest/open-api renders route bodies (input) and responses (output). */
 function renderSchemas(entries: readonly NamedSchema[]): Map<string, SchemaObject> {
   const routes = Object.fromEntries(
-    entries.map(({ name, schema }) => [
-      name,
-      { method: 'POST', path: `/${name}`, body: schema, responses: { 200: schema } } as unknown as AppRoute,
-    ]),
+    entries.map(({ name, schema }) => [name, { method: 'POST', path: `/${name}`, body: schema, responses: { 200: schema } } as unknown as AppRoute]),
   );
   const rendered = generateOpenApi(routes, { info: { title: '', version: '' } }) as unknown as OpenAPIObject;
   const result = new Map<string, SchemaObject>();
   for (const { name, output } of entries) {
-    const operation = rendered.paths[`/${name}`]!.post as OperationObject;
+    const operation = rendered.paths[`/${name}`]!.post!;
     const media = output
       ? (operation.responses['200'] as ResponseObject).content!['application/json']!
       : (operation.requestBody as RequestBodyObject).content['application/json']!;
@@ -81,7 +78,7 @@ function mapSchema(schema: Schema, replace: (s: Schema, isRoot: boolean) => Sche
   if (s.properties) s.properties = Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, sub(v)]));
   if (s.items) s.items = sub(s.items);
   if (s.additionalProperties && typeof s.additionalProperties === 'object') s.additionalProperties = sub(s.additionalProperties);
-  for (const key of ['allOf', 'anyOf', 'oneOf'] as const) if (s[key]) s[key] = s[key]!.map(sub);
+  for (const key of ['allOf', 'anyOf', 'oneOf'] as const) if (s[key]) s[key] = s[key].map(sub);
   if (s.not) s.not = sub(s.not);
   return s;
 }

@@ -12,7 +12,11 @@ const IN_FLIGHT = 4;
 const BATCH_TIMEOUT_MS = 60_000;
 const PROGRESS_EVERY_MS = 5_000;
 
-type Triple = { subject: string; relation: string; object: string };
+interface Triple {
+  subject: string;
+  relation: string;
+  object: string;
+}
 
 interface ImportSummary {
   /** Grants read from the input and accepted by the server. */
@@ -75,7 +79,7 @@ async function importGrants(
   const started = performance.now();
   const inFlight = new Set<Promise<void>>();
   /** Why the import stopped, by the first line concerned (a bad line, or the first of a refused batch). */
-  const failures: Array<{ line: number; message: string }> = [];
+  const failures: { line: number; message: string }[] = [];
   let [accepted, written] = [0, 0];
   let lastProgress = started;
 

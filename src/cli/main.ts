@@ -39,7 +39,8 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    const known = error instanceof ConfigError || error instanceof DomainError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
+    const known =
+      error instanceof ConfigError || error instanceof DomainError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
     process.stderr.write(`grantd: ${known ? (error as Error).message : String((error as Error).stack ?? error)}\n`);
     process.exitCode = 1;
   },

@@ -118,7 +118,8 @@ async function listen(services: AppDeps, config: Config): Promise<Server> {
   const server = createHttpServer(createApp(services, options), options);
   services.metrics.countDrops(server);
   await new Promise<void>((resolve, reject) => {
-    const refused = (error: NodeJS.ErrnoException) => reject(new ConfigError(`cannot listen on ${config.HOST}:${config.PORT}: ${error.code ?? error.message}`));
+    const refused = (error: NodeJS.ErrnoException) =>
+      reject(new ConfigError(`cannot listen on ${config.HOST}:${config.PORT}: ${error.code ?? error.message}`));
     server.once('error', refused);
     server.listen(config.PORT, config.HOST, () => {
       server.off('error', refused);

@@ -47,9 +47,15 @@ export class ProblemError extends ServiceError {
   readonly errors: ProblemIssue[] | undefined;
   readonly requestId: string | undefined;
 
-  constructor(
-    fields: { type: string; status: number; title: string; detail: string; attempts: number; errors?: ProblemIssue[] | undefined; requestId?: string | undefined },
-  ) {
+  constructor(fields: {
+    type: string;
+    status: number;
+    title: string;
+    detail: string;
+    attempts: number;
+    errors?: ProblemIssue[] | undefined;
+    requestId?: string | undefined;
+  }) {
     super(fields);
     this.name = 'ProblemError';
     this.errors = fields.errors;
@@ -94,10 +100,7 @@ export class NetworkError extends ServiceError {
   static readonly TYPE = 'network-error';
 
   constructor(cause: unknown, attempts: number) {
-    super(
-      { type: NetworkError.TYPE, status: NO_STATUS, title: 'Network error', detail: describeCause(cause), attempts },
-      { cause },
-    );
+    super({ type: NetworkError.TYPE, status: NO_STATUS, title: 'Network error', detail: describeCause(cause), attempts }, { cause });
     this.name = 'NetworkError';
   }
 }
@@ -105,7 +108,7 @@ export class NetworkError extends ServiceError {
 function describeCause(cause: unknown): string {
   if (!(cause instanceof Error)) return String(cause);
   const inner = (cause as { cause?: unknown }).cause;
-  const code = inner && typeof inner === 'object' && 'code' in inner ? ` (${String((inner as { code: unknown }).code)})` : '';
+  const code = inner && typeof inner === 'object' && 'code' in inner ? ` (${String(inner.code)})` : '';
   const innerMessage = inner instanceof Error && inner.message !== cause.message ? `: ${inner.message}` : '';
   return `${cause.message}${innerMessage}${code}`;
 }

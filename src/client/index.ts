@@ -219,8 +219,7 @@ export interface GrantdClient {
 
 /** Calls that may be repeated without changing the outcome, beyond every GET and DELETE. */
 const IDEMPOTENT_POSTS: ReadonlySet<AppRoute> = new Set<AppRoute>([contract.check, contract.checkBulk, contract.grants.create]);
-const isIdempotent = (route: AppRoute): boolean =>
-  route.method === 'GET' || route.method === 'DELETE' || IDEMPOTENT_POSTS.has(route);
+const isIdempotent = (route: AppRoute): boolean => route.method === 'GET' || route.method === 'DELETE' || IDEMPOTENT_POSTS.has(route);
 
 function retryPolicy(given: Partial<RetryPolicy> | undefined): RetryPolicy {
   const policy = { ...DEFAULT_RETRY, ...given };
@@ -245,7 +244,10 @@ function pathParam(name: string, value: string): string {
 const given = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
 /** The credentials the options name, exactly one kind of them; token requests go through `raw`. */
-function credentialsOf(options: ClientOptions, fetchToken: (clientId: string, clientSecret: string, scope?: string) => Promise<{ access_token: string; expires_in: number }>): Credentials {
+function credentialsOf(
+  options: ClientOptions,
+  fetchToken: (clientId: string, clientSecret: string, scope?: string) => Promise<{ access_token: string; expires_in: number }>,
+): Credentials {
   const kinds = [given(options.apiKey), given(options.accessToken), given(options.clientId) || given(options.clientSecret)].filter(Boolean).length;
   if (kinds !== 1) throw new TypeError('createClient: give exactly one of apiKey, accessToken, or clientId with clientSecret');
   if (given(options.apiKey)) return bearer(options.apiKey);

@@ -64,7 +64,7 @@ export class PrimaryLink {
         resolve(reply);
       };
       this.waiting.set(id, settle);
-      this.send({ ...request, id } as WorkerRequest);
+      this.send({ ...request, id });
     });
   }
 

@@ -95,7 +95,10 @@ export class AuthorizationEngine {
   async parseTriples(tenantId: string, inputs: readonly CheckInput[], validate: boolean): Promise<Triple[]> {
     const triples = inputs.map(parseTriple);
     if (validate) {
-      const schema = await this.schemaWith(tenantId, triples.map((t) => t.object.ns));
+      const schema = await this.schemaWith(
+        tenantId,
+        triples.map((t) => t.object.ns),
+      );
       for (const t of triples) schema.assertRelation(t.object.ns, t.relation);
     }
     return triples;
@@ -110,11 +113,7 @@ export class AuthorizationEngine {
     return this.checkMany(tenantId, inputs, { throwItemErrors: false });
   }
 
-  private async checkMany(
-    tenantId: string,
-    inputs: readonly CheckInput[],
-    { throwItemErrors }: { throwItemErrors: boolean },
-  ): Promise<BulkResult[]> {
+  private async checkMany(tenantId: string, inputs: readonly CheckInput[], { throwItemErrors }: { throwItemErrors: boolean }): Promise<BulkResult[]> {
     const queries = inputs.map(parseTriple);
     const schema = await this.schemaWith(tenantId, new Set(queries.map((q) => q.object.ns)));
 
@@ -133,7 +132,14 @@ export class AuthorizationEngine {
       }
       toEvaluate.push(index);
     });
-    const evaluated = toEvaluate.length > 0 ? await this.checker.check(tenantId, schema, toEvaluate.map((i) => queries[i]!)) : [];
+    const evaluated =
+      toEvaluate.length > 0
+        ? await this.checker.check(
+            tenantId,
+            schema,
+            toEvaluate.map((i) => queries[i]!),
+          )
+        : [];
     toEvaluate.forEach((queryIndex, answerIndex) => {
       const answer = evaluated[answerIndex]!;
       if (typeof answer === 'boolean') results[queryIndex] = { allowed: answer };
@@ -165,11 +171,7 @@ export class AuthorizationEngine {
    * checks for a page, so once the checks still to come would cost more than the first walk was
    * allowed, it is walked after all (once), with a budget about as costly as those checks.
    */
-  private async scanCandidates(
-    tenantId: string,
-    schema: CompiledSchema,
-    page: Omit<ReachableQuery, 'budget'>,
-  ): Promise<string[]> {
+  private async scanCandidates(tenantId: string, schema: CompiledSchema, page: Omit<ReachableQuery, 'budget'>): Promise<string[]> {
     const found: string[] = [];
     let after = page.after;
     let checked = 0;

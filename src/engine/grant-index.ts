@@ -55,7 +55,7 @@ interface SchemaTables {
  */
 export class GrantIndex {
   /** Nodes by namespace number, then id (undefined: a number freed for reuse). */
-  private readonly nodesByNs: Array<Map<string, number> | undefined> = [];
+  private readonly nodesByNs: (Map<string, number> | undefined)[] = [];
   private readonly namespaceNumbers = new Map<string, number>();
   private readonly relationNumbers = new Map<string, number>();
   /** Per relation number: grants held with it. */
@@ -67,7 +67,7 @@ export class GrantIndex {
   private readonly emptiedRelations = new Set<number>();
   /** Per node: its namespace's number, its id, and how many grants name it. */
   private readonly nodeNs: number[] = [];
-  private readonly nodeId: Array<string | undefined> = [];
+  private readonly nodeId: (string | undefined)[] = [];
   /** Per object node: (relation, holder) pairs. */
   private readonly grantsOn = new EdgeLists(INDEX_FROM.holders);
   /** Per subject node: (relation, object) pairs. */
@@ -167,15 +167,17 @@ export class GrantIndex {
     schema: CompiledSchema,
     queries: readonly Triple[],
     budget = DEFAULT_CHECK_BUDGET,
-    {
-      sliceMs = YIELD_AFTER_MS,
-      admits = () => true,
-      turns,
-    }: { sliceMs?: number; admits?: (query: Triple) => boolean; turns?: CheckTurns } = {},
-  ): Promise<Array<boolean | DomainError>> {
-    const answers: Array<boolean | DomainError> = new Array(queries.length);
+    { sliceMs = YIELD_AFTER_MS, admits = () => true, turns }: { sliceMs?: number; admits?: (query: Triple) => boolean; turns?: CheckTurns } = {},
+  ): Promise<(boolean | DomainError)[]> {
+    const answers = new Array<boolean | DomainError>(queries.length);
     // A lone check has no later check to keep a walk for.
-    const walks = queries.length > 1 ? new RememberedWalks(queries.map((query) => this.walkKey(query)), budget) : null;
+    const walks =
+      queries.length > 1
+        ? new RememberedWalks(
+            queries.map((query) => this.walkKey(query)),
+            budget,
+          )
+        : null;
     const first = turns?.wait() ?? 0;
     if (first > 0) await sleep(first);
     let version = this.version;
@@ -310,10 +312,7 @@ export class GrantIndex {
    * relations each grant confers, then arrows out of what is held, at most MAX_ARROW_DEPTH deep.
    * Null when the walk would visit more than `budget` pairs, or read more than `budget` grants (the caller pages some other way).
    */
-  reachable(
-    schema: CompiledSchema,
-    query: ReachableQuery,
-  ): string[] | null {
+  reachable(schema: CompiledSchema, query: ReachableQuery): string[] | null {
     const tables = this.tablesOf(schema);
     const self = this.nodeOf(query.subject);
     const namespace = this.namespaceNumbers.get(query.namespace);
@@ -385,8 +384,16 @@ export class GrantIndex {
         append(tables.conferred, ns, implied, rel);
       }
       for (const row of schema.arrows) {
-        const [ns, rel, via, target] = [this.namespaceNumber(row.ns), this.relationNumber(row.rel), this.relationNumber(row.via), this.relationNumber(row.target)];
-        const throughVia = tables.arrows.get(ns)?.get(rel)?.find((arrows) => arrows.via === via);
+        const [ns, rel, via, target] = [
+          this.namespaceNumber(row.ns),
+          this.relationNumber(row.rel),
+          this.relationNumber(row.via),
+          this.relationNumber(row.target),
+        ];
+        const throughVia = tables.arrows
+          .get(ns)
+          ?.get(rel)
+          ?.find((arrows) => arrows.via === via);
         if (throughVia) throughVia.targets.push(target);
         else append(tables.arrows, ns, rel, { via, targets: [target] });
         let byTarget = tables.arrowsOut.get(via);
@@ -527,7 +534,7 @@ function smallest(ids: string[], limit: number): string[] {
       }
     } else if (id < heap[0]!) {
       heap[0] = id;
-      for (let i = 0; ; ) {
+      for (let i = 0; ;) {
         const [left, right] = [2 * i + 1, 2 * i + 2];
         let largest = i;
         if (left < limit && heap[left]! > heap[largest]!) largest = left;
@@ -569,7 +576,7 @@ class RememberedWalks {
   private pairs = 0;
 
   constructor(
-    private readonly keys: ReadonlyArray<string | null>,
+    private readonly keys: readonly (string | null)[],
     private readonly budget: number,
   ) {
     for (const key of keys) if (key !== null) this.wanted.set(key, (this.wanted.get(key) ?? 0) + 1);

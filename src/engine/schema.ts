@@ -13,9 +13,7 @@ type Include = { kind: 'same'; relation: string } | { kind: 'arrow'; via: string
 
 function parseInclude(entry: string): Include {
   const arrow = entry.indexOf('->');
-  return arrow < 0
-    ? { kind: 'same', relation: entry }
-    : { kind: 'arrow', via: entry.slice(0, arrow), relation: entry.slice(arrow + 2) };
+  return arrow < 0 ? { kind: 'same', relation: entry } : { kind: 'arrow', via: entry.slice(0, arrow), relation: entry.slice(arrow + 2) };
 }
 
 /**
@@ -52,9 +50,18 @@ export function validateRelations(relations: RelationDefinitions): void {
 }
 
 /** `rel` on an object of `ns` is also held by whoever holds `implied` on it (closure includes `rel` itself). */
-export interface ClosureRow { ns: string; rel: string; implied: string }
+export interface ClosureRow {
+  ns: string;
+  rel: string;
+  implied: string;
+}
 /** Whoever holds `target` on an object X with a grant (X, `via`, o) holds `rel` on o, o in `ns`. */
-export interface ArrowRow { ns: string; rel: string; via: string; target: string }
+export interface ArrowRow {
+  ns: string;
+  rel: string;
+  via: string;
+  target: string;
+}
 
 /**
  * A tenant's namespaces compiled into the two tables the store's set-based queries join against.

@@ -20,7 +20,12 @@ export function scopeCovers(scope: readonly string[], namespace: string, relatio
  * an agent, or a registered agent (its scope known: `scopeOf` gives undefined for one that is not)
  * whose scope covers it. Read the scope from the same state of the tenant as the grants it masks.
  */
-export function masksAdmit(subject: Ref, namespace: string, relation: string, scopeOf: (externalId: string) => readonly string[] | null | undefined): boolean {
+export function masksAdmit(
+  subject: Ref,
+  namespace: string,
+  relation: string,
+  scopeOf: (externalId: string) => readonly string[] | null | undefined,
+): boolean {
   if (subject.ns !== AGENT_NAMESPACE) return true;
   const scope = scopeOf(subject.id);
   return scope !== undefined && scope !== null && scopeCovers(scope, namespace, relation);

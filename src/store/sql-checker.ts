@@ -65,7 +65,7 @@ export class SqlChecker {
   }
 
   /** One statement per schema among the items (a batch normally holds one: the tenant's latest). */
-  private async checkNow(tenantId: string, items: ReadonlyArray<{ schema: CompiledSchema; query: Triple }>): Promise<SqlOutcome[]> {
+  private async checkNow(tenantId: string, items: readonly { schema: CompiledSchema; query: Triple }[]): Promise<SqlOutcome[]> {
     const bySchema = new Map<CompiledSchema, number[]>();
     items.forEach(({ schema }, index) => {
       const indexes = bySchema.get(schema);
@@ -105,7 +105,10 @@ export class SqlChecker {
    */
   private answerOf(query: Triple, { outcome, scope }: SqlOutcome): CheckAnswer {
     if (outcome === 'cancelled') {
-      throw new RetryLater(`a check was not answered within ${this.statements.statementTimeoutMs / 1000} s; retry shortly`, 'check statement cancelled');
+      throw new RetryLater(
+        `a check was not answered within ${this.statements.statementTimeoutMs / 1000} s; retry shortly`,
+        'check statement cancelled',
+      );
     }
     if (!masksAdmit(query.subject, query.object.ns, query.relation, () => scope)) return false;
     switch (outcome) {
@@ -167,7 +170,7 @@ class TenantBatches<K, V> {
   async load(tenantId: string, keys: readonly K[]): Promise<V[]> {
     let loader = this.loaders.get(tenantId);
     if (!loader) {
-      const created: DataLoader<K, V> = new DataLoader(
+      const created = new DataLoader<K, V>(
         (batch) => {
           if (this.loaders.get(tenantId) === created) this.loaders.delete(tenantId);
           return this.run(tenantId, batch);
@@ -192,7 +195,10 @@ class TenantBatches<K, V> {
 export const CHECK_WALK_MS = 1_000;
 
 /** What the database says of a check; 'cancelled': its statement ran out of time. */
-type SqlOutcome = { outcome: CheckOutcome | 'denied' | 'cancelled'; scope: string[] | null };
+interface SqlOutcome {
+  outcome: CheckOutcome | 'denied' | 'cancelled';
+  scope: string[] | null;
+}
 
 /** The most checks one statement carries. */
 const MAX_BATCH = 1000;

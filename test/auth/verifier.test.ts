@@ -16,7 +16,12 @@ function databaseWith(...secrets: string[]) {
   const findMany = vi.fn(async ({ where }: { where: { prefix: string } }) => rows.filter((row) => row.prefix === where.prefix));
   const updateMany = vi.fn(async (_: { where: { id: string }; data: { lastUsedAt: Date } }) => ({ count: 1 }));
   const db = { apiKey: { findMany, updateMany } } as unknown as Db;
-  return { db, lookups: () => findMany.mock.calls.length, touches: () => updateMany.mock.calls.map(([{ where, data }]) => [where.id, data.lastUsedAt.getTime()]), updateMany };
+  return {
+    db,
+    lookups: () => findMany.mock.calls.length,
+    touches: () => updateMany.mock.calls.map(([{ where, data }]) => [where.id, data.lastUsedAt.getTime()]),
+    updateMany,
+  };
 }
 
 /** A well-formed secret with the given 8 characters after `svc_live_`. */
@@ -95,7 +100,10 @@ describe('KeyVerifier', () => {
     vi.setSystemTime(T0 + 60_000);
     keys.forgetAll();
     await keys.verify(credential(keys, secret));
-    expect(touches()).toEqual([['key_0', T0], ['key_0', T0 + 60_000]]);
+    expect(touches()).toEqual([
+      ['key_0', T0],
+      ['key_0', T0 + 60_000],
+    ]);
   });
 
   it('writes a last use that failed again at the next lookup, and never fails the request for it', async () => {
@@ -109,7 +117,10 @@ describe('KeyVerifier', () => {
     vi.setSystemTime(T0 + 1);
     keys.forgetAll();
     await keys.verify(credential(keys, secret));
-    expect(touches()).toEqual([['key_0', T0], ['key_0', T0 + 1]]);
+    expect(touches()).toEqual([
+      ['key_0', T0],
+      ['key_0', T0 + 1],
+    ]);
   });
 
   it('keys its memory by digest, never by the secret', () => {

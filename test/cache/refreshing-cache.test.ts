@@ -3,7 +3,7 @@ import { RefreshingCache } from '../../src/cache/refreshing-cache.ts';
 
 /** A loader whose calls the test counts and settles by hand. */
 function loader<V>() {
-  const calls: Array<{ key: string; previous: V | undefined; resolve: (v: V | null) => void; reject: (e: Error) => void }> = [];
+  const calls: { key: string; previous: V | undefined; resolve: (v: V | null) => void; reject: (e: Error) => void }[] = [];
   const load = (key: string, previous: V | undefined) =>
     new Promise<V | null>((resolve, reject) => {
       calls.push({ key, previous, resolve, reject });

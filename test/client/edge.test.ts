@@ -53,7 +53,11 @@ const importsOf = (metafile: Metafile) => Object.values(metafile.inputs).flatMap
 
 const entries: [string, string, boolean][] = [
   ['src/client/index.ts bundled by esbuild', SOURCE_ENTRY, true],
-  [`the built dist/src/client/index.js${builtIsFresh ? '' : ' (skipped: missing or older than the sources; run npm run build)'}`, BUILT_ENTRY, builtIsFresh],
+  [
+    `the built dist/src/client/index.js${builtIsFresh ? '' : ' (skipped: missing or older than the sources; run npm run build)'}`,
+    BUILT_ENTRY,
+    builtIsFresh,
+  ],
 ];
 
 describe.each(entries)('grantd/client from %s', (_, entry, available) => {
@@ -79,7 +83,9 @@ describe.each(entries)('grantd/client from %s', (_, entry, available) => {
     const args = Object.entries(values)
       .map(([k, v]) => `const ${k} = ${JSON.stringify(v)};`)
       .join('\n');
-    const out: string = await vm.evaluate(`(async () => { ${args}\n const result = await (async () => { ${body} })(); return JSON.stringify(result); })()`);
+    const out: string = await vm.evaluate(
+      `(async () => { ${args}\n const result = await (async () => { ${body} })(); return JSON.stringify(result); })()`,
+    );
     return JSON.parse(out);
   };
 
@@ -88,14 +94,21 @@ describe.each(entries)('grantd/client from %s', (_, entry, available) => {
     expect(imports.filter((i) => i.external || NODE_BUILTINS.has(i.path) || i.path.startsWith('node:'))).toEqual([]);
     const inputs = Object.keys(metafile.inputs).map((p) => relative(ROOT, join(ROOT, p)));
     // Only the client, the contract, zod and @ts-rest/core: nothing of the server.
-    expect(inputs.filter((p) => !/^(src\/client|dist\/src\/client|contract|dist\/contract|node_modules\/(zod|@ts-rest\/core))\//.test(p))).toEqual([]);
+    expect(inputs.filter((p) => !/^(src\/client|dist\/src\/client|contract|dist\/contract|node_modules\/(zod|@ts-rest\/core))\//.test(p))).toEqual(
+      [],
+    );
     expect(inputs.some((p) => /contract\/index\.(ts|js)$/.test(p))).toBe(true);
     expect(code).not.toMatch(/\b__require\b|\brequire\(/);
   });
 
   it.skipIf(!available)('runs in the Edge Runtime and makes real calls: namespaces, grants.create, check, objects.list', async () => {
     const vm = edge();
-    expect(vm.evaluate('[typeof EdgeRuntime, typeof process, typeof Buffer, typeof require]')).toEqual(['string', 'undefined', 'undefined', 'undefined']);
+    expect(vm.evaluate('[typeof EdgeRuntime, typeof process, typeof Buffer, typeof require]')).toEqual([
+      'string',
+      'undefined',
+      'undefined',
+      'undefined',
+    ]);
     const result = await run(
       vm,
       `

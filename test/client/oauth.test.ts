@@ -45,7 +45,9 @@ describe('the client as an OAuth client', () => {
     expect(await failure(() => client.grants.list())).toMatchObject({ error: { type: 'insufficient-scope', status: 403 } });
 
     // Revoked behind the client's back: the 401 leads to a new token and the call succeeds.
-    const { access_token: revoked } = (await form(server.issuer, '/v1/oauth/token', { grant_type: 'client_credentials' }, basic(created.client_id, created.client_secret!))).body as {
+    const { access_token: revoked } = (
+      await form(server.issuer, '/v1/oauth/token', { grant_type: 'client_credentials' }, basic(created.client_id, created.client_secret!))
+    ).body as {
       access_token: string;
     };
     const sneaky = recording({ accessToken: revoked });
@@ -92,7 +94,10 @@ describe('fetched tokens', () => {
   it('are renewed a minute before they expire, and fetched once for concurrent calls', async () => {
     let now = 0;
     let fetches = 0;
-    const tokens = fetchedTokens(async () => ({ access_token: `t${++fetches}`, expires_in: 3600 }), () => now);
+    const tokens = fetchedTokens(
+      async () => ({ access_token: `t${++fetches}`, expires_in: 3600 }),
+      () => now,
+    );
     expect(await Promise.all([tokens.authorization(), tokens.authorization()])).toEqual(['Bearer t1', 'Bearer t1']);
     now = 3_539_000;
     expect(await tokens.authorization()).toBe('Bearer t1');

@@ -79,7 +79,9 @@ describe('Retry-After', () => {
 
   it('overrides the backoff: HTTP-date', async () => {
     const f = fake((n) =>
-      n === 1 ? problemResponse(503, 'unavailable', { 'retry-after': new Date(Date.now() + 3000).toUTCString() }) : jsonResponse(200, { allowed: false }),
+      n === 1
+        ? problemResponse(503, 'unavailable', { 'retry-after': new Date(Date.now() + 3000).toUTCString() })
+        : jsonResponse(200, { allowed: false }),
     );
     expect(await f.client.check(CHECK)).toEqual({ allowed: false });
     expect(f.waits[0]).toBeGreaterThan(1900);
@@ -219,7 +221,13 @@ describe('responses', () => {
     const f = fake(
       () =>
         new Response(
-          JSON.stringify({ type: 'invalid-request', title: 'Invalid request', status: 400, detail: 'body.name: bad', errors: [{ path: 'body.name', message: 'bad' }] }),
+          JSON.stringify({
+            type: 'invalid-request',
+            title: 'Invalid request',
+            status: 400,
+            detail: 'body.name: bad',
+            errors: [{ path: 'body.name', message: 'bad' }],
+          }),
           { status: 400, headers: { 'content-type': 'application/problem+json; charset=utf-8', 'x-request-id': 'req-1' } },
         ),
     );
@@ -242,9 +250,19 @@ describe('responses', () => {
     const f = fake(() => new Response('', { status: 502 }), { retry: { maxRetries: 0 } });
     const { error } = await failure(() => f.client.check(CHECK));
     expect(error).toBeInstanceOf(UnexpectedResponseError);
-    expect(error).toMatchObject({ name: 'UnexpectedResponseError', type: 'unexpected-response', status: 502, title: 'HTTP 502', detail: 'empty body' });
+    expect(error).toMatchObject({
+      name: 'UnexpectedResponseError',
+      type: 'unexpected-response',
+      status: 502,
+      title: 'HTTP 502',
+      detail: 'empty body',
+    });
     const g = fake(() => new Response(JSON.stringify({ message: 'no' }), { status: 400, headers: { 'content-type': 'application/json' } }));
-    expect((await failure(() => g.client.check(CHECK))).error).toMatchObject({ type: 'unexpected-response', status: 400, detail: '{"message":"no"}' });
+    expect((await failure(() => g.client.check(CHECK))).error).toMatchObject({
+      type: 'unexpected-response',
+      status: 400,
+      detail: '{"message":"no"}',
+    });
   });
 
   it('a success the client cannot read is an unexpected-response, not retried', async () => {

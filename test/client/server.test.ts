@@ -267,7 +267,14 @@ describe('keys and scopes', () => {
     });
     const { keys } = await grantd.keys.list();
     const listed = keys.find((k) => k.id === key.id);
-    expect(listed).toEqual({ id: key.id, prefix: key.prefix, label: 'ci', scopes: ['check:read', 'grant:read'], created_at: key.created_at, last_used_at: null });
+    expect(listed).toEqual({
+      id: key.id,
+      prefix: key.prefix,
+      label: 'ci',
+      scopes: ['check:read', 'grant:read'],
+      created_at: key.created_at,
+      last_used_at: null,
+    });
     expect(JSON.stringify(keys)).not.toContain(key.secret);
 
     const withKey = createClient({ apiKey: key.secret, baseUrl: server.url });

@@ -51,7 +51,13 @@ export function useFaultServer() {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        const attempt = { n: attempts.length + 1, method: req.method ?? '', path: req.url ?? '', body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+        const attempt = {
+          n: attempts.length + 1,
+          method: req.method ?? '',
+          path: req.url ?? '',
+          body: Buffer.concat(chunks).toString('utf8'),
+          at: Date.now(),
+        };
         attempts.push(attempt);
         handler(req, res, attempt);
       });

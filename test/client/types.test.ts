@@ -23,7 +23,11 @@ import type {
 } from '../../src/client/index.ts';
 
 // Compile-time checks (run by `tsc -p tsconfig.json`): the client's types are the contract's.
-type Triple = { subject: string; relation: string; object: string };
+interface Triple {
+  subject: string;
+  relation: string;
+  object: string;
+}
 type KeyScope = 'check:read' | 'grant:read' | 'grant:write' | 'admin';
 
 describe('client types derived from the contract', () => {

@@ -122,7 +122,7 @@ describe("a node's primary", () => {
     expect(worker(1).sent).toEqual([{ grantd: 'reply', id: 5 }]);
   });
 
-  it('ignores messages that are not grantd\'s', async () => {
+  it("ignores messages that are not grantd's", async () => {
     await started(2);
     fakeCluster.emit('message', worker(1), { type: 'prom-client:getMetricsReq' });
     expect([worker(1).sent, worker(2).sent]).toEqual([[], []]);

@@ -59,7 +59,7 @@ describe("a worker's link to its primary", () => {
     expect(channel.sent).toEqual([{ grantd: 'applied', relay: 7 }]);
   });
 
-  it('ignores messages that are not grantd\'s (prom-client and rate-limiter-flexible share the channel)', () => {
+  it("ignores messages that are not grantd's (prom-client and rate-limiter-flexible share the channel)", () => {
     for (const message of [null, 'text', { channel: 'prom' }, { grantd: 5 }]) channel.deliver(message);
     expect(applied).toEqual([]);
     expect(channel.sent).toEqual([]);

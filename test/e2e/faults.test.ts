@@ -53,7 +53,7 @@ describe.runIf(inject('databaseKind') === 'embedded')('database faults', () => {
 
   it('answers 503 fast while the database is down, recovers by itself, and loses no acknowledged write', async () => {
     const acknowledged: string[] = [];
-    const refused: Array<{ status: number; ms: number; type?: string; retryAfter: string | null }> = [];
+    const refused: { status: number; ms: number; type?: string; retryAfter: string | null }[] = [];
     let stop = false;
     const writer = async (worker: number) => {
       for (let i = 0; !stop; i++) {
@@ -101,7 +101,9 @@ describe.runIf(inject('databaseKind') === 'embedded')('database faults', () => {
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     for (let round = 0; round < 3; round++) {
-      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = 'postgres' AND backend_type = 'client backend'`);
+      await admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = 'postgres' AND backend_type = 'client backend'`,
+      );
       const results = await Promise.all(
         Array.from({ length: 10 }, () => call('POST', '/v1/check', { subject: 'user:alice', relation: 'viewer', object: 'doc:w0-0' })),
       );

@@ -64,7 +64,9 @@ describe('grantd import', () => {
     const run = await asWriter([file('big.ndjson', lines, '\r\n')]);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(new RegExp(`^imported 2501 grants from ${join(dir, 'big.ndjson')}: 2500 new, 1 already present \\(\\d+\\.\\d s\\)\\n$`));
+    expect(run.stdout).toMatch(
+      new RegExp(`^imported 2501 grants from ${join(dir, 'big.ndjson')}: 2500 new, 1 already present \\(\\d+\\.\\d s\\)\\n$`),
+    );
     expect(await allowed('user:u0', 'idoc:big0')).toBe(true);
     // The last line (2499 % 7 === 0), sent in the last batch.
     expect(await allowed('user:u2499', 'idoc:big0')).toBe(true);
@@ -89,7 +91,9 @@ describe('grantd import', () => {
     expect(notJson.stderr).toContain('0 new grants were written before it stopped');
     expect(await allowed('user:u1', 'idoc:bj')).toBe(false);
 
-    const badShape = await asWriter([file('bad-shape.ndjson', [grant(1, 'bs'), '{"subject": "alice", "relation": "viewer", "object": "idoc:bs", "extra": 1}'])]);
+    const badShape = await asWriter([
+      file('bad-shape.ndjson', [grant(1, 'bs'), '{"subject": "alice", "relation": "viewer", "object": "idoc:bs", "extra": 1}']),
+    ]);
     expect(badShape.code).toBe(1);
     expect(badShape.stderr).toMatch(/line 2: subject: must be <namespace>:<id>.*; Unrecognized key.*'extra'/);
   });

@@ -20,8 +20,8 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`grantd did not start:\n${output}`)), 60_000);
@@ -91,7 +91,7 @@ export const callGrantd = (baseUrl: string, key: string | null, method: string, 
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
       res.on('end', () => {
-        const json = text !== '' && /json/.test(res.headers['content-type'] ?? '');
+        const json = text !== '' && (res.headers['content-type'] ?? '').includes('json');
         resolve({ status: res.statusCode!, headers: res.headers, body: json ? JSON.parse(text) : text || null, ms: Date.now() - started });
       });
     });

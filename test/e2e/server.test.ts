@@ -35,7 +35,10 @@ async function walkThrough(baseUrl: string, key: string) {
   expect((await check('user:dave', 'document:q4')).body).toEqual({ allowed: true });
   const first = await call('GET', '/v1/objects?namespace=document&subject=user:alice&relation=viewer&limit=1');
   expect(first.body).toEqual({ namespace: 'document', objects: ['q3'], next_cursor: expect.any(String) });
-  const second = await call('GET', `/v1/objects?namespace=document&subject=user:alice&relation=viewer&limit=1&cursor=${encodeURIComponent(first.body.next_cursor)}`);
+  const second = await call(
+    'GET',
+    `/v1/objects?namespace=document&subject=user:alice&relation=viewer&limit=1&cursor=${encodeURIComponent(first.body.next_cursor)}`,
+  );
   expect(second.body).toEqual({ namespace: 'document', objects: ['q4'], next_cursor: null });
   const problem = await check('alice', 'document:q3');
   expect(problem.status).toBe(400);
@@ -60,11 +63,20 @@ describe('grantd serve on its embedded default database', () => {
       await walkThrough(first.baseUrl, key!);
 
       // tenant create talks to the same embedded database while the server runs.
-      const { stdout } = await run(process.execPath, [GRANTD_BIN, 'tenant', 'create', 'acme', '--json'], { env: { ...process.env, ...env, DATABASE_URL: '' } });
+      const { stdout } = await run(process.execPath, [GRANTD_BIN, 'tenant', 'create', 'acme', '--json'], {
+        env: { ...process.env, ...env, DATABASE_URL: '' },
+      });
       const created = JSON.parse(stdout);
       expect(created).toEqual({
         tenant: { id: expect.any(String), name: 'acme' },
-        key: { id: expect.stringMatching(/^key_/), prefix: expect.any(String), secret: expect.stringMatching(/^svc_live_/), label: expect.any(String), scopes: ['admin'], created_at: expect.any(String) },
+        key: {
+          id: expect.stringMatching(/^key_/),
+          prefix: expect.any(String),
+          secret: expect.stringMatching(/^svc_live_/),
+          label: expect.any(String),
+          scopes: ['admin'],
+          created_at: expect.any(String),
+        },
       });
       const namespaces = await fetch(`${first.baseUrl}/v1/namespaces`, { headers: { Authorization: `Bearer ${created.key.secret}` } });
       expect((await namespaces.json()).namespaces.map((n: { name: string }) => n.name)).toEqual(['agent', 'user']);
@@ -122,7 +134,10 @@ describe('grantd serve on DATABASE_URL', () => {
   });
 
   it('never writes the key secret into its log lines', () => {
-    const logLines = server.output().split('\n').filter((line) => line.startsWith('{'));
+    const logLines = server
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'));
     expect(logLines.length).toBeGreaterThan(5);
     expect(logLines.join('\n')).not.toContain('svc_live_');
   });
@@ -142,53 +157,65 @@ describe('grantd serve on DATABASE_URL', () => {
 describe('grantd serve with short timeouts and a metrics token', () => {
   const token = 'e2e-metrics-token-0123456789';
   const slowBody = (port: number, key: string) =>
-    exchange(port, `POST /v1/check HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 80\r\n\r\n{"sub`).closed;
+    exchange(
+      port,
+      `POST /v1/check HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 80\r\n\r\n{"sub`,
+    ).closed;
 
-  it.each(['1', '2'])('with GRANTD_WORKERS=%s, cuts late bodies and headers with 400 invalid-request and guards /metrics', async (workers) => {
-    const databaseUrl = inject('databaseUrl');
-    const created = await runGrantd(['tenant', 'create', `slow-${workers}-${Date.now()}`, '--json'], { DATABASE_URL: databaseUrl });
-    const key: string = JSON.parse(created.stdout).key.secret;
-    const server = await startServer({
-      DATABASE_URL: databaseUrl,
-      GRANTD_WORKERS: workers,
-      GRANTD_HEADERS_TIMEOUT: '1',
-      GRANTD_BODY_TIMEOUT: '1',
-      GRANTD_KEEP_ALIVE_TIMEOUT: '1',
-      GRANTD_METRICS_TOKEN: token,
-    });
-    try {
-      const port = Number(new URL(server.baseUrl).port);
-      // Each worker has authenticated once first: its first authentication (a database connection
-      // opened, the key read) could otherwise take most of the body's second on a loaded machine.
-      const warmUps = [0, 1, 2, 3].map(() => fetch(`${server.baseUrl}/v1/namespaces`, { headers: { Authorization: `Bearer ${key}` } }));
-      for (const warmUp of await Promise.all(warmUps)) expect(warmUp.status).toBe(200);
-      // Four at once: the workers take connections in turn, so each of two gets some.
-      const answers = await Promise.all([0, 1, 2, 3].map(() => slowBody(port, key)));
-      for (const { answer } of answers) {
-        expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
-        expect(headerOf(answer, 'Connection')).toBe('close');
-        expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ type: 'invalid-request', detail: 'the body did not arrive within 1 s' });
+  it.each(['1', '2'])(
+    'with GRANTD_WORKERS=%s, cuts late bodies and headers with 400 invalid-request and guards /metrics',
+    async (workers) => {
+      const databaseUrl = inject('databaseUrl');
+      const created = await runGrantd(['tenant', 'create', `slow-${workers}-${Date.now()}`, '--json'], { DATABASE_URL: databaseUrl });
+      const key: string = JSON.parse(created.stdout).key.secret;
+      const server = await startServer({
+        DATABASE_URL: databaseUrl,
+        GRANTD_WORKERS: workers,
+        GRANTD_HEADERS_TIMEOUT: '1',
+        GRANTD_BODY_TIMEOUT: '1',
+        GRANTD_KEEP_ALIVE_TIMEOUT: '1',
+        GRANTD_METRICS_TOKEN: token,
+      });
+      try {
+        const port = Number(new URL(server.baseUrl).port);
+        // Each worker has authenticated once first: its first authentication (a database connection
+        // opened, the key read) could otherwise take most of the body's second on a loaded machine.
+        const warmUps = [0, 1, 2, 3].map(() => fetch(`${server.baseUrl}/v1/namespaces`, { headers: { Authorization: `Bearer ${key}` } }));
+        for (const warmUp of await Promise.all(warmUps)) expect(warmUp.status).toBe(200);
+        // Four at once: the workers take connections in turn, so each of two gets some.
+        const answers = await Promise.all([0, 1, 2, 3].map(() => slowBody(port, key)));
+        for (const { answer } of answers) {
+          expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+          expect(headerOf(answer, 'Connection')).toBe('close');
+          expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({
+            type: 'invalid-request',
+            detail: 'the body did not arrive within 1 s',
+          });
+        }
+        const lateHeaders = await exchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n').closed;
+        expect(lateHeaders.answer).toMatch(
+          /^HTTP\/1\.1 400 Bad Request\r\n[^]*"detail":"the request did not arrive in time: its headers within 1 s, its body within 1 s more"/,
+        );
+
+        const cutBy = server
+          .output()
+          .split('\n')
+          .filter((line) => line.includes('"path":"/v1/check","status":400'))
+          .map((line) => JSON.parse(line).worker);
+        expect(cutBy).toHaveLength(4);
+        if (workers === '2') expect(new Set(cutBy)).toEqual(new Set([1, 2]));
+
+        expect((await fetch(`${server.baseUrl}/metrics`)).status).toBe(401);
+        const metrics = await fetch(`${server.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${token}` } });
+        expect(metrics.status).toBe(200);
+        expect(await metrics.text()).toMatch(/grantd_http_requests_total\{route="\/v1\/check",method="POST",status="400"\} 4/);
+      } finally {
+        await server.stop();
       }
-      const lateHeaders = await exchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n').closed;
-      expect(lateHeaders.answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n[^]*"detail":"the request did not arrive in time: its headers within 1 s, its body within 1 s more"/);
-
-      const cutBy = server
-        .output()
-        .split('\n')
-        .filter((line) => line.includes('"path":"/v1/check","status":400'))
-        .map((line) => JSON.parse(line).worker);
-      expect(cutBy).toHaveLength(4);
-      if (workers === '2') expect(new Set(cutBy)).toEqual(new Set([1, 2]));
-
-      expect((await fetch(`${server.baseUrl}/metrics`)).status).toBe(401);
-      const metrics = await fetch(`${server.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${token}` } });
-      expect(metrics.status).toBe(200);
-      expect(await metrics.text()).toMatch(/grantd_http_requests_total\{route="\/v1\/check",method="POST",status="400"\} 4/);
-    } finally {
-      await server.stop();
-    }
-    expect(server.output()).not.toContain(token);
-  }, 90_000);
+      expect(server.output()).not.toContain(token);
+    },
+    90_000,
+  );
 });
 
 describe('grantd configuration', () => {

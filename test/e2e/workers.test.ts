@@ -48,7 +48,10 @@ describe('several workers on one node', () => {
   it('keeps read-after-write whichever worker answers: a grant, its revocation, a key revoked', async () => {
     // The rate limit is per node: spread over keys so that it never answers here.
     const keys = await Promise.all(
-      Array.from({ length: 4 }, async () => (await call(adminKey, 'POST', '/v1/keys', { label: 'raw', scopes: ['check:read', 'grant:write'] })).body.secret as string),
+      Array.from(
+        { length: 4 },
+        async () => (await call(adminKey, 'POST', '/v1/keys', { label: 'raw', scopes: ['check:read', 'grant:write'] })).body.secret as string,
+      ),
     );
     for (let round = 0; round < 4; round++) {
       const key = keys[round]!;
@@ -71,7 +74,8 @@ describe('several workers on one node', () => {
   it('limits a key per node, not per worker', async () => {
     const key = (await call(adminKey, 'POST', '/v1/keys', { label: 'limited', scopes: ['check:read'] })).body.secret as string;
     const statuses: number[] = [];
-    for (let i = 0; i < 20; i++) statuses.push((await call(key, 'POST', '/v1/check', { subject: 'user:x', relation: 'viewer', object: 'wdoc:d0' })).status);
+    for (let i = 0; i < 20; i++)
+      statuses.push((await call(key, 'POST', '/v1/check', { subject: 'user:x', relation: 'viewer', object: 'wdoc:d0' })).status);
     // A bucket of 8 refilled at 8/s: each worker alone would let 16 through in this burst.
     expect(statuses.filter((status) => status === 200).length).toBeLessThanOrEqual(11);
     expect(statuses).toContain(429);

@@ -11,10 +11,7 @@ import { grant } from './fixtures.ts';
  * arrows over `parent`): a denied check would visit every (node, relation) pair and follow every
  * parent grant from each, which a work budget must stop, as docs/ promise for every check.
  */
-const FAN_OUT = Object.fromEntries([
-  ['parent', {}],
-  ...[1, 2, 3, 4].map((r) => [`r${r}`, { includes: [1, 2, 3, 4].map((t) => `parent->r${t}`) }]),
-]);
+const FAN_OUT = Object.fromEntries([['parent', {}], ...[1, 2, 3, 4].map((r) => [`r${r}`, { includes: [1, 2, 3, 4].map((t) => `parent->r${t}`) }])]);
 const schema = new CompiledSchema([
   { name: 'node', relations: FAN_OUT },
   { name: 'user', relations: null },

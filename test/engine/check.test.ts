@@ -40,11 +40,7 @@ describe('direct grants and includes', () => {
 
 describe('parent arrows', () => {
   it('makes folder viewers viewers of the folder documents, through nested folders', async () => {
-    await g.grant(
-      ['folder:root', 'parent', 'folder:sub'],
-      ['folder:sub', 'parent', 'document:d1'],
-      ['user:alice', 'viewer', 'folder:root'],
-    );
+    await g.grant(['folder:root', 'parent', 'folder:sub'], ['folder:sub', 'parent', 'document:d1'], ['user:alice', 'viewer', 'folder:root']);
     expect(await g.check('user:alice', 'viewer', 'folder:sub')).toBe(true);
     expect(await g.check('user:alice', 'viewer', 'document:d1')).toBe(true);
     expect(await g.check('user:alice', 'editor', 'document:d1')).toBe(false);
@@ -66,7 +62,7 @@ describe('parent arrows', () => {
 
   it('follows at most 16 arrows in one chain', async () => {
     // f0 -> f1 -> ... -> f16: a viewer of f0 reaches f16 in 16 arrows, but not document d through f16 (17).
-    const chain: Array<[string, string, string]> = [];
+    const chain: [string, string, string][] = [];
     for (let i = 0; i < 16; i++) chain.push([`folder:f${i}`, 'parent', `folder:f${i + 1}`]);
     await g.grant(...chain, ['folder:f16', 'parent', 'document:d'], ['folder:f15', 'parent', 'document:e'], ['user:alice', 'viewer', 'folder:f0']);
     expect(await g.check('user:alice', 'viewer', 'folder:f16')).toBe(true);
@@ -103,7 +99,7 @@ describe('crowded objects', () => {
     const viewers = Array.from({ length: HOLDERS_READ * 2 }, (_, n): [string, string, string] => [`user:v${n}`, 'viewer', 'document:d1']);
     await g.grant(...viewers);
     // Holders are read in byte order: v99 and m99 come after the first HOLDERS_READ of their lists.
-    const probes: Array<[string, boolean]> = [
+    const probes: [string, boolean][] = [
       ['user:v0', true],
       ['user:v99', true],
       ['user:m0', true],
@@ -262,7 +258,7 @@ describe('a listing whose candidates are past the work budget of a check', () =>
   it('fails with check-too-complex rather than leaving them out', async () => {
     const fan = Object.fromEntries([['parent', {}], ...[1, 2].map((r) => [`r${r}`, { includes: [1, 2].map((t) => `parent->r${t}`) }])]);
     await g.namespace('node', fan);
-    const grants: Array<[string, string, string]> = [];
+    const grants: [string, string, string][] = [];
     for (let a = 0; a < 120; a++) for (let b = 0; b < 120; b++) if (a !== b) grants.push([`node:n${a}`, 'parent', `node:n${b}`]);
     for (let i = 0; i < grants.length; i += 1000) await g.grant(...grants.slice(i, i + 1000));
     await g.grant(['user:ann', 'r1', 'user:elsewhere']);

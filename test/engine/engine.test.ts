@@ -26,12 +26,19 @@ interface FakeOptions {
   pairsPerCheck?: number;
 }
 
-function fakeStore({ loaded = [DOCUMENT, USER], reloaded = loaded, answers = {}, walk = () => [], objects = [], pairsPerCheck = 1 }: FakeOptions = {}) {
+function fakeStore({
+  loaded = [DOCUMENT, USER],
+  reloaded = loaded,
+  answers = {},
+  walk = () => [],
+  objects = [],
+  pairsPerCheck = 1,
+}: FakeOptions = {}) {
   const calls = {
-    schema: [] as Array<number | undefined>,
+    schema: [] as (number | undefined)[],
     evaluate: [] as string[][],
-    walks: [] as Array<{ budget: number; limit: number; after: string | null }>,
-    candidates: [] as Array<{ after: string | null; limit: number }>,
+    walks: [] as { budget: number; limit: number; after: string | null }[],
+    candidates: [] as { after: string | null; limit: number }[],
     invalidated: [] as string[],
   };
   const [first, fresher] = [new CompiledSchema(loaded), new CompiledSchema(reloaded)];

@@ -19,7 +19,7 @@ export async function tenantGraph(services: AppDeps) {
     scan: new AuthorizationEngine(checker, { listingBudget: 0, maxListingBudget: 0 }),
     sample: new AuthorizationEngine(checker, { listingBudget: 0 }),
   });
-  const triples = (list: Array<[string, string, string]>) => list.map(([subject, relation, object]) => ({ subject, relation, object }));
+  const triples = (list: [string, string, string][]) => list.map(([subject, relation, object]) => ({ subject, relation, object }));
   return {
     tenantId,
     async namespace(name: string, relations: RelationDefinitions | null = null) {
@@ -27,11 +27,11 @@ export async function tenantGraph(services: AppDeps) {
       schemas.invalidate(tenantId);
       engine.invalidate(tenantId);
     },
-    async grant(...list: Array<[string, string, string]>) {
+    async grant(...list: [string, string, string][]) {
       await applyBatch(db, tenantId, await engine.parseTriples(tenantId, triples(list), true), []);
       engine.invalidate(tenantId);
     },
-    async revoke(...list: Array<[string, string, string]>) {
+    async revoke(...list: [string, string, string][]) {
       await applyBatch(db, tenantId, [], await engine.parseTriples(tenantId, triples(list), false));
       engine.invalidate(tenantId);
     },
@@ -46,7 +46,7 @@ export async function tenantGraph(services: AppDeps) {
       return removed === null ? null : removed.grantsRemoved;
     },
     check: (subject: string, relation: string, object: string) => engine.check(tenantId, { subject, relation, object }),
-    bulk: (list: Array<[string, string, string]>) => engine.checkBulk(tenantId, triples(list)),
+    bulk: (list: [string, string, string][]) => engine.checkBulk(tenantId, triples(list)),
     /** Every id the subject reaches, walking all pages of the given size, the given way, on this services' store or another's. */
     async listAll(
       subject: string,

@@ -12,7 +12,7 @@ const schema = new CompiledSchema([
   { name: 'user', relations: null },
 ]);
 
-function indexOf(...grants: Array<[string, string, string]>): GrantIndex {
+function indexOf(...grants: [string, string, string][]): GrantIndex {
   const index = new GrantIndex();
   for (const g of grants) index.add(grant(...g));
   return index;
@@ -21,8 +21,13 @@ function indexOf(...grants: Array<[string, string, string]>): GrantIndex {
 const check = (index: GrantIndex, subject: string, relation: string, object: string) => index.check(schema, grant(subject, relation, object));
 
 /** One page of the listing walk, unbounded unless a budget is given. */
-const reachable = (index: GrantIndex, subject: string, namespace: string, relation: string, { after = null as string | null, limit = 1000, budget = Infinity } = {}) =>
-  index.reachable(schema, { subject: parseRef(subject, 'subject'), namespace, relation, after, limit, budget });
+const reachable = (
+  index: GrantIndex,
+  subject: string,
+  namespace: string,
+  relation: string,
+  { after = null as string | null, limit = 1000, budget = Infinity } = {},
+) => index.reachable(schema, { subject: parseRef(subject, 'subject'), namespace, relation, after, limit, budget });
 
 describe('GrantIndex', () => {
   it('counts grants once and forgets removed ones', () => {
@@ -39,7 +44,11 @@ describe('GrantIndex', () => {
 
   it('ends in the same state whatever order flips come in', () => {
     // Logged history: ann added, then removed (the removal committed second); bob, held before, removed.
-    const history = [grant('user:ann', 'viewer', 'document:d1'), grant('user:ann', 'viewer', 'document:d1'), grant('user:bob', 'viewer', 'document:d1')];
+    const history = [
+      grant('user:ann', 'viewer', 'document:d1'),
+      grant('user:ann', 'viewer', 'document:d1'),
+      grant('user:bob', 'viewer', 'document:d1'),
+    ];
     const inOrder = indexOf(['user:bob', 'viewer', 'document:d1']);
     const reversed = indexOf(['user:bob', 'viewer', 'document:d1']);
     for (const change of history) inOrder.flip(change);
@@ -66,7 +75,12 @@ describe('GrantIndex', () => {
   });
 
   it('gives one level of group membership', () => {
-    const index = indexOf(['user:ann', 'member', 'group:eng'], ['group:eng', 'member', 'group:all'], ['group:eng', 'viewer', 'document:d1'], ['group:all', 'viewer', 'document:d2']);
+    const index = indexOf(
+      ['user:ann', 'member', 'group:eng'],
+      ['group:eng', 'member', 'group:all'],
+      ['group:eng', 'viewer', 'document:d1'],
+      ['group:all', 'viewer', 'document:d2'],
+    );
     expect(check(index, 'user:ann', 'viewer', 'document:d1')).toBe(true);
     expect(check(index, 'user:ann', 'viewer', 'document:d2')).toBe(false);
     index.remove(grant('user:ann', 'member', 'group:eng'));
@@ -76,7 +90,7 @@ describe('GrantIndex', () => {
   it(`follows at most ${MAX_ARROW_DEPTH} arrows, and stops on cycles`, () => {
     // folder:f0 is the parent of f1, ..., f(n-1) of document:d; the viewer grant sits on f0.
     const chain = (n: number) => {
-      const grants: Array<[string, string, string]> = [['user:ann', 'viewer', 'folder:f0']];
+      const grants: [string, string, string][] = [['user:ann', 'viewer', 'folder:f0']];
       for (let i = 1; i < n; i++) grants.push([`folder:f${i - 1}`, 'parent', `folder:f${i}`]);
       grants.push([`folder:f${n - 1}`, 'parent', 'document:d']);
       return indexOf(...grants);
@@ -101,7 +115,11 @@ describe('GrantIndex', () => {
 
   it('reuses the numbers of subjects and objects no grant names any more, carrying nothing over', () => {
     const index = indexOf(['user:ann', 'member', 'group:eng'], ['group:eng', 'viewer', 'document:d1'], ['user:bob', 'owner', 'document:d2']);
-    for (const [s, r, o] of [['user:ann', 'member', 'group:eng'], ['group:eng', 'viewer', 'document:d1'], ['user:bob', 'owner', 'document:d2']] as const) {
+    for (const [s, r, o] of [
+      ['user:ann', 'member', 'group:eng'],
+      ['group:eng', 'viewer', 'document:d1'],
+      ['user:bob', 'owner', 'document:d2'],
+    ] as const) {
       expect(index.remove(grant(s, r, o))).toBe(true);
     }
     // New subjects and objects take the freed numbers; none inherits a membership or a grant.
@@ -159,7 +177,9 @@ describe('GrantIndex listing walk', () => {
     const all = [...ids, 'B', 'a', 'Z-1', 'Z.1'].sort((x, y) => (Buffer.from(x) < Buffer.from(y) ? -1 : 1));
     expect(all.slice(0, 4)).toEqual(['B', 'Z-1', 'Z.1', 'a']);
     expect(reachable(index, 'user:ann', 'document', 'viewer', { limit: 10 })).toEqual(all.slice(0, 10));
-    expect(reachable(index, 'user:ann', 'document', 'viewer', { after: 'd100', limit: 7 })).toEqual(all.slice(all.indexOf('d100') + 1, all.indexOf('d100') + 8));
+    expect(reachable(index, 'user:ann', 'document', 'viewer', { after: 'd100', limit: 7 })).toEqual(
+      all.slice(all.indexOf('d100') + 1, all.indexOf('d100') + 8),
+    );
     expect(reachable(index, 'user:ann', 'document', 'viewer', { after: 'd497', limit: 7 })).toEqual(['d498', 'd499']);
     expect(reachable(index, 'user:ann', 'document', 'viewer')).toEqual(all);
   });
@@ -172,7 +192,7 @@ describe('GrantIndex listing walk', () => {
   });
 
   it(`follows at most ${MAX_ARROW_DEPTH} arrows, and stops on cycles`, () => {
-    const grants: Array<[string, string, string]> = [['user:ann', 'viewer', 'folder:f0']];
+    const grants: [string, string, string][] = [['user:ann', 'viewer', 'folder:f0']];
     for (let i = 1; i <= MAX_ARROW_DEPTH; i++) grants.push([`folder:f${i - 1}`, 'parent', `folder:f${i}`]);
     grants.push([`folder:f${MAX_ARROW_DEPTH - 1}`, 'parent', 'document:near'], [`folder:f${MAX_ARROW_DEPTH}`, 'parent', 'document:far']);
     grants.push([`folder:f${MAX_ARROW_DEPTH}`, 'parent', 'folder:f0']);

@@ -76,9 +76,9 @@ function reference(model: TenantModel) {
     for (const entry of includes) {
       if (result) break;
       const [via, target] = entry.includes('->') ? entry.split('->') : [null, entry];
-      if (via === null) result = holds(s, target!, obj, depth, memo);
+      if (via === null) result = holds(s, target, obj, depth, memo);
       else if (depth < 16) {
-        result = grants.some(([x, r, o]) => r === via && o === obj && holds(s, target!, x, depth + 1, memo));
+        result = grants.some(([x, r, o]) => r === via && o === obj && holds(s, target, x, depth + 1, memo));
       }
     }
     memo.set(key, result);
@@ -120,7 +120,10 @@ function queriesOn(subjects: readonly string[], objects: readonly string[]): Tri
 
 /** The checks among `queries` on which the engine and `want` disagree. */
 async function disagreeing(engine: AuthorizationEngine, tenantId: string, queries: readonly Triple[], want: (...q: Triple) => boolean) {
-  const results = await engine.checkBulk(tenantId, queries.map(([subject, relation, object]) => ({ subject, relation, object })));
+  const results = await engine.checkBulk(
+    tenantId,
+    queries.map(([subject, relation, object]) => ({ subject, relation, object })),
+  );
   return queries.filter((q, i) => results[i]!.allowed !== want(...q) || results[i]!.error !== undefined);
 }
 
@@ -144,7 +147,10 @@ describe('engine against the reference evaluator', () => {
       fc.asyncProperty(tenantArb, async (model) => {
         const { g, grants } = await tenantOf(model);
         const expected = reference(model);
-        const queries = queriesOn(REFS, REFS.filter((r) => DECLARED.some((ns) => r.startsWith(`${ns}:`))));
+        const queries = queriesOn(
+          REFS,
+          REFS.filter((r) => DECLARED.some((ns) => r.startsWith(`${ns}:`))),
+        );
         expect(await loadedLater.heldTenants.load(g.tenantId)).toBe(true);
         expect(await disagreeing(services.engine, g.tenantId, queries, expected)).toEqual([]);
         expect(await disagreeing(databaseOnly.engine, g.tenantId, queries, expected)).toEqual([]);

@@ -41,7 +41,11 @@ describe('compiled schema', () => {
   ]);
 
   it('closes includes on the same object, each relation implying itself', () => {
-    const implied = (rel: string) => schema.closure.filter((r) => r.rel === rel).map((r) => r.implied).sort();
+    const implied = (rel: string) =>
+      schema.closure
+        .filter((r) => r.rel === rel)
+        .map((r) => r.implied)
+        .sort();
     expect(implied('viewer')).toEqual(['editor', 'owner', 'viewer']);
     expect(implied('editor')).toEqual(['editor', 'owner']);
     expect(implied('owner')).toEqual(['owner']);
@@ -76,7 +80,8 @@ describe('agent scope masks', () => {
 
 describe("an agent's masks", () => {
   const scopes: Record<string, readonly string[] | null> = { reader: ['document:viewer'], unscoped: null };
-  const admits = (subject: string, namespace: string, relation: string) => masksAdmit(parseRef(subject, 'subject'), namespace, relation, (id) => scopes[id]);
+  const admits = (subject: string, namespace: string, relation: string) =>
+    masksAdmit(parseRef(subject, 'subject'), namespace, relation, (id) => scopes[id]);
 
   it('admit any subject but an agent, registered or not', () => {
     expect(admits('user:reader', 'document', 'editor')).toBe(true);
@@ -100,11 +105,8 @@ describe('references', () => {
     expect(parseRef('user:alice@example.com', 'subject')).toEqual({ ns: 'user', id: 'alice@example.com' });
   });
 
-  it.each(['alice', 'User:alice', 'user:', ':alice', 'user:a:b', 'user:a b', `user:${'x'.repeat(257)}`])(
-    'rejects %s',
-    (value) => {
-      expect(problemType(() => parseRef(value, 'subject'))).toBe('invalid-subject');
-      expect(problemType(() => parseRef(value, 'object'))).toBe('invalid-object');
-    },
-  );
+  it.each(['alice', 'User:alice', 'user:', ':alice', 'user:a:b', 'user:a b', `user:${'x'.repeat(257)}`])('rejects %s', (value) => {
+    expect(problemType(() => parseRef(value, 'subject'))).toBe('invalid-subject');
+    expect(problemType(() => parseRef(value, 'object'))).toBe('invalid-object');
+  });
 });

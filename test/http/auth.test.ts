@@ -163,7 +163,9 @@ describe('a key revoked while its request is being sent', () => {
   it('refuses a key creation whose admin key was revoked on this node before the body ended, and creates no key', async () => {
     const doomed = await tenant.keyWith('admin');
     const request = await halfSent(first.services, portOf(0), doomed, '/v1/keys', { label: 'made-by-a-revoked-key', scopes: ['admin'] });
-    await client(first.app, tenant.adminKey).delete(`/v1/keys/${await keyIdOf(first.app, tenant.adminKey, doomed)}`).expect(204);
+    await client(first.app, tenant.adminKey)
+      .delete(`/v1/keys/${await keyIdOf(first.app, tenant.adminKey, doomed)}`)
+      .expect(204);
     expect(await request.finish()).toBe(401);
     const labels = (await client(first.app, tenant.adminKey).get('/v1/keys')).body.keys.map((k: { label: string }) => k.label);
     expect(labels).not.toContain('made-by-a-revoked-key');
@@ -173,7 +175,9 @@ describe('a key revoked while its request is being sent', () => {
     const doomed = await tenant.keyWith('grant:write');
     const triple = { subject: 'user:slow', relation: 'viewer', object: 'slowdoc:d1' };
     const request = await halfSent(second, portOf(1), doomed, '/v1/grants', triple);
-    await client(first.app, tenant.adminKey).delete(`/v1/keys/${await keyIdOf(first.app, tenant.adminKey, doomed)}`).expect(204);
+    await client(first.app, tenant.adminKey)
+      .delete(`/v1/keys/${await keyIdOf(first.app, tenant.adminKey, doomed)}`)
+      .expect(204);
     // The other node uses what it remembers of a key for half a second at most; the rest of the body comes later.
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(await request.finish()).toBe(401);
@@ -183,7 +187,11 @@ describe('a key revoked while its request is being sent', () => {
 
   it('answers a request whose key stays live', async () => {
     const key = await tenant.keyWith('grant:write');
-    const request = await halfSent(first.services, portOf(0), key, '/v1/grants', { subject: 'user:steady', relation: 'viewer', object: 'slowdoc:d2' });
+    const request = await halfSent(first.services, portOf(0), key, '/v1/grants', {
+      subject: 'user:steady',
+      relation: 'viewer',
+      object: 'slowdoc:d2',
+    });
     expect(await request.finish()).toBe(201);
   });
 });

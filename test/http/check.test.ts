@@ -91,7 +91,11 @@ describe('POST /v1/check/bulk', () => {
 
   it.each([
     ['no checks', { checks: [] }, 'invalid-request'],
-    ['1001 checks', { checks: Array.from({ length: 1001 }, () => ({ subject: 'user:a', relation: 'viewer', object: 'document:q3' })) }, 'invalid-request'],
+    [
+      '1001 checks',
+      { checks: Array.from({ length: 1001 }, () => ({ subject: 'user:a', relation: 'viewer', object: 'document:q3' })) },
+      'invalid-request',
+    ],
     ['a malformed subject', { checks: [{ subject: 'a', relation: 'viewer', object: 'document:q3' }] }, 'invalid-subject'],
     ['a malformed object', { checks: [{ subject: 'user:a', relation: 'viewer', object: 'q3' }] }, 'invalid-object'],
   ])('answers 400 for %s', async (_, body, type) => {
@@ -104,10 +108,7 @@ describe('POST /v1/check/bulk', () => {
 describe('a check past the work budget', () => {
   // Every node the parent of every other, four relations each including four arrows over parent:
   // a denied check would read ~40,000 parent grants, past the default budget of 25,000 steps.
-  const FAN_OUT = Object.fromEntries([
-    ['parent', {}],
-    ...[1, 2, 3, 4].map((r) => [`r${r}`, { includes: [1, 2, 3, 4].map((t) => `parent->r${t}`) }]),
-  ]);
+  const FAN_OUT = Object.fromEntries([['parent', {}], ...[1, 2, 3, 4].map((r) => [`r${r}`, { includes: [1, 2, 3, 4].map((t) => `parent->r${t}`) }])]);
   let fan: ReturnType<typeof client>;
 
   beforeAll(async () => {
@@ -115,7 +116,8 @@ describe('a check past the work budget', () => {
     fan = client(app, tenant.adminKey);
     await fan.post('/v1/namespaces', { name: 'node', relations: FAN_OUT }).expect(201);
     const writes = [];
-    for (let a = 0; a < 100; a++) for (let b = 0; b < 100; b++) if (a !== b) writes.push({ subject: `node:n${a}`, relation: 'parent', object: `node:n${b}` });
+    for (let a = 0; a < 100; a++)
+      for (let b = 0; b < 100; b++) if (a !== b) writes.push({ subject: `node:n${a}`, relation: 'parent', object: `node:n${b}` });
     writes.push({ subject: 'user:owner', relation: 'r1', object: 'node:n0' });
     // A subject the graph knows, who holds nothing on nodes: its checks walk everything.
     writes.push({ subject: 'user:stranger', relation: 'viewer', object: 'user:elsewhere' });

@@ -63,7 +63,14 @@ describe('cursors', () => {
     expect(decodeStringTuple(key, query, undefined, 2)).toBeNull();
     expect(tuple(['q3', 'viewer'], 2)).toEqual(['q3', 'viewer']);
     expect(tuple(['q3'], 1)).toEqual(['q3']);
-    for (const [position, length] of [[['q3', 'viewer'], 1], [['q3'], 2], [['q3', 7], 2], [{ 0: 'q3', length: 1 }, 1], ['q3', 1], [null, 1]] as const) {
+    for (const [position, length] of [
+      [['q3', 'viewer'], 1],
+      [['q3'], 2],
+      [['q3', 7], 2],
+      [{ 0: 'q3', length: 1 }, 1],
+      ['q3', 1],
+      [null, 1],
+    ] as const) {
       expect(tuple(position, length), JSON.stringify(position)).toBe('invalid-cursor: the cursor is malformed');
     }
   });

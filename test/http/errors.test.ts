@@ -40,7 +40,9 @@ describe('problems for bad requests', () => {
   });
 
   it('accepts application/json with a charset and +json types', async () => {
-    const res = await post('/v1/namespaces').set('Content-Type', 'application/merge-patch+json; charset=utf-8').send(JSON.stringify({ name: 'plusjson' }));
+    const res = await post('/v1/namespaces')
+      .set('Content-Type', 'application/merge-patch+json; charset=utf-8')
+      .send(JSON.stringify({ name: 'plusjson' }));
     expect(res.status).toBe(201);
   });
 
@@ -97,14 +99,20 @@ describe('operator endpoints', () => {
 
   it('echoes a sane X-Request-Id and makes one up otherwise', async () => {
     expect((await supertest(app).get('/healthz').set('X-Request-Id', 'abc-123')).headers['x-request-id']).toBe('abc-123');
-    expect((await supertest(app).get('/healthz').set('X-Request-Id', `bad id ${'x'.repeat(200)}`)).headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(
+      (
+        await supertest(app)
+          .get('/healthz')
+          .set('X-Request-Id', `bad id ${'x'.repeat(200)}`)
+      ).headers['x-request-id'],
+    ).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
 
 describe('database statements that did not finish', () => {
   /** An app whose one route fails with `error`, and the lines its error handler logs. */
   const failingWith = (error: unknown) => {
-    const lines: Array<{ msg: string }> = [];
+    const lines: { msg: string }[] = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
     const failing = express();
     failing.get('/fail', () => {
@@ -148,7 +156,7 @@ describe('an unexpected error in a route', () => {
         throw bug;
       },
     });
-    const lines: Array<{ msg: string; reqId: string; err: { message: string; stack: string } }> = [];
+    const lines: { msg: string; reqId: string; err: { message: string; stack: string } }[] = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
     const failing = createApp({ ...services, engine, logger });
     const res = await supertest(failing)

@@ -24,7 +24,23 @@ const nasty = fc.oneof(
   fc.string(),
   fc.string({ unit: 'grapheme' }),
   fc.string({ unit: 'binary' }),
-  fc.constantFrom('', 'user:', ':x', 'user:alice', 'document:q3', 'agent:bot', '__proto__', 'constructor', 'user:\u0000', 'a\u0000b', '\ud800', 'x\udc00y', 'ü:ß', '1e400', '-0'),
+  fc.constantFrom(
+    '',
+    'user:',
+    ':x',
+    'user:alice',
+    'document:q3',
+    'agent:bot',
+    '__proto__',
+    'constructor',
+    'user:\u0000',
+    'a\u0000b',
+    '\ud800',
+    'x\udc00y',
+    'ü:ß',
+    '1e400',
+    '-0',
+  ),
   fc.constant('x'.repeat(70_000)),
 );
 const leaf = fc.oneof(nasty, fc.integer(), fc.double(), fc.boolean(), fc.constant(null));
@@ -39,7 +55,23 @@ const value: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 1, arbitrary: fc.dictionary(nasty, leaf, { maxKeys: 4 }) },
   { weight: 1, arbitrary: deep },
 );
-const FIELDS = ['subject', 'relation', 'object', 'name', 'relations', 'checks', 'writes', 'deletes', 'external_id', 'scope', 'owner', 'label', 'scopes', 'display_name', '__proto__'];
+const FIELDS = [
+  'subject',
+  'relation',
+  'object',
+  'name',
+  'relations',
+  'checks',
+  'writes',
+  'deletes',
+  'external_id',
+  'scope',
+  'owner',
+  'label',
+  'scopes',
+  'display_name',
+  '__proto__',
+];
 const body = fc.oneof(
   value,
   fc.dictionary(fc.constantFrom(...FIELDS), value, { maxKeys: 6 }),
@@ -47,8 +79,21 @@ const body = fc.oneof(
 );
 // URLs stay under Node's 16 KiB header limit: beyond it the server answers before any route runs (test/http/server.test.ts).
 const short = nasty.map((s) => s.slice(0, 1500));
-const query = fc.dictionary(fc.constantFrom('namespace', 'subject', 'relation', 'object', 'cursor', 'limit', '__proto__', 'x'), fc.oneof(short, fc.array(short, { maxLength: 3 })), { maxKeys: 5 });
-const contentType = fc.constantFrom('application/json', 'application/json; charset=utf-8', 'application/json; charset=latin1', 'text/plain', 'application/x-www-form-urlencoded', 'application/problem+json', 'multipart/form-data; boundary=x', '');
+const query = fc.dictionary(
+  fc.constantFrom('namespace', 'subject', 'relation', 'object', 'cursor', 'limit', '__proto__', 'x'),
+  fc.oneof(short, fc.array(short, { maxLength: 3 })),
+  { maxKeys: 5 },
+);
+const contentType = fc.constantFrom(
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/json; charset=latin1',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'application/problem+json',
+  'multipart/form-data; boundary=x',
+  '',
+);
 
 describe.each(contractRoutes())('fuzzing $name', ({ route }) => {
   it('never answers 5xx, answers every 4xx with a documented problem, and changes nothing when it refuses', async () => {

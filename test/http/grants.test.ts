@@ -128,7 +128,10 @@ describe('POST /v1/grants/batch', () => {
 
   it('answers two batches that deadlock both with 200: the one PostgreSQL aborted runs again', async () => {
     // Each deletes the grant the other writes again: no order of statements avoids the wait, only a retry.
-    const [x, y] = ['user:x', 'user:y'].map((subject) => ({ subject, relation: 'viewer', object: 'document:race' })) as [typeof triple, typeof triple];
+    const [x, y] = ['user:x', 'user:y'].map((subject) => ({ subject, relation: 'viewer', object: 'document:race' })) as [
+      typeof triple,
+      typeof triple,
+    ];
     await api.post('/v1/grants/batch', { writes: [x, y] }).expect(200);
     // Forced: the first run of each batch waits after its delete until the other's delete is done,
     // so that each holds the grant the other writes next. Runs again go straight through.

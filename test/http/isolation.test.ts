@@ -29,19 +29,29 @@ beforeAll(async () => {
   aClientId = (await a.post('/v1/oauth/clients', { name: 'a-client', type: 'confidential', scopes: ['check:read'], agent: 'bot' })).body.client_id;
 });
 
-type Outcome = { status: number; body: unknown };
+interface Outcome {
+  status: number;
+  body: unknown;
+}
 /** For each contract route, B's request naming A's things, and what B must get. */
 const attempts: Record<string, { send: () => Promise<Outcome>; expect: (res: Outcome) => void }> = {
   check: { send: () => b.post('/v1/check', aGrant), expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'namespace-not-found' } }) },
   checkBulk: {
     send: () => b.post('/v1/check/bulk', { checks: [aGrant, aAgentGrant] }),
-    expect: (r) => expect((r.body as { results: unknown[] }).results).toEqual([expect.objectContaining({ allowed: false }), expect.objectContaining({ allowed: false })]),
+    expect: (r) =>
+      expect((r.body as { results: unknown[] }).results).toEqual([
+        expect.objectContaining({ allowed: false }),
+        expect.objectContaining({ allowed: false }),
+      ]),
   },
   'objects.list': {
     send: () => b.get('/v1/objects?namespace=document&subject=user:alice&relation=owner'),
     expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'namespace-not-found' } }),
   },
-  'grants.create': { send: () => b.post('/v1/grants', aGrant), expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'namespace-not-found' } }) },
+  'grants.create': {
+    send: () => b.post('/v1/grants', aGrant),
+    expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'namespace-not-found' } }),
+  },
   'grants.revoke': { send: () => b.delete('/v1/grants', aGrant), expect: (r) => expect(r.status).toBe(204) },
   'grants.list': {
     send: () => b.get('/v1/grants?subject=user:alice'),
@@ -57,7 +67,7 @@ const attempts: Record<string, { send: () => Promise<Outcome>; expect: (res: Out
   },
   'namespaces.list': {
     send: () => b.get('/v1/namespaces'),
-    expect: (r) => expect((r.body as { namespaces: Array<{ relations: unknown }> }).namespaces.every((n) => n.relations === null)).toBe(true),
+    expect: (r) => expect((r.body as { namespaces: { relations: unknown }[] }).namespaces.every((n) => n.relations === null)).toBe(true),
   },
   'agents.create': { send: () => b.post('/v1/agents', { external_id: 'bot', scope: [] }), expect: (r) => expect(r.status).toBe(201) },
   'agents.list': {
@@ -78,9 +88,12 @@ const attempts: Record<string, { send: () => Promise<Outcome>; expect: (res: Out
   'keys.create': { send: () => b.post('/v1/keys', { label: 'b' }), expect: (r) => expect(r.status).toBe(201) },
   'keys.list': {
     send: () => b.get('/v1/keys'),
-    expect: (r) => expect((r.body as { keys: Array<{ id: string }> }).keys.map((k) => k.id)).not.toContain(aKeyId),
+    expect: (r) => expect((r.body as { keys: { id: string }[] }).keys.map((k) => k.id)).not.toContain(aKeyId),
   },
-  'keys.revoke': { send: () => b.delete(`/v1/keys/${aKeyId}`), expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'key-not-found' } }) },
+  'keys.revoke': {
+    send: () => b.delete(`/v1/keys/${aKeyId}`),
+    expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'key-not-found' } }),
+  },
   'oauth.clients.create': {
     send: () => b.post('/v1/oauth/clients', { name: 'b', type: 'confidential', scopes: ['check:read'], agent: 'bot' }),
     expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'agent-not-found' } }),
@@ -94,7 +107,11 @@ const attempts: Record<string, { send: () => Promise<Outcome>; expect: (res: Out
 
 describe('cross-tenant access, every route of the contract', () => {
   it('has an attempt for every route', () => {
-    expect(Object.keys(attempts).sort()).toEqual(contractRoutes().map((r) => r.name).sort());
+    expect(Object.keys(attempts).sort()).toEqual(
+      contractRoutes()
+        .map((r) => r.name)
+        .sort(),
+    );
   });
 
   it.each(contractRoutes())('$name: B gets nothing of A and changes nothing of A', async ({ name }) => {

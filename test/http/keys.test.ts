@@ -59,7 +59,8 @@ describe('GET /v1/keys', () => {
 
   it('shows last_used_at null until the key is used, then the time of that use', async () => {
     const created = (await api.post('/v1/keys', { label: 'used', scopes: ['grant:read'] })).body as { id: string; secret: string };
-    const lastUsed = async (): Promise<string | null> => (await api.get('/v1/keys')).body.keys.find((k: { id: string }) => k.id === created.id).last_used_at;
+    const lastUsed = async (): Promise<string | null> =>
+      (await api.get('/v1/keys')).body.keys.find((k: { id: string }) => k.id === created.id).last_used_at;
     expect(await lastUsed()).toBeNull();
     const before = Date.now();
     expect((await client(app, created.secret).get('/v1/namespaces')).status).toBe(200);

@@ -19,7 +19,8 @@ beforeAll(async () => {
     .expect(200);
 });
 
-const list = (query: Record<string, string | number>) => api.get(`/v1/objects?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`);
+const list = (query: Record<string, string | number>) =>
+  api.get(`/v1/objects?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`);
 
 describe('GET /v1/objects', () => {
   it('lists the reachable ids ascending, 100 per page by default', async () => {

@@ -124,7 +124,9 @@ describe('a limit of a second', () => {
   });
 
   it('rounds waits up to whole seconds, and a window that never ends to 1', () => {
-    expect([retryAfterSeconds(1), retryAfterSeconds(1000), retryAfterSeconds(1001), retryAfterSeconds(0), retryAfterSeconds(-1)]).toEqual([1, 1, 2, 1, 1]);
+    expect([retryAfterSeconds(1), retryAfterSeconds(1000), retryAfterSeconds(1001), retryAfterSeconds(0), retryAfterSeconds(-1)]).toEqual([
+      1, 1, 2, 1, 1,
+    ]);
   });
 });
 

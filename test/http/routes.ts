@@ -3,13 +3,13 @@ import { expect } from 'vitest';
 import { contract, oauthServerOf, type RouteMetadata } from '../../contract/index.ts';
 
 /** Every route of the contract, the OAuth protocol's included, with a name like `grants.create`. */
-export function everyContractRoute(): Array<{ name: string; route: AppRoute }> {
-  const out: Array<{ name: string; route: AppRoute }> = [];
+export function everyContractRoute(): { name: string; route: AppRoute }[] {
+  const out: { name: string; route: AppRoute }[] = [];
   const walk = (router: AppRouter, prefix: string) => {
     for (const [key, value] of Object.entries(router)) {
       const name = prefix ? `${prefix}.${key}` : key;
       if (isAppRoute(value)) out.push({ name, route: value });
-      else walk(value as AppRouter, name);
+      else walk(value, name);
     }
   };
   walk(contract, '');
@@ -17,7 +17,7 @@ export function everyContractRoute(): Array<{ name: string; route: AppRoute }> {
 }
 
 /** Every route of the contract that takes an API key: all but the OAuth protocol's, which test/oauth drives through OAuth clients. */
-export const contractRoutes = (): Array<{ name: string; route: AppRoute; scope: RouteMetadata['scope'] }> =>
+export const contractRoutes = (): { name: string; route: AppRoute; scope: RouteMetadata['scope'] }[] =>
   everyContractRoute()
     .filter(({ route }) => !oauthServerOf(route))
     .map(({ name, route }) => ({ name, route, scope: (route.metadata as RouteMetadata).scope }));
@@ -38,9 +38,14 @@ export function expectDocumentedResponse(route: AppRoute, res: DocumentedRespons
     ? { schema: declared.body, contentType: declared.contentType }
     : { schema: declared, contentType: 'application/json' };
   if (isZodType(schema)) {
-    expect(res.headers['content-type'], `${where} answered ${res.status} with another content type`).toMatch(new RegExp(`^${contentType.replace('+', '\\+')}`));
+    expect(res.headers['content-type'], `${where} answered ${res.status} with another content type`).toMatch(
+      new RegExp(`^${contentType.replace('+', '\\+')}`),
+    );
     const parsed = schema.safeParse(res.body);
-    expect(parsed.success ? [] : parsed.error.issues, `${where} answered ${res.status} with a body the contract does not allow: ${res.text.slice(0, 300)}`).toEqual([]);
+    expect(
+      parsed.success ? [] : parsed.error.issues,
+      `${where} answered ${res.status} with a body the contract does not allow: ${res.text.slice(0, 300)}`,
+    ).toEqual([]);
     // Zod drops fields its objects do not declare: what is left must be the whole body.
     expect(res.body, `${where} answered ${res.status} with fields the contract does not declare`).toEqual(parsed.data);
   } else {

@@ -35,7 +35,7 @@ const problemOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r
 
 describe('the HTTP server', () => {
   it("makes each request and response with the app's Express prototypes, so that Express need not change them", async () => {
-    const seen: Array<[object | null, object | null]> = [];
+    const seen: [object | null, object | null][] = [];
     const record = (req: IncomingMessage, res: ServerResponse) => seen.push([Object.getPrototypeOf(req), Object.getPrototypeOf(res)]);
     server.prependListener('request', record);
     try {
@@ -133,7 +133,10 @@ describe('the HTTP server with short timeouts', () => {
 
   it('closes the connection of a late body no route reads at the request timeout, after the one answer it had (401)', async () => {
     const timedOut = once(patient.server!, 'clientError');
-    const { closed } = exchange(patient.port, 'POST /v1/namespaces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+    const { closed } = exchange(
+      patient.port,
+      'POST /v1/namespaces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
+    );
     const { answer, afterMs } = await closed;
     const [error] = (await timedOut) as [NodeJS.ErrnoException];
     expect(error.code).toBe('ERR_HTTP_REQUEST_TIMEOUT');
@@ -154,7 +157,8 @@ describe('the HTTP server with short timeouts', () => {
 describe('the HTTP server at its connection cap', () => {
   const capped = useServer({ ...DEFAULT_HTTP_OPTIONS, maxConnections: 2 });
 
-  const openConnections = () => new Promise<number>((resolve, reject) => capped.server!.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+  const openConnections = () =>
+    new Promise<number>((resolve, reject) => capped.server!.getConnections((error, count) => (error ? reject(error) : resolve(count))));
 
   it('closes connections past the cap at once, counts them as dropped, and serves again once one closes', async () => {
     const dropped: unknown[] = [];

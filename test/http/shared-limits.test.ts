@@ -45,7 +45,9 @@ function twoNodes(redisUrl: string) {
   const alternate = async (key: string, count: number) => {
     const statuses: number[] = [];
     for (let i = 0; i < count; i++) {
-      const res = await supertest(apps[i % 2]!).get('/v1/namespaces').set('Authorization', `Bearer ${key}`);
+      const res = await supertest(apps[i % 2]!)
+        .get('/v1/namespaces')
+        .set('Authorization', `Bearer ${key}`);
       statuses.push(res.status);
     }
     return statuses;

@@ -22,7 +22,11 @@ let userDataDir: string;
 beforeAll(async () => {
   tenant = await newTenant(server.services);
   userDataDir = mkdtempSync(join(tmpdir(), 'grantd-oauth-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'], headless: true });
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu'],
+    headless: true,
+  });
 });
 
 afterAll(async () => {
@@ -31,7 +35,12 @@ afterAll(async () => {
 });
 
 async function publicClient(scopes: string[] = ['check:read', 'grant:read']) {
-  const res = await api(server.issuer, tenant.adminKey, 'POST', '/v1/oauth/clients', { name: 'Notes app', type: 'public', scopes, redirect_uris: [REDIRECT_URI] });
+  const res = await api(server.issuer, tenant.adminKey, 'POST', '/v1/oauth/clients', {
+    name: 'Notes app',
+    type: 'public',
+    scopes,
+    redirect_uris: [REDIRECT_URI],
+  });
   expect(res.status).toBe(201);
   return (res.body as { client_id: string }).client_id;
 }
@@ -92,7 +101,9 @@ describe('authorization code with PKCE', () => {
     expect(introspected.body).toMatchObject({ active: true, sub: expect.stringMatching(/^key_/), client_id: clientId });
 
     // The code is single use: a replay is refused and ends the grant.
-    await expect(oauth.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state })).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(oauth.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state })).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
 
     const { access_token: before } = tokens;
     expect((await api(server.issuer, before, 'POST', '/v1/check', { subject: 'user:a', relation: 'viewer', object: 'user:b' })).status).toBe(401);
@@ -150,15 +161,27 @@ describe('authorization code with PKCE', () => {
 
   it('shows an error page, never a redirect, for an unknown client or redirect URI; refuses plain PKCE and a widened scope', async () => {
     const clientId = await publicClient(['check:read']);
-    const base = { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, scope: 'check:read', state: 's', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' };
-    const ask = (params: Record<string, string>) => fetch(`${server.issuer}/v1/oauth/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' });
+    const base = {
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: REDIRECT_URI,
+      scope: 'check:read',
+      state: 's',
+      code_challenge: 'x'.repeat(43),
+      code_challenge_method: 'S256',
+    };
+    const ask = (params: Record<string, string>) =>
+      fetch(`${server.issuer}/v1/oauth/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' });
     for (const bad of [{ client_id: 'oc_nobodyxxxxxxxxxxxxx' }, { redirect_uri: 'https://evil.example/callback' }]) {
       const res = await ask({ ...base, ...bad });
       expect(res.status).toBe(400);
       expect(res.headers.get('location')).toBeNull();
       expect(res.headers.get('content-type')).toContain('text/html');
     }
-    for (const [bad, error] of [[{ code_challenge_method: 'plain' }, 'invalid_request'], [{ scope: 'check:read admin' }, 'invalid_scope']] as const) {
+    for (const [bad, error] of [
+      [{ code_challenge_method: 'plain' }, 'invalid_request'],
+      [{ scope: 'check:read admin' }, 'invalid_scope'],
+    ] as const) {
       const res = await ask({ ...base, ...bad });
       expect(res.status).toBe(303);
       expect(new URL(res.headers.get('location')!).searchParams.get('error')).toBe(error);

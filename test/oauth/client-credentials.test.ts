@@ -11,7 +11,12 @@ let a: TestTenant;
 let b: TestTenant;
 
 async function newClient(tenant: TestTenant, body: Record<string, unknown> = {}) {
-  const res = await api(server.issuer, tenant.adminKey, 'POST', '/v1/oauth/clients', { name: 'svc', type: 'confidential', scopes: ['check:read', 'grant:read'], ...body });
+  const res = await api(server.issuer, tenant.adminKey, 'POST', '/v1/oauth/clients', {
+    name: 'svc',
+    type: 'confidential',
+    scopes: ['check:read', 'grant:read'],
+    ...body,
+  });
   expect(res.status).toBe(201);
   return res.body as { client_id: string; client_secret: string };
 }
@@ -57,7 +62,11 @@ describe('client credentials', () => {
     const { client_id } = await newClient(a);
     const wrong = await form(server.issuer, '/v1/oauth/token', { grant_type: 'client_credentials' }, basic(client_id, 'svc_cs_wrong'));
     expect(wrong).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
-    const unknown = await form(server.issuer, '/v1/oauth/token', { grant_type: 'client_credentials', client_id: 'oc_nobodyxxxxxxxxxxxxx', client_secret: 'x' });
+    const unknown = await form(server.issuer, '/v1/oauth/token', {
+      grant_type: 'client_credentials',
+      client_id: 'oc_nobodyxxxxxxxxxxxxx',
+      client_secret: 'x',
+    });
     expect(unknown).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
     expect(await recordsOf(client_id)).toBe(0);
   });
@@ -84,7 +93,9 @@ describe('client credentials', () => {
     // Another tenant's key, and another tenant's client, learn nothing.
     expect((await form(server.issuer, '/v1/oauth/introspect', { token }, `Bearer ${b.adminKey}`)).body).toEqual({ active: false });
     const other = await newClient(b);
-    expect((await form(server.issuer, '/v1/oauth/introspect', { token }, basic(other.client_id, other.client_secret))).body).toEqual({ active: false });
+    expect((await form(server.issuer, '/v1/oauth/introspect', { token }, basic(other.client_id, other.client_secret))).body).toEqual({
+      active: false,
+    });
     const lacking = await form(server.issuer, '/v1/oauth/introspect', { token }, `Bearer ${await a.keyWith('grant:read')}`);
     expect(lacking).toMatchObject({ status: 403, body: { error: 'insufficient_scope' } });
   });
@@ -155,13 +166,19 @@ describe("an agent's client", () => {
     expect(killed).toMatchObject({ status: 200, body: { external_id: 'bot', grants_removed: 0, clients_removed: 1 } });
     expect((await api(server.issuer, token, 'POST', '/v1/check', { subject: 'agent:bot', relation: 'viewer', object: 'user:x' })).status).toBe(401);
     expect((await api(server.issuer, a.adminKey, 'GET', `/v1/oauth/introspect?token=${token}`)).body).toEqual({ active: false });
-    const { clients } = (await api(server.issuer, a.adminKey, 'GET', '/v1/oauth/clients')).body as { clients: Array<{ client_id: string }> };
+    const { clients } = (await api(server.issuer, a.adminKey, 'GET', '/v1/oauth/clients')).body as { clients: { client_id: string }[] };
     expect(clients.map((c) => c.client_id)).not.toContain(client_id);
   });
 
   it('cannot use the authorization code flow, nor be public', async () => {
     await api(server.issuer, a.adminKey, 'POST', '/v1/agents', { external_id: 'bot2', scope: ['*:*'] });
-    const publicAgent = await api(server.issuer, a.adminKey, 'POST', '/v1/oauth/clients', { name: 'x', type: 'public', scopes: ['check:read'], agent: 'bot2', redirect_uris: ['https://a.example/cb'] });
+    const publicAgent = await api(server.issuer, a.adminKey, 'POST', '/v1/oauth/clients', {
+      name: 'x',
+      type: 'public',
+      scopes: ['check:read'],
+      agent: 'bot2',
+      redirect_uris: ['https://a.example/cb'],
+    });
     expect(publicAgent).toMatchObject({ status: 400, body: { type: 'invalid-request' } });
   });
 });

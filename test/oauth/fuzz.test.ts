@@ -16,21 +16,55 @@ let keyWithoutCheckRead: string;
 beforeAll(async () => {
   tenant = await newTenant(server.services);
   keyWithoutCheckRead = await tenant.keyWith('grant:write');
-  client = (await api(server.issuer, tenant.adminKey, 'POST', '/v1/oauth/clients', { name: 'Fuzzed', type: 'confidential', scopes: ['check:read'] })).body as typeof client;
+  client = (await api(server.issuer, tenant.adminKey, 'POST', '/v1/oauth/clients', { name: 'Fuzzed', type: 'confidential', scopes: ['check:read'] }))
+    .body as typeof client;
 });
 
 const nasty = fc.oneof(
   fc.string(),
   fc.string({ unit: 'binary' }),
-  fc.constantFrom('', 'client_credentials', 'authorization_code', 'refresh_token', 'password', 'check:read', 'admin', 'svc_at_x', 'svc_rt_x', '__proto__', 'a\u0000b', '\ud800', 'x'.repeat(5000)),
+  fc.constantFrom(
+    '',
+    'client_credentials',
+    'authorization_code',
+    'refresh_token',
+    'password',
+    'check:read',
+    'admin',
+    'svc_at_x',
+    'svc_rt_x',
+    '__proto__',
+    'a\u0000b',
+    '\ud800',
+    'x'.repeat(5000),
+  ),
 );
-const FIELDS = ['grant_type', 'scope', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'client_id', 'client_secret', 'token', 'token_type_hint', '__proto__'];
+const FIELDS = [
+  'grant_type',
+  'scope',
+  'code',
+  'redirect_uri',
+  'code_verifier',
+  'refresh_token',
+  'client_id',
+  'client_secret',
+  'token',
+  'token_type_hint',
+  '__proto__',
+];
 const fields = fc.array(fc.tuple(fc.constantFrom(...FIELDS), nasty), { maxLength: 8 });
 const body = fc.oneof(
   { weight: 4, arbitrary: fields.map((pairs) => new URLSearchParams(pairs).toString()) },
   { weight: 1, arbitrary: fc.oneof(fc.string(), fc.constantFrom('%', '%zz', '=&=&', 'a=%ff%fe', '{"grant_type": "client_credentials"}')) },
 );
-const contentType = fc.constantFrom('application/x-www-form-urlencoded', 'application/x-www-form-urlencoded; charset=latin1', 'application/json', 'text/plain', 'multipart/form-data; boundary=x', '');
+const contentType = fc.constantFrom(
+  'application/x-www-form-urlencoded',
+  'application/x-www-form-urlencoded; charset=latin1',
+  'application/json',
+  'text/plain',
+  'multipart/form-data; boundary=x',
+  '',
+);
 const authorization = fc.constantFrom<() => string | undefined>(
   () => undefined,
   () => basic(client.client_id, client.client_secret),

@@ -24,7 +24,9 @@ const LIBRARY_DEFAULT_ROUTES = [
 
 describe('the routes of the OAuth library', () => {
   it('are exactly the contract routes it is declared to serve, and the RFC 8414 metadata', async () => {
-    const served = oauthRoutesServedBy('library').map((route) => `${route.method} ${route.path}`).sort();
+    const served = oauthRoutesServedBy('library')
+      .map((route) => `${route.method} ${route.path}`)
+      .sort();
     expect(served).toEqual(['GET /v1/oauth/authorize', 'GET /v1/oauth/authorize/:uid', 'POST /v1/oauth/revoke', 'POST /v1/oauth/token']);
     for (const route of oauthRoutesServedBy('library')) {
       const res = await supertest(app)[route.method === 'GET' ? 'get' : 'post'](route.path.replace(':uid', 'x'));

@@ -62,4 +62,5 @@ export async function form(issuer: string, path: string, fields: Record<string, 
   return { status: res.status, headers: res.headers, body };
 }
 
-export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+export const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;

@@ -24,12 +24,16 @@ afterAll(async () => {
 describe('a client generated from generated/openapi.json', () => {
   it('typechecks against the generated types, which are strict enough to reject misuse', () => {
     const root = packageRoot();
-    const parsed = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.json'), {}, {
-      ...ts.sys,
-      onUnRecoverableConfigFileDiagnostic: (d) => {
-        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    const parsed = ts.getParsedCommandLineOfConfigFile(
+      join(root, 'tsconfig.json'),
+      {},
+      {
+        ...ts.sys,
+        onUnRecoverableConfigFileDiagnostic: (d) => {
+          throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+        },
       },
-    });
+    );
     const program = ts.createProgram({ rootNames: [join(root, 'test', 'openapi', 'walkthrough.ts')], options: { ...parsed!.options, noEmit: true } });
     const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => {
       const where = d.file ? `${d.file.fileName}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}` : '';

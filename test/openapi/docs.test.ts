@@ -139,7 +139,15 @@ describe('the reference in headless Chromium', () => {
       const documented = operationsOf(loadDocument()).map((o) => `${o.method} ${o.path}`);
       expect(rendered.sort()).toEqual(documented.sort());
       const bodyText = (await page.textContent('body')) ?? '';
-      for (const path of ['/v1/check', '/v1/check/bulk', '/v1/objects', '/v1/grants', '/v1/namespaces', '/v1/agents/{external_id}', '/v1/keys/{id}']) {
+      for (const path of [
+        '/v1/check',
+        '/v1/check/bulk',
+        '/v1/objects',
+        '/v1/grants',
+        '/v1/namespaces',
+        '/v1/agents/{external_id}',
+        '/v1/keys/{id}',
+      ]) {
         expect(bodyText.replace(/\u200b/g, '')).toContain(path);
       }
 
@@ -159,7 +167,6 @@ describe('the reference in headless Chromium', () => {
       await page.locator('#operations-Objects-objectsList .opblock-summary').click();
       await page.waitForSelector('#operations-Objects-objectsList .parameters', { timeout: 10_000 });
       expect(await page.locator('#operations-Objects-objectsList .parameters').textContent()).toContain('<namespace>:<id>');
-
     } finally {
       await context.close();
     }

@@ -98,7 +98,8 @@ describe.each(routes.map((r) => [operationIdOf(r.keys), r.route] as const))('ope
       expect(op()['x-required-scope']).toBeUndefined();
       expect(op().description).toContain('RFC 6749 `{error, error_description}`');
       expect(op().security).toBeInstanceOf(Array);
-      for (const requirement of op().security!) for (const scheme of Object.keys(requirement)) expect(document.components!.securitySchemes![scheme]).toBeDefined();
+      for (const requirement of op().security!)
+        for (const scheme of Object.keys(requirement)) expect(document.components!.securitySchemes![scheme]).toBeDefined();
     } else {
       const { scope } = route.metadata as RouteMetadata;
       expect(op().description).toContain(`scope \`${scope}\``);
@@ -123,7 +124,7 @@ describe.each(routes.map((r) => [operationIdOf(r.keys), r.route] as const))('ope
     }
   });
 
-  it('has a required request body of the route\'s content type exactly when the route takes one', () => {
+  it("has a required request body of the route's content type exactly when the route takes one", () => {
     const takesBody = route.method !== 'GET' && 'body' in route && !isAppRouteNoBody(route.body);
     const body = resolvedOp().requestBody as RequestBodyObject | undefined;
     expect(body !== undefined).toBe(takesBody);
@@ -169,12 +170,34 @@ describe.each(routes.map((r) => [operationIdOf(r.keys), r.route] as const))('ope
 describe('schemas and examples', () => {
   it('names the resources under components/schemas and refers to them rather than copying them', () => {
     const schemas = document.components!.schemas!;
-    for (const name of ['Grant', 'Agent', 'Namespace', 'CreatedKey', 'KeySummary', 'Triple', 'CheckRequest', 'ObjectPage', 'ProblemUnauthenticated', 'ValidationIssue']) {
+    for (const name of [
+      'Grant',
+      'Agent',
+      'Namespace',
+      'CreatedKey',
+      'KeySummary',
+      'Triple',
+      'CheckRequest',
+      'ObjectPage',
+      'ProblemUnauthenticated',
+      'ValidationIssue',
+    ]) {
       expect(schemas[name], name).toBeDefined();
     }
     expect(Object.keys(schemas).filter((n) => n.startsWith('Problem')).length).toBeGreaterThan(5);
     const text = JSON.stringify(document);
-    for (const name of ['Grant', 'Agent', 'Namespace', 'CreatedKey', 'KeySummary', 'Triple', 'CheckRequest', 'ObjectPage', 'ValidationIssue', 'KeyScope']) {
+    for (const name of [
+      'Grant',
+      'Agent',
+      'Namespace',
+      'CreatedKey',
+      'KeySummary',
+      'Triple',
+      'CheckRequest',
+      'ObjectPage',
+      'ValidationIssue',
+      'KeyScope',
+    ]) {
       expect(text, `${name} is referenced`).toContain(`"#/components/schemas/${name}"`);
     }
     // No inline schema anywhere is a copy of a named one.
@@ -197,7 +220,11 @@ describe('schemas and examples', () => {
     // Any string: one the server did not issue is answered with invalid-cursor, not refused by the schema.
     expect(param('cursor').schema).toEqual({ type: 'string' });
     const agent = resolvedOperations.get('agentsGet')!.operation;
-    expect((agent.parameters as ParameterObject[])[0]).toMatchObject({ name: 'external_id', in: 'path', schema: { pattern: '^(?!\\.{1,2}$)[A-Za-z0-9._\\-@|~+=]{1,256}$' } });
+    expect((agent.parameters as ParameterObject[])[0]).toMatchObject({
+      name: 'external_id',
+      in: 'path',
+      schema: { pattern: '^(?!\\.{1,2}$)[A-Za-z0-9._\\-@|~+=]{1,256}$' },
+    });
     const schemas = document.components!.schemas! as Record<string, SchemaObject>;
     expect(schemas.BulkCheckRequest!.properties!.checks).toMatchObject({ minItems: 1, maxItems: 1000 });
     expect(schemas.CreateKeyRequest!.properties!.scopes).toMatchObject({ minItems: 1, maxItems: 4, default: ['check:read'] });
@@ -216,13 +243,17 @@ describe('schemas and examples', () => {
     expect(media('check').example).toEqual({ subject: 'user:alice', relation: 'viewer', object: 'document:q3' });
     expect(media('check', 200).example).toEqual({ allowed: true });
     expect(media('objectsList', 200).examples!.more).toMatchObject({ value: { namespace: 'document', next_cursor: expect.any(String) } });
-    expect(media('keysCreate', 201).example).toMatchObject({ id: expect.stringMatching(/^key_/), secret: expect.stringMatching(/^svc_live_[A-Za-z0-9]{40,}$/) });
+    expect(media('keysCreate', 201).example).toMatchObject({
+      id: expect.stringMatching(/^key_/),
+      secret: expect.stringMatching(/^svc_live_[A-Za-z0-9]{40,}$/),
+    });
   });
 
   it('words the problems of a check over its budget and of a rate limit as the server does', () => {
     const problem = (id: string, status: number, type: string) =>
-      (resolvedOperations.get(id)!.operation.responses[String(status)] as { content: Record<string, MediaTypeObject> }).content['application/problem+json']!
-        .examples![type] as { value: unknown };
+      (resolvedOperations.get(id)!.operation.responses[String(status)] as { content: Record<string, MediaTypeObject> }).content[
+        'application/problem+json'
+      ]!.examples![type] as { value: unknown };
     expect(problem('check', 422, 'check-too-complex').value).toEqual(problemBody('check-too-complex', overBudget(DEFAULT_CHECK_BUDGET).detail));
     const tooMany = resolvedOperations.get('check')!.operation.responses['429'] as { description: string };
     expect(tooMany.description).toContain('GRANTD_RATE_LIMIT');
@@ -240,7 +271,8 @@ describe('schemas and examples', () => {
       }
     };
     for (const { operationId, operation } of operationsOf(resolved)) {
-      for (const [type, media] of Object.entries((operation.requestBody as RequestBodyObject | undefined)?.content ?? {})) check(`${operationId} request ${type}`, media);
+      for (const [type, media] of Object.entries((operation.requestBody as RequestBodyObject | undefined)?.content ?? {}))
+        check(`${operationId} request ${type}`, media);
       for (const [status, response] of Object.entries(operation.responses)) {
         for (const [type, media] of Object.entries((response as { content?: Record<string, MediaTypeObject> }).content ?? {})) {
           check(`${operationId} ${status} ${type}`, media);

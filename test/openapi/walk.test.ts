@@ -50,7 +50,10 @@ const deadServices = createServices('postgres://postgres@127.0.0.1:9/unreachable
 const deadApp = createApp(deadServices);
 // And over this run's database with a work budget of one step a check, listing by candidates: checks past it are 422.
 const tightServices = createServices(databaseUrl(), { poolSize: 2, checkBudget: 1 }, pino({ level: 'silent' }));
-const tightApp = createApp({ ...tightServices, engine: new AuthorizationEngine(tightServices.engine.checker, { listingBudget: 0, maxListingBudget: 0 }) });
+const tightApp = createApp({
+  ...tightServices,
+  engine: new AuthorizationEngine(tightServices.engine.checker, { listingBudget: 0, maxListingBudget: 0 }),
+});
 // And with every key limited to one request in a window that cannot end during the walk, whatever the machine's speed.
 const limits = createLimits({ perKey: 1, windowSeconds: 3600 }, pino({ level: 'silent' }));
 const limitedApp = createApp({ ...services, limits });
@@ -69,7 +72,11 @@ const seen = new Map<string, Set<string>>();
 
 beforeAll(async () => {
   document = await dereferencedDocument();
-  operations = new Map(operationsOf(document).filter((o) => o.operation['x-required-scope']).map((o) => [o.operationId, o]));
+  operations = new Map(
+    operationsOf(document)
+      .filter((o) => o.operation['x-required-scope'])
+      .map((o) => [o.operationId, o]),
+  );
   server = await listen(app);
   deadServer = await listen(deadApp);
   limitedServer = await listen(limitedApp);
@@ -168,7 +175,7 @@ function conform(op: DocumentOperation, observed: Observed): void {
   } else {
     const mediaType = observed.contentType?.split(';')[0]!.trim();
     expect(types, `${where}: content type ${observed.contentType} is not documented`).toContain(mediaType);
-    const media = content[mediaType!] as MediaTypeObject;
+    const media = content[mediaType!]!;
     expect(validator.errors(media.schema as SchemaObject, observed.body, true), `${where}: the body does not conform`).toEqual([]);
   }
   for (const name of Object.keys(response!.headers ?? {})) {
@@ -231,7 +238,12 @@ describe('every operation of the document against the server', () => {
     for (const { operationId, operation: op } of operations.values()) {
       if (!op.requestBody) continue;
       await expectCall(operationId, { raw: { contentType: 'text/plain', data: 'hello' } }, 415, 'unsupported-media-type');
-      await expectCall(operationId, { raw: { contentType: 'application/json', data: JSON.stringify({ pad: 'x'.repeat(1_100_000) }) } }, 413, 'payload-too-large');
+      await expectCall(
+        operationId,
+        { raw: { contentType: 'application/json', data: JSON.stringify({ pad: 'x'.repeat(1_100_000) }) } },
+        413,
+        'payload-too-large',
+      );
       await expectCall(operationId, { raw: { contentType: 'application/json', data: '{"subject": ' } }, 400, 'invalid-request');
     }
   });
@@ -249,7 +261,11 @@ describe('every operation of the document against the server', () => {
 
   it('agentsCreate, agentsList, agentsGet', async () => {
     await given('namespaces');
-    await expectCall('agentsCreate', { body: { external_id: 'walk-bot', display_name: 'Walk bot', owner: 'user:alice', scope: ['document:viewer'] } }, 201);
+    await expectCall(
+      'agentsCreate',
+      { body: { external_id: 'walk-bot', display_name: 'Walk bot', owner: 'user:alice', scope: ['document:viewer'] } },
+      201,
+    );
     await expectCall('agentsCreate', { body: { external_id: 'plain-bot', scope: [] } }, 201);
     await expectCall('agentsCreate', { body: { external_id: 'walk-bot', scope: [] } }, 409, 'agent-exists');
     await expectCall('agentsCreate', { body: { external_id: 'x' } }, 400, 'invalid-request');
@@ -372,8 +388,14 @@ describe('every operation of the document against the server', () => {
     // A viewer check starts from three pairs (viewer, editor, owner): past a budget of one step, unless found there.
     const tight = { baseUrl: tightServer.baseUrl };
     await expectCall('check', { ...tight, body: { subject: 'user:carol', relation: 'viewer', object: 'document:walk2' } }, 422, 'check-too-complex');
-    const bulk = await expectCall('checkBulk', { ...tight, body: { checks: [{ subject: 'user:carol', relation: 'viewer', object: 'document:walk2' }] } }, 200);
-    expect((bulk.body as { results: unknown[] }).results).toEqual([{ allowed: false, error: { type: 'check-too-complex', detail: expect.any(String) } }]);
+    const bulk = await expectCall(
+      'checkBulk',
+      { ...tight, body: { checks: [{ subject: 'user:carol', relation: 'viewer', object: 'document:walk2' }] } },
+      200,
+    );
+    expect((bulk.body as { results: unknown[] }).results).toEqual([
+      { allowed: false, error: { type: 'check-too-complex', detail: expect.any(String) } },
+    ]);
     // Listed by candidates, one of which cannot be decided within the budget.
     const query = { namespace: 'document', subject: 'user:alice', relation: 'viewer' };
     await expectCall('objectsList', { ...tight, query }, 422, 'check-too-complex');
@@ -399,10 +421,23 @@ describe('every operation of the document against the server', () => {
 
   it('oauthClientsCreate, oauthClientsList, oauthClientsDelete', async () => {
     await expectCall('agentsCreate', { body: { external_id: 'oauth-bot', scope: ['document:viewer'] } }, 201);
-    const created = await expectCall('oauthClientsCreate', { body: { name: 'walk', type: 'confidential', scopes: ['check:read'], agent: 'oauth-bot' } }, 201);
-    await expectCall('oauthClientsCreate', { body: { name: 'spa', type: 'public', scopes: ['check:read'], redirect_uris: ['https://app.example/cb'] } }, 201);
+    const created = await expectCall(
+      'oauthClientsCreate',
+      { body: { name: 'walk', type: 'confidential', scopes: ['check:read'], agent: 'oauth-bot' } },
+      201,
+    );
+    await expectCall(
+      'oauthClientsCreate',
+      { body: { name: 'spa', type: 'public', scopes: ['check:read'], redirect_uris: ['https://app.example/cb'] } },
+      201,
+    );
     await expectCall('oauthClientsCreate', { body: { name: 'spa', type: 'public', scopes: ['check:read'] } }, 400, 'invalid-request');
-    await expectCall('oauthClientsCreate', { body: { name: 'ghost', type: 'confidential', scopes: ['check:read'], agent: 'ghost' } }, 404, 'agent-not-found');
+    await expectCall(
+      'oauthClientsCreate',
+      { body: { name: 'ghost', type: 'confidential', scopes: ['check:read'], agent: 'ghost' } },
+      404,
+      'agent-not-found',
+    );
     await expectCall('oauthClientsList', {}, 200);
     const { client_id } = created.body as { client_id: string };
     await expectCall('oauthClientsDelete', { params: { client_id } }, 204);

@@ -227,14 +227,20 @@ describe('the grant log', () => {
     await g.revoke(['user:nobody', 'owner', 'document:d1']); // removes nothing: nothing logged
     const before = await logged();
     expect(before.map((c) => c.grants)).toEqual([
-      expect.arrayContaining([['user', 'ann', 'owner', 'document', 'd1'], ['user', 'bob', 'owner', 'document', 'd1']]),
+      expect.arrayContaining([
+        ['user', 'ann', 'owner', 'document', 'd1'],
+        ['user', 'bob', 'owner', 'document', 'd1'],
+      ]),
       [['user', 'ann', 'owner', 'document', 'd1']],
     ]);
     expect(before[0]!.xid).toBeLessThan(before[1]!.xid);
 
     // A checkpoint taken 6 minutes ago above both writes: the next write drops them.
     const checkpoint = before[1]!.xid + 1n;
-    await writer.db.tenant.update({ where: { id: g.tenantId }, data: { logCheckpointXid: checkpoint, logCheckpointAt: new Date(Date.now() - 6 * 60_000) } });
+    await writer.db.tenant.update({
+      where: { id: g.tenantId },
+      data: { logCheckpointXid: checkpoint, logCheckpointAt: new Date(Date.now() - 6 * 60_000) },
+    });
     await g.grant(['user:cat', 'owner', 'document:d1']);
     const after = await logged();
     expect(after.map((c) => c.grants)).toEqual([[['user', 'cat', 'owner', 'document', 'd1']]]);
@@ -313,7 +319,13 @@ describe('grants in memory beside a writing transaction left open', () => {
       expect(await heldTenants.load(g.tenantId)).toBe(true);
       await open.query('BEGIN');
       await open.query('SELECT pg_current_xact_id()');
-      const owns = async (ids: string[]) => (await engine.checkBulk(g.tenantId, ids.map((id) => ({ subject: 'user:ann', relation: 'owner', object: `document:${id}` })))).map((r) => r.allowed);
+      const owns = async (ids: string[]) =>
+        (
+          await engine.checkBulk(
+            g.tenantId,
+            ids.map((id) => ({ subject: 'user:ann', relation: 'owner', object: `document:${id}` })),
+          )
+        ).map((r) => r.allowed);
       for (const id of ['d1', 'd2', 'd3']) await g.grant(['user:ann', 'owner', `document:${id}`]);
       engine.invalidate(g.tenantId);
       expect(await owns(['d1', 'd4'])).toEqual([true, false]);
@@ -374,10 +386,16 @@ describe('grants in memory with more to replay than a catch-up replays', () => {
     const loads = vi.spyOn(heldTenants as unknown as { loadNow: (tenantId: string) => Promise<void> }, 'loadNow');
     const engine = new AuthorizationEngine(new CheckRouter(pool, writer.schemas, heldTenants));
     const owns = async (tenantId: string, ids: string[]) =>
-      (await engine.checkBulk(tenantId, ids.map((id) => ({ subject: 'user:ann', relation: 'owner', object: `document:${id}` })))).map((r) => r.allowed);
+      (
+        await engine.checkBulk(
+          tenantId,
+          ids.map((id) => ({ subject: 'user:ann', relation: 'owner', object: `document:${id}` })),
+        )
+      ).map((r) => r.allowed);
     return { heldTenants, engine, owns, loads: () => loads.mock.calls.length, close: async () => (await heldTenants.close(), await close()) };
   }
-  const docs = (from: number, to: number) => Array.from({ length: to - from }, (_, k): [string, string, string] => ['user:ann', 'owner', `document:d${from + k}`]);
+  const docs = (from: number, to: number) =>
+    Array.from({ length: to - from }, (_, k): [string, string, string] => ['user:ann', 'owner', `document:d${from + k}`]);
 
   it('replay as many grants as the tenant holds, and reload past that while the database answers', async () => {
     const { heldTenants, engine, owns, loads, close } = heldTenantsReplaying(2);
@@ -453,7 +471,10 @@ describe('grants in memory with a backlog longer than a slice', () => {
       while ((await heldTenants.current(g.tenantId)) === null) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(flips).toHaveBeenCalledTimes(10);
       expect(heldTenants.size).toBe(await grantCount(g.tenantId));
-      const owns = await engine.checkBulk(g.tenantId, docs.map((id) => ({ subject: 'user:ann', relation: 'owner', object: `document:${id}` })));
+      const owns = await engine.checkBulk(
+        g.tenantId,
+        docs.map((id) => ({ subject: 'user:ann', relation: 'owner', object: `document:${id}` })),
+      );
       expect(owns.map((r) => r.allowed)).toEqual(docs.map((id) => id !== 'd0'));
     } finally {
       await heldTenants.close();

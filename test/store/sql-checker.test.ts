@@ -41,7 +41,7 @@ async function denseTenant(n: number) {
  * What one CHECK_SQL statement of `checks` ([subject, relation, object]) read of the grants' primary
  * key (by object): index scans and entries, counted by PostgreSQL for the statement's transaction.
  */
-async function readsOfCheck(tenantId: string, checks: Array<[string, string, string]>, budget: number) {
+async function readsOfCheck(tenantId: string, checks: [string, string, string][], budget: number) {
   const schema = await services.schemas.get(tenantId, { maxAgeMs: 0 });
   const items = checks.map(([subject, rel, object], i) => {
     const [s, o] = [parseRef(subject, 'subject'), parseRef(object, 'object')];
@@ -51,7 +51,14 @@ async function readsOfCheck(tenantId: string, checks: Array<[string, string, str
   await client.connect();
   try {
     await client.query('BEGIN');
-    const { rows } = await client.query<{ outcome: string | null }>(CHECK_SQL, [tenantId, JSON.stringify(items), schema.closureJson, schema.arrowsJson, budget, 10_000]);
+    const { rows } = await client.query<{ outcome: string | null }>(CHECK_SQL, [
+      tenantId,
+      JSON.stringify(items),
+      schema.closureJson,
+      schema.arrowsJson,
+      budget,
+      10_000,
+    ]);
     const { rows: index } = await client.query<{ scans: string; entries: string }>(
       `SELECT pg_stat_get_xact_numscans('grants_pkey'::regclass) AS scans, pg_stat_get_xact_tuples_returned('grants_pkey'::regclass) AS entries`,
     );
@@ -109,10 +116,14 @@ describe('checks PostgreSQL answers', () => {
     };
     // bob is denied after 6,400 steps: 1 pair and its 39 parents; 156 pairs (39 nodes x 4 relations) and 39
     // parents each; 3 more pairs of n1 and their parents; nothing new after that. alice is found at depth 1.
-    for (const [subject, needed] of [['user:bob', 6_400], ['user:alice', 40]] as const) {
+    for (const [subject, needed] of [
+      ['user:bob', 6_400],
+      ['user:alice', 40],
+    ] as const) {
       for (const budget of [1, needed - 1, needed, needed + 1]) {
         const [database, held] = [await inDatabase(subject, budget), await inMemory(subject, budget)];
-        if (budget < needed) expect(database).toMatchObject({ type: 'check-too-complex', detail: expect.stringContaining(`more than ${budget} steps`) });
+        if (budget < needed)
+          expect(database).toMatchObject({ type: 'check-too-complex', detail: expect.stringContaining(`more than ${budget} steps`) });
         else expect(database).toBe(subject === 'user:alice');
         expect(held).toEqual(database);
       }
@@ -139,7 +150,14 @@ describe('checks PostgreSQL answers', () => {
       await g.grant(...Array.from({ length: HELD_READ + 1 }, (_, n): [string, string, string] => [busy, 'owner', `document:x${n}`]));
     }
     await g.grant(['user:busy', 'r1', 'node:p399']);
-    const { outcomes, scans } = await readsOfCheck(g.tenantId, [['user:busy', 'r1', 'node:top'], ['user:idle', 'r1', 'node:top']], 25_000);
+    const { outcomes, scans } = await readsOfCheck(
+      g.tenantId,
+      [
+        ['user:busy', 'r1', 'node:top'],
+        ['user:idle', 'r1', 'node:top'],
+      ],
+      25_000,
+    );
     expect(outcomes).toEqual(['allowed', 'denied']);
     // Depth 0, for each check: its pair probed for holders, its 400 parents read. Depth 1: its 400 pairs
     // matched against what the subject holds (not 400 probes for holders); idle's then read for parents.
@@ -253,10 +271,12 @@ describe('statements that answer checks and listings', () => {
     await b.grant(['user:bob', 'owner', 'document:d1']);
     const engine = engineWith({ tenantPoolShare: 50, queueMs: 200 }); // 2 of the pool's 4
     const results = await withGrantsLocked(async (waiting) => {
-      const listings = Array.from({ length: 4 }, () => engine.checker.objectIds(a.tenantId, 'document', null, 10).then(
-        (ids) => ids,
-        (error: unknown) => error,
-      ));
+      const listings = Array.from({ length: 4 }, () =>
+        engine.checker.objectIds(a.tenantId, 'document', null, 10).then(
+          (ids) => ids,
+          (error: unknown) => error,
+        ),
+      );
       await until(async () => (await waiting()).length === 2);
       const check = engine.check(b.tenantId, { subject: 'user:bob', relation: 'viewer', object: 'document:d1' });
       await until(async () => (await waiting()).some((query) => query.includes('grantd_check_walk')));
@@ -301,7 +321,7 @@ describe('checks and listings filling their pool', () => {
       const key = await createKey(node.db, c.tenantId, 'test', ['check:read']);
       // Checks read `agents`, which a write of users' grants and a key lookup do not.
       const checks = await withGrantsLocked(async (waiting) => {
-        const held: Array<Promise<boolean>> = [];
+        const held: Promise<boolean>[] = [];
         for (const g of [a, b, b, a, c]) {
           held.push(g.check('user:ann', 'viewer', `document:d${held.length}`));
           await until(async () => (await waiting()).length === held.length);
@@ -313,7 +333,12 @@ describe('checks and listings filling their pool', () => {
         return held;
       }, 'agents');
       expect(await Promise.all(checks)).toEqual([false, false, false, false, false]);
-      expect(await c.bulk([['user:cat', 'viewer', 'document:d1'], ['user:cat', 'viewer', 'document:d2']])).toEqual([{ allowed: true }, { allowed: true }]);
+      expect(
+        await c.bulk([
+          ['user:cat', 'viewer', 'document:d1'],
+          ['user:cat', 'viewer', 'document:d2'],
+        ]),
+      ).toEqual([{ allowed: true }, { allowed: true }]);
     } finally {
       await node.close();
     }

@@ -4,7 +4,8 @@ import { Prisma } from '../../src/store/prisma/client.ts';
 import { transaction } from '../../src/store/transaction.ts';
 
 /** What Prisma throws when PostgreSQL rolled a raw statement's transaction back with this SQLSTATE. */
-const withSqlState = (code: string) => Object.assign(new Error(`SQLSTATE ${code}`), { meta: { driverAdapterError: { cause: { originalCode: code } } } });
+const withSqlState = (code: string) =>
+  Object.assign(new Error(`SQLSTATE ${code}`), { meta: { driverAdapterError: { cause: { originalCode: code } } } });
 /** What Prisma throws with one of its own codes. */
 const withPrismaCode = (code: string) => new Prisma.PrismaClientKnownRequestError(code, { code, clientVersion: 'test' });
 

@@ -8,7 +8,8 @@ const SCOPE_MEANINGS: Record<string, string> = {
   admin: 'everything, including API keys and OAuth clients (admin)',
 };
 
-const STYLE = 'body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#111}' +
+const STYLE =
+  'body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#111}' +
   'h1{font-size:1.4rem}li{margin:.3rem 0}label,input{display:block;width:100%;box-sizing:border-box}' +
   'input{padding:.5rem;margin:.3rem 0 1rem;font-family:monospace}button{padding:.5rem 1rem;margin-right:.5rem}.error{color:#a00}';
 const STYLE_HASH = `'sha256-${hash('sha256', STYLE, 'base64')}'`;
@@ -24,8 +25,10 @@ const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
-    `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`;
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
+    `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`
+  );
 }
 
 export interface ConsentView {
@@ -54,5 +57,8 @@ export function consentPage(view: ConsentView): string {
 }
 
 export function errorPage(error: string, description: string): string {
-  return page('Authorization error', `<h1>The authorization cannot go on</h1><p><code>${escapeHtml(error)}</code></p><p>${escapeHtml(description)}</p>`);
+  return page(
+    'Authorization error',
+    `<h1>The authorization cannot go on</h1><p><code>${escapeHtml(error)}</code></p><p>${escapeHtml(description)}</p>`,
+  );
 }

@@ -33,7 +33,12 @@ interface GrantdClientMetadata {
 /** The client's metadata as the library reads it (RFC 7591 names), or undefined when there is no such client. */
 function clientMetadata(row: OAuthClientRow) {
   const confidential = row.type === 'confidential';
-  const grantTypes = row.agentExternalId !== null ? ['client_credentials'] : confidential ? ['client_credentials', 'authorization_code', 'refresh_token'] : ['authorization_code', 'refresh_token'];
+  const grantTypes =
+    row.agentExternalId !== null
+      ? ['client_credentials']
+      : confidential
+        ? ['client_credentials', 'authorization_code', 'refresh_token']
+        : ['authorization_code', 'refresh_token'];
   return {
     client_id: row.clientId,
     client_name: row.name,
@@ -89,7 +94,7 @@ export function createOAuthProvider(options: OAuthProviderOptions): Provider {
     pkce: { required: () => true },
     cookies: { keys: options.cookieKeys },
     // Signs nothing grantd issues (no ID tokens, opaque access tokens); the library needs one key.
-    jwks: { keys: [generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }) as never] },
+    jwks: { keys: [generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' })] },
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
@@ -204,7 +209,11 @@ function withoutOpenIdFields(metadata: Record<string, unknown>): void {
 }
 
 /** Introspection answers only for a token of the caller's tenant; any other is `{"active": false}`. */
-async function sameTenant(ctx: KoaContextWithOIDC, client: { clientId: string; clientAuthMethod?: string }, token: { clientId?: string }): Promise<boolean> {
+async function sameTenant(
+  ctx: KoaContextWithOIDC,
+  client: { clientId: string; clientAuthMethod?: string },
+  token: { clientId?: string },
+): Promise<boolean> {
   if (!token.clientId) return false;
   // A public client proves nothing but its id, which every authorization URL shows: its own tokens only.
   if (client.clientAuthMethod === 'none' && token.clientId !== client.clientId) return false;

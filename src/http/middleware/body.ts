@@ -7,8 +7,7 @@ const BODY_LIMIT_BYTES = 1024 * 1024;
 
 const parseJson = express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: () => true });
 
-const hasBody = (req: Request): boolean =>
-  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+const hasBody = (req: Request): boolean => req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
 /**
  * Parses the JSON body of routes that take one, after authentication: a body that is not JSON is

@@ -27,9 +27,7 @@ export function validationProblem(err: RequestValidationError, _req: Request, re
     ['header', err.headers],
     ['body', err.body],
   ] as const;
-  const issues = parts.flatMap(([where, error]) =>
-    (error?.issues ?? []).map((issue) => ({ issue, path: [where, ...issue.path].join('.') })),
-  );
+  const issues = parts.flatMap(([where, error]) => (error?.issues ?? []).map((issue) => ({ issue, path: [where, ...issue.path].join('.') })));
   const refTypes = issues.map(({ issue }) => refProblem(issue));
   const type = refTypes.length > 0 && refTypes.every((t) => t !== undefined) ? refTypes[0]! : 'invalid-request';
   const errors = issues.map(({ issue, path }) => ({ path, message: issue.message }));

@@ -53,7 +53,11 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
     try {
       details = await oauth.interactionDetails(req, res);
     } catch {
-      sendPage(res, 400, errorPage('invalid_request', 'This authorization request expired or was begun in another browser. Start again from the application.'));
+      sendPage(
+        res,
+        400,
+        errorPage('invalid_request', 'This authorization request expired or was begun in another browser. Start again from the application.'),
+      );
       return null;
     }
     const client = await oauth.Client.find(String(details.params.client_id));
@@ -61,21 +65,27 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
       sendPage(res, 400, errorPage('invalid_request', 'This authorization request is not the one this browser began.'));
       return null;
     }
-    const requested = String(details.params.scope ?? '').split(' ').filter((scope): scope is KeyScope => (KEY_SCOPES as readonly string[]).includes(scope));
+    const requested = String(details.params.scope ?? '')
+      .split(' ')
+      .filter((scope): scope is KeyScope => (KEY_SCOPES as readonly string[]).includes(scope));
     return { oauth, details, client, scopes: [...new Set(requested)], tenantId: (client as unknown as { tenant_id: string }).tenant_id };
   }
 
   function show(req: Request, res: Response, found: NonNullable<Awaited<ReturnType<typeof interactionOf>>>, status: number, error?: string): void {
     const csrf = randomBytes(32).toString('base64url');
     res.setHeader('Set-Cookie', `${CSRF_COOKIE}=${csrf}; Path=${req.baseUrl}${req.path}; HttpOnly; SameSite=Strict`);
-    sendPage(res, status, consentPage({
-      action: `${req.baseUrl}${req.path}`,
-      clientName: found.client.clientName ?? found.client.clientId,
-      clientId: found.client.clientId,
-      scopes: found.scopes,
-      csrf,
-      ...(error ? { error } : {}),
-    }));
+    sendPage(
+      res,
+      status,
+      consentPage({
+        action: `${req.baseUrl}${req.path}`,
+        clientName: found.client.clientName ?? found.client.clientId,
+        clientId: found.client.clientId,
+        scopes: found.scopes,
+        csrf,
+        ...(error ? { error } : {}),
+      }),
+    );
   }
 
   router.get(path, async (req, res, next) => {
@@ -92,13 +102,22 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
       const form = (req.body ?? {}) as Record<string, unknown>;
       const cookie = csrfCookieOf(req);
       if (!cookie || typeof form.csrf !== 'string' || !digestsEqual(hashSecret(cookie), hashSecret(form.csrf))) {
-        return sendPage(res, 403, errorPage('access_denied', 'This form did not come from the consent page this browser was shown. Start again from the application.'));
+        return sendPage(
+          res,
+          403,
+          errorPage('access_denied', 'This form did not come from the consent page this browser was shown. Start again from the application.'),
+        );
       }
       const found = await interactionOf(req, res);
       if (!found) return;
       const { oauth, details, client, scopes, tenantId } = found;
       if (form.decision === 'deny') {
-        return await oauth.interactionFinished(req, res, { error: 'access_denied', error_description: 'the request was denied on the consent page' }, { mergeWithLastSubmission: false });
+        return await oauth.interactionFinished(
+          req,
+          res,
+          { error: 'access_denied', error_description: 'the request was denied on the consent page' },
+          { mergeWithLastSubmission: false },
+        );
       }
       if (form.decision !== 'approve') return show(req, res, found, 400, 'Choose Approve or Deny.');
       const address = clientAddress(req.ip);
@@ -107,7 +126,12 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
       const credential = typeof form.api_key === 'string' ? deps.keys.credentialOf(form.api_key.trim()) : null;
       const principal = credential ? await deps.keys.verify(credential) : null;
       // Only an API key signs in (not an access token): the grant's subject is the key.
-      if (!principal || !principal.keyId.startsWith('key_') || principal.tenantId !== tenantId || !scopes.every((scope) => hasScope(principal.scopes, scope))) {
+      if (
+        !principal ||
+        !principal.keyId.startsWith('key_') ||
+        principal.tenantId !== tenantId ||
+        !scopes.every((scope) => hasScope(principal.scopes, scope))
+      ) {
         await deps.limits.authFailures.record(address);
         return show(req, res, found, 403, 'That API key is unknown, revoked, of another tenant, or lacks one of these scopes.');
       }

@@ -9,7 +9,7 @@ import { clientAddress } from '../client-address.ts';
 import type { AppDeps } from '../context.ts';
 import type { ProviderSource } from './server.ts';
 
-type Introspection = z.infer<typeof contract.oauth.introspect.responses[200]>;
+type Introspection = z.infer<(typeof contract.oauth.introspect.responses)[200]>;
 type OAuthError = z.infer<typeof OAuthErrorSchema>;
 
 const INACTIVE: Introspection = { active: false };
@@ -44,7 +44,10 @@ export function introspectionRoutes(deps: AppDeps, provider: ProviderSource, lib
     if (!BEARER.test(req.headers.authorization ?? '')) return library(req, res, next);
     parseForm(req, res, (error?: unknown) => {
       if (error || !req.is('application/x-www-form-urlencoded')) {
-        return sendOAuthError(res, 400, { error: 'invalid_request', error_description: 'send the token as an application/x-www-form-urlencoded body' });
+        return sendOAuthError(res, 400, {
+          error: 'invalid_request',
+          error_description: 'send the token as an application/x-www-form-urlencoded body',
+        });
       }
       answer(req, res, (req.body as Record<string, unknown>).token).catch(next);
     });
@@ -68,11 +71,21 @@ async function callerTenant(deps: AppDeps, provider: Provider, req: Request, res
     const principal = credential ? await deps.keys.verify(credential) : null;
     if (!principal) {
       await deps.limits.authFailures.record(clientAddress(req.ip));
-      sendOAuthError(res, 401, { error: 'invalid_token', error_description: 'the API key or access token is unknown, expired or revoked' }, 'Bearer error="invalid_token"');
+      sendOAuthError(
+        res,
+        401,
+        { error: 'invalid_token', error_description: 'the API key or access token is unknown, expired or revoked' },
+        'Bearer error="invalid_token"',
+      );
       return null;
     }
     if (!hasScope(principal.scopes, 'check:read')) {
-      sendOAuthError(res, 403, { error: 'insufficient_scope', error_description: 'introspection needs check:read' }, 'Bearer error="insufficient_scope", scope="check:read"');
+      sendOAuthError(
+        res,
+        403,
+        { error: 'insufficient_scope', error_description: 'introspection needs check:read' },
+        'Bearer error="insufficient_scope", scope="check:read"',
+      );
       return null;
     }
     return principal.tenantId;
@@ -82,7 +95,12 @@ async function callerTenant(deps: AppDeps, provider: Provider, req: Request, res
   const client = id !== undefined ? await provider.Client.find(id) : undefined;
   const known = client && client.clientAuthMethod !== 'none' && secret !== undefined && (await client.compareClientSecret(secret));
   if (!known) {
-    sendOAuthError(res, 401, { error: 'invalid_client', error_description: 'authenticate as a confidential client (Basic) or with a Bearer key or token' }, 'Basic realm="grantd"');
+    sendOAuthError(
+      res,
+      401,
+      { error: 'invalid_client', error_description: 'authenticate as a confidential client (Basic) or with a Bearer key or token' },
+      'Basic realm="grantd"',
+    );
     return null;
   }
   return (client as unknown as { tenant_id: string }).tenant_id;
@@ -103,7 +121,8 @@ function basicCredentials(encoded: string): [string, string] | [] {
 
 /** The library's answer for a token, found through its models, for callers of `tenantId` only. */
 async function introspect(deps: AppDeps, provider: Provider, value: string, tenantId: string): Promise<Introspection> {
-  const token = (await provider.AccessToken.find(value)) ?? (await provider.ClientCredentials.find(value)) ?? (await provider.RefreshToken.find(value));
+  const token =
+    (await provider.AccessToken.find(value)) ?? (await provider.ClientCredentials.find(value)) ?? (await provider.RefreshToken.find(value));
   if (!token?.isValid || !token.clientId) return INACTIVE;
   const owner = await findOAuthClient(deps.db, token.clientId);
   if (!owner || owner.tenantId !== tenantId) return INACTIVE;

@@ -43,6 +43,9 @@ export const agentRoutes = ({ db, announce }: AppDeps) =>
       await announce({ kind: 'grants', tenantId });
       // Its tokens are gone with its clients; caches that hold one as verified forget it.
       if (removed.clientsRemoved > 0) await announce({ kind: 'keys' });
-      return { status: 200, body: { external_id: params.external_id, grants_removed: removed.grantsRemoved, clients_removed: removed.clientsRemoved } };
+      return {
+        status: 200,
+        body: { external_id: params.external_id, grants_removed: removed.grantsRemoved, clients_removed: removed.clientsRemoved },
+      };
     },
   });

@@ -20,7 +20,8 @@ export const oauthClientRoutes = ({ db, announce }: AppDeps) =>
       }
       if (body.agent !== undefined) {
         if (body.type !== 'confidential') throw invalid('body.agent', "an agent's client must be confidential (it uses client_credentials)");
-        if (redirectUris.length > 0) throw invalid('body.redirect_uris', "an agent's client uses client_credentials only, which takes no redirect URI");
+        if (redirectUris.length > 0)
+          throw invalid('body.redirect_uris', "an agent's client uses client_credentials only, which takes no redirect URI");
         if (!(await getAgent(db, tenantId, body.agent))) throw new DomainError('agent-not-found', `agent ${body.agent} is not registered`);
       }
       const { row, secret } = await createOAuthClient(db, tenantId, {
