@@ -3,7 +3,7 @@ import { PROBLEM_CONTENT_TYPE, PROBLEMS, type ProblemType } from '../../contract
 import { DEFAULT_CONFIG, type Config } from '../../src/config.ts';
 import { headerRef, REQUEST_ID_HEADER, STATUS_TEXT } from './descriptions.ts';
 import { PROBLEM_EXAMPLE } from './examples.ts';
-import { canonical, type Json } from './json.ts';
+import { canonical } from './json.ts';
 import { schemaRef } from './schemas.ts';
 
 /*

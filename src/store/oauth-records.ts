@@ -45,7 +45,7 @@ export class OAuthRecords {
   }
 
   async upsert(id: string, payload: Payload, expiresIn: number | undefined): Promise<void> {
-    const stored: Payload = JSON.parse(JSON.stringify(payload));
+    const stored = JSON.parse(JSON.stringify(payload)) as Payload;
     if (SECRET_KINDS.has(this.kind)) delete stored.jti;
     const columns = {
       payload: stored as Prisma.InputJsonObject,

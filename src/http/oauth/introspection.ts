@@ -125,7 +125,7 @@ async function introspect(deps: AppDeps, provider: Provider, value: string, tena
     (await provider.AccessToken.find(value)) ?? (await provider.ClientCredentials.find(value)) ?? (await provider.RefreshToken.find(value));
   if (!token?.isValid || !token.clientId) return INACTIVE;
   const owner = await findOAuthClient(deps.db, token.clientId);
-  if (!owner || owner.tenantId !== tenantId) return INACTIVE;
+  if (owner?.tenantId !== tenantId) return INACTIVE;
   const { grantId, accountId } = token as { grantId?: string; accountId?: string };
   if (grantId) {
     const grant = await provider.Grant.find(grantId, { ignoreExpiration: true });
