@@ -13,6 +13,7 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const SOURCE_ENTRY = join(ROOT, 'src', 'client', 'index.ts');
 // What the @grantd/client package ships (packages/client, built by `npm run build`).
 const BUILT_ENTRY = join(ROOT, 'packages', 'client', 'dist', 'src', 'client', 'index.js');
+const BUILD_INFO = join(ROOT, 'packages', 'client', 'dist', '.tsbuildinfo');
 const NODE_BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
 const server = useRealServer();
@@ -26,10 +27,13 @@ function newestMtime(dir: string): number {
   );
 }
 
-/** Whether packages/client/dist/ holds a build of the current client and contract sources (`npm run build`). */
+/**
+ * Whether packages/client/dist/ holds a build of the current client and contract sources (`npm run build`).
+ * An incremental build leaves unchanged outputs alone, so its build info file, rewritten by every build, dates it.
+ */
 const builtIsFresh = (() => {
-  if (!existsSync(BUILT_ENTRY)) return false;
-  const built = statSync(BUILT_ENTRY).mtimeMs;
+  if (!existsSync(BUILT_ENTRY) || !existsSync(BUILD_INFO)) return false;
+  const built = statSync(BUILD_INFO).mtimeMs;
   return built >= newestMtime(join(ROOT, 'src', 'client')) && built >= newestMtime(join(ROOT, 'contract'));
 })();
 
