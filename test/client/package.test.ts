@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -94,6 +94,11 @@ describe('the @grantd/client package', () => {
     const paths = packed.files.map((f) => f.path);
     expect(paths.filter((p) => !/^(package\.json|README\.md|dist\/(src\/client|contract)\/[\w-]+\.(js|d\.ts))$/.test(p))).toEqual([]);
     for (const entry of ['dist/src/client/index.js', 'dist/src/client/index.d.ts', 'dist/contract/index.js']) expect(paths).toContain(entry);
+  });
+
+  it('has the version of the server it was built with', () => {
+    const versionOf = (dir: string) => (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version;
+    expect(versionOf(PACKAGE_DIR)).toBe(versionOf(ROOT));
   });
 
   it('installs into an empty app with only what it needs at run time', () => {

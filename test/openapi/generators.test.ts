@@ -125,7 +125,13 @@ describe("Perl's OpenAPI::Client", () => {
   it('loads the document and validates requests by it without a warning, and calls a real server', async () => {
     const namespace = namespaceName();
     const script = join(import.meta.dirname, 'perl-client.pl');
-    const { stdout, stderr } = await run('perl', [script, OPENAPI_FILE, server.baseUrl, tenant.adminKey, namespace]);
+    const { stdout, stderr } = await run('perl', [script, OPENAPI_FILE, server.baseUrl, tenant.adminKey, namespace]).catch(
+      (error: { stderr?: string }) => {
+        if (error.stderr?.includes("Can't locate OpenAPI/Client.pm"))
+          throw new Error("Perl's OpenAPI::Client is missing: apt-get install libopenapi-client-perl");
+        throw error;
+      },
+    );
     expect(stderr).toBe('');
     const result = JSON.parse(stdout) as Record<string, { status: number; reached: boolean; body: Record<string, unknown> }> & { warnings: string[] };
     expect(result.warnings).toEqual([]);
