@@ -1,6 +1,5 @@
 import type { Plugin } from 'vitest/config';
 import { defineConfig } from 'vitest/config';
-import './test/setup/map-group-by.ts';
 
 /**
  * The tests `npm run mutate` runs against each mutant of src/engine and src/http/cursor.ts: those
