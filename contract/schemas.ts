@@ -37,6 +37,7 @@ export const CursorSchema = z.string().describe("Opaque cursor from the previous
  * Free text stored as given. PostgreSQL's text cannot hold U+0000, and an unpaired surrogate would
  * be stored as U+FFFD: both are refused rather than failing or changing what was sent.
  */
+// eslint-disable-next-line no-control-regex -- U+0000 is what the pattern refuses
 export const TEXT_PATTERN = /^(?:[^\u0000\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])*$/;
 export const TextSchema = z.string().regex(TEXT_PATTERN, 'must be text without U+0000 or unpaired surrogates');
 export const NextCursorSchema = z.string().nullable().describe('Cursor for the next page; null when the result is exhausted');

@@ -65,7 +65,7 @@ export class ProblemResponses {
   }
 
   private problemExamples(types: ProblemType[], status: string, scope: KeyScope | undefined): MediaTypeObject {
-    const refs = types.map((type) => {
+    const refs = types.map((type): [ProblemType, ReferenceObject] => {
       if (String(PROBLEMS[type].status) !== status) throw new Error(`problem type ${type} is answered with ${PROBLEMS[type].status}, not ${status}`);
       const name = `Problem${variantName(type, scope)}`;
       this.examples.set(name, { summary: type, value: problemExample(type, scope) });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices } from '../../src/runtime.ts';
 import { createTenant } from '../../src/store/tenants.ts';
 import { databaseUrl, uniqueName } from '../helpers.ts';
-import { callGrantd, startServer, type RunningServer } from './serve.ts';
+import { callGrantd, clientCredentialsToken, clientForm, startServer, type RunningServer } from './serve.ts';
 
 /**
  * `grantd serve` with GRANTD_WORKERS=2. Every request below goes over a connection of its own, and
@@ -68,6 +68,15 @@ describe('several workers on one node', () => {
     const probe = async () => (await call(created.secret, 'POST', '/v1/check', { subject: 'user:x', relation: 'viewer', object: 'wdoc:d0' })).status;
     expect([await probe(), await probe()]).toEqual([200, 200]);
     expect((await call(adminKey, 'DELETE', `/v1/keys/${created.id}`)).status).toBe(204);
+    expect([await probe(), await probe()]).toEqual([401, 401]);
+  });
+
+  it('refuses at once, whichever worker answers, an OAuth token revoked through another', async () => {
+    const client = (await call(adminKey, 'POST', '/v1/oauth/clients', { name: 'svc', type: 'confidential', scopes: ['check:read'] })).body;
+    const token = await clientCredentialsToken(server.baseUrl, client);
+    const probe = async () => (await call(token, 'POST', '/v1/check', { subject: 'user:x', relation: 'viewer', object: 'wdoc:d0' })).status;
+    expect([await probe(), await probe()]).toEqual([200, 200]);
+    expect((await clientForm(server.baseUrl, '/v1/oauth/revoke', { token }, client)).status).toBe(200);
     expect([await probe(), await probe()]).toEqual([401, 401]);
   });
 

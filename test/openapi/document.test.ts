@@ -5,7 +5,7 @@ import { extractZodObjectShape, isAppRouteNoBody, isAppRouteOtherResponse, isZod
 import type { MediaTypeObject, OpenAPIObject, ParameterObject, RequestBodyObject, SchemaObject } from 'openapi3-ts/oas30';
 import supertest from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { contract, OAUTH_ERRORS, oauthServerOf, PROBLEM_CONTENT_TYPE, PROBLEMS, type KeyScope, type RouteMetadata } from '../../contract/index.ts';
+import { OAUTH_ERRORS, oauthServerOf, PROBLEM_CONTENT_TYPE, PROBLEMS, type KeyScope, type RouteMetadata } from '../../contract/index.ts';
 import { OPENAPI_TYPES_FILE, renderClientTypes, renderOpenApiJson } from '../../scripts/generate-openapi.ts';
 import { buildOpenApiDocument } from '../../scripts/openapi/document.ts';
 import { codeSpans } from '../../scripts/openapi/markdown.ts';
@@ -131,7 +131,7 @@ describe.each(routes.map((r) => [operationIdOf(r.keys), r.route] as const))('ope
     expect(body !== undefined).toBe(takesBody);
     if (body) {
       expect(body.required).toBe(true);
-      const contentType = ('contentType' in route && route.contentType) || 'application/json';
+      const contentType = 'contentType' in route && route.contentType ? route.contentType : 'application/json';
       expect(Object.keys(body.content)).toEqual([contentType]);
       expect((body.content[contentType]!.schema as SchemaObject).type).toBe('object');
     }
