@@ -5,7 +5,9 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'generated/', 'src/store/prisma/', 'bench-scratch/', 'test-artifacts/', '.stryker-tmp/', 'reports/'] },
+  {
+    ignores: ['dist/', 'packages/client/dist/', 'generated/', 'src/store/prisma/', 'bench-scratch/', 'test-artifacts/', '.stryker-tmp/', 'reports/'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   ...tseslint.configs.stylisticTypeChecked,
