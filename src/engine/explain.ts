@@ -146,7 +146,9 @@ async function shortestPath(
     const byItem = new Map<string, WindowedGrant[]>();
     for (const grant of keep(related)) {
       const key = `${formatRef(grant.object)}#${grant.relation}`;
-      byItem.set(key, [...(byItem.get(key) ?? []), grant]);
+      const list = byItem.get(key);
+      if (list) list.push(grant);
+      else byItem.set(key, [grant]);
     }
     for (const { i, object, via } of items) {
       for (const grant of byItem.get(`${formatRef(object)}#${via}`) ?? []) {
