@@ -351,7 +351,7 @@ export function createClient(options: ClientOptions): GrantdClient {
   const subjects: GrantdClient['subjects'] = {
     list: async (query, options) => ok(contract.subjects.list, await raw.subjects.list({ query, call: call(options) })),
     iterate: async function* (query, options) {
-      for await (const page of pages(subjects.list, query, options)) yield* page.subjects;
+      for await (const page of pages((q, o) => subjects.list(q, o), query, options)) yield* page.subjects;
     },
   };
 

@@ -241,7 +241,11 @@ export class AuthorizationEngine {
     let walked = false;
     for (let batch = Math.min(limit, FIRST_CANDIDATE_BATCH); found.length < limit; batch = Math.min(batch * 2, MAX_CANDIDATE_BATCH)) {
       const candidates = await listing.candidates(after, batch);
-      const allowed = await this.checker.check(tenantId, schema, candidates.map(listing.queryOf));
+      const allowed = await this.checker.check(
+        tenantId,
+        schema,
+        candidates.map((id) => listing.queryOf(id)),
+      );
       candidates.forEach((id, i) => {
         const answer = allowed[i]!;
         if (answer instanceof DomainError) throw answer;

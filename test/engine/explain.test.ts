@@ -20,7 +20,10 @@ const schema = new CompiledSchema([
   { name: 'agent', relations: null },
 ]);
 
-type Window = { notBefore?: number; expiresAt?: number };
+interface Window {
+  notBefore?: number;
+  expiresAt?: number;
+}
 const grant = (subject: string, relation: string, object: string, { notBefore, expiresAt }: Window = {}): WindowedGrant => ({
   subject: parseRef(subject, 'subject'),
   relation,

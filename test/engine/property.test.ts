@@ -117,9 +117,9 @@ function referenceShortest(model: TenantModel) {
     let best = has.has(`${s} ${rel} ${obj}`) ? 1 : Infinity;
     for (const entry of defs[obj.split(':')[0]!]?.[rel]?.includes ?? []) {
       const [via, target] = entry.includes('->') ? entry.split('->') : [null, entry];
-      if (via === null) best = Math.min(best, fewest(s, target!, obj, depth, memo));
+      if (via === null) best = Math.min(best, fewest(s, target, obj, depth, memo));
       else if (depth < 16) {
-        for (const [x, r, o] of grants) if (r === via && o === obj) best = Math.min(best, 1 + fewest(s, target!, x, depth + 1, memo));
+        for (const [x, r, o] of grants) if (r === via && o === obj) best = Math.min(best, 1 + fewest(s, target, x, depth + 1, memo));
       }
     }
     memo.set(key, best);
