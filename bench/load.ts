@@ -173,6 +173,10 @@ export function objectsPath(subject: string, relation: string, limit: number, cu
   return `/v1/objects?${q}`;
 }
 
+export function subjectsPath(object: string, relation: string, subjectNamespace: string, limit: number): string {
+  return `/v1/subjects?${new URLSearchParams({ object, relation, subject_namespace: subjectNamespace, limit: String(limit) })}`;
+}
+
 interface Page {
   objects: string[];
   next_cursor: string | null;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cerbosAllowed, cerbosPolicy, cerbosRequest } from './cerbos.ts';
 import { checkMix, Dataset, labelled, WIDE_DOCUMENTS, WIDE_MEMBERS, type LabelledCheck, type SizeName, type Triple } from './dataset.ts';
-import { Api, grantdAnswers, holdInMemory, loadGrantd, objectsPath, pool, walkListing } from './load.ts';
+import { Api, grantdAnswers, holdInMemory, loadGrantd, objectsPath, pool, subjectsPath, walkListing } from './load.ts';
 import { noisyNeighbour, type NoisyOutcome } from './noisy.ts';
 import { openLoopInChild } from './open-loop.ts';
 import { cannon, fmt, measure, walkFor, type LoadSpec, type RunStats } from './scenarios.ts';
@@ -34,6 +34,7 @@ const SCENARIOS = [
   'check_fixed_rate',
   'check_bulk_100',
   'objects_first_page',
+  'subjects_first_page',
   'objects_walk',
   'objects_page_1m',
   'grant_batch_write',
@@ -497,6 +498,7 @@ async function runDatasetScenarios(context: DatasetContext): Promise<void> {
   if (selected.has('check_bulk_100')) await runCheckBulk(context);
   if (selected.has('check') || selected.has('check_bulk_100')) noteLoadPools();
   if (selected.has('objects_first_page')) await runObjectsFirstPage(context);
+  if (selected.has('subjects_first_page')) await runSubjectsFirstPage(context);
   if (selected.has('objects_walk')) await runObjectsWalk(context);
   if (selected.has('objects_page_1m')) await runObjectsDeepPage(context);
   if (selected.has('grant_batch_write')) await runGrantBatchWrite(context);
@@ -614,6 +616,25 @@ async function runObjectsFirstPage({ databaseUrl, key }: DatasetContext): Promis
     `first page of 100 for ${wideReach}, 8 connections`,
   );
 }
+
+/**
+ * The first page of 100 viewers of the most widely shared documents the dataset has: those in the
+ * folders group:wide views (their folders' and top folders' groups, group:wide's members, and the
+ * document's own holders: about a hundred users each).
+ */
+async function runSubjectsFirstPage({ databaseUrl, key }: DatasetContext): Promise<void> {
+  log('scenario subjects_first_page');
+  const shared = Array.from({ length: ds.sizes.documents }, (_, d) => d)
+    .filter((d) => ds.isWideFolder(ds.folderOf(d)))
+    .slice(0, SHARED_DOCUMENTS)
+    .map((d) => subjectsPath(`document:d${d}`, 'viewer', 'user', 100));
+  record(
+    'subjects_first_page',
+    (await withGrantd(databaseUrl, key, (api) => runLoad('subjects_first_page', api, headersFor(api), objectsSpec(shared)))).median,
+    `first page of 100 users viewing one of ${shared.length} documents in group:wide's folders, 8 connections`,
+  );
+}
+const SHARED_DOCUMENTS = 200;
 
 async function runObjectsWalk({ databaseUrl, key }: DatasetContext): Promise<void> {
   log('scenario objects_walk');

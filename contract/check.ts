@@ -21,6 +21,26 @@ export const BulkCheckResultSchema = z.object({
   results: z.array(z.object({ allowed: z.boolean(), error: BulkCheckItemErrorSchema.optional() })).describe('One result per check, in request order'),
 });
 
+export const ExplainStepSchema = z.object({
+  subject: z.string().describe('Subject of the grant, <namespace>:<id>'),
+  relation: z.string().describe('Relation of the grant'),
+  object: z.string().describe('Object of the grant, <namespace>:<id>'),
+  via: z
+    .string()
+    .regex(/^(direct|member|includes:[a-z][a-z0-9_]*|arrow:[a-z][a-z0-9_]*->[a-z][a-z0-9_]*)$/)
+    .describe(
+      'How the grant counts: `direct` (its relation is the one needed on its object), `includes:<R>` (its relation R is included by ' +
+        'the one needed), `arrow:<T->R>` (it is the grant (X, T, object) of that arrow), `member` (the subject is a direct member of the group)',
+    ),
+});
+/** Why a check is denied; the time reasons name grants outside their validity window. */
+export const DENIAL_REASONS = ['no-path', 'agent-not-registered', 'agent-scope', 'not-yet-valid', 'expired'] as const;
+export const ExplainResultSchema = z.object({
+  allowed: z.boolean(),
+  path: z.array(ExplainStepSchema).describe('When allowed: one shortest chain of grants in force, from the subject to the object; else []'),
+  reason: z.enum(DENIAL_REASONS).nullable().describe('Why the check is denied; null when it is allowed'),
+});
+
 export const checkContract = c.router({
   check: {
     method: 'POST',
@@ -32,6 +52,24 @@ export const checkContract = c.router({
     body: CheckRequestSchema,
     responses: {
       200: CheckResultSchema,
+      ...badRequest(['invalid-request', 'invalid-subject', 'invalid-object', 'unknown-relation']),
+      ...notFound(['namespace-not-found']),
+      ...tooComplex,
+      ...bodyProblems,
+      ...commonProblems,
+    },
+    metadata: requires('check:read'),
+  },
+  explain: {
+    method: 'POST',
+    path: '/check/explain',
+    summary: 'Explain one permission',
+    description:
+      'Answers as POST /v1/check does, and says why: when allowed, one shortest chain of grants conferring it (fewest grants); ' +
+      'when denied, the reason.',
+    body: CheckRequestSchema,
+    responses: {
+      200: ExplainResultSchema,
       ...badRequest(['invalid-request', 'invalid-subject', 'invalid-object', 'unknown-relation']),
       ...notFound(['namespace-not-found']),
       ...tooComplex,

@@ -5,6 +5,7 @@ import { grantsContract } from './grants.ts';
 import { keysContract } from './keys.ts';
 import { namespacesContract } from './namespaces.ts';
 import { objectsContract } from './objects.ts';
+import { subjectsContract } from './subjects.ts';
 import { oauthClientsContract, oauthProtocolRoutes } from './oauth.ts';
 
 const c = initContract();
@@ -17,7 +18,9 @@ export const contract = c.router(
   {
     check: checkContract.check,
     checkBulk: checkContract.checkBulk,
+    explain: checkContract.explain,
     objects: objectsContract,
+    subjects: subjectsContract,
     grants: grantsContract,
     namespaces: namespacesContract,
     agents: agentsContract,

@@ -49,6 +49,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/check/explain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Explain one permission
+         * @description Answers as POST /v1/check does, and says why: when allowed, one shortest chain of grants conferring it (fewest grants); when denied, the reason.
+         *
+         *     Requires an API key with scope `check:read` (or `admin`).
+         */
+        post: operations["explain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/objects": {
         parameters: {
             query?: never;
@@ -63,6 +85,28 @@ export interface paths {
          *     Requires an API key with scope `check:read` (or `admin`).
          */
         get: operations["objectsList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subjects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the subjects that hold a relation on an object
+         * @description Every subject of subject_namespace for which a check of (subject, relation, object) is true, directly or through a group it is a direct member of (agents: registered ones whose scope covers it), ascending, keyset-paginated. The cursor is bound to the object, relation and subject_namespace it was issued for.
+         *
+         *     Requires an API key with scope `check:read` (or `admin`).
+         */
+        get: operations["subjectsList"];
         put?: never;
         post?: never;
         delete?: never;
@@ -483,11 +527,41 @@ export interface components {
             type: "namespace-not-found" | "unknown-relation" | "check-too-complex";
             detail: string;
         };
+        ExplainResult: {
+            allowed: boolean;
+            /** @description When allowed: one shortest chain of grants in force, from the subject to the object; else [] */
+            path: components["schemas"]["ExplainStep"][];
+            /**
+             * @description Why the check is denied; null when it is allowed
+             * @enum {string|null}
+             */
+            reason: "no-path" | "agent-not-registered" | "agent-scope" | "not-yet-valid" | "expired" | null;
+        };
+        ExplainStep: {
+            /** @description Subject of the grant, `<namespace>:<id>` */
+            subject: string;
+            /** @description Relation of the grant */
+            relation: string;
+            /** @description Object of the grant, `<namespace>:<id>` */
+            object: string;
+            /** @description How the grant counts: `direct` (its relation is the one needed on its object), `includes:<R>` (its relation R is included by the one needed), `arrow:<T->R>` (it is the grant (X, T, object) of that arrow), `member` (the subject is a direct member of the group) */
+            via: string;
+        };
         ObjectPage: {
             /** @description Echo of the namespace listed */
             namespace: string;
             /** @description Object ids without the namespace prefix, ascending in byte order */
             objects: string[];
+            /** @description Cursor for the next page; null when the result is exhausted */
+            next_cursor: string | null;
+        };
+        SubjectPage: {
+            /** @description Echo of the object asked about */
+            object: string;
+            /** @description Echo of the relation asked about */
+            relation: string;
+            /** @description Subjects `<namespace>:<id>` for which a check is true, ascending in byte order of their ids */
+            subjects: string[];
             /** @description Cursor for the next page; null when the result is exhausted */
             next_cursor: string | null;
         };
@@ -1184,6 +1258,68 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    explain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Does subject hold relation on object? */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "subject": "user:alice",
+                 *       "relation": "viewer",
+                 *       "object": "document:q3"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckRequest"];
+            };
+        };
+        responses: {
+            /** @description The answer, and why. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExplainResult"];
+                };
+            };
+            /**
+             * @description Bad Request, one of these problem types:
+             *
+             *     - `invalid-request`: the body, query or path fails the schema (a missing, unknown or mistyped field, a bad `limit`), or the body is not valid JSON
+             *     - `invalid-subject`: a malformed subject: it must be `<namespace>:<id>`
+             *     - `invalid-object`: a malformed object: it must be `<namespace>:<id>`
+             *     - `unknown-relation`: the relation is not declared by the object's namespace (one that declares relations)
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "invalid-request" | "invalid-subject" | "invalid-object" | "unknown-relation";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScopeCheckRead"];
+            404: components["responses"]["NamespaceNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["CheckTooComplex"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     objectsList: {
         parameters: {
             query: {
@@ -1240,6 +1376,74 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         type?: "invalid-request" | "invalid-subject" | "unknown-relation" | "invalid-cursor";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScopeCheckRead"];
+            404: components["responses"]["NamespaceNotFound"];
+            422: components["responses"]["CheckTooComplex"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    subjectsList: {
+        parameters: {
+            query: {
+                /**
+                 * @description Object, `<namespace>:<id>`, e.g. document:q3
+                 * @example document:q3
+                 */
+                object: string;
+                /**
+                 * @description Relation name, e.g. viewer
+                 * @example viewer
+                 */
+                relation: string;
+                /**
+                 * @description Namespace of the subjects to list (an existing one, e.g. user or agent)
+                 * @example user
+                 */
+                subject_namespace: string;
+                /** @description Opaque cursor from the previous page's next_cursor */
+                cursor?: string;
+                /** @description Page size, 1 to 1000 (default 100) */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of subjects. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubjectPage"];
+                };
+            };
+            /**
+             * @description Bad Request, one of these problem types:
+             *
+             *     - `invalid-request`: the body, query or path fails the schema (a missing, unknown or mistyped field, a bad `limit`), or the body is not valid JSON
+             *     - `invalid-object`: a malformed object: it must be `<namespace>:<id>`
+             *     - `unknown-relation`: the relation is not declared by the object's namespace (one that declares relations)
+             *     - `invalid-cursor`: a cursor this server did not issue for this query
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "invalid-request" | "invalid-object" | "unknown-relation" | "invalid-cursor";
                     };
                 };
             };

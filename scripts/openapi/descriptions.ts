@@ -79,7 +79,9 @@ export const STATUS_TEXT: Record<string, string> = {
 const SUCCESS_DESCRIPTION: Record<string, Record<string, string>> = {
   check: { 200: 'The answer.' },
   checkBulk: { 200: 'One result per check, in request order.' },
+  explain: { 200: 'The answer, and why.' },
   objectsList: { 200: 'One page of object ids.' },
+  subjectsList: { 200: 'One page of subjects.' },
   grantsCreate: { 201: 'The grant was created.', 200: 'The grant already existed: the original grant, unchanged.' },
   grantsRevoke: { 204: 'The grant is gone (or never existed).' },
   grantsList: { 200: 'One page of grants.' },
@@ -151,6 +153,9 @@ const PARAMETER_DOCS: Record<string, { description?: string; example?: Json }> =
   'objectsList.query.namespace': { example: 'document' },
   'objectsList.query.subject': { example: 'user:alice' },
   'objectsList.query.relation': { example: 'viewer' },
+  'subjectsList.query.object': { example: 'document:q3' },
+  'subjectsList.query.relation': { example: 'viewer' },
+  'subjectsList.query.subject_namespace': { example: 'user' },
 };
 
 /** The description of a success response. */

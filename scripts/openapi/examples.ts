@@ -46,6 +46,7 @@ const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
 // Example values, from docs/api.md#endpoints.
 const CREATED_AT = '2025-03-14T09:26:53.589Z';
 const OBJECTS_CURSOR = 'WyJxMyJd.n3QqM0vJ8f5xYx8s0Rk7Lw';
+const SUBJECTS_CURSOR = 'WyJib2IiXQ.Xk2v9QmL0pR7sT4wYb1c8A';
 const AGENT = {
   external_id: 'release-bot',
   subject: 'agent:release-bot',
@@ -101,6 +102,33 @@ export const EXAMPLES: Record<string, Record<string, MediaTypeObject>> = {
         { allowed: false },
         { allowed: false, error: { type: 'namespace-not-found', detail: 'namespace invoice does not exist' } },
       ],
+    }),
+  },
+  explain: {
+    request: single({ subject: 'user:alice', relation: 'viewer', object: 'document:q3' }),
+    200: named({
+      allowed: {
+        summary: "Allowed: alice is a member of a group that views the document's folder",
+        value: {
+          allowed: true,
+          path: [
+            { subject: 'user:alice', relation: 'member', object: 'group:eng', via: 'member' },
+            { subject: 'group:eng', relation: 'viewer', object: 'folder:f1', via: 'direct' },
+            { subject: 'folder:f1', relation: 'parent', object: 'document:q3', via: 'arrow:parent->viewer' },
+          ],
+          reason: null,
+        },
+      },
+      denied: { summary: "Denied: the agent's scope does not cover the relation", value: { allowed: false, path: [], reason: 'agent-scope' } },
+    }),
+  },
+  subjectsList: {
+    200: named({
+      more: {
+        summary: 'A page with more to come (limit=2)',
+        value: { object: 'document:q3', relation: 'viewer', subjects: ['user:alice', 'user:bob'], next_cursor: SUBJECTS_CURSOR },
+      },
+      last: { summary: 'The last page', value: { object: 'document:q3', relation: 'viewer', subjects: ['user:carol'], next_cursor: null } },
     }),
   },
   objectsList: {

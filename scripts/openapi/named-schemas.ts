@@ -6,6 +6,8 @@ import {
   BulkCheckResultSchema,
   CheckRequestSchema,
   CheckResultSchema,
+  ExplainResultSchema,
+  ExplainStepSchema,
 } from '../../contract/check.ts';
 import { BatchRequestSchema, BatchResultSchema, GrantPageSchema, GrantSchema } from '../../contract/grants.ts';
 import { contract, TripleSchema, ValidationIssueSchema } from '../../contract/index.ts';
@@ -21,6 +23,7 @@ import {
   TokenResponseSchema,
 } from '../../contract/oauth.ts';
 import { ObjectPageSchema } from '../../contract/objects.ts';
+import { SubjectPageSchema } from '../../contract/subjects.ts';
 import { KeyScopeSchema } from '../../contract/scopes.ts';
 
 export interface NamedSchema {
@@ -40,7 +43,10 @@ export const NAMED_SCHEMAS: readonly NamedSchema[] = [
   { name: 'BulkCheckRequest', schema: BulkCheckRequestSchema, output: false },
   { name: 'BulkCheckResult', schema: BulkCheckResultSchema, output: true },
   { name: 'BulkCheckItemError', schema: BulkCheckItemErrorSchema, output: true },
+  { name: 'ExplainResult', schema: ExplainResultSchema, output: true },
+  { name: 'ExplainStep', schema: ExplainStepSchema, output: true },
   { name: 'ObjectPage', schema: ObjectPageSchema, output: true },
+  { name: 'SubjectPage', schema: SubjectPageSchema, output: true },
   { name: 'Triple', schema: TripleSchema, output: false },
   { name: 'Grant', schema: GrantSchema, output: true },
   { name: 'GrantPage', schema: GrantPageSchema, output: true },

@@ -35,6 +35,7 @@ export const openApiPathOf = (route: AppRoute): string => route.path.replace(/:(
 export const TAGS: Record<string, TagObject> = {
   check: { name: 'Check', description: 'Authorization checks: does a subject hold a relation on an object?' },
   objects: { name: 'Objects', description: 'Which objects of a namespace a subject reaches under a relation.' },
+  subjects: { name: 'Subjects', description: 'Which subjects of a namespace hold a relation on an object.' },
   grants: { name: 'Grants', description: 'Relationship grants: (subject, relation, object) triples.' },
   namespaces: { name: 'Namespaces', description: 'Kinds of objects, and the relations they declare.' },
   agents: { name: 'Agents', description: 'Non-human subjects with a scope mask, and their killswitch.' },
@@ -47,7 +48,7 @@ export const TAGS: Record<string, TagObject> = {
 };
 
 /** Top-level contract routes filed under another route's tag. */
-const TAG_ALIAS: Record<string, string> = { checkBulk: 'check' };
+const TAG_ALIAS: Record<string, string> = { checkBulk: 'check', explain: 'check' };
 
 /** The tag of the route reached by these contract keys. */
 export function tagOf(keys: string[]): TagObject {

@@ -103,6 +103,9 @@ function refineSchemas(schemas: Record<string, Schema>): void {
   const relations = property('CreateNamespaceRequest', 'relations');
   relations.maxProperties = 128;
   relations.description = `${relations.description}. At most 128 relations, each named ^[a-z][a-z0-9_]{0,62}$.`;
+  // A nullable enum admits null in OpenAPI 3.0 only when its enum lists null too.
+  const reason = property('ExplainResult', 'reason');
+  reason.enum = [...((reason.enum ?? []) as unknown[]), null];
   // KEY_SCOPES is the list the KeyScope enum renders.
   if (canonical((object('KeyScope').enum ?? []) as Json) !== canonical([...KEY_SCOPES])) throw new Error('KeyScope does not render KEY_SCOPES');
 }

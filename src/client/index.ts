@@ -29,8 +29,8 @@
  * - {@link TimeoutError}: `type` `timeout`, `status` 0: the call's time budget ran out;
  * - {@link NetworkError}: `type` `network-error`, `status` 0: no response on the last attempt.
  *
- * Pagination: `grants.list`, `objects.list` and `agents.list` return one page (`next_cursor` is
- * null on the last); `grants.iterate`, `objects.iterate` and `agents.iterate` take the same query
+ * Pagination: `grants.list`, `objects.list`, `subjects.list` and `agents.list` return one page (`next_cursor` is
+ * null on the last); `grants.iterate`, `objects.iterate`, `subjects.iterate` and `agents.iterate` take the same query
  * and are async iterators over the items of every page, following `next_cursor` (use them with
  * `for await`; breaking out of the loop fetches no further page).
  *
@@ -44,8 +44,8 @@
  * once more (a refused request changed nothing). OAuth errors of the token endpoint reject as
  * ProblemErrors whose `type` is the RFC 6749 code (`invalid_client`, `invalid_scope`, ...).
  *
- * Retries: only idempotent calls are retried: every GET and DELETE, `check`, `checkBulk` and
- * `grants.create`; never `namespaces.create`, `agents.create`, `keys.create` or `grants.batch`. They
+ * Retries: only idempotent calls are retried: every GET and DELETE, `check`, `checkBulk`, `explain`
+ * and `grants.create`; never `namespaces.create`, `agents.create`, `keys.create` or `grants.batch`. They
  * are retried after a network error, a 5xx or a 429, at most 3 times (4 attempts in all), waiting
  * the response's `Retry-After` (seconds or HTTP-date) when it has one, else an exponential backoff
  * with jitter (100 ms doubling, each wait drawn from [d/2, d], capped at 2 s). When the wait would
@@ -96,6 +96,9 @@ export type GrantBatchInput = RequestBody<Routes['grants']['batch']>;
 export type GrantBatchResult = SuccessBody<Routes['grants']['batch']>;
 export type ObjectsQuery = RequestQuery<Routes['objects']['list']>;
 export type ObjectPage = SuccessBody<Routes['objects']['list']>;
+export type SubjectsQuery = RequestQuery<Routes['subjects']['list']>;
+export type SubjectPage = SuccessBody<Routes['subjects']['list']>;
+export type Explanation = SuccessBody<Routes['explain']>;
 export type NamespaceInput = RequestBody<Routes['namespaces']['create']>;
 export type Namespace = SuccessBody<Routes['namespaces']['create']>;
 export type NamespaceList = SuccessBody<Routes['namespaces']['list']>;
@@ -150,6 +153,8 @@ export interface GrantdClient {
   check(input: CheckInput, options?: CallOptions): Promise<CheckResult>;
   /** POST /v1/check/bulk: 1 to 1000 checks, answered in order (`{ results }`). Retried. */
   checkBulk(input: CheckBulkInput, options?: CallOptions): Promise<CheckBulkResult>;
+  /** POST /v1/check/explain: the check's answer and why (`{ allowed, path, reason }`). Retried. */
+  explain(input: CheckInput, options?: CallOptions): Promise<Explanation>;
   grants: {
     /** POST /v1/grants: creates the grant, or returns the existing one (idempotent, so retried). */
     create(input: GrantInput, options?: CallOptions): Promise<Grant>;
@@ -175,6 +180,16 @@ export interface GrantdClient {
      * size; `timeoutMs` applies to each page request).
      */
     iterate(query: ObjectsQuery, options?: CallOptions): AsyncGenerator<string, void, undefined>;
+  };
+  subjects: {
+    /** GET /v1/subjects: one page of the subjects holding `relation` on `object` (`{ object, relation, subjects, next_cursor }`). Retried. */
+    list(query: SubjectsQuery, options?: CallOptions): Promise<SubjectPage>;
+    /**
+     * Every subject of `subject_namespace` holding `relation` on `object` (`user:alice`, ...),
+     * ascending, page after page (follows `next_cursor`, starting at `query.cursor` if given;
+     * `query.limit` is the page size; `timeoutMs` applies to each page request).
+     */
+    iterate(query: SubjectsQuery, options?: CallOptions): AsyncGenerator<string, void, undefined>;
   };
   namespaces: {
     /** GET /v1/namespaces: `{ namespaces }`, built-in `user` and `agent` included. Retried. */
@@ -218,7 +233,7 @@ export interface GrantdClient {
 }
 
 /** Calls that may be repeated without changing the outcome, beyond every GET and DELETE. */
-const IDEMPOTENT_POSTS: ReadonlySet<AppRoute> = new Set<AppRoute>([contract.check, contract.checkBulk, contract.grants.create]);
+const IDEMPOTENT_POSTS: ReadonlySet<AppRoute> = new Set<AppRoute>([contract.check, contract.checkBulk, contract.explain, contract.grants.create]);
 const isIdempotent = (route: AppRoute): boolean => route.method === 'GET' || route.method === 'DELETE' || IDEMPOTENT_POSTS.has(route);
 
 function retryPolicy(given: Partial<RetryPolicy> | undefined): RetryPolicy {
@@ -333,6 +348,13 @@ export function createClient(options: ClientOptions): GrantdClient {
     },
   };
 
+  const subjects: GrantdClient['subjects'] = {
+    list: async (query, options) => ok(contract.subjects.list, await raw.subjects.list({ query, call: call(options) })),
+    iterate: async function* (query, options) {
+      for await (const page of pages((q, o) => subjects.list(q, o), query, options)) yield* page.subjects;
+    },
+  };
+
   const agents: GrantdClient['agents'] = {
     create: async (input, options) => ok(contract.agents.create, await raw.agents.create({ body: input, call: call(options) })),
     get: async (externalId, options) =>
@@ -348,8 +370,10 @@ export function createClient(options: ClientOptions): GrantdClient {
   return {
     check: async (input, options) => ok(contract.check, await raw.check({ body: input, call: call(options) })),
     checkBulk: async (input, options) => ok(contract.checkBulk, await raw.checkBulk({ body: input, call: call(options) })),
+    explain: async (input, options) => ok(contract.explain, await raw.explain({ body: input, call: call(options) })),
     grants,
     objects,
+    subjects,
     namespaces: {
       list: async (options) => ok(contract.namespaces.list, await raw.namespaces.list({ call: call(options) })),
       create: async (input, options) => ok(contract.namespaces.create, await raw.namespaces.create({ body: input, call: call(options) })),

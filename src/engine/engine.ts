@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { BulkCheckResultSchema } from '../../contract/check.ts';
 import { DomainError } from '../errors.ts';
+import type { Explanation } from './explain.ts';
 import { parseRef, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 
@@ -27,6 +28,17 @@ export interface Checker {
   reachable(tenantId: string, schema: CompiledSchema, query: ReachableQuery): Promise<string[] | null>;
   /** Distinct ids of `namespace` objects named by some grant, ascending, after `after`, at most `limit`. */
   objectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]>;
+  /**
+   * Ids of `namespace` subjects that hold `relation` on `object`, themselves or through a group they
+   * are a direct member of, ascending, after `after`, at most `limit`, found by walking backwards from
+   * the object (agents: only registered ones whose scope covers it, read from the same state); null
+   * when the walk would pass `budget` (object, relation) pairs, holders or members read, which it does not.
+   */
+  holders(tenantId: string, schema: CompiledSchema, query: HoldersQuery): Promise<string[] | null>;
+  /** Distinct ids of `namespace` subjects named by some grant, ascending, after `after`, at most `limit`. */
+  subjectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]>;
+  /** Why the check is allowed or denied (explainCheck), read from one state of the tenant. */
+  explain(tenantId: string, schema: CompiledSchema, query: Triple): Promise<Explanation>;
   /** This node changed the tenant's data (committed): nothing read before may answer for it. */
   invalidate(tenantId: string): void;
   /** What a check of the tenant costs now, in (object, relation) pairs a walk visits for the same time. */
@@ -38,6 +50,16 @@ export interface ReachableQuery {
   subject: Ref;
   namespace: string;
   relation: string;
+  after: string | null;
+  limit: number;
+  budget: number;
+}
+
+/** A listing walk from an object: see Checker.holders. */
+export interface HoldersQuery {
+  object: Ref;
+  relation: string;
+  namespace: string;
   after: string | null;
   limit: number;
   budget: number;
@@ -152,58 +174,112 @@ export class AuthorizationEngine {
   async listObjects(
     tenantId: string,
     query: { subject: string; namespace: string; relation: string; after: string | null; limit: number },
-  ): Promise<{ ids: string[]; more: boolean }> {
+  ): Promise<Page> {
     const subject = parseRef(query.subject, 'subject');
     const schema = await this.schemaWith(tenantId, [query.namespace]);
     schema.assertRelation(query.namespace, query.relation);
     const page = { subject, namespace: query.namespace, relation: query.relation, after: query.after, limit: query.limit + 1 };
-    const ids =
-      (await this.checker.reachable(tenantId, schema, { ...page, budget: this.listingBudget })) ??
-      (await this.scanCandidates(tenantId, schema, page));
-    return { ids: ids.slice(0, query.limit), more: ids.length > query.limit };
+    return this.pageOf(tenantId, schema, query.limit, {
+      after: query.after,
+      walk: (budget) => this.checker.reachable(tenantId, schema, { ...page, budget }),
+      candidates: (after, limit) => this.checker.objectIds(tenantId, query.namespace, after, limit),
+      queryOf: (id) => ({ subject, relation: query.relation, object: { ns: query.namespace, id } }),
+    });
   }
 
   /**
-   * A subject that reaches a lot: rather than walk everything it reaches, take the namespace's object
-   * ids in order after the cursor and check them in batches until the page is full. The cost follows
-   * the page and how densely the subject reaches. The batches checked so far measure that density: a
-   * subject that reaches few of many objects (10,000 of 1,000,000 documents) would need thousands of
-   * checks for a page, so once the checks still to come would cost more than the first walk was
-   * allowed, it is walked after all (once), with a budget about as costly as those checks.
+   * One page of the ids of `subjectNamespace` subjects S for which check(S, relation, object) is
+   * true, ascending: walked backwards from the object while that stays small, else candidates
+   * checked in order, as objects are listed.
    */
-  private async scanCandidates(tenantId: string, schema: CompiledSchema, page: Omit<ReachableQuery, 'budget'>): Promise<string[]> {
+  async listSubjects(
+    tenantId: string,
+    query: { object: string; relation: string; subjectNamespace: string; after: string | null; limit: number },
+  ): Promise<Page> {
+    const object = parseRef(query.object, 'object');
+    const schema = await this.schemaWith(tenantId, [object.ns, query.subjectNamespace]);
+    schema.assertRelation(object.ns, query.relation);
+    if (!schema.namespace(query.subjectNamespace)) {
+      const message = `namespace ${query.subjectNamespace} does not exist`;
+      throw new DomainError('invalid-request', `query.subject_namespace: ${message}`, [{ path: 'query.subject_namespace', message }]);
+    }
+    const page = { object, relation: query.relation, namespace: query.subjectNamespace, after: query.after, limit: query.limit + 1 };
+    return this.pageOf(tenantId, schema, query.limit, {
+      after: query.after,
+      walk: (budget) => this.checker.holders(tenantId, schema, { ...page, budget }),
+      candidates: (after, limit) => this.checker.subjectIds(tenantId, query.subjectNamespace, after, limit),
+      queryOf: (id) => ({ subject: { ns: query.subjectNamespace, id }, relation: query.relation, object }),
+    });
+  }
+
+  /** Why the check is allowed or denied: POST /v1/check/explain, validated as a check is. */
+  async explain(tenantId: string, input: CheckInput): Promise<Explanation> {
+    const query = parseTriple(input);
+    const schema = await this.schemaWith(tenantId, [query.object.ns]);
+    schema.assertRelation(query.object.ns, query.relation);
+    return this.checker.explain(tenantId, schema, query);
+  }
+
+  /** A page of `limit` ids (read with one more, which tells whether there is a next page), walked or else scanned. */
+  private async pageOf(tenantId: string, schema: CompiledSchema, limit: number, listing: Listing): Promise<Page> {
+    const ids = (await listing.walk(this.listingBudget)) ?? (await this.scanCandidates(tenantId, schema, limit + 1, listing));
+    return { ids: ids.slice(0, limit), more: ids.length > limit };
+  }
+
+  /**
+   * A listing that reaches a lot: rather than walk everything, take the namespace's ids in order
+   * after the cursor and check them in batches until the page is full. The cost follows the page and
+   * how densely the listing reaches. The batches checked so far measure that density: one that
+   * reaches few of many (10,000 of 1,000,000 documents) would need thousands of checks for a page,
+   * so once the checks still to come would cost more than the first walk was allowed, it is walked
+   * after all (once), with a budget about as costly as those checks.
+   */
+  private async scanCandidates(tenantId: string, schema: CompiledSchema, limit: number, listing: Listing): Promise<string[]> {
     const found: string[] = [];
-    let after = page.after;
+    let after = listing.after;
     let checked = 0;
     let walked = false;
-    for (let batch = Math.min(page.limit, FIRST_CANDIDATE_BATCH); found.length < page.limit; batch = Math.min(batch * 2, MAX_CANDIDATE_BATCH)) {
-      const candidates = await this.checker.objectIds(tenantId, page.namespace, after, batch);
+    for (let batch = Math.min(limit, FIRST_CANDIDATE_BATCH); found.length < limit; batch = Math.min(batch * 2, MAX_CANDIDATE_BATCH)) {
+      const candidates = await listing.candidates(after, batch);
       const allowed = await this.checker.check(
         tenantId,
         schema,
-        candidates.map((id) => ({ subject: page.subject, relation: page.relation, object: { ns: page.namespace, id } })),
+        candidates.map((id) => listing.queryOf(id)),
       );
       candidates.forEach((id, i) => {
         const answer = allowed[i]!;
         if (answer instanceof DomainError) throw answer;
-        if (answer && found.length < page.limit) found.push(id);
+        if (answer && found.length < limit) found.push(id);
       });
       if (candidates.length < batch) break;
       after = candidates.at(-1)!;
       checked += candidates.length;
-      const checksLeft = found.length > 0 ? ((page.limit - found.length) * checked) / found.length : Infinity;
+      const checksLeft = found.length > 0 ? ((limit - found.length) * checked) / found.length : Infinity;
       const pairsPerCheck = this.checker.pairsPerCheck(tenantId);
       if (!walked && this.maxListingBudget > this.listingBudget && checksLeft * pairsPerCheck > this.listingBudget) {
         // At least twice the first walk: it reached further than that, and ids cluster, so the
         // density seen so far may flatter the scan.
         walked = true;
-        const budget = Math.floor(Math.min(this.maxListingBudget, Math.max(checksLeft * pairsPerCheck, 2 * this.listingBudget)));
-        const ids = await this.checker.reachable(tenantId, schema, { ...page, budget });
+        const ids = await listing.walk(Math.floor(Math.min(this.maxListingBudget, Math.max(checksLeft * pairsPerCheck, 2 * this.listingBudget))));
         if (ids) return ids;
       }
     }
     return found;
   }
+}
+
+/** One page of a listing: its ids, and whether more follow. */
+export interface Page {
+  ids: string[];
+  more: boolean;
+}
+
+/** How a listing is paged: from after `after`, by its walk (null past the budget given), or its candidates in order and the check of one. */
+interface Listing {
+  after: string | null;
+  walk(budget: number): Promise<string[] | null>;
+  candidates(after: string | null, limit: number): Promise<string[]>;
+  queryOf(id: string): Triple;
 }
 
 const parseTriple = (input: CheckInput): Triple => ({

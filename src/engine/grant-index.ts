@@ -3,7 +3,7 @@ import type { DomainError } from '../errors.ts';
 import { DEFAULT_CHECK_BUDGET, isCheckTooComplex, overBudget } from './budget.ts';
 import type { CheckTurns } from './check-time.ts';
 import { EdgeLists } from './edge-lists.ts';
-import type { ReachableQuery } from './engine.ts';
+import type { HoldersQuery, ReachableQuery } from './engine.ts';
 import { MEMBER_RELATION, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 
@@ -57,6 +57,8 @@ export class GrantIndex {
   /** Nodes by namespace number, then id (undefined: a number freed for reuse). */
   private readonly nodesByNs: (Map<string, number> | undefined)[] = [];
   private readonly namespaceNumbers = new Map<string, number>();
+  /** Per namespace number: its name. */
+  private readonly namespaceNames: string[] = [];
   private readonly relationNumbers = new Map<string, number>();
   /** Per relation number: grants held with it. */
   private readonly relationGrants: number[] = [];
@@ -359,6 +361,77 @@ export class GrantIndex {
     return smallest(ids, query.limit);
   }
 
+  /**
+   * Ids of `namespace` subjects that hold `relation` on the object, themselves or through a group
+   * they are a direct member of, and that `admits` lets through (agent masks): ascending, after
+   * `after`, at most `limit`. Walks backwards from the object as a check does (no subject to stop
+   * at), then reads the holders of every pair and the members of every holder. Null when the walk
+   * takes more than `budget` steps, or the pairs, holders and members read come to more than `budget`.
+   */
+  holders(schema: CompiledSchema, query: HoldersQuery, admits: (id: string) => boolean = () => true): string[] | null {
+    const tables = this.tablesOf(schema);
+    const start = this.nodeOf(query.object);
+    const relation = this.relationNumbers.get(query.relation);
+    const namespace = this.namespaceNumbers.get(query.namespace);
+    if (start === undefined || relation === undefined || namespace === undefined) return [];
+    try {
+      this.walkBackwards(tables, start, relation, NO_NODE, [], query.budget);
+    } catch (error) {
+      if (isCheckTooComplex(error)) return null;
+      throw error;
+    }
+    const walk = this.walk;
+    let read = walk.objects.length;
+    const expanded = new Set<number>();
+    const ids = new Set<string>();
+    const members: number[] = [];
+    const take = (node: number) => {
+      if (this.nodeNs[node] !== namespace) return;
+      const id = this.nodeId[node]!;
+      if ((query.after === null || id > query.after) && admits(id)) ids.add(id);
+    };
+    for (let i = 0; i < walk.objects.length; i++) {
+      for (const holder of this.grantsOn.othersWith(walk.objects[i]!, walk.relations[i]!, this.related)) {
+        take(holder);
+        if (expanded.has(holder)) continue;
+        expanded.add(holder);
+        read += 1 + this.grantsOn.countWith(holder, this.member);
+        if (read > query.budget) return null;
+        for (const member of this.grantsOn.othersWith(holder, this.member, members)) take(member);
+      }
+    }
+    return smallest([...ids], query.limit);
+  }
+
+  /** Whether the grant is held. */
+  holds(grant: Triple): boolean {
+    const [subject, object, relation] = [this.nodeOf(grant.subject), this.nodeOf(grant.object), this.relationNumbers.get(grant.relation)];
+    return subject !== undefined && object !== undefined && relation !== undefined && this.grantsOn.has(object, relation, subject);
+  }
+
+  /** Whether some grant names the ref as its subject. */
+  isSubject(ref: Ref): boolean {
+    const node = this.nodeOf(ref);
+    return node !== undefined && this.grantsBy.from(node) !== this.grantsBy.to(node);
+  }
+
+  /** The subjects of the grants (subject, relation, object). */
+  subjectsOf(object: Ref, relation: string): Ref[] {
+    const node = this.nodeOf(object);
+    const number = this.relationNumbers.get(relation);
+    return node === undefined || number === undefined ? [] : this.grantsOn.othersWith(node, number, []).map((n) => this.refOf(n));
+  }
+
+  /** The objects the subject is a direct member of. */
+  groupsOfRef(subject: Ref): Ref[] {
+    const node = this.nodeOf(subject);
+    return node === undefined ? [] : this.groupsOf(node, []).map((n) => this.refOf(n));
+  }
+
+  private refOf(node: number): Ref {
+    return { ns: this.namespaceNames[this.nodeNs[node]!]!, id: this.nodeId[node]! };
+  }
+
   /** The objects the node is a direct member of, into `groups`. */
   private groupsOf(node: number, groups: number[]): number[] {
     return this.memberships.othersWith(node, this.member, groups);
@@ -443,6 +516,7 @@ export class GrantIndex {
     if (ns === undefined) {
       ns = this.freeNamespaces.pop() ?? this.nodesByNs.length;
       this.namespaceNumbers.set(name, ns);
+      this.namespaceNames[ns] = name;
       this.nodesByNs[ns] = new Map();
     }
     return ns;
@@ -621,6 +695,8 @@ const REMEMBERED_BUDGETS = 4;
 /** Groups a check matches pair by pair; past this many it matches through a set, reading the smaller side. */
 const FEW_GROUPS = 8;
 
+/** A node no grant names: the subject of a walk that has none to stop at. */
+const NO_NODE = -1;
 /** How long `checkAll` runs before it lets other requests in. */
 const YIELD_AFTER_MS = 2;
 /** A name interned costs about this many grants' memory (its map entries and its namespace's node map). */

@@ -21,6 +21,7 @@ import { grantRoutes } from './routes/grants.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { namespaceRoutes } from './routes/namespaces.ts';
 import { objectRoutes } from './routes/objects.ts';
+import { subjectRoutes } from './routes/subjects.ts';
 import { oauthClientRoutes } from './routes/oauth-clients.ts';
 import { oauthRouter, PROTECTED_RESOURCE_METADATA } from './oauth/server.ts';
 
@@ -43,6 +44,7 @@ export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPT
   const router = s.router(served, {
     ...checkRoutes(deps),
     objects: objectRoutes(deps),
+    subjects: subjectRoutes(deps),
     grants: grantRoutes(deps),
     namespaces: namespaceRoutes(deps),
     agents: agentRoutes(deps),

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { CheckTimeShares } from '../engine/check-time.ts';
-import type { CheckAnswer, Checker, ReachableQuery } from '../engine/engine.ts';
+import type { CheckAnswer, Checker, HoldersQuery, ReachableQuery } from '../engine/engine.ts';
+import type { Explanation } from '../engine/explain.ts';
 import type { Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
 import { CachedChecker } from './cached-checker.ts';
@@ -13,7 +14,8 @@ import { SqlChecker } from './sql-checker.ts';
 /**
  * The engine's Checker (docs/decisions.md#the-path-of-one-check): a check or a listing walk of a
  * tenant held in memory and current is answered there (MemoryChecker); otherwise checks go to the
- * answers cached (CachedChecker) and then to PostgreSQL (SqlChecker), listing walks to PostgreSQL.
+ * answers cached (CachedChecker) and then to PostgreSQL (SqlChecker), listing walks and explanations
+ * to PostgreSQL. Listing candidates are always read from PostgreSQL, where ids are in order.
  * Each checker answers from one state of the tenant, and an answer is never combined from two.
  * The process's time on checks, in memory and in statements, is one account (CheckTimeShares).
  */
@@ -62,6 +64,19 @@ export class CheckRouter implements Checker {
   async reachable(tenantId: string, schema: CompiledSchema, query: ReachableQuery): Promise<string[] | null> {
     const inMemory = await this.memory?.reachable(tenantId, schema, query);
     return inMemory ? inMemory.ids : this.sql.reachable(tenantId, schema, query);
+  }
+
+  async holders(tenantId: string, schema: CompiledSchema, query: HoldersQuery): Promise<string[] | null> {
+    const inMemory = await this.memory?.holders(tenantId, schema, query);
+    return inMemory ? inMemory.ids : this.sql.holders(tenantId, schema, query);
+  }
+
+  subjectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]> {
+    return this.sql.subjectIds(tenantId, namespace, after, limit);
+  }
+
+  async explain(tenantId: string, schema: CompiledSchema, query: Triple): Promise<Explanation> {
+    return (await this.memory?.explain(tenantId, schema, query)) ?? this.sql.explain(tenantId, schema, query);
   }
 
   objectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]> {

@@ -96,3 +96,105 @@ SELECT DISTINCT object_id AS id FROM grants
 WHERE tenant_id = $1::uuid AND object_ns = $2 AND ($3::text IS NULL OR object_id > $3::text)
 ORDER BY object_id
 LIMIT $4`;
+
+/** Distinct subject ids of namespace $2 in tenant $1, ascending, after $3 (null: from the start), at most $4. */
+export const SUBJECT_IDS_SQL = `
+SELECT DISTINCT subject_id AS id FROM grants
+WHERE tenant_id = $1::uuid AND subject_ns = $2 AND ($3::text IS NULL OR subject_id > $3::text)
+ORDER BY subject_id
+LIMIT $4`;
+
+/**
+ * Ids of namespace $5 subjects that hold relation $4 on object ($2, $3) in tenant $1 ($6, $7: the
+ * schema tables), themselves or through a group they are a direct member of, ascending, after $8
+ * (null: from the start), at most $9; agents ($5 = agent) only when registered with a scope that
+ * covers the relation (scopeCovers: the text before an entry's first colon is its namespace, the
+ * rest its relation). And how many (object, relation) pairs the walk found, holders and members it
+ * read, each stopped one past budget $10 (the ids are then incomplete and the caller pages otherwise).
+ * pairs: backwards from the object, as a check walks (each pair reached through arrows, at most
+ * MAX_ARROW_DEPTH deep); recursive queries are evaluated lazily, so the LIMITs stop the reads.
+ */
+export const HOLDERS_SQL = `
+WITH RECURSIVE
+  ${schemaTables('$6', '$7')},
+  pairs(ns, id, rel, depth) AS (
+    SELECT $2::text COLLATE "C", $3::text COLLATE "C", COALESCE(c.implied, $4::text COLLATE "C"), 0
+    FROM (SELECT 1) one LEFT JOIN closure c ON c.ns = $2 AND c.rel = $4
+    UNION
+    SELECT g.subject_ns, g.subject_id, COALESCE(c.implied, a.target), p.depth + 1
+    FROM pairs p
+    JOIN arrows a ON a.ns = p.ns AND a.rel = p.rel
+    CROSS JOIN LATERAL (
+      SELECT g.subject_ns, g.subject_id FROM grants g
+      WHERE g.tenant_id = $1::uuid AND g.object_ns = p.ns AND g.object_id = p.id AND g.relation = a.via
+      OFFSET 0
+    ) g
+    LEFT JOIN closure c ON c.ns = g.subject_ns AND c.rel = a.target
+    WHERE p.depth < ${MAX_ARROW_DEPTH}
+  ),
+  walked AS MATERIALIZED (SELECT * FROM pairs LIMIT $10::int + 1),
+  holders AS MATERIALIZED (
+    SELECT DISTINCT g.subject_ns AS ns, g.subject_id AS id FROM (SELECT DISTINCT ns, id, rel FROM walked) p
+    CROSS JOIN LATERAL (
+      SELECT g.subject_ns, g.subject_id FROM grants g
+      WHERE g.tenant_id = $1::uuid AND g.object_ns = p.ns AND g.object_id = p.id AND g.relation = p.rel
+      LIMIT $10::int + 1
+    ) g
+    LIMIT $10::int + 1
+  ),
+  members AS MATERIALIZED (
+    SELECT m.subject_id AS id FROM holders h
+    CROSS JOIN LATERAL (
+      SELECT m.subject_id FROM grants m
+      WHERE m.tenant_id = $1::uuid AND m.object_ns = h.ns AND m.object_id = h.id AND m.relation = '${MEMBER_RELATION}' AND m.subject_ns = $5
+      LIMIT $10::int + 1
+    ) m
+    LIMIT $10::int + 1
+  ),
+  found AS (SELECT id FROM holders WHERE ns = $5 UNION SELECT id FROM members)
+SELECT
+  (SELECT count(*)::int FROM walked) + (SELECT count(*)::int FROM holders) + (SELECT count(*)::int FROM members) AS read,
+  ARRAY(
+    SELECT f.id FROM found f
+    WHERE ($8::text IS NULL OR f.id > $8::text)
+      AND ($5 <> '${AGENT_NAMESPACE}' OR EXISTS (
+        SELECT 1 FROM agents a, unnest(a.scope) e
+        WHERE a.tenant_id = $1::uuid AND a.external_id = f.id AND strpos(e, ':') > 0
+          AND left(e, strpos(e, ':') - 1) IN ('*', $2) AND substr(e, strpos(e, ':') + 1) IN ('*', $4)
+      ))
+    ORDER BY f.id
+    LIMIT $9
+  ) AS ids`;
+
+/** Explain's reads (src/engine/explain.ts), each in the one snapshot of an explain. A grant row: */
+const GRANT_COLUMNS = 'g.subject_ns AS sns, g.subject_id AS sid, g.relation AS rel, g.object_ns AS ons, g.object_id AS oid';
+export const EXPLAIN_SQL = {
+  /** The scope of agent $2 in tenant $1 (no row: not registered). */
+  agentScope: 'SELECT scope FROM agents WHERE tenant_id = $1::uuid AND external_id = $2',
+  /** Whether subject ($2, $3) is the subject of some grant of tenant $1. */
+  isSubject: 'SELECT EXISTS (SELECT 1 FROM grants WHERE tenant_id = $1::uuid AND subject_ns = $2 AND subject_id = $3) AS found',
+  /** The grants (($2, $3), member, G) of tenant $1. */
+  groups: `SELECT ${GRANT_COLUMNS} FROM grants g WHERE g.tenant_id = $1::uuid AND g.subject_ns = $2 AND g.subject_id = $3 AND g.relation = '${MEMBER_RELATION}'`,
+  /** The grants (h, rel, (ns, id)) of tenant $1 for each pair of $2 [{ns, id, rel}] whose subject h is one of $3 [{ns, id}]. */
+  heldBy: `
+SELECT ${GRANT_COLUMNS}
+FROM jsonb_to_recordset($2::jsonb) AS p(ns text COLLATE "C", id text COLLATE "C", rel text COLLATE "C")
+CROSS JOIN jsonb_to_recordset($3::jsonb) AS h(ns text COLLATE "C", id text COLLATE "C")
+JOIN grants g ON g.tenant_id = $1::uuid AND g.object_ns = p.ns AND g.object_id = p.id AND g.relation = p.rel
+  AND g.subject_ns = h.ns AND g.subject_id = h.id`,
+  /** The grants (X, via, (ns, id)) of tenant $1 for each item of $2 [{ns, id, via}], at most $3. */
+  related: `
+SELECT ${GRANT_COLUMNS}
+FROM jsonb_to_recordset($2::jsonb) AS i(ns text COLLATE "C", id text COLLATE "C", via text COLLATE "C")
+JOIN grants g ON g.tenant_id = $1::uuid AND g.object_ns = i.ns AND g.object_id = i.id AND g.relation = i.via
+LIMIT $3`,
+};
+
+/** A grant as EXPLAIN_SQL reads it. */
+export interface GrantRow {
+  sns: string;
+  sid: string;
+  rel: string;
+  ons: string;
+  oid: string;
+}

@@ -68,13 +68,42 @@ export class GraphStatements {
   }
 
   async query<R extends pg.QueryResultRow>(tenantId: string, config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
+    return this.inTurn(tenantId, () => this.run<R>(config));
+  }
+
+  /**
+   * Runs `read`'s statements on one connection, in one read-only REPEATABLE READ transaction, so
+   * that all of them see one state of the database; counted as one statement of the tenant.
+   */
+  async inSnapshot<T>(
+    tenantId: string,
+    read: (query: <R extends pg.QueryResultRow>(config: pg.QueryConfig) => Promise<R[]>) => Promise<T>,
+  ): Promise<T> {
+    return this.inTurn(tenantId, async () => {
+      const client = await this.pool.connect();
+      try {
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        const result = await read(async <R extends pg.QueryResultRow>(config: pg.QueryConfig) => (await client.query<R>(config)).rows);
+        await client.query('COMMIT');
+        client.release();
+        return result;
+      } catch (error) {
+        // The transaction may still be open: the connection is ended rather than handed on.
+        client.release(error as Error);
+        throw error;
+      }
+    });
+  }
+
+  /** Runs `statement` once the tenant has its turn, its time counted against the tenant's share. */
+  private async inTurn<T>(tenantId: string, statement: () => Promise<T>): Promise<T> {
     const turns = this.checkTime?.of(tenantId);
     const wait = turns?.wait() ?? 0;
     if (wait > 0) await sleep(wait);
     await this.turn(tenantId);
     const started = performance.now();
     try {
-      return await this.run<R>(config);
+      return await statement();
     } finally {
       turns?.spent(performance.now() - started);
       this.done(tenantId);

@@ -1,13 +1,23 @@
 import DataLoader from 'dataloader';
 import type pg from 'pg';
 import { DEFAULT_CHECK_BUDGET, overBudget } from '../engine/budget.ts';
-import type { CheckAnswer, ReachableQuery } from '../engine/engine.ts';
+import type { CheckAnswer, HoldersQuery, ReachableQuery } from '../engine/engine.ts';
+import { explainCheck, type ExplainGraph, type Explanation, type WindowedGrant } from '../engine/explain.ts';
 import type { Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
 import { masksAdmit } from '../engine/scope.ts';
 import { RetryLater } from '../errors.ts';
 import { isCancelled } from './errors.ts';
-import { CHECK_SQL, type CheckOutcome, OBJECT_IDS_SQL, REACHABLE_SQL } from './graph-sql.ts';
+import {
+  CHECK_SQL,
+  type CheckOutcome,
+  EXPLAIN_SQL,
+  type GrantRow,
+  HOLDERS_SQL,
+  OBJECT_IDS_SQL,
+  REACHABLE_SQL,
+  SUBJECT_IDS_SQL,
+} from './graph-sql.ts';
 import { GraphStatements, type GraphStatementOptions } from './graph-statements.ts';
 
 /**
@@ -147,6 +157,42 @@ export class SqlChecker {
     return result.walked <= query.budget ? result.ids : null;
   }
 
+  /** The listing walk from an object, one statement (see Checker.holders). */
+  async holders(tenantId: string, schema: CompiledSchema, query: HoldersQuery): Promise<string[] | null> {
+    const { rows } = await this.statements.query<{ read: number; ids: string[] }>(tenantId, {
+      name: 'grantd_holders',
+      text: HOLDERS_SQL,
+      values: [
+        tenantId,
+        query.object.ns,
+        query.object.id,
+        query.relation,
+        query.namespace,
+        schema.closureJson,
+        schema.arrowsJson,
+        query.after,
+        query.limit,
+        query.budget,
+      ],
+    });
+    const [result] = rows;
+    return result && result.read <= query.budget ? result.ids : null;
+  }
+
+  async subjectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]> {
+    const { rows } = await this.statements.query<{ id: string }>(tenantId, {
+      name: 'grantd_subject_ids',
+      text: SUBJECT_IDS_SQL,
+      values: [tenantId, namespace, after, limit],
+    });
+    return rows.map((r) => r.id);
+  }
+
+  /** Why the check is allowed or denied, its reads in one snapshot (explain is not batched with checks). */
+  explain(tenantId: string, schema: CompiledSchema, query: Triple): Promise<Explanation> {
+    return this.statements.inSnapshot(tenantId, (read) => explainCheck(sqlGraph(tenantId, read), schema, query, this.checkBudget, Date.now()));
+  }
+
   async objectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]> {
     const { rows } = await this.statements.query<{ id: string }>(tenantId, {
       name: 'grantd_object_ids',
@@ -155,6 +201,27 @@ export class SqlChecker {
     });
     return rows.map((r) => r.id);
   }
+}
+
+/** The explain graph of a tenant in PostgreSQL, read by `read` (one snapshot); grants carry no validity window yet. */
+function sqlGraph(tenantId: string, read: <R extends pg.QueryResultRow>(config: pg.QueryConfig) => Promise<R[]>): ExplainGraph {
+  const grants = async (text: string, values: unknown[]): Promise<WindowedGrant[]> =>
+    (await read<GrantRow>({ text, values: [tenantId, ...values] })).map((g) => ({
+      subject: { ns: g.sns, id: g.sid },
+      relation: g.rel,
+      object: { ns: g.ons, id: g.oid },
+      notBefore: null,
+      expiresAt: null,
+    }));
+  return {
+    agentScope: async (id) => (await read<{ scope: string[] }>({ text: EXPLAIN_SQL.agentScope, values: [tenantId, id] }))[0]?.scope ?? null,
+    holdsAnyGrant: async (subject) =>
+      (await read<{ found: boolean }>({ text: EXPLAIN_SQL.isSubject, values: [tenantId, subject.ns, subject.id] }))[0]!.found,
+    groupsOf: (subject) => grants(EXPLAIN_SQL.groups, [subject.ns, subject.id]),
+    heldBy: (pairs, holders) =>
+      grants(EXPLAIN_SQL.heldBy, [JSON.stringify(pairs.map((p) => ({ ...p.object, rel: p.relation }))), JSON.stringify(holders)]),
+    related: (items, limit) => grants(EXPLAIN_SQL.related, [JSON.stringify(items.map((i) => ({ ...i.object, via: i.via }))), limit]),
+  };
 }
 
 /**

@@ -123,6 +123,7 @@ describe('which calls are retried', () => {
   const calls: [string, boolean, (c: GrantdClient) => Promise<unknown>][] = [
     ['check', true, (c) => c.check(CHECK)],
     ['checkBulk', true, (c) => c.checkBulk({ checks: [CHECK] })],
+    ['explain', true, (c) => c.explain(CHECK)],
     ['grants.create', true, (c) => c.grants.create(CHECK)],
     ['grants.revoke', true, (c) => c.grants.revoke(CHECK)],
     ['grants.list', true, (c) => c.grants.list()],
@@ -130,6 +131,8 @@ describe('which calls are retried', () => {
     ['grants.batch', false, (c) => c.grants.batch({ writes: [CHECK] })],
     ['objects.list', true, (c) => c.objects.list({ namespace: 'document', subject: 'user:a', relation: 'viewer' })],
     ['objects.iterate', true, (c) => c.objects.iterate({ namespace: 'document', subject: 'user:a', relation: 'viewer' }).next()],
+    ['subjects.list', true, (c) => c.subjects.list({ object: 'document:d1', relation: 'viewer', subject_namespace: 'user' })],
+    ['subjects.iterate', true, (c) => c.subjects.iterate({ object: 'document:d1', relation: 'viewer', subject_namespace: 'user' }).next()],
     ['namespaces.list', true, (c) => c.namespaces.list()],
     ['namespaces.create', false, (c) => c.namespaces.create({ name: 'document' })],
     ['agents.create', false, (c) => c.agents.create({ external_id: 'bot', scope: [] })],

@@ -23,6 +23,8 @@ interface FakeOptions {
   walk?: (budget: number) => string[] | null;
   /** The ids of objects named by some grant, for candidates. */
   objects?: string[];
+  /** The ids of subjects named by some grant, for candidates. */
+  subjects?: string[];
   pairsPerCheck?: number;
 }
 
@@ -32,6 +34,7 @@ function fakeStore({
   answers = {},
   walk = () => [],
   objects = [],
+  subjects = [],
   pairsPerCheck = 1,
 }: FakeOptions = {}) {
   const calls = {
@@ -39,6 +42,9 @@ function fakeStore({
     evaluate: [] as string[][],
     walks: [] as { budget: number; limit: number; after: string | null }[],
     candidates: [] as { after: string | null; limit: number }[],
+    holderWalks: [] as { budget: number; limit: number; after: string | null; namespace: string }[],
+    subjectCandidates: [] as { namespace: string; after: string | null; limit: number }[],
+    explained: [] as string[],
     invalidated: [] as string[],
   };
   const [first, fresher] = [new CompiledSchema(loaded), new CompiledSchema(reloaded)];
@@ -59,6 +65,18 @@ function fakeStore({
     objectIds: async (_tenantId, _namespace, after, limit) => {
       calls.candidates.push({ after, limit });
       return objects.filter((id) => after === null || id > after).slice(0, limit);
+    },
+    holders: async (_tenantId, _schema, query) => {
+      calls.holderWalks.push({ budget: query.budget, limit: query.limit, after: query.after, namespace: query.namespace });
+      return walk(query.budget);
+    },
+    subjectIds: async (_tenantId, namespace, after, limit) => {
+      calls.subjectCandidates.push({ namespace, after, limit });
+      return subjects.filter((id) => after === null || id > after).slice(0, limit);
+    },
+    explain: async (_tenantId, _schema, query) => {
+      calls.explained.push(key(query));
+      return { allowed: false, path: [], reason: 'no-path' };
     },
     invalidate: (tenantId) => calls.invalidated.push(tenantId),
     pairsPerCheck: () => pairsPerCheck,
@@ -256,6 +274,58 @@ describe('a listing', () => {
       await listPage(engine, 10);
       return { budgets: calls.walks.map((w) => w.budget) };
     };
+  });
+});
+
+describe('a listing of subjects', () => {
+  const listSubjects = (engine: AuthorizationEngine, query: Partial<Parameters<AuthorizationEngine['listSubjects']>[1]> = {}) =>
+    engine.listSubjects('t1', { object: 'document:d1', relation: 'viewer', subjectNamespace: 'user', after: null, limit: 2, ...query });
+
+  it("is the walk from the object's page while it stays within the listing budget", async () => {
+    const { store, calls } = fakeStore({ walk: () => ['ann', 'bob', 'cy'] });
+    const engine = new AuthorizationEngine(store, { listingBudget: 50 });
+    expect(await listSubjects(engine, { after: 'a' })).toEqual({ ids: ['ann', 'bob'], more: true });
+    expect(calls.holderWalks).toEqual([{ budget: 50, limit: 3, after: 'a', namespace: 'user' }]);
+    expect(calls.subjectCandidates).toEqual([]);
+  });
+
+  it("checks the namespace's subjects in order when the walk would go past its budget", async () => {
+    const subjects = ['ann', 'bob', 'cy', 'dee', 'eve'];
+    const answers = { 'user:bob viewer document:d1': true, 'user:dee viewer document:d1': true, 'user:eve viewer document:d1': true };
+    const { store, calls } = fakeStore({ walk: () => null, subjects, answers });
+    const engine = new AuthorizationEngine(store, { listingBudget: 0, maxListingBudget: 0 });
+    expect(await listSubjects(engine)).toEqual({ ids: ['bob', 'dee'], more: true });
+    expect(await listSubjects(engine, { after: 'dee' })).toEqual({ ids: ['eve'], more: false });
+    expect(calls.subjectCandidates).toEqual([
+      { namespace: 'user', after: null, limit: 3 },
+      { namespace: 'user', after: 'cy', limit: 6 },
+      { namespace: 'user', after: 'dee', limit: 3 },
+    ]);
+  });
+
+  it('is refused for a malformed object, an unknown relation, object namespace or subject namespace', async () => {
+    const engine = new AuthorizationEngine(fakeStore().store);
+    expect(await refusal(listSubjects(engine, { object: 'd1' }))).toBe('invalid-object');
+    expect(await refusal(listSubjects(engine, { relation: 'owner' }))).toBe('unknown-relation');
+    expect(await refusal(listSubjects(engine, { object: 'nowhere:d1' }))).toBe('namespace-not-found');
+    const unknown = await listSubjects(engine, { subjectNamespace: 'robot' }).catch((error: unknown) => error);
+    expect(unknown).toMatchObject({ type: 'invalid-request', errors: [{ path: 'query.subject_namespace' }] });
+  });
+});
+
+describe('an explanation', () => {
+  it("is the store's for the parsed check, validated as a check is", async () => {
+    const { store, calls } = fakeStore();
+    const engine = new AuthorizationEngine(store);
+    expect(await engine.explain('t1', { subject: 'user:ann', relation: 'viewer', object: 'document:d1' })).toEqual({
+      allowed: false,
+      path: [],
+      reason: 'no-path',
+    });
+    expect(calls.explained).toEqual(['user:ann viewer document:d1']);
+    expect(await refusal(engine.explain('t1', { subject: 'user:ann', relation: 'owner', object: 'document:d1' }))).toBe('unknown-relation');
+    expect(await refusal(engine.explain('t1', { subject: 'user:ann', relation: 'viewer', object: 'nowhere:d1' }))).toBe('namespace-not-found');
+    expect(await refusal(engine.explain('t1', { subject: 'ann', relation: 'viewer', object: 'document:d1' }))).toBe('invalid-subject');
   });
 });
 

@@ -65,6 +65,25 @@ export async function tenantGraph(services: AppDeps) {
         after = page.ids.at(-1)!;
       }
     },
+    /** Every subject of the namespace holding the relation on the object, walking all pages of the given size, the given way. */
+    async subjectsAll(
+      object: string,
+      relation: string,
+      subjectNamespace: string,
+      pageSize = 1000,
+      { via = 'walk', on = services }: { via?: 'walk' | 'scan' | 'sample'; on?: AppDeps } = {},
+    ) {
+      const lister = listersOver(on.engine.checker)[via];
+      const ids: string[] = [];
+      let after: string | null = null;
+      for (;;) {
+        const page = await lister.listSubjects(tenantId, { object, relation, subjectNamespace, after, limit: pageSize });
+        ids.push(...page.ids);
+        if (!page.more) return ids;
+        after = page.ids.at(-1)!;
+      }
+    },
+    explain: (subject: string, relation: string, object: string, on = services) => on.engine.explain(tenantId, { subject, relation, object }),
   };
 }
 

@@ -102,6 +102,36 @@ function reference(model: TenantModel) {
   };
 }
 
+/**
+ * The fewest grants that confer (subject, rel, obj) in the graph, agent scopes aside (Infinity: none
+ * do): straight from docs/model.md#what-a-check-means, a grant per arrow followed, one for the
+ * grant held at the end, and one for the membership of a group.
+ */
+function referenceShortest(model: TenantModel) {
+  const defs: Record<string, RelationDefinitions> = { doc: model.doc, folder: model.folder };
+  const grants = validGrants(model);
+  const has = new Set(grants.map((t) => t.join(' ')));
+  const fewest = (s: string, rel: string, obj: string, depth: number, memo: Map<string, number>): number => {
+    const key = `${s} ${rel} ${obj} ${depth}`;
+    if (memo.has(key)) return memo.get(key)!;
+    let best = has.has(`${s} ${rel} ${obj}`) ? 1 : Infinity;
+    for (const entry of defs[obj.split(':')[0]!]?.[rel]?.includes ?? []) {
+      const [via, target] = entry.includes('->') ? entry.split('->') : [null, entry];
+      if (via === null) best = Math.min(best, fewest(s, target, obj, depth, memo));
+      else if (depth < 16) {
+        for (const [x, r, o] of grants) if (r === via && o === obj) best = Math.min(best, 1 + fewest(s, target, x, depth + 1, memo));
+      }
+    }
+    memo.set(key, best);
+    return best;
+  };
+  return (subject: string, rel: string, obj: string): number => {
+    const memo = new Map<string, number>();
+    const groups = grants.filter(([s, r]) => s === subject && r === 'member').map(([, , o]) => o);
+    return Math.min(fewest(subject, rel, obj, 0, memo), ...groups.map((g) => 1 + fewest(g, rel, obj, 0, memo)));
+  };
+}
+
 /** The generated grants the service accepts: declared relations only, agents registered. */
 function validGrants(model: TenantModel): Triple[] {
   const defs: Record<string, RelationDefinitions> = { doc: model.doc, folder: model.folder };
@@ -181,6 +211,64 @@ describe('engine against the reference evaluator', () => {
       { numRuns: 40 },
     );
   }, 120_000);
+});
+
+describe('subjects and explanations against the reference evaluator', () => {
+  const SUBJECT_NAMESPACES = ['user', 'agent', 'team', 'folder'];
+  const OBJECTS = REFS.filter((r) => DECLARED.some((ns) => r.startsWith(`${ns}:`)));
+
+  it('lists exactly the subjects a check allows, and explains every check with a shortest path that alone confers it', async () => {
+    await assertProperty(
+      fc.asyncProperty(tenantArb, async (model) => {
+        const { g, grants } = await tenantOf(model);
+        const expected = reference(model);
+        const shortest = referenceShortest(model);
+        const registered = model.a1Registered ? ['a0', 'a1'] : ['a0'];
+        const held = new Set(grants.map((t) => t.join(' ')));
+
+        for (const object of OBJECTS) {
+          for (const rel of ['r1', 'r2']) {
+            for (const ns of SUBJECT_NAMESPACES) {
+              const want = IDS[ns]!.filter((id) => expected(`${ns}:${id}`, rel, object)).sort();
+              expect(await g.subjectsAll(object, rel, ns, 2)).toEqual(want);
+              expect(await g.subjectsAll(object, rel, ns, 2, { via: 'scan' })).toEqual(want);
+              expect(await g.subjectsAll(object, rel, ns, 2, { via: 'sample' })).toEqual(want);
+              expect(await g.subjectsAll(object, rel, ns, 2, { on: databaseOnly })).toEqual(want);
+              expect(await g.subjectsAll(object, rel, ns, 2, { via: 'sample', on: databaseOnly })).toEqual(want);
+            }
+          }
+        }
+
+        for (const [subject, rel, object] of queriesOn(['user:u0', 'team:t0', 'agent:a0', 'agent:a1'], OBJECTS)) {
+          const allowed = expected(subject, rel, object);
+          const agent = subject.startsWith('agent:') ? subject.slice('agent:'.length) : null;
+          const reason = allowed
+            ? null
+            : agent !== null && !registered.includes(agent)
+              ? 'agent-not-registered'
+              : shortest(subject, rel, object) < Infinity
+                ? 'agent-scope'
+                : 'no-path';
+          for (const on of [services, databaseOnly]) {
+            const explained = await g.explain(subject, rel, object, on);
+            expect({ allowed: explained.allowed, reason: explained.reason }).toEqual({ allowed, reason });
+            if (!allowed) {
+              expect(explained.path).toEqual([]);
+              continue;
+            }
+            const path = explained.path.map((step): Triple => [step.subject, step.relation, step.object]);
+            expect(path.every((t) => held.has(t.join(' ')))).toBe(true);
+            expect(path.length).toBe(shortest(subject, rel, object));
+            // The path's grants alone (with the schema and agents) confer the check.
+            expect(reference({ ...model, grants: path })(subject, rel, object)).toBe(true);
+            expect(explained.path[0]!.subject).toBe(subject);
+            expect(explained.path.at(-1)!.object).toBe(object);
+          }
+        }
+      }),
+      { numRuns: 25 },
+    );
+  }, 180_000);
 });
 
 describe('engine against the reference evaluator on long and dense graphs', () => {

@@ -79,6 +79,8 @@ const ANSWER_PAST_SCOPES: Record<string, number> = {
   check: 400,
   checkBulk: 400,
   'objects.list': 400,
+  explain: 400,
+  'subjects.list': 400,
   'keys.create': 201,
   'keys.list': 200,
   'keys.revoke': 404,

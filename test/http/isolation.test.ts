@@ -48,6 +48,14 @@ const attempts: Record<string, { send: () => Promise<Outcome>; expect: (res: Out
     send: () => b.get('/v1/objects?namespace=document&subject=user:alice&relation=owner'),
     expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'namespace-not-found' } }),
   },
+  explain: {
+    send: () => b.post('/v1/check/explain', aGrant),
+    expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'namespace-not-found' } }),
+  },
+  'subjects.list': {
+    send: () => b.get('/v1/subjects?object=document:secret&relation=owner&subject_namespace=user'),
+    expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'namespace-not-found' } }),
+  },
   'grants.create': {
     send: () => b.post('/v1/grants', aGrant),
     expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'namespace-not-found' } }),

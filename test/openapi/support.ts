@@ -64,7 +64,7 @@ export function toJsonSchema(schema: SchemaObject, closed: boolean): Record<stri
   if (schema.nullable) {
     if (typeof schema.type === 'string') {
       out.type = [schema.type, 'null'];
-      if (Array.isArray(out.enum)) out.enum = [...(out.enum as unknown[]), null];
+      if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...(out.enum as unknown[]), null];
     } else {
       return { anyOf: [out, { type: 'null' }] };
     }

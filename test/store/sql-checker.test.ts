@@ -5,6 +5,7 @@ import { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import { createServices } from '../../src/runtime.ts';
 import { createKey } from '../../src/store/keys.ts';
+import type { HeldTenants } from '../../src/store/held-tenants.ts';
 import { CheckRouter } from '../../src/store/check-router.ts';
 import { openGraphPool, type GraphStatementOptions } from '../../src/store/graph-statements.ts';
 import { CHECK_SQL, HELD_READ, HOLDERS_READ } from '../../src/store/graph-sql.ts';
@@ -126,6 +127,37 @@ describe('checks PostgreSQL answers', () => {
           expect(database).toMatchObject({ type: 'check-too-complex', detail: expect.stringContaining(`more than ${budget} steps`) });
         else expect(database).toBe(subject === 'user:alice');
         expect(held).toEqual(database);
+      }
+    }
+  });
+
+  it('explain: count the steps a check counts, in the database and in memory, and refuse past the same budget', async () => {
+    const g = await denseTenant(40);
+    await g.grant(['user:alice', 'r1', 'node:n0'], ['user:bob', 'r1', 'user:elsewhere']);
+    expect(await memory.heldTenants.load(g.tenantId)).toBe(true);
+    const explain = (subject: string, checkBudget: number, held: HeldTenants | null) =>
+      new AuthorizationEngine(new CheckRouter(graphPool, services.schemas, held, { checkBudget }))
+        .explain(g.tenantId, { subject, relation: 'r2', object: 'node:n1' })
+        .catch((error: unknown) => error);
+    // The budgets of the test above: bob is denied after 6,400 steps, alice found at depth 1 after 40.
+    for (const [subject, needed, answer] of [
+      ['user:bob', 6_400, { allowed: false, path: [], reason: 'no-path' }],
+      [
+        'user:alice',
+        40,
+        {
+          allowed: true,
+          path: [
+            { subject: 'user:alice', relation: 'r1', object: 'node:n0' },
+            { subject: 'node:n0', relation: 'parent', object: 'node:n1' },
+          ],
+          reason: null,
+        },
+      ],
+    ] as const) {
+      for (const held of [null, memory.heldTenants]) {
+        expect(await explain(subject, needed - 1, held)).toMatchObject({ type: 'check-too-complex' });
+        expect(await explain(subject, needed, held)).toMatchObject(answer);
       }
     }
   });

@@ -10,6 +10,7 @@ export const checkRoutes = ({ engine, metrics }: AppDeps) => ({
     metrics.countDecisions([allowed]);
     return { status: 200, body: { allowed } };
   }),
+  explain: s.route(contract.explain, async ({ body, req }) => ({ status: 200, body: await engine.explain(principalOf(req).tenantId, body) })),
   checkBulk: s.route(contract.checkBulk, async ({ body, req }) => {
     const results = await engine.checkBulk(principalOf(req).tenantId, body.checks);
     metrics.countDecisions(results.filter((r) => !r.error).map((r) => r.allowed));

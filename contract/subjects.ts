@@ -1,0 +1,45 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import { badRequest, commonProblems, notFound, tooComplex } from './problems.ts';
+import { CursorSchema, LimitSchema, NameSchema, NextCursorSchema, ObjectSchema, RelationSchema } from './schemas.ts';
+import { requires } from './scopes.ts';
+
+const c = initContract();
+
+const ListSubjectsQuerySchema = z
+  .object({
+    object: ObjectSchema,
+    relation: RelationSchema,
+    subject_namespace: NameSchema.describe('Namespace of the subjects to list (an existing one, e.g. user or agent)'),
+    cursor: CursorSchema.optional(),
+    limit: LimitSchema,
+  })
+  .strict();
+
+export const SubjectPageSchema = z.object({
+  object: z.string().describe('Echo of the object asked about'),
+  relation: z.string().describe('Echo of the relation asked about'),
+  subjects: z.array(z.string()).describe('Subjects `<namespace>:<id>` for which a check is true, ascending in byte order of their ids'),
+  next_cursor: NextCursorSchema,
+});
+
+export const subjectsContract = c.router({
+  list: {
+    method: 'GET',
+    path: '/subjects',
+    summary: 'List the subjects that hold a relation on an object',
+    description:
+      'Every subject of subject_namespace for which a check of (subject, relation, object) is true, directly or through a group ' +
+      'it is a direct member of (agents: registered ones whose scope covers it), ascending, keyset-paginated. The cursor is bound ' +
+      'to the object, relation and subject_namespace it was issued for.',
+    query: ListSubjectsQuerySchema,
+    responses: {
+      200: SubjectPageSchema,
+      ...badRequest(['invalid-request', 'invalid-object', 'unknown-relation', 'invalid-cursor']),
+      ...notFound(['namespace-not-found']),
+      ...tooComplex,
+      ...commonProblems,
+    },
+    metadata: requires('check:read'),
+  },
+});

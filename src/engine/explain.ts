@@ -1,0 +1,198 @@
+import type { z } from 'zod';
+import type { ExplainResultSchema } from '../../contract/check.ts';
+import { overBudget } from './budget.ts';
+import { MAX_ARROW_DEPTH } from './grant-index.ts';
+import { AGENT_NAMESPACE, formatRef, type Ref, type Triple } from './refs.ts';
+import type { CompiledSchema } from './schema.ts';
+import { scopeCovers } from './scope.ts';
+
+/** POST /v1/check/explain's answer (docs/checks-and-listings.md#explaining-a-check). */
+export type Explanation = z.infer<typeof ExplainResultSchema>;
+type Step = Explanation['path'][number];
+type DenialReason = NonNullable<Explanation['reason']>;
+
+/**
+ * A grant as explain reads it, with its validity window (null: unbounded on that side). Grants carry
+ * no window yet: the readers give nulls, and grantWindow is where a window is judged once they do.
+ */
+export interface WindowedGrant extends Triple {
+  notBefore: Date | null;
+  expiresAt: Date | null;
+}
+
+/** Whether a grant counts now, or why not. */
+export type GrantWindow = 'in-force' | 'not-yet-valid' | 'expired';
+
+/** The one place explain judges a grant's validity window: before `notBefore` and from `expiresAt` on, it confers nothing. */
+export function grantWindow(grant: Pick<WindowedGrant, 'notBefore' | 'expiresAt'>, now: number): GrantWindow {
+  if (grant.notBefore !== null && now < grant.notBefore.getTime()) return 'not-yet-valid';
+  if (grant.expiresAt !== null && now >= grant.expiresAt.getTime()) return 'expired';
+  return 'in-force';
+}
+
+/** An (object, relation) pair of the walk. */
+export interface Pair {
+  object: Ref;
+  relation: string;
+}
+
+/**
+ * What explain reads of one tenant, all from one state of it (the grants held in memory in one
+ * turn of the event loop, or one database snapshot). Every grant returned is read whatever its
+ * window: explain sorts them out.
+ */
+export interface ExplainGraph {
+  /** The agent's scope; null when no such agent is registered. */
+  agentScope(externalId: string): Promise<readonly string[] | null>;
+  /** Whether any grant names the subject as its subject. */
+  holdsAnyGrant(subject: Ref): Promise<boolean>;
+  /** The grants (subject, member, G). */
+  groupsOf(subject: Ref): Promise<WindowedGrant[]>;
+  /** The grants (h, relation, object) of the pairs whose holder h is one of `holders`. */
+  heldBy(pairs: readonly Pair[], holders: readonly Ref[]): Promise<WindowedGrant[]>;
+  /** The grants (X, via, object) of each item; at most `limit` in all (more: the caller is past its budget). */
+  related(items: readonly { object: Ref; via: string }[], limit: number): Promise<WindowedGrant[]>;
+}
+
+/**
+ * Why the check is allowed or denied (docs/checks-and-listings.md#explaining-a-check). The walk is
+ * the check's (backwards from the object, breadth-first, each pair once, at most MAX_ARROW_DEPTH
+ * arrows, the same steps against the same budget), remembering how each pair was reached, so that
+ * the first level where the subject or one of its groups holds a pair gives a path of the fewest
+ * grants. Grants outside their window are left out; when that leaves no path, a second walk takes
+ * them in to tell whether only such grants would confer it.
+ */
+export async function explainCheck(graph: ExplainGraph, schema: CompiledSchema, query: Triple, budget: number, now: number): Promise<Explanation> {
+  let scope: readonly string[] | null = null;
+  if (query.subject.ns === AGENT_NAMESPACE) {
+    scope = await graph.agentScope(query.subject.id);
+    if (scope === null) return denied('agent-not-registered');
+  }
+  if (!(await graph.holdsAnyGrant(query.subject))) return denied('no-path');
+  const inForce = await shortestPath(graph, schema, query, budget, (g) => grantWindow(g, now) === 'in-force');
+  if (inForce.path !== null) {
+    if (scope !== null && !scopeCovers(scope, query.object.ns, query.relation)) return denied('agent-scope');
+    return { allowed: true, path: inForce.path.map(({ grant, via }) => ({ ...refsOf(grant), via })), reason: null };
+  }
+  if (!inForce.skipped) return denied('no-path');
+  const { path } = await shortestPath(graph, schema, query, budget, () => true);
+  if (path === null) return denied('no-path');
+  // A path that waiting would open is not-yet-valid; one that a lapsed grant closed, expired.
+  return denied(path.some(({ grant }) => grantWindow(grant, now) === 'expired') ? 'expired' : 'not-yet-valid');
+}
+
+const denied = (reason: DenialReason): Explanation => ({ allowed: false, path: [], reason });
+
+/** A pair of the walk and how it was reached: from the pair `parent` through the arrow grant `arrow` (the start's pairs have neither). */
+interface Visit extends Pair {
+  /** The relation needed on the object: the checked one, or an arrow's target. */
+  needed: string;
+  parent: number;
+  arrow: { grant: WindowedGrant; via: string; target: string } | null;
+}
+
+/** A grant of a path and how it counts (a step's `via`). */
+interface PathStep {
+  grant: WindowedGrant;
+  via: Step['via'];
+}
+
+async function shortestPath(
+  graph: ExplainGraph,
+  schema: CompiledSchema,
+  query: Triple,
+  budget: number,
+  counts: (grant: WindowedGrant) => boolean,
+): Promise<{ path: PathStep[] | null; skipped: boolean }> {
+  let skipped = false;
+  const keep = (grants: WindowedGrant[]) =>
+    grants.filter((g) => {
+      const kept = counts(g);
+      skipped ||= !kept;
+      return kept;
+    });
+  const tables = tablesOf(schema);
+  const groups = keep(await graph.groupsOf(query.subject));
+  const visits: Visit[] = [];
+  const seen = new Set<string>();
+  const visit = (object: Ref, relation: string, needed: string, parent: number, arrow: Visit['arrow']) => {
+    const key = `${formatRef(object)}#${relation}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    visits.push({ object, relation, needed, parent, arrow });
+  };
+  for (const implied of tables.implied(query.object.ns, query.relation)) visit(query.object, implied, query.relation, -1, null);
+  let steps = groups.length;
+  for (let depth = 0, from = 0; from < visits.length; depth++) {
+    const to = visits.length;
+    const level = visits.slice(from, to);
+    const held = keep(await graph.heldBy(level, [query.subject, ...groups.map((g) => g.object)]));
+    const found = held.find((g) => sameRef(g.subject, query.subject)) ?? held[0];
+    if (found !== undefined) {
+      const at = from + level.findIndex((v) => v.relation === found.relation && sameRef(v.object, found.object));
+      const membership = sameRef(found.subject, query.subject) ? null : groups.find((g) => sameRef(g.object, found.subject))!;
+      return { path: pathTo(visits, at, found, membership), skipped };
+    }
+    if (depth === MAX_ARROW_DEPTH) break;
+    steps += to - from;
+    if (steps > budget) throw overBudget(budget);
+    // The check reads a pair's grants through one relation once, however many arrows go through it.
+    const items = level.flatMap((v, i) =>
+      [...new Set(tables.arrows(v.object.ns, v.relation).map((a) => a.via))].map((via) => ({ i, object: v.object, via })),
+    );
+    const related = items.length > 0 ? await graph.related(items, budget - steps + 1) : [];
+    steps += related.length;
+    if (steps > budget) throw overBudget(budget);
+    const byItem = new Map<string, WindowedGrant[]>();
+    for (const grant of keep(related)) {
+      const key = `${formatRef(grant.object)}#${grant.relation}`;
+      const list = byItem.get(key);
+      if (list) list.push(grant);
+      else byItem.set(key, [grant]);
+    }
+    for (const { i, object, via } of items) {
+      for (const grant of byItem.get(`${formatRef(object)}#${via}`) ?? []) {
+        for (const { target } of tables.arrows(object.ns, level[i]!.relation).filter((a) => a.via === via)) {
+          for (const implied of tables.implied(grant.subject.ns, target)) visit(grant.subject, implied, target, from + i, { grant, via, target });
+        }
+      }
+    }
+    from = to;
+  }
+  return { path: null, skipped };
+}
+
+/** The steps from the subject to the checked object: its membership, the grant held, then each arrow's grant back to the start. */
+function pathTo(visits: readonly Visit[], at: number, held: WindowedGrant, membership: WindowedGrant | null): PathStep[] {
+  const path: PathStep[] = [];
+  if (membership) path.push({ grant: membership, via: 'member' });
+  const pair = visits[at]!;
+  path.push({ grant: held, via: pair.relation === pair.needed ? 'direct' : `includes:${pair.relation}` });
+  for (let v = pair; v.arrow !== null; v = visits[v.parent]!) path.push({ grant: v.arrow.grant, via: `arrow:${v.arrow.via}->${v.arrow.target}` });
+  return path;
+}
+
+const refsOf = (grant: Triple) => ({ subject: formatRef(grant.subject), relation: grant.relation, object: formatRef(grant.object) });
+const sameRef = (a: Ref, b: Ref) => a.ns === b.ns && a.id === b.id;
+
+/** The schema's closure and arrows by namespace and relation, made once per schema. */
+function tablesOf(schema: CompiledSchema) {
+  let tables = TABLES.get(schema);
+  if (tables === undefined) {
+    const implied = new Map<string, string[]>();
+    const arrows = new Map<string, { via: string; target: string }[]>();
+    for (const row of schema.closure) implied.set(`${row.ns}#${row.rel}`, [...(implied.get(`${row.ns}#${row.rel}`) ?? []), row.implied]);
+    for (const row of schema.arrows) arrows.set(`${row.ns}#${row.rel}`, [...(arrows.get(`${row.ns}#${row.rel}`) ?? []), row]);
+    tables = {
+      /** Relations whose holders hold `relation` on objects of `ns`: `relation` itself where nothing is declared. */
+      implied: (ns: string, relation: string) => implied.get(`${ns}#${relation}`) ?? [relation],
+      arrows: (ns: string, relation: string) => arrows.get(`${ns}#${relation}`) ?? [],
+    };
+    TABLES.set(schema, tables);
+  }
+  return tables;
+}
+const TABLES = new WeakMap<
+  CompiledSchema,
+  { implied(ns: string, relation: string): string[]; arrows(ns: string, relation: string): { via: string; target: string }[] }
+>();
