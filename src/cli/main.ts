@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { DomainError } from '../errors.ts';
 import { importCommand } from './import.ts';
 import { migrateCommand } from './migrate.ts';
+import { schemaApplyCommand, schemaExportCommand, testCommand } from './model.ts';
 import { serveCommand } from './serve.ts';
 import { tenantCreateCommand } from './tenant.ts';
 import { USAGE } from './usage.ts';
@@ -11,7 +12,11 @@ async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    options: {
+      json: { type: 'boolean', default: false },
+      prune: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
   });
   const [command, sub, ...rest] = positionals;
   if (values.help || command === undefined || command === 'help') {
@@ -20,6 +25,10 @@ async function main(argv: string[]): Promise<number> {
   }
   // import is a client of a running grantd: the server's settings do not concern it.
   if (command === 'import' && rest.length === 0) return importCommand(sub, values.json);
+  // So are the model commands; grantd test needs no server at all.
+  if (command === 'schema' && sub === 'apply' && rest.length === 1) return schemaApplyCommand(rest[0]!, values.prune);
+  if (command === 'schema' && sub === 'export' && rest.length === 0) return schemaExportCommand(values.json);
+  if (command === 'test' && sub !== undefined && rest.length === 0) return testCommand(sub);
   const config = loadConfig();
   switch (command) {
     case 'serve':
