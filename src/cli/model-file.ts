@@ -158,13 +158,16 @@ export function definitionsOf(model: ModelFile): NamespaceDefinition[] {
 /** Whether two definitions are the same (relations in any order). */
 export const sameDefinition = (a: RelationDefinitions | null, b: RelationDefinitions | null): boolean => isDeepStrictEqual(a, b);
 
-/** Namespaces in the model file's format, by name: what `grantd schema export` prints. */
+/** The object's entries in key order: the database keeps no order of relations, so an export is sorted to be stable. */
+const byKey = <T>(object: Record<string, T>): Record<string, T> => Object.fromEntries(Object.entries(object).sort(([a], [b]) => (a < b ? -1 : 1)));
+
+/** Namespaces in the model file's format, by name, relations by name: what `grantd schema export` prints. */
 export function formatNamespaces(namespaces: readonly NamespaceDefinition[], json: boolean): string {
   const byName = Object.fromEntries(
     [...namespaces]
       .filter((ns) => !isBuiltin(ns.name))
       .sort((a, b) => (a.name < b.name ? -1 : 1))
-      .map((ns) => [ns.name, ns.relations === null ? {} : { relations: ns.relations }]),
+      .map((ns) => [ns.name, ns.relations === null ? {} : { relations: byKey(ns.relations) }]),
   );
   return json ? `${JSON.stringify({ namespaces: byName }, null, 2)}\n` : stringify({ namespaces: byName });
 }
