@@ -106,13 +106,18 @@ export async function getNamespace(db: Db, tenantId: string, name: string): Prom
  * first is what the triples are checked against: see updateNamespace.
  */
 export async function lockNamespacesOf(tx: Prisma.TransactionClient, tenantId: string, triples: readonly Triple[]): Promise<void> {
-  const names = [...new Set(triples.flatMap((t) => [t.object.ns, t.subject.ns]))].sort();
-  const rows = await tx.$queryRaw<NamespaceDefinition[]>`
-    SELECT name, relations FROM namespaces
-    WHERE tenant_id = ${tenantId}::uuid AND name = ANY(${names}::text[])
-    ORDER BY name
-    FOR SHARE`;
-  const byName = new Map(rows.map((ns) => [ns.name, ns]));
+  // user and agent never change: nothing to lock (most grants name a user, and would all share one row's lock).
+  const names = [...new Set(triples.flatMap((t) => [t.object.ns, t.subject.ns]))].filter((name) => !isBuiltin(name)).sort();
+  const rows =
+    names.length === 0
+      ? []
+      : await tx.$queryRaw<NamespaceDefinition[]>`
+          SELECT name, relations FROM namespaces
+          WHERE tenant_id = ${tenantId}::uuid AND name = ANY(${names}::text[])
+          ORDER BY name
+          FOR SHARE`;
+  const byName = new Map<string, NamespaceDefinition>(BUILTIN_NAMESPACES.map((name) => [name, { name, relations: null }]));
+  for (const ns of rows) byName.set(ns.name, ns);
   for (const t of triples) assertRelationOf(byName.get(t.object.ns), t.object.ns, t.relation);
 }
 

@@ -87,8 +87,9 @@ describe('several nodes on one database: the model', () => {
     expect((await call(b, 'POST', '/v1/grants', { subject: 'user:alice', relation: 'owner', object: 'modeldoc:d1' })).status).toBe(201);
     const viaB = () => call(b, 'POST', '/v1/check', { subject: 'user:alice', relation: 'viewer', object: 'modeldoc:d1' });
     expect((await viaB()).body).toEqual({ allowed: true });
-    const started = Date.now();
+    /** Milliseconds from now until `probe` holds on B, polling; fails past two seconds. */
     const within = async (probe: () => Promise<boolean>) => {
+      const started = Date.now();
       await expect.poll(probe, { timeout: 2_000, interval: 25 }).toBe(true);
       return Date.now() - started;
     };
