@@ -3,7 +3,6 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { DomainError } from '../errors.ts';
 import { importCommand } from './import.ts';
 import { migrateCommand } from './migrate.ts';
-import { schemaApplyCommand, schemaExportCommand, testCommand } from './model.ts';
 import { serveCommand } from './serve.ts';
 import { tenantCreateCommand } from './tenant.ts';
 import { USAGE } from './usage.ts';
@@ -25,10 +24,10 @@ async function main(argv: string[]): Promise<number> {
   }
   // import is a client of a running grantd: the server's settings do not concern it.
   if (command === 'import' && rest.length === 0) return importCommand(sub, values.json);
-  // So are the model commands; grantd test needs no server at all.
-  if (command === 'schema' && sub === 'apply' && rest.length === 1) return schemaApplyCommand(rest[0]!, values.prune);
-  if (command === 'schema' && sub === 'export' && rest.length === 0) return schemaExportCommand(values.json);
-  if (command === 'test' && sub !== undefined && rest.length === 0) return testCommand(sub);
+  // So are the model commands (grantd test needs no server at all), loaded only when asked for: the others do not start slower.
+  if (command === 'schema' && sub === 'apply' && rest.length === 1) return (await import('./model.ts')).schemaApplyCommand(rest[0]!, values.prune);
+  if (command === 'schema' && sub === 'export' && rest.length === 0) return (await import('./model.ts')).schemaExportCommand(values.json);
+  if (command === 'test' && sub !== undefined && rest.length === 0) return (await import('./model.ts')).testCommand(sub);
   const config = loadConfig();
   switch (command) {
     case 'serve':
