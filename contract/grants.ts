@@ -68,8 +68,11 @@ export const grantsContract = c.router({
     method: 'DELETE',
     path: '/grants',
     summary: 'Revoke a grant',
-    description: 'Removes the triple given as the JSON body; 204 also when it did not exist.',
-    body: TripleSchema,
+    description:
+      'Removes the triple given as the JSON body, or as the query parameters subject, relation and object (for proxies and ' +
+      'tools that drop the body of a DELETE), not both; 204 also when it did not exist.',
+    query: TripleSchema.partial(),
+    body: TripleSchema.optional(),
     responses: {
       204: c.noBody(),
       ...badRequest(['invalid-request', 'invalid-subject', 'invalid-object']),

@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { badRequest, bodyProblems, commonProblems, conflict } from './problems.ts';
+import { badRequest, bodyProblems, commonProblems, conflict, notFound } from './problems.ts';
 import { NameSchema, TimestampSchema } from './schemas.ts';
 import { requires } from './scopes.ts';
 
@@ -40,11 +40,23 @@ const RelationsSchema = z
 
 export const CreateNamespaceSchema = z.object({ name: NameSchema, relations: RelationsSchema.optional() }).strict();
 
+/** A namespace's new definition: what creating it takes, less the name, which the path gives. */
+export const UpdateNamespaceSchema = CreateNamespaceSchema.omit({ name: true });
+
 export const NamespaceSchema = z.object({
   name: z.string(),
   relations: z.record(RelationDefinitionSchema).nullable().describe('null for an open namespace'),
   created_at: TimestampSchema,
+  updated_at: TimestampSchema.describe('When the definition last changed; created_at for a namespace never changed'),
 });
+
+const NamespacePathSchema = z.object({ name: NameSchema.describe("The namespace's name") });
+
+const LIMITS_TEXT =
+  `A tenant holds at most ${MODEL_LIMITS.namespacesPerTenant} namespaces besides \`user\` and \`agent\`, a namespace at most ` +
+  `${MODEL_LIMITS.relationsPerNamespace} relations, a relation at most ${MODEL_LIMITS.includesPerRelation} includes, and its model compiles to at most ` +
+  `${MODEL_LIMITS.compiledRowsPerTenant} rows over all its namespaces: for each relation, one for itself and one for each relation it includes ` +
+  'directly or through others on the same object, plus one for each arrow (400 `invalid-request` past any).';
 
 export const namespacesContract = c.router({
   create: {
@@ -54,10 +66,7 @@ export const namespacesContract = c.router({
     description:
       'With `relations` (even `{}`) only the declared relations exist; without it the namespace is open. ' +
       'Definitions referencing an undeclared relation or including themselves in a cycle are rejected. ' +
-      `A tenant holds at most ${MODEL_LIMITS.namespacesPerTenant} namespaces besides \`user\` and \`agent\`, a namespace at most ` +
-      `${MODEL_LIMITS.relationsPerNamespace} relations, a relation at most ${MODEL_LIMITS.includesPerRelation} includes, and its model compiles to at most ` +
-      `${MODEL_LIMITS.compiledRowsPerTenant} rows over all its namespaces: for each relation, one for itself and one for each relation it includes ` +
-      'directly or through others on the same object, plus one for each arrow (400 `invalid-request` past any).',
+      LIMITS_TEXT,
     body: CreateNamespaceSchema,
     responses: {
       201: NamespaceSchema,
@@ -75,5 +84,58 @@ export const namespacesContract = c.router({
     description: 'Every namespace of the tenant, by name, including the built-in open namespaces `user` and `agent`.',
     responses: { 200: z.object({ namespaces: z.array(NamespaceSchema) }), ...commonProblems },
     metadata: requires('grant:read'),
+  },
+  get: {
+    method: 'GET',
+    path: '/namespaces/:name',
+    summary: 'Get a namespace',
+    pathParams: NamespacePathSchema,
+    responses: {
+      200: NamespaceSchema,
+      ...badRequest(['invalid-request']),
+      ...notFound(['namespace-not-found']),
+      ...commonProblems,
+    },
+    metadata: requires('grant:read'),
+  },
+  update: {
+    method: 'PUT',
+    path: '/namespaces/:name',
+    summary: 'Change a namespace',
+    description:
+      'Replaces the definition: with `relations` (even `{}`) only those relations exist, without it the namespace is open. ' +
+      'Checks on this node answer by the new definition at once, other nodes within the freshness bound. ' +
+      'Refused with 409 `namespace-in-use` when grants use a relation the new definition does not declare (the detail names ' +
+      'each such relation and how many grants use it); `user` and `agent` cannot be changed (400 `invalid-namespace`). ' +
+      LIMITS_TEXT,
+    pathParams: NamespacePathSchema,
+    body: UpdateNamespaceSchema,
+    responses: {
+      200: NamespaceSchema,
+      ...badRequest(['invalid-request', 'invalid-namespace']),
+      ...notFound(['namespace-not-found']),
+      ...conflict(['namespace-in-use']),
+      ...bodyProblems,
+      ...commonProblems,
+    },
+    metadata: requires('grant:write'),
+  },
+  delete: {
+    method: 'DELETE',
+    path: '/namespaces/:name',
+    summary: 'Delete a namespace',
+    description:
+      'Refused with 409 `namespace-in-use` while any grant names an object or a subject in it; `user` and `agent` ' +
+      'cannot be deleted (400 `invalid-namespace`).',
+    pathParams: NamespacePathSchema,
+    body: c.noBody(),
+    responses: {
+      204: c.noBody(),
+      ...badRequest(['invalid-request', 'invalid-namespace']),
+      ...notFound(['namespace-not-found']),
+      ...conflict(['namespace-in-use']),
+      ...commonProblems,
+    },
+    metadata: requires('grant:write'),
   },
 });

@@ -6,7 +6,7 @@ import { requires } from './scopes.ts';
 
 const c = initContract();
 
-const ListObjectsQuerySchema = z
+export const ListObjectsQuerySchema = z
   .object({
     namespace: NameSchema.describe('Namespace to list within'),
     subject: SubjectSchema,

@@ -67,6 +67,13 @@ export const PROBLEMS = {
     meaning: 'a namespace of that name exists (`user` and `agent` always do)',
     headers: [],
   },
+  'namespace-in-use': {
+    status: 409,
+    title: 'Namespace in use',
+    meaning:
+      'the change or delete would leave grants the namespace no longer declares; the detail names each relation (or side) and how many grants use it',
+    headers: [],
+  },
   'agent-exists': { status: 409, title: 'Agent exists', meaning: 'an agent with that external_id is registered', headers: [] },
   'payload-too-large': { status: 413, title: 'Payload too large', meaning: 'the body is over 1 MiB', headers: [] },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type', meaning: 'the body is not JSON', headers: [] },

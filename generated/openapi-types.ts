@@ -139,7 +139,7 @@ export interface paths {
         post: operations["grantsCreate"];
         /**
          * Revoke a grant
-         * @description Removes the triple given as the JSON body; 204 also when it did not exist.
+         * @description Removes the triple given as the JSON body, or as the query parameters subject, relation and object (for proxies and tools that drop the body of a DELETE), not both; 204 also when it did not exist.
          *
          *     Requires an API key with scope `grant:write` (or `admin`).
          */
@@ -194,6 +194,38 @@ export interface paths {
          */
         post: operations["namespacesCreate"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/namespaces/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a namespace
+         * @description Requires an API key with scope `grant:read` (or `admin`).
+         */
+        get: operations["namespacesGet"];
+        /**
+         * Change a namespace
+         * @description Replaces the definition: with `relations` (even `{}`) only those relations exist, without it the namespace is open. Checks on this node answer by the new definition at once, other nodes within the freshness bound. Refused with 409 `namespace-in-use` when grants use a relation the new definition does not declare (the detail names each such relation and how many grants use it); `user` and `agent` cannot be changed (400 `invalid-namespace`). A tenant holds at most 100 namespaces besides `user` and `agent`, a namespace at most 64 relations, a relation at most 16 includes, and its model compiles to at most 10000 rows over all its namespaces: for each relation, one for itself and one for each relation it includes directly or through others on the same object, plus one for each arrow (400 `invalid-request` past any).
+         *
+         *     Requires an API key with scope `grant:write` (or `admin`).
+         */
+        put: operations["namespacesUpdate"];
+        post?: never;
+        /**
+         * Delete a namespace
+         * @description Refused with 409 `namespace-in-use` while any grant names an object or a subject in it; `user` and `agent` cannot be deleted (400 `invalid-namespace`).
+         *
+         *     Requires an API key with scope `grant:write` (or `admin`).
+         */
+        delete: operations["namespacesDelete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -634,6 +666,11 @@ export interface components {
              * @description ISO 8601 UTC timestamp
              */
             created_at: string;
+            /**
+             * Format: date-time
+             * @description When the definition last changed; created_at for a namespace never changed
+             */
+            updated_at: string;
         };
         NamespaceList: {
             namespaces: components["schemas"]["Namespace"][];
@@ -833,7 +870,7 @@ export interface components {
              * @description Short, stable identifier of the problem
              * @enum {string}
              */
-            type: "invalid-request" | "invalid-subject" | "invalid-object" | "unknown-relation" | "invalid-namespace" | "invalid-cursor" | "unauthenticated" | "insufficient-scope" | "not-found" | "namespace-not-found" | "agent-not-found" | "key-not-found" | "client-not-found" | "namespace-exists" | "agent-exists" | "payload-too-large" | "unsupported-media-type" | "check-too-complex" | "rate-limited" | "internal" | "unavailable";
+            type: "invalid-request" | "invalid-subject" | "invalid-object" | "unknown-relation" | "invalid-namespace" | "invalid-cursor" | "unauthenticated" | "insufficient-scope" | "not-found" | "namespace-not-found" | "agent-not-found" | "key-not-found" | "client-not-found" | "namespace-exists" | "namespace-in-use" | "agent-exists" | "payload-too-large" | "unsupported-media-type" | "check-too-complex" | "rate-limited" | "internal" | "unavailable";
             /** @description Short human-readable summary of the problem type */
             title: string;
             /** @description HTTP status of this response */
@@ -998,6 +1035,19 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"] & {
                     /** @enum {string} */
                     type?: "namespace-exists";
+                };
+            };
+        };
+        /** @description Conflict, `namespace-in-use`: the change or delete would leave grants the namespace no longer declares; the detail names each relation (or side) and how many grants use it. */
+        NamespaceInUse: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "namespace-in-use";
                 };
             };
         };
@@ -1633,7 +1683,14 @@ export interface operations {
     };
     grantsRevoke: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Subject, `<namespace>:<id>`, e.g. user:alice */
+                subject?: string;
+                /** @description Relation name, e.g. viewer */
+                relation?: string;
+                /** @description Object, `<namespace>:<id>`, e.g. document:q3 */
+                object?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1810,7 +1867,8 @@ export interface operations {
                      *         {
                      *           "name": "agent",
                      *           "relations": null,
-                     *           "created_at": "2025-03-14T09:26:53.589Z"
+                     *           "created_at": "2025-03-14T09:26:53.589Z",
+                     *           "updated_at": "2025-03-14T09:26:53.589Z"
                      *         },
                      *         {
                      *           "name": "document",
@@ -1829,12 +1887,14 @@ export interface operations {
                      *               ]
                      *             }
                      *           },
-                     *           "created_at": "2025-03-14T09:26:53.589Z"
+                     *           "created_at": "2025-03-14T09:26:53.589Z",
+                     *           "updated_at": "2025-03-14T09:26:53.589Z"
                      *         },
                      *         {
                      *           "name": "user",
                      *           "relations": null,
-                     *           "created_at": "2025-03-14T09:26:53.589Z"
+                     *           "created_at": "2025-03-14T09:26:53.589Z",
+                     *           "updated_at": "2025-03-14T09:26:53.589Z"
                      *         }
                      *       ]
                      *     }
@@ -1888,7 +1948,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "created_at": "2025-03-14T09:26:53.589Z"
+                     *       "created_at": "2025-03-14T09:26:53.589Z",
+                     *       "updated_at": "2025-03-14T09:26:53.589Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Namespace"];
@@ -1917,6 +1978,218 @@ export interface operations {
             409: components["responses"]["NamespaceExists"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    namespacesGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace's name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The namespace. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "document",
+                     *       "relations": {
+                     *         "parent": {},
+                     *         "owner": {},
+                     *         "editor": {
+                     *           "includes": [
+                     *             "owner"
+                     *           ]
+                     *         },
+                     *         "viewer": {
+                     *           "includes": [
+                     *             "editor",
+                     *             "parent->viewer"
+                     *           ]
+                     *         }
+                     *       },
+                     *       "created_at": "2025-03-14T09:26:53.589Z",
+                     *       "updated_at": "2025-03-14T09:26:53.589Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Namespace"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScopeGrantRead"];
+            404: components["responses"]["NamespaceNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    namespacesUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace's name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON body */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "relations": {
+                 *         "parent": {},
+                 *         "owner": {},
+                 *         "editor": {
+                 *           "includes": [
+                 *             "owner"
+                 *           ]
+                 *         },
+                 *         "viewer": {
+                 *           "includes": [
+                 *             "editor",
+                 *             "parent->viewer"
+                 *           ]
+                 *         },
+                 *         "approver": {
+                 *           "includes": [
+                 *             "owner"
+                 *           ]
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Declared relations; without it the namespace is open (any relation, nothing inherited) */
+                    relations?: {
+                        [key: string]: components["schemas"]["RelationDefinition"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The namespace with its new definition (unchanged, updated_at included, when it was the same). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "document",
+                     *       "relations": {
+                     *         "parent": {},
+                     *         "owner": {},
+                     *         "editor": {
+                     *           "includes": [
+                     *             "owner"
+                     *           ]
+                     *         },
+                     *         "viewer": {
+                     *           "includes": [
+                     *             "editor",
+                     *             "parent->viewer"
+                     *           ]
+                     *         },
+                     *         "approver": {
+                     *           "includes": [
+                     *             "owner"
+                     *           ]
+                     *         }
+                     *       },
+                     *       "created_at": "2025-03-14T09:26:53.589Z",
+                     *       "updated_at": "2025-03-15T11:02:17.204Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Namespace"];
+                };
+            };
+            /**
+             * @description Bad Request, one of these problem types:
+             *
+             *     - `invalid-request`: the body, query or path fails the schema (a missing, unknown or mistyped field, a bad `limit`), or the body is not valid JSON
+             *     - `invalid-namespace`: an inconsistent definition: an include names an undeclared relation, or relations include each other in a cycle
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "invalid-request" | "invalid-namespace";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScopeGrantWrite"];
+            404: components["responses"]["NamespaceNotFound"];
+            409: components["responses"]["NamespaceInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    namespacesDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace's name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The namespace is gone. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Bad Request, one of these problem types:
+             *
+             *     - `invalid-request`: the body, query or path fails the schema (a missing, unknown or mistyped field, a bad `limit`), or the body is not valid JSON
+             *     - `invalid-namespace`: an inconsistent definition: an include names an undeclared relation, or relations include each other in a cycle
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "invalid-request" | "invalid-namespace";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScopeGrantWrite"];
+            404: components["responses"]["NamespaceNotFound"];
+            409: components["responses"]["NamespaceInUse"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

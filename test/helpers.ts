@@ -71,6 +71,7 @@ export function client(app: ReturnType<typeof createApp>, key: string) {
   return {
     get: (path: string) => auth(request.get(path)),
     post: (path: string, body?: object) => auth(request.post(path)).send(body),
+    put: (path: string, body?: object) => auth(request.put(path)).send(body),
     delete: (path: string, body?: object) => (body === undefined ? auth(request.delete(path)) : auth(request.delete(path)).send(body)),
   };
 }

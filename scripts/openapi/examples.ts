@@ -34,6 +34,10 @@ const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
   'key-not-found': problemBody('key-not-found', 'no live key key_4Vq8ZrT1mX'),
   'client-not-found': problemBody('client-not-found', 'no OAuth client oc_4Vq8ZrT1mXa2Bc3De4Fg'),
   'namespace-exists': problemBody('namespace-exists', 'namespace document already exists'),
+  'namespace-in-use': problemBody(
+    'namespace-in-use',
+    'namespace document would no longer declare relations that grants use: approver (3 grants); declare them, or revoke those grants first',
+  ),
   'agent-exists': problemBody('agent-exists', 'agent release-bot already exists'),
   'payload-too-large': problemBody('payload-too-large', 'the body is larger than 1 MiB'),
   'unsupported-media-type': problemBody('unsupported-media-type', 'send the body as application/json'),
@@ -45,6 +49,7 @@ const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
 
 // Example values, from docs/api.md#endpoints.
 const CREATED_AT = '2025-03-14T09:26:53.589Z';
+const UPDATED_AT = '2025-03-15T11:02:17.204Z';
 const OBJECTS_CURSOR = 'WyJxMyJd.n3QqM0vJ8f5xYx8s0Rk7Lw';
 const SUBJECTS_CURSOR = 'WyJib2IiXQ.Xk2v9QmL0pR7sT4wYb1c8A';
 const AGENT = {
@@ -180,15 +185,25 @@ export const EXAMPLES: Record<string, Record<string, MediaTypeObject>> = {
       document: { summary: 'Declared relations, with includes and an arrow', value: DOCUMENT_NAMESPACE_EXAMPLE },
       open: { summary: 'An open namespace: any relation, nothing inherited', value: { name: 'folder' } },
     }),
-    201: single({ ...DOCUMENT_NAMESPACE_EXAMPLE, created_at: CREATED_AT }),
+    201: single({ ...DOCUMENT_NAMESPACE_EXAMPLE, created_at: CREATED_AT, updated_at: CREATED_AT }),
   },
   namespacesList: {
     200: single({
       namespaces: [
-        { name: 'agent', relations: null, created_at: CREATED_AT },
-        { ...DOCUMENT_NAMESPACE_EXAMPLE, created_at: CREATED_AT },
-        { name: 'user', relations: null, created_at: CREATED_AT },
+        { name: 'agent', relations: null, created_at: CREATED_AT, updated_at: CREATED_AT },
+        { ...DOCUMENT_NAMESPACE_EXAMPLE, created_at: CREATED_AT, updated_at: CREATED_AT },
+        { name: 'user', relations: null, created_at: CREATED_AT, updated_at: CREATED_AT },
       ],
+    }),
+  },
+  namespacesGet: { 200: single({ ...DOCUMENT_NAMESPACE_EXAMPLE, created_at: CREATED_AT, updated_at: CREATED_AT }) },
+  namespacesUpdate: {
+    request: single({ relations: { ...DOCUMENT_NAMESPACE_EXAMPLE.relations, approver: { includes: ['owner'] } } }),
+    200: single({
+      name: DOCUMENT_NAMESPACE_EXAMPLE.name,
+      relations: { ...DOCUMENT_NAMESPACE_EXAMPLE.relations, approver: { includes: ['owner'] } },
+      created_at: CREATED_AT,
+      updated_at: UPDATED_AT,
     }),
   },
   agentsCreate: {

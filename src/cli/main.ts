@@ -11,7 +11,11 @@ async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    options: {
+      json: { type: 'boolean', default: false },
+      prune: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
   });
   const [command, sub, ...rest] = positionals;
   if (values.help || command === undefined || command === 'help') {
@@ -20,6 +24,10 @@ async function main(argv: string[]): Promise<number> {
   }
   // import is a client of a running grantd: the server's settings do not concern it.
   if (command === 'import' && rest.length === 0) return importCommand(sub, values.json);
+  // So are the model commands (grantd test needs no server at all), loaded only when asked for: the others do not start slower.
+  if (command === 'schema' && sub === 'apply' && rest.length === 1) return (await import('./model.ts')).schemaApplyCommand(rest[0]!, values.prune);
+  if (command === 'schema' && sub === 'export' && rest.length === 0) return (await import('./model.ts')).schemaExportCommand(values.json);
+  if (command === 'test' && sub !== undefined && rest.length === 0) return (await import('./model.ts')).testCommand(sub);
   const config = loadConfig();
   switch (command) {
     case 'serve':

@@ -44,7 +44,7 @@
  * once more (a refused request changed nothing). OAuth errors of the token endpoint reject as
  * ProblemErrors whose `type` is the RFC 6749 code (`invalid_client`, `invalid_scope`, ...).
  *
- * Retries: only idempotent calls are retried: every GET and DELETE, `check`, `checkBulk`, `explain`
+ * Retries: only idempotent calls are retried: every GET, PUT and DELETE, `check`, `checkBulk`, `explain`
  * and `grants.create`; never `namespaces.create`, `agents.create`, `keys.create` or `grants.batch`. They
  * are retried after a network error, a 5xx or a 429, at most 3 times (4 attempts in all), waiting
  * the response's `Retry-After` (seconds or HTTP-date) when it has one, else an exponential backoff
@@ -102,6 +102,7 @@ export type Explanation = SuccessBody<Routes['explain']>;
 export type NamespaceInput = RequestBody<Routes['namespaces']['create']>;
 export type Namespace = SuccessBody<Routes['namespaces']['create']>;
 export type NamespaceList = SuccessBody<Routes['namespaces']['list']>;
+export type NamespaceUpdate = RequestBody<Routes['namespaces']['update']>;
 export type AgentInput = RequestBody<Routes['agents']['create']>;
 export type Agent = SuccessBody<Routes['agents']['get']>;
 export type AgentsQuery = RequestQuery<Routes['agents']['list']>;
@@ -196,6 +197,15 @@ export interface GrantdClient {
     list(options?: CallOptions): Promise<NamespaceList>;
     /** POST /v1/namespaces: creates a namespace (409 `namespace-exists` if it exists). Never retried. */
     create(input: NamespaceInput, options?: CallOptions): Promise<Namespace>;
+    /** GET /v1/namespaces/{name}: the namespace (404 `namespace-not-found`). Retried. */
+    get(name: string, options?: CallOptions): Promise<Namespace>;
+    /**
+     * PUT /v1/namespaces/{name}: replaces its definition (`{ relations }`, or `{}` to open it); 409
+     * `namespace-in-use` when grants use a relation it would drop. Retried (the same definition twice is one change).
+     */
+    update(name: string, input: NamespaceUpdate, options?: CallOptions): Promise<Namespace>;
+    /** DELETE /v1/namespaces/{name}: 409 `namespace-in-use` while grants name it. Retried. */
+    delete(name: string, options?: CallOptions): Promise<void>;
   };
   agents: {
     /** POST /v1/agents: registers an agent (409 `agent-exists` if it exists). Never retried. */
@@ -234,7 +244,8 @@ export interface GrantdClient {
 
 /** Calls that may be repeated without changing the outcome, beyond every GET and DELETE. */
 const IDEMPOTENT_POSTS: ReadonlySet<AppRoute> = new Set<AppRoute>([contract.check, contract.checkBulk, contract.explain, contract.grants.create]);
-const isIdempotent = (route: AppRoute): boolean => route.method === 'GET' || route.method === 'DELETE' || IDEMPOTENT_POSTS.has(route);
+const isIdempotent = (route: AppRoute): boolean =>
+  route.method === 'GET' || route.method === 'DELETE' || route.method === 'PUT' || IDEMPOTENT_POSTS.has(route);
 
 function retryPolicy(given: Partial<RetryPolicy> | undefined): RetryPolicy {
   const policy = { ...DEFAULT_RETRY, ...given };
@@ -377,6 +388,13 @@ export function createClient(options: ClientOptions): GrantdClient {
     namespaces: {
       list: async (options) => ok(contract.namespaces.list, await raw.namespaces.list({ call: call(options) })),
       create: async (input, options) => ok(contract.namespaces.create, await raw.namespaces.create({ body: input, call: call(options) })),
+      get: async (name, options) =>
+        ok(contract.namespaces.get, await raw.namespaces.get({ params: { name: pathParam('name', name) }, call: call(options) })),
+      update: async (name, input, options) =>
+        ok(contract.namespaces.update, await raw.namespaces.update({ params: { name: pathParam('name', name) }, body: input, call: call(options) })),
+      delete: async (name, options) => {
+        await raw.namespaces.delete({ params: { name: pathParam('name', name) }, call: call(options) });
+      },
     },
     agents,
     keys: {

@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { ExplainResultSchema } from '../../contract/check.ts';
 import { overBudget } from './budget.ts';
-import { MAX_ARROW_DEPTH } from './grant-index.ts';
-import { AGENT_NAMESPACE, formatRef, type Ref, type Triple } from './refs.ts';
+import { MAX_ARROW_DEPTH, type GrantIndex } from './grant-index.ts';
+import { AGENT_NAMESPACE, formatRef, MEMBER_RELATION, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 import { scopeCovers } from './scope.ts';
 
@@ -196,3 +196,21 @@ const TABLES = new WeakMap<
   CompiledSchema,
   { implied(ns: string, relation: string): string[]; arrows(ns: string, relation: string): { via: string; target: string }[] }
 >();
+
+/** The explain graph of grants held in an in-memory index (a tenant held by a node, or a model file's); they carry no validity window yet. */
+export function indexGraph(index: GrantIndex, scopeOf: (agentId: string) => readonly string[] | undefined): ExplainGraph {
+  const unbounded = (grant: Triple): WindowedGrant => ({ ...grant, notBefore: null, expiresAt: null });
+  return {
+    agentScope: async (id) => scopeOf(id) ?? null,
+    holdsAnyGrant: async (subject) => index.isSubject(subject),
+    groupsOf: async (subject) => index.groupsOfRef(subject).map((object) => unbounded({ subject, relation: MEMBER_RELATION, object })),
+    heldBy: async (pairs, holders) =>
+      pairs.flatMap(({ object, relation }) =>
+        holders.filter((subject) => index.holds({ subject, relation, object })).map((subject) => unbounded({ subject, relation, object })),
+      ),
+    related: async (items, limit) =>
+      items
+        .flatMap(({ object, via }) => index.subjectsOf(object, via).map((subject) => unbounded({ subject, relation: via, object })))
+        .slice(0, limit),
+  };
+}

@@ -105,11 +105,15 @@ export class CompiledSchema {
 
   /** Throws the problem a request naming `relation` in `namespace` deserves, if any. */
   assertRelation(namespace: string, relation: string): void {
-    const ns = this.byName.get(namespace);
-    if (!ns) throw new DomainError('namespace-not-found', `namespace ${namespace} does not exist`);
-    if (ns.relations && !Object.hasOwn(ns.relations, relation)) {
-      throw new DomainError('unknown-relation', `namespace ${namespace} declares no relation ${relation}`);
-    }
+    assertRelationOf(this.byName.get(namespace), namespace, relation);
+  }
+}
+
+/** Throws the problem naming `relation` on an object of `namespace` deserves, given its definition (undefined: no such namespace). */
+export function assertRelationOf(definition: NamespaceDefinition | undefined, namespace: string, relation: string): void {
+  if (!definition) throw new DomainError('namespace-not-found', `namespace ${namespace} does not exist`);
+  if (definition.relations && !Object.hasOwn(definition.relations, relation)) {
+    throw new DomainError('unknown-relation', `namespace ${namespace} declares no relation ${relation}`);
   }
 }
 

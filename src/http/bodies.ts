@@ -37,6 +37,7 @@ export const namespaceBody = (ns: NamespaceRow): z.output<typeof NamespaceSchema
   name: ns.name,
   relations: ns.relations,
   created_at: ns.createdAt.toISOString(),
+  updated_at: ns.updatedAt.toISOString(),
 });
 
 /** A new key, with its secret: answered once, by POST /v1/keys and by `grantd tenant create --json`. */

@@ -1,6 +1,7 @@
 import { AGENT_NAMESPACE, type Ref, type Triple } from '../engine/refs.ts';
 import { DomainError } from '../errors.ts';
 import type { Db } from './db.ts';
+import { lockNamespacesOf } from './namespaces.ts';
 import { Prisma } from './prisma/client.ts';
 import { transaction } from './transaction.ts';
 
@@ -51,7 +52,11 @@ async function lockAgents(tx: Prisma.TransactionClient, tenantId: string, triple
   if (missing !== undefined) throw new DomainError('agent-not-found', `agent ${missing} is not registered`);
 }
 
-/** Creates the grant, or finds the identical one already there (`created` false). */
+/**
+ * Creates the grant, or finds the identical one already there (`created` false), under a share lock
+ * of the namespaces it names, against whose definitions its relation is checked (lockNamespacesOf):
+ * a concurrent change of the namespace either sees the grant or is seen by it.
+ */
 export async function createGrant(db: Db, tenantId: string, triple: Triple): Promise<{ row: GrantRow; created: boolean }> {
   const write = async (tx: Prisma.TransactionClient | Db): Promise<{ row: GrantRow; created: boolean }> => {
     const [row] = await tx.grant.createManyAndReturn({ data: [toData(tenantId, triple)], skipDuplicates: true });
@@ -62,9 +67,8 @@ export async function createGrant(db: Db, tenantId: string, triple: Triple): Pro
     // Gone again in between (a concurrent revoke): write it anew.
     return existing ? { row: existing, created: false } : write(tx);
   };
-  // Only a grant naming an agent needs the agent's lock, and so a transaction around it.
-  if (namedAgents([triple]).length === 0) return write(db);
   return transaction(db, async (tx) => {
+    await lockNamespacesOf(tx, tenantId, [triple]);
     await lockAgents(tx, tenantId, [triple]);
     return write(tx);
   });
@@ -82,6 +86,7 @@ export async function applyBatch(
   deletes: readonly Triple[],
 ): Promise<{ written: number; deleted: number }> {
   return transaction(db, async (tx) => {
+    if (writes.length > 0) await lockNamespacesOf(tx, tenantId, writes);
     await lockAgents(tx, tenantId, writes);
     let deleted = 0;
     if (deletes.length > 0) {

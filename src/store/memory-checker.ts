@@ -1,11 +1,11 @@
 import { DEFAULT_CHECK_BUDGET } from '../engine/budget.ts';
 import type { CheckTimeShares } from '../engine/check-time.ts';
 import type { CheckAnswer, HoldersQuery, ReachableQuery } from '../engine/engine.ts';
-import { explainCheck, type ExplainGraph, type Explanation, type WindowedGrant } from '../engine/explain.ts';
-import { MEMBER_RELATION, type Triple } from '../engine/refs.ts';
+import { explainCheck, indexGraph, type Explanation } from '../engine/explain.ts';
+import type { Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
 import { masksAdmit } from '../engine/scope.ts';
-import type { HeldTenant, HeldTenants } from './held-tenants.ts';
+import type { HeldTenants } from './held-tenants.ts';
 
 /**
  * Answers checks and listing walks of a tenant held in memory (HeldTenants) and current, without a
@@ -72,24 +72,12 @@ export class MemoryChecker {
     const held = await this.tenants.current(tenantId);
     if (!held) return null;
     // Every read answers at once (no await gives way to a catch-up), so the whole walk sees one state of the grants.
-    return explainCheck(heldGraph(held), schema, query, this.checkBudget, Date.now());
+    return explainCheck(
+      indexGraph(held.index, (id) => held.agents.get(id)),
+      schema,
+      query,
+      this.checkBudget,
+      Date.now(),
+    );
   }
-}
-
-/** The explain graph of a tenant held in memory; its grants carry no validity window yet. */
-function heldGraph({ index, agents }: HeldTenant): ExplainGraph {
-  const unbounded = (grant: Triple): WindowedGrant => ({ ...grant, notBefore: null, expiresAt: null });
-  return {
-    agentScope: async (id) => agents.get(id) ?? null,
-    holdsAnyGrant: async (subject) => index.isSubject(subject),
-    groupsOf: async (subject) => index.groupsOfRef(subject).map((object) => unbounded({ subject, relation: MEMBER_RELATION, object })),
-    heldBy: async (pairs, holders) =>
-      pairs.flatMap(({ object, relation }) =>
-        holders.filter((subject) => index.holds({ subject, relation, object })).map((subject) => unbounded({ subject, relation, object })),
-      ),
-    related: async (items, limit) =>
-      items
-        .flatMap(({ object, via }) => index.subjectsOf(object, via).map((subject) => unbounded({ subject, relation: via, object })))
-        .slice(0, limit),
-  };
 }

@@ -44,11 +44,32 @@ beforeAll(async () => {
 describe('namespaces', () => {
   it('create returns the namespace record; list returns { namespaces }', async () => {
     const created = await grantd.namespaces.create(DOCUMENT_NAMESPACE);
-    expect(created).toEqual({ ...DOCUMENT_NAMESPACE, created_at: TIMESTAMP });
-    expect(await grantd.namespaces.create({ name: 'folder' })).toEqual({ name: 'folder', relations: null, created_at: TIMESTAMP });
+    expect(created).toEqual({ ...DOCUMENT_NAMESPACE, created_at: TIMESTAMP, updated_at: created.created_at });
+    expect(await grantd.namespaces.create({ name: 'folder' })).toEqual({
+      name: 'folder',
+      relations: null,
+      created_at: TIMESTAMP,
+      updated_at: TIMESTAMP,
+    });
     expect(await grantd.namespaces.create({ name: 'team', relations: { member: {} } })).toMatchObject({ name: 'team' });
     const { namespaces } = await grantd.namespaces.list();
     expect(namespaces.map((n) => n.name)).toEqual(['agent', 'document', 'folder', 'team', 'user']);
+  });
+
+  it('get, update and delete one namespace; their refusals are ProblemErrors', async () => {
+    expect(await grantd.namespaces.get('document')).toMatchObject(DOCUMENT_NAMESPACE);
+    const updated = await grantd.namespaces.update('team', { relations: { member: {}, admin: {} } });
+    expect(updated).toEqual({ name: 'team', relations: { member: {}, admin: {} }, created_at: TIMESTAMP, updated_at: TIMESTAMP });
+    expect(await grantd.namespaces.get('team')).toEqual(updated);
+    await grantd.grants.create({ subject: 'user:alice', relation: 'admin', object: 'team:eng' });
+    const inUse = await problemOf(() => grantd.namespaces.update('team', { relations: { member: {} } }));
+    expect(inUse).toMatchObject({ type: 'namespace-in-use', status: 409, detail: expect.stringContaining('admin (1 grant)') });
+    expect(await problemOf(() => grantd.namespaces.delete('team'))).toMatchObject({ type: 'namespace-in-use', status: 409 });
+    await grantd.grants.revoke({ subject: 'user:alice', relation: 'admin', object: 'team:eng' });
+    await expect(grantd.namespaces.delete('team')).resolves.toBeUndefined();
+    expect(await problemOf(() => grantd.namespaces.get('team'))).toMatchObject({ type: 'namespace-not-found', status: 404 });
+    expect(await problemOf(() => grantd.namespaces.update('user', {}))).toMatchObject({ type: 'invalid-namespace', status: 400 });
+    await grantd.namespaces.create({ name: 'team', relations: { member: {} } });
   });
 
   it('create of an existing name throws ProblemError namespace-exists 409', async () => {

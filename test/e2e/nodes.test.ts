@@ -77,6 +77,48 @@ describe('several nodes on one database', () => {
   });
 });
 
+describe('several nodes on one database: the model', () => {
+  let a: RunningServer;
+  let b: RunningServer;
+  let adminKey: string;
+
+  beforeAll(async () => {
+    const services = createServices(databaseUrl(), { poolSize: 1 }, pino({ level: 'silent' }));
+    adminKey = (await createTenant(services.db, uniqueName('nodes'))).key.secret;
+    await services.close();
+    [a, b] = await Promise.all([startServer({ DATABASE_URL: databaseUrl() }), startServer({ DATABASE_URL: databaseUrl() })]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+  });
+
+  const call = (node: RunningServer, method: string, path: string, body?: unknown) => callGrantd(node.baseUrl, adminKey, method, path, body);
+
+  it('sees on B, within a second, a namespace changed and deleted on A', async () => {
+    const relations = { owner: {}, viewer: { includes: ['owner'] } };
+    expect((await call(a, 'POST', '/v1/namespaces', { name: 'modeldoc', relations })).status).toBe(201);
+    expect((await call(b, 'POST', '/v1/grants', { subject: 'user:alice', relation: 'owner', object: 'modeldoc:d1' })).status).toBe(201);
+    const viaB = () => call(b, 'POST', '/v1/check', { subject: 'user:alice', relation: 'viewer', object: 'modeldoc:d1' });
+    expect((await viaB()).body).toEqual({ allowed: true });
+    /** Milliseconds from now until `probe` holds on B, polling; fails past two seconds. */
+    const within = async (probe: () => Promise<boolean>) => {
+      const started = Date.now();
+      await expect.poll(probe, { timeout: 2_000, interval: 25 }).toBe(true);
+      return Date.now() - started;
+    };
+
+    // B answers from the compiled schema it holds, and from grants it holds in memory, until it reloads.
+    expect((await call(a, 'PUT', '/v1/namespaces/modeldoc', { relations: { ...relations, viewer: {} } })).status).toBe(200);
+    expect(await within(async () => (await viaB()).body.allowed === false)).toBeLessThan(1_000);
+
+    expect((await call(a, 'DELETE', '/v1/grants', { subject: 'user:alice', relation: 'owner', object: 'modeldoc:d1' })).status).toBe(204);
+    expect((await call(a, 'DELETE', '/v1/namespaces/modeldoc')).status).toBe(204);
+    await within(async () => (await viaB()).status === 404);
+    expect((await viaB()).body.type).toBe('namespace-not-found');
+  });
+});
+
 describe('a node whose Redis is unreachable', () => {
   let server: RunningServer;
   let adminKey: string;

@@ -81,6 +81,18 @@ describe('several workers on one node', () => {
     expect([await probe(), await probe()]).toEqual([401, 401]);
   });
 
+  it('answers by a namespace changed through any worker at once, whichever worker answers', async () => {
+    const key = (await call(adminKey, 'POST', '/v1/keys', { label: 'model', scopes: ['check:read'] })).body.secret as string;
+    expect((await call(adminKey, 'POST', '/v1/grants', { subject: 'user:m', relation: 'owner', object: 'wdoc:m1' })).status).toBe(201);
+    const check = async () => (await call(key, 'POST', '/v1/check', { subject: 'user:m', relation: 'viewer', object: 'wdoc:m1' })).body.allowed;
+    expect([await check(), await check()]).toEqual([true, true]);
+    const relations = { owner: {}, viewer: { includes: ['owner'] } };
+    expect((await call(adminKey, 'PUT', '/v1/namespaces/wdoc', { relations: { ...relations, viewer: {} } })).status).toBe(200);
+    expect([await check(), await check()]).toEqual([false, false]);
+    expect((await call(adminKey, 'PUT', '/v1/namespaces/wdoc', { relations })).status).toBe(200);
+    expect([await check(), await check()]).toEqual([true, true]);
+  });
+
   it("serves every worker's metrics, added up", async () => {
     const before = (await call(adminKey, 'GET', '/metrics')).body as string;
     const count = (text: string) => Number(/grantd_http_requests_total\{route="\/healthz",method="GET",status="200"\} (\d+)/.exec(text)?.[1] ?? 0);

@@ -68,6 +68,9 @@ describe('authentication', () => {
 const ANSWER_PAST_SCOPES: Record<string, number> = {
   'namespaces.create': 400,
   'namespaces.list': 200,
+  'namespaces.get': 404,
+  'namespaces.update': 404,
+  'namespaces.delete': 404,
   'agents.create': 400,
   'agents.list': 200,
   'agents.get': 404,

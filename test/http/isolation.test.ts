@@ -22,6 +22,8 @@ beforeAll(async () => {
   a = client(app, tenantA.adminKey);
   b = client(app, (await newTenant(services)).adminKey);
   await a.post('/v1/namespaces', DOCUMENT_NAMESPACE).expect(201);
+  // A namespace B never creates: B's reads and changes of it must find nothing.
+  await a.post('/v1/namespaces', { name: 'afolder', relations: { viewer: {} } }).expect(201);
   await a.post('/v1/agents', { external_id: 'bot', scope: ['*:*'] }).expect(201);
   await a.post('/v1/grants/batch', { writes: [aGrant, aAgentGrant, { ...aGrant, object: 'document:secret2' }] }).expect(200);
   aKeyId = (await a.post('/v1/keys', { label: 'a-key' })).body.id;
@@ -76,6 +78,18 @@ const attempts: Record<string, { send: () => Promise<Outcome>; expect: (res: Out
   'namespaces.list': {
     send: () => b.get('/v1/namespaces'),
     expect: (r) => expect((r.body as { namespaces: { relations: unknown }[] }).namespaces.every((n) => n.relations === null)).toBe(true),
+  },
+  'namespaces.get': {
+    send: () => b.get('/v1/namespaces/afolder'),
+    expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'namespace-not-found' } }),
+  },
+  'namespaces.update': {
+    send: () => b.put('/v1/namespaces/afolder', {}),
+    expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'namespace-not-found' } }),
+  },
+  'namespaces.delete': {
+    send: () => b.delete('/v1/namespaces/afolder'),
+    expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'namespace-not-found' } }),
   },
   'agents.create': { send: () => b.post('/v1/agents', { external_id: 'bot', scope: [] }), expect: (r) => expect(r.status).toBe(201) },
   'agents.list': {

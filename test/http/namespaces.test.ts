@@ -14,7 +14,7 @@ describe('POST /v1/namespaces', () => {
   it('creates a namespace with relations and answers 201 with its record', async () => {
     const res = await api.post('/v1/namespaces', DOCUMENT_NAMESPACE);
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ ...DOCUMENT_NAMESPACE, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/) });
+    expect(res.body).toEqual({ ...DOCUMENT_NAMESPACE, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/), updated_at: res.body.created_at });
   });
 
   it('creates an open namespace with relations null', async () => {

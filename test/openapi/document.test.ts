@@ -115,7 +115,7 @@ describe.each(routes.map((r) => [operationIdOf(r.keys), r.route] as const))('ope
     const parameters = (resolvedOp().parameters ?? []) as ParameterObject[];
     const expected = [
       ...(isZodObject(route.pathParams) ? Object.keys(extractZodObjectShape(route.pathParams)).map((name) => `path ${name}`) : []),
-      ...(route.method === 'GET' && isZodObject(route.query) ? Object.keys(extractZodObjectShape(route.query)).map((name) => `query ${name}`) : []),
+      ...(isZodObject(route.query) ? Object.keys(extractZodObjectShape(route.query)).map((name) => `query ${name}`) : []),
     ];
     expect(parameters.map((p) => `${p.in} ${p.name}`).sort()).toEqual(expected.sort());
     for (const p of parameters) {

@@ -199,7 +199,7 @@ async function expectCall(operationId: string, request: Request, status: number,
 }
 
 /** Path parameters that name nothing in particular, for the problems every operation shares. */
-const ANY_PARAMS = { external_id: 'nobody', id: 'key_nothing', client_id: 'oc_nothing' };
+const ANY_PARAMS = { external_id: 'nobody', id: 'key_nothing', client_id: 'oc_nothing', name: 'nothing' };
 /** A body each operation accepts, or at least parses, for the shared problems. */
 const triple = { subject: 'user:alice', relation: 'viewer', object: 'document:walk1' };
 
@@ -237,14 +237,14 @@ describe('every operation of the document against the server', () => {
   it('answers 415 to a body that is not JSON, 413 to one over 1 MiB, 400 to malformed JSON', async () => {
     for (const { operationId, operation: op } of operations.values()) {
       if (!op.requestBody) continue;
-      await expectCall(operationId, { raw: { contentType: 'text/plain', data: 'hello' } }, 415, 'unsupported-media-type');
+      await expectCall(operationId, { params: ANY_PARAMS, raw: { contentType: 'text/plain', data: 'hello' } }, 415, 'unsupported-media-type');
       await expectCall(
         operationId,
-        { raw: { contentType: 'application/json', data: JSON.stringify({ pad: 'x'.repeat(1_100_000) }) } },
+        { params: ANY_PARAMS, raw: { contentType: 'application/json', data: JSON.stringify({ pad: 'x'.repeat(1_100_000) }) } },
         413,
         'payload-too-large',
       );
-      await expectCall(operationId, { raw: { contentType: 'application/json', data: '{"subject": ' } }, 400, 'invalid-request');
+      await expectCall(operationId, { params: ANY_PARAMS, raw: { contentType: 'application/json', data: '{"subject": ' } }, 400, 'invalid-request');
     }
   });
 
@@ -257,6 +257,24 @@ describe('every operation of the document against the server', () => {
     await expectCall('namespacesCreate', { body: { name: 'broken', relations: { a: { includes: ['b'] } } } }, 400, 'invalid-namespace');
     const list = await expectCall('namespacesList', {}, 200);
     expect((list.body as { namespaces: { name: string }[] }).namespaces.map((n) => n.name)).toEqual(['agent', 'document', 'folder', 'team', 'user']);
+  });
+
+  it('namespacesGet, namespacesUpdate and namespacesDelete', async () => {
+    await given('grants');
+    await expectCall('namespacesGet', { params: { name: 'document' } }, 200);
+    await expectCall('namespacesGet', { params: { name: 'invoice' } }, 404, 'namespace-not-found');
+    await expectCall('namespacesGet', { params: { name: 'Bad' } }, 400, 'invalid-request');
+    const relations = { ...DOCUMENT_NAMESPACE.relations, approver: { includes: ['owner'] } };
+    await expectCall('namespacesUpdate', { params: { name: 'document' }, body: { relations } }, 200);
+    await expectCall('namespacesUpdate', { params: { name: 'document' }, body: { relations: { owner: {} } } }, 409, 'namespace-in-use');
+    await expectCall('namespacesUpdate', { params: { name: 'document' }, body: { relations: { a: { includes: ['b'] } } } }, 400, 'invalid-namespace');
+    await expectCall('namespacesUpdate', { params: { name: 'document' }, body: { name: 'document' } }, 400, 'invalid-request');
+    await expectCall('namespacesUpdate', { params: { name: 'invoice' }, body: {} }, 404, 'namespace-not-found');
+    await expectCall('namespacesDelete', { params: { name: 'folder' } }, 409, 'namespace-in-use');
+    await expectCall('namespacesDelete', { params: { name: 'user' } }, 400, 'invalid-namespace');
+    await expectCall('namespacesDelete', { params: { name: 'Bad' } }, 400, 'invalid-request');
+    await expectCall('namespacesDelete', { params: { name: 'team' } }, 204);
+    await expectCall('namespacesDelete', { params: { name: 'team' } }, 404, 'namespace-not-found');
   });
 
   it('agentsCreate, agentsList, agentsGet', async () => {
@@ -326,6 +344,8 @@ describe('every operation of the document against the server', () => {
 
     await expectCall('grantsRevoke', { body: { subject: 'user:carol', relation: 'viewer', object: 'document:walk4' } }, 204);
     await expectCall('grantsRevoke', { body: { subject: 'user:carol', relation: 'viewer', object: 'document:walk4' } }, 204);
+    await expectCall('grantsRevoke', { query: { subject: 'user:carol', relation: 'viewer', object: 'document:walk4' } }, 204);
+    await expectCall('grantsRevoke', { query: { subject: 'user:carol' } }, 400, 'invalid-request');
     await expectCall('grantsRevoke', { body: { subject: 'user:carol' } }, 400, 'invalid-request');
     await expectCall('grantsRevoke', { body: { ...triple, subject: 'carol' } }, 400, 'invalid-subject');
     await expectCall('grantsRevoke', { body: { ...triple, object: 'walk4' } }, 400, 'invalid-object');

@@ -27,12 +27,18 @@ export function validationProblem(err: RequestValidationError, _req: Request, re
     ['header', err.headers],
     ['body', err.body],
   ] as const;
-  const issues = parts.flatMap(([where, error]) => (error?.issues ?? []).map((issue) => ({ issue, path: [where, ...issue.path].join('.') })));
+  const { type, detail, errors } = schemaProblem(parts.flatMap(([where, error]) => (error?.issues ?? []).map((issue) => ({ issue, where }))));
+  sendProblem(res, type, detail, errors);
+}
+
+/** Schema failures (each with where it was: path, query, header or body) as the problem that tells them; a handler's own parse throws it too. */
+export function schemaProblem(failures: { issue: ZodIssue; where: string }[]): DomainError {
+  const issues = failures.map(({ issue, where }) => ({ issue, path: [where, ...issue.path].join('.') }));
   const refTypes = issues.map(({ issue }) => refProblem(issue));
   const type = refTypes.length > 0 && refTypes.every((t) => t !== undefined) ? refTypes[0]! : 'invalid-request';
   const errors = issues.map(({ issue, path }) => ({ path, message: issue.message }));
   const first = errors[0];
-  sendProblem(res, type, first ? `${first.path}: ${first.message}` : 'the request does not match the schema', errors);
+  return new DomainError(type, first ? `${first.path}: ${first.message}` : 'the request does not match the schema', errors);
 }
 
 /** The last error handler: every error leaves as a problem, never a stack trace or SQL. */

@@ -1,13 +1,26 @@
 import { initServer } from '@ts-rest/express';
-import { contract } from '../../../contract/index.ts';
+import { contract, TripleSchema } from '../../../contract/index.ts';
+import type { CheckInput } from '../../engine/engine.ts';
 import { parseRef } from '../../engine/refs.ts';
 import { DomainError } from '../../errors.ts';
 import { applyBatch, createGrant, deleteGrant, grantKey, listGrants, type GrantKey } from '../../store/grants.ts';
 import { grantBody } from '../bodies.ts';
+import { schemaProblem } from '../middleware/errors.ts';
 import { principalOf, type AppDeps } from '../context.ts';
 import { decodeStringTuple, keysetPage } from '../cursor.ts';
 
 const s = initServer();
+
+/** The triple a revoke names: its JSON body, or else its query parameters; both at once is ambiguous. */
+function revokedTriple(body: CheckInput | undefined, query: Partial<CheckInput>): CheckInput {
+  const inQuery = Object.keys(query).length > 0;
+  if (body !== undefined && inQuery) {
+    throw new DomainError('invalid-request', 'give the triple either as the JSON body or as the query parameters, not both');
+  }
+  const parsed = TripleSchema.safeParse(body ?? query);
+  if (!parsed.success) throw schemaProblem(parsed.error.issues.map((issue) => ({ issue, where: body === undefined ? 'query' : 'body' })));
+  return parsed.data;
+}
 
 const tripleId = (t: { subject: string; relation: string; object: string }) => JSON.stringify([t.subject, t.relation, t.object]);
 
@@ -20,9 +33,9 @@ export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
       if (created) await announce({ kind: 'grants', tenantId });
       return { status: created ? 201 : 200, body: grantBody(row) };
     },
-    revoke: async ({ body, req }) => {
+    revoke: async ({ body, query, req }) => {
       const { tenantId } = principalOf(req);
-      const [triple] = await engine.parseTriples(tenantId, [body], false);
+      const [triple] = await engine.parseTriples(tenantId, [revokedTriple(body, query)], false);
       await deleteGrant(db, tenantId, triple!);
       // Even when there was nothing to delete: a revoke that raced with another one found the grant
       // gone, and its caller too must read that on this node at once, before the other's relay comes.

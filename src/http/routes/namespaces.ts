@@ -1,7 +1,7 @@
 import { initServer } from '@ts-rest/express';
 import { contract } from '../../../contract/index.ts';
 import { validateRelations } from '../../engine/schema.ts';
-import { createNamespace, listNamespaces } from '../../store/namespaces.ts';
+import { createNamespace, deleteNamespace, getNamespace, listNamespaces, updateNamespace } from '../../store/namespaces.ts';
 import { namespaceBody } from '../bodies.ts';
 import { principalOf, type AppDeps } from '../context.ts';
 
@@ -19,5 +19,23 @@ export const namespaceRoutes = ({ db, announce }: AppDeps) =>
     list: async ({ req }) => {
       const rows = await listNamespaces(db, principalOf(req).tenantId);
       return { status: 200, body: { namespaces: rows.map(namespaceBody) } };
+    },
+    get: async ({ params, req }) => {
+      const row = await getNamespace(db, principalOf(req).tenantId, params.name);
+      return { status: 200, body: namespaceBody(row) };
+    },
+    update: async ({ params, body, req }) => {
+      const { tenantId } = principalOf(req);
+      if (body.relations) validateRelations(body.relations);
+      const updated = await updateNamespace(db, tenantId, params.name, body.relations ?? null);
+      // Checks on this node answer by the new definition at once; the others reload it within the freshness bound.
+      await announce({ kind: 'namespaces', tenantId });
+      return { status: 200, body: namespaceBody(updated) };
+    },
+    delete: async ({ params, req }) => {
+      const { tenantId } = principalOf(req);
+      await deleteNamespace(db, tenantId, params.name);
+      await announce({ kind: 'namespaces', tenantId });
+      return { status: 204, body: undefined };
     },
   });
