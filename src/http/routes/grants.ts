@@ -1,8 +1,8 @@
 import { initServer } from '@ts-rest/express';
 import { contract } from '../../../contract/index.ts';
-import { parseRef } from '../../engine/refs.ts';
+import { AGENT_NAMESPACE, parseRef } from '../../engine/refs.ts';
 import { DomainError } from '../../errors.ts';
-import { applyBatch, createGrant, deleteGrant, grantKey, listGrants, type GrantKey } from '../../store/grants.ts';
+import { AgentNotRegistered, applyBatch, createGrant, deleteGrant, grantKey, listGrants, type GrantKey } from '../../store/grants.ts';
 import { grantBody } from '../bodies.ts';
 import { principalOf, type AppDeps } from '../context.ts';
 import { decodeStringTuple, keysetPage } from '../cursor.ts';
@@ -10,6 +10,13 @@ import { decodeStringTuple, keysetPage } from '../cursor.ts';
 const s = initServer();
 
 const tripleId = (t: { subject: string; relation: string; object: string }) => JSON.stringify([t.subject, t.relation, t.object]);
+
+/** Where the first write naming `agent:<externalId>` names it: `writes[3].subject` (or `.object`). */
+function writtenAgentPath(writes: readonly { subject: string; object: string }[], externalId: string): string {
+  const ref = `${AGENT_NAMESPACE}:${externalId}`;
+  const index = writes.findIndex((t) => t.subject === ref || t.object === ref);
+  return `writes[${index}].${writes[index]?.subject === ref ? 'subject' : 'object'}`;
+}
 
 export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
   s.router(contract.grants, {
@@ -50,9 +57,11 @@ export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
       if (both) {
         throw new DomainError('invalid-request', `${tripleId(both)} is both written and deleted; send it in one list only`);
       }
-      const writes = await engine.parseTriples(tenantId, body.writes, true);
-      const deletes = await engine.parseTriples(tenantId, body.deletes, false);
-      const applied = await applyBatch(db, tenantId, writes, deletes);
+      const writes = await engine.parseTriples(tenantId, body.writes, true, 'writes');
+      const deletes = await engine.parseTriples(tenantId, body.deletes, false, 'deletes');
+      const applied = await applyBatch(db, tenantId, writes, deletes).catch((error: unknown) => {
+        throw error instanceof AgentNotRegistered ? error.at(writtenAgentPath(body.writes, error.externalId)) : error;
+      });
       await announce({ kind: 'grants', tenantId });
       return { status: 200, body: applied };
     },
