@@ -1,8 +1,10 @@
 import { open } from 'node:fs/promises';
+import type { Command } from 'commander';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { TripleSchema } from '../../contract/index.ts';
 import { createClient, DEFAULT_BASE_URL, ProblemError, ServiceError, type GrantdClient } from '../client/index.ts';
+import { API_ENVIRONMENT } from './api.ts';
 
 /** Triples per POST /v1/grants/batch: the most a batch takes (docs/configuration.md#limits). */
 const BATCH_SIZE = 1000;
@@ -181,4 +183,16 @@ export async function importCommand(file: string | undefined, json: boolean): Pr
     );
     return 1;
   }
+}
+
+export function registerImport(program: Command): void {
+  program
+    .command('import')
+    .description('write the grants of an NDJSON file through the API, 1000 a batch (scope grant:write)')
+    .argument('[file]', 'one {"subject","relation","object"} a line; standard input when none or -')
+    .option('--json', 'print {"grants", "written", "seconds"}')
+    .addHelpText('after', `${API_ENVIRONMENT}\nExample:\n  grantd import grants.ndjson     (grantd export writes such a file)\n`)
+    .action(async (file: string | undefined, options: { json?: boolean }) => {
+      process.exitCode = await importCommand(file, options.json ?? false);
+    });
 }

@@ -1,10 +1,13 @@
 import cluster from 'node:cluster';
+import type { Command } from 'commander';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { forgetBefore } from '../cluster/changes.ts';
 import { Primary } from '../cluster/primary.ts';
 import { PrimaryLink, shareMetrics } from '../cluster/worker.ts';
-import { ConfigError, type Config } from '../config.ts';
+import { ConfigError, DEFAULT_CONFIG, loadConfig, type Config } from '../config.ts';
+
+const DEFAULT_PORT = DEFAULT_CONFIG.PORT;
 import { createApp } from '../http/app.ts';
 import type { AppDeps } from '../http/context.ts';
 import { httpOptions } from '../http/options.ts';
@@ -13,9 +16,19 @@ import { createLogger, createServices, openDatabase } from '../runtime.ts';
 import { connect } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { countTenants, createTenant, type CreatedTenant } from '../store/tenants.ts';
+import { explainingDatabaseErrors } from './database.ts';
 import { printAdminKey } from './tenant.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description(`start the HTTP server (PORT, default ${DEFAULT_PORT}); the settings below are its environment`)
+    .action(async () => {
+      process.exitCode = await serveCommand(loadConfig());
+    });
+}
 
 /**
  * `grantd serve`: opens the database (embedded unless DATABASE_URL), migrates it, then serves the
@@ -38,6 +51,7 @@ export async function serveCommand(config: Config): Promise<number> {
       throw error;
     });
     lifecycle.info({ port: portOf(server, config), ...listening }, 'grantd listening');
+    tellWhereToGo(config, portOf(server, config));
     stopOnSignal(lifecycle, async () => {
       await closeServer(server);
       await services.close();
@@ -55,6 +69,7 @@ export async function serveCommand(config: Config): Promise<number> {
     throw error;
   }
   lifecycle.info({ port, ...listening }, 'grantd listening');
+  tellWhereToGo(config, port);
   stopOnSignal(lifecycle, async () => {
     await primary.stop();
     await database.stop();
@@ -98,10 +113,12 @@ async function prepareDatabase(url: string, lifecycle: Logger): Promise<void> {
   const { db, close } = connect(url, 1);
   try {
     let bootstrapped: CreatedTenant | null = null;
-    const applied = await migrate(url, async () => {
-      // Under the migration lock, so that nodes starting together on an empty database make one tenant.
-      if ((await countTenants(db)) === 0) bootstrapped = await createTenant(db, 'default');
-    });
+    const applied = await explainingDatabaseErrors(url, () =>
+      migrate(url, async () => {
+        // Under the migration lock, so that nodes starting together on an empty database make one tenant.
+        if ((await countTenants(db)) === 0) bootstrapped = await createTenant(db, 'default');
+      }),
+    );
     if (applied.length > 0) lifecycle.info({ migrations: applied }, 'applied migrations');
     if (bootstrapped) printAdminKey(bootstrapped, (text) => process.stderr.write(text));
   } finally {
@@ -127,6 +144,18 @@ async function listen(services: AppDeps, config: Config): Promise<Server> {
     });
   });
   return server;
+}
+
+/**
+ * One line for people on standard error, beside the JSON log line for machines: where the API and
+ * its reference are (an address that listens everywhere is reached as localhost).
+ */
+function tellWhereToGo(config: Config, port: number): void {
+  if (config.LOG_LEVEL === 'silent') return;
+  const everywhere = ['0.0.0.0', '::', ''].includes(config.HOST);
+  const host = everywhere ? 'localhost' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  const base = `http://${host}:${port}`;
+  process.stderr.write(`grantd is ready: the API at ${base}/v1, its reference at ${base}/docs\n`);
 }
 
 const portOf = (server: Server, config: Config): number => {

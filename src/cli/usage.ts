@@ -1,4 +1,3 @@
-import { DEFAULT_BASE_URL } from '../client/index.ts';
 import { DEFAULT_CONFIG as D, type Config } from '../config.ts';
 
 /** Every setting of the server, with its default: the type makes a new one need a line here. */
@@ -30,19 +29,8 @@ const settingLines = Object.entries(SETTINGS)
   .map(([name, meaning]) => `  ${name.padEnd(27)}${meaning}`)
   .join('\n');
 
-export const USAGE = `grantd: multi-tenant relationship-based authorization service
-
-Usage:
-  grantd serve                        start the HTTP server (PORT, default ${D.PORT})
-  grantd tenant create <name> [--json]  create a tenant and print its admin key once
-  grantd migrate                      apply pending database migrations
-  grantd import [file] [--json]       write the grants of an NDJSON file (standard input: none or -),
-                                      one {"subject","relation","object"} per line, through the API
-
-Environment (docs/configuration.md tells more of each):
+/** The server's environment, after the commands in `grantd --help` (and `grantd serve --help`). */
+export const SERVER_ENVIRONMENT = `
+Environment of grantd serve, migrate, tenant and key (docs/configuration.md tells more of each):
 ${settingLines}
-
-Environment of grantd import:
-  GRANTD_URL                 the grantd to write to (default ${DEFAULT_BASE_URL})
-  GRANTD_KEY                 an API key with scope grant:write (as the walk-through in README.md sets it)
 `;
