@@ -15,7 +15,7 @@ import { registerImport } from './import.ts';
 import { registerKeys } from './keys.ts';
 import { registerMigrate } from './migrate.ts';
 import { registerNamespaces } from './namespaces.ts';
-import { registerServe } from './serve.ts';
+import { registerServe } from './serve-command.ts';
 import { registerKey, registerTenant } from './tenant.ts';
 import { SERVER_ENVIRONMENT } from './usage.ts';
 

@@ -1,8 +1,5 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config.ts';
-import { createLogger, openDatabase } from '../runtime.ts';
-import { migrate } from '../store/migrate.ts';
-import { explainingDatabaseErrors } from './database.ts';
 
 /** `grantd migrate`: applies the migrations the database has not seen yet (serve does too, at start). */
 export function registerMigrate(program: Command): void {
@@ -10,6 +7,12 @@ export function registerMigrate(program: Command): void {
     .command('migrate')
     .description('apply pending database migrations (DATABASE_URL, or the embedded database)')
     .action(async () => {
+      // Loaded here, not at start: the API commands need none of the database's modules.
+      const [{ createLogger, openDatabase }, { migrate }, { explainingDatabaseErrors }] = await Promise.all([
+        import('../runtime.ts'),
+        import('../store/migrate.ts'),
+        import('./database.ts'),
+      ]);
       const config = loadConfig();
       const database = await openDatabase(config, createLogger(config));
       try {

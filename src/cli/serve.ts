@@ -1,13 +1,10 @@
 import cluster from 'node:cluster';
-import type { Command } from 'commander';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { forgetBefore } from '../cluster/changes.ts';
 import { Primary } from '../cluster/primary.ts';
 import { PrimaryLink, shareMetrics } from '../cluster/worker.ts';
-import { ConfigError, DEFAULT_CONFIG, loadConfig, type Config } from '../config.ts';
-
-const DEFAULT_PORT = DEFAULT_CONFIG.PORT;
+import { ConfigError, type Config } from '../config.ts';
 import { createApp } from '../http/app.ts';
 import type { AppDeps } from '../http/context.ts';
 import { httpOptions } from '../http/options.ts';
@@ -20,15 +17,6 @@ import { explainingDatabaseErrors } from './database.ts';
 import { printAdminKey } from './tenant.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
-
-export function registerServe(program: Command): void {
-  program
-    .command('serve')
-    .description(`start the HTTP server (PORT, default ${DEFAULT_PORT}); the settings below are its environment`)
-    .action(async () => {
-      process.exitCode = await serveCommand(loadConfig());
-    });
-}
 
 /**
  * `grantd serve`: opens the database (embedded unless DATABASE_URL), migrates it, then serves the

@@ -1,12 +1,20 @@
 import type { Command } from 'commander';
 import { KEY_SCOPES, KeyScopeSchema, type KeyScope } from '../../contract/index.ts';
 import { loadConfig } from '../config.ts';
-import { createdKeyBody } from '../http/bodies.ts';
-import { createKey } from '../store/keys.ts';
-import { createTenant, findTenant, listTenants, type CreatedTenant } from '../store/tenants.ts';
+import type { CreatedTenant } from '../store/tenants.ts';
 import { commaList, printJson, printTable } from './api.ts';
-import { withDatabase } from './database.ts';
 import { CliError } from './errors.ts';
+
+/** The database's modules, loaded when a command needs them: the API commands start without them. */
+const databaseModules = async () => {
+  const [{ withDatabase }, tenants, { createKey }, { createdKeyBody }] = await Promise.all([
+    import('./database.ts'),
+    import('../store/tenants.ts'),
+    import('../store/keys.ts'),
+    import('../http/bodies.ts'),
+  ]);
+  return { withDatabase, ...tenants, createKey, createdKeyBody };
+};
 
 /** What the commands that work on the database rather than through the API read. */
 const DATABASE_ENVIRONMENT = `
@@ -15,9 +23,9 @@ Environment:
 `;
 
 /** The JSON docs/api.md#tenants gives for `grantd tenant create --json`, and `key create --json`. */
-const tenantJson = ({ tenant, key }: CreatedTenant) => ({
+const tenantJson = async ({ tenant, key }: CreatedTenant) => ({
   tenant: { id: tenant.id, name: tenant.name },
-  key: createdKeyBody(key),
+  key: (await databaseModules()).createdKeyBody(key),
 });
 
 /** A secret, framed so that it is not missed, with the warning that it is shown this once. */
@@ -54,8 +62,9 @@ export function registerTenant(program: Command): void {
     .option('--json', 'print {"tenant": {id, name}, "key": {...secret}}')
     .addHelpText('after', DATABASE_ENVIRONMENT)
     .action(async (name: string, options: { json?: boolean }) => {
+      const { withDatabase, createTenant } = await databaseModules();
       const created = await withDatabase(loadConfig(), (db) => createTenant(db, name));
-      if (options.json) printJson(tenantJson(created));
+      if (options.json) printJson(await tenantJson(created));
       else printAdminKey(created, (text) => process.stdout.write(text));
     });
 
@@ -65,6 +74,7 @@ export function registerTenant(program: Command): void {
     .option('--json', 'print {"tenants": [{id, name, created_at}]}')
     .addHelpText('after', DATABASE_ENVIRONMENT)
     .action(async (options: { json?: boolean }) => {
+      const { withDatabase, listTenants } = await databaseModules();
       const tenants = await withDatabase(loadConfig(), listTenants);
       const rows = tenants.map((t) => ({ id: t.id, name: t.name, created_at: t.createdAt.toISOString() }));
       if (options.json) return printJson({ tenants: rows });
@@ -97,12 +107,13 @@ export function registerKey(program: Command): void {
         return parsed.data;
       });
       if (scopes.length === 0) throw new CliError(`grantd key create: give at least one scope, of ${KEY_SCOPES.join(', ')}`, 2);
+      const { withDatabase, findTenant, createKey } = await databaseModules();
       const created = await withDatabase(loadConfig(), async (db) => {
         const found = await findTenant(db, options.tenant);
         if (!found) throw new CliError(`grantd key create: no tenant named ${options.tenant} (grantd tenant list shows them)`);
         return { tenant: found, key: await createKey(db, found.id, options.label, scopes as KeyScope[]) };
       });
-      if (options.json) return printJson(tenantJson(created));
+      if (options.json) return printJson(await tenantJson(created));
       printSecretOnce(`Tenant "${created.tenant.name}": API key ${created.key.id} (${created.key.scopes.join(', ')})`, created.key.secret, (text) =>
         process.stdout.write(text),
       );
