@@ -10,6 +10,7 @@ import type { AppDeps } from '../http/context.ts';
 import { httpOptions } from '../http/options.ts';
 import { createHttpServer } from '../http/server.ts';
 import { createLogger, createServices, openDatabase } from '../runtime.ts';
+import { startTracingFromEnv, type StopTracing } from '../tracing.ts';
 import { connect } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { countTenants, createTenant, type CreatedTenant } from '../store/tenants.ts';
@@ -18,11 +19,16 @@ import { printAdminKey } from './tenant.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
+/** Sends the spans still buffered, at shutdown; undefined when traces are off (docs/configuration.md#traces). */
+let stopTracing: StopTracing | undefined;
+
 /**
  * `grantd serve`: opens the database (embedded unless DATABASE_URL), migrates it, then serves the
  * API from this process, or with GRANTD_WORKERS > 1 from that many workers sharing the port.
  */
 export async function serveCommand(config: Config): Promise<number> {
+  // Before the app is built: it traces requests only when tracing is on.
+  stopTracing = await startTracingFromEnv();
   if (cluster.isWorker) return serveWorker(config);
   const logger = createLogger(config);
   // Start, stop and migrations are always told (unless silenced), whatever level requests log at.
@@ -169,6 +175,7 @@ function stopOnSignal(logger: Logger, stop: () => Promise<void>): (cause: string
     stopping = true;
     logger.info({ signal: cause }, 'shutting down');
     await stop();
+    await stopTracing?.();
     logger.info('stopped');
     process.exit(0);
   };

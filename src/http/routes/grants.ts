@@ -4,6 +4,7 @@ import { AGENT_NAMESPACE, parseRef } from '../../engine/refs.ts';
 import { DomainError } from '../../errors.ts';
 import { AgentNotRegistered, applyBatch, createGrant, deleteGrant, grantKey, listGrants, type GrantKey } from '../../store/grants.ts';
 import { grantBody } from '../bodies.ts';
+import { inSpan } from '../../tracing.ts';
 import { principalOf, type AppDeps } from '../context.ts';
 import { decodeStringTuple, keysetPage } from '../cursor.ts';
 
@@ -46,7 +47,7 @@ export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
       };
       const binding = ['grants', query.subject ?? null, query.relation ?? null, query.object ?? null, query.namespace ?? null];
       const after = decodeStringTuple(cursorSecret, binding, query.cursor, 5) as GrantKey | null;
-      const rows = await listGrants(db, tenantId, filter, after, query.limit + 1);
+      const rows = await inSpan('grantd.list_grants', {}, () => listGrants(db, tenantId, filter, after, query.limit + 1));
       const page = keysetPage(cursorSecret, binding, rows, query.limit, grantKey);
       return { status: 200, body: { grants: page.rows.map(grantBody), next_cursor: page.next_cursor } };
     },
