@@ -33,7 +33,7 @@ export function explainDatabaseError(error: unknown, url: string): string | null
   const { where, database, user, host, port } = describeUrl(url);
   const codes = codesOf(error);
   const has = (...wanted: string[]) => wanted.some((code) => codes.includes(code));
-  const fix = 'or set DATABASE_URL to the right one (docs/configuration.md#database)';
+  const fix = 'or set DATABASE_URL to the right one (docs/configuration.md#database-connections)';
   if (has('ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET')) {
     return `cannot reach PostgreSQL at ${where} (${codes.find((c) => c.startsWith('E'))}) for database ${database}: start PostgreSQL there, ${fix}`;
   }
