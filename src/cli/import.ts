@@ -2,7 +2,7 @@ import { open } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { TripleSchema } from '../../contract/index.ts';
+import { explainName, explainRef, TripleSchema } from '../../contract/index.ts';
 import { createClient, DEFAULT_BASE_URL, ProblemError, ServiceError, type GrantdClient } from '../client/index.ts';
 import { API_ENVIRONMENT } from './api.ts';
 
@@ -52,7 +52,13 @@ function parseLine(line: string, lineNumber: number): Triple {
   }
   const parsed = TripleSchema.safeParse(value);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((issue) => (issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message));
+    const issues = parsed.error.issues.map((issue) => {
+      // A malformed field is told with what is wrong with it and the rule (only an object's string field fails so).
+      const given = issue.code === 'invalid_string' ? String((value as Record<string, unknown>)[issue.path[0]!]) : undefined;
+      const explained = given === undefined ? undefined : issue.path[0] === 'relation' ? explainName(given) : explainRef(given);
+      const message = explained ?? issue.message;
+      return issue.path.length ? `${issue.path.join('.')}: ${message}` : message;
+    });
     throw new LineError(`line ${lineNumber}: ${issues.join('; ')}`);
   }
   return parsed.data;
