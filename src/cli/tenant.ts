@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { KEY_SCOPES, KeyScopeSchema, type KeyScope } from '../../contract/index.ts';
+import { KEY_SCOPES, KeyScopeSchema } from '../../contract/index.ts';
 import { loadConfig } from '../config.ts';
 import type { CreatedTenant } from '../store/tenants.ts';
 import { commaList, printJson, printTable } from './api.ts';
@@ -111,7 +111,7 @@ export function registerKey(program: Command): void {
       const created = await withDatabase(loadConfig(), async (db) => {
         const found = await findTenant(db, options.tenant);
         if (!found) throw new CliError(`grantd key create: no tenant named ${options.tenant} (grantd tenant list shows them)`);
-        return { tenant: found, key: await createKey(db, found.id, options.label, scopes as KeyScope[]) };
+        return { tenant: found, key: await createKey(db, found.id, options.label, scopes) };
       });
       if (options.json) return printJson(await tenantJson(created));
       printSecretOnce(`Tenant "${created.tenant.name}": API key ${created.key.id} (${created.key.scopes.join(', ')})`, created.key.secret, (text) =>
