@@ -17,6 +17,8 @@ export default tseslint.config(
       // Async methods that do not await implement async interfaces (oidc-provider's adapter, Checker,
       // test doubles): their callers await them and a thrown error must become a rejection.
       '@typescript-eslint/require-await': 'off',
+      // An empty string is unset (an environment variable, a form field): `||` says so on strings.
+      '@typescript-eslint/prefer-nullish-coalescing': ['error', { ignorePrimitives: { string: true } }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
     },
   },

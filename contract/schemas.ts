@@ -11,6 +11,42 @@ export const PATH_ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9._\-@|~+=]{1,256}$/;
 export const PathIdSchema = z.string().regex(PATH_ID_PATTERN, 'must be 1-256 characters of A-Z a-z 0-9 . _ - @ | ~ + =, and not . or ..');
 
 const refMessage = 'must be <namespace>:<id>, e.g. user:alice';
+const NAME_RULE = 'names are a lower-case letter, then up to 62 of a-z 0-9 _';
+const ID_RULE = 'ids are 1-256 characters of A-Z a-z 0-9 . _ - @ | ~ + =';
+const ID_CHARACTER = /[A-Za-z0-9._\-@|~+=]/u;
+
+/** The first character of `text` that `allowed` refuses, named with its code point (a space or a control character is invisible). */
+function firstRefused(text: string, allowed: RegExp): string | undefined {
+  const refused = [...text].find((ch) => !allowed.test(ch));
+  return refused === undefined ? undefined : `${JSON.stringify(refused)} (U+${refused.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`;
+}
+
+/** What is wrong with a name (a namespace's or a relation's), and the rule; undefined for a good one. */
+export function explainName(name: string): string | undefined {
+  if (NAME_PATTERN.test(name)) return undefined;
+  if (name === '') return `it is empty: ${NAME_RULE}`;
+  if (NAME_PATTERN.test(name.toLowerCase()))
+    return `${JSON.stringify(name)} has upper-case letters; write ${JSON.stringify(name.toLowerCase())}: ${NAME_RULE}`;
+  if (!/^[a-z]/.test(name)) return `${JSON.stringify(name)} does not start with a lower-case letter: ${NAME_RULE}`;
+  if (name.length > 63) return `${JSON.stringify(name.slice(0, 70))}... is ${name.length} characters long: ${NAME_RULE}`;
+  return `${JSON.stringify(name)} holds ${firstRefused(name, /[a-z0-9_]/)}: ${NAME_RULE}`;
+}
+
+/**
+ * What is wrong with a subject or object, and the rule it breaks, for a problem's message: an
+ * upper-case namespace, a missing colon, a refused character; undefined for a good one.
+ */
+export function explainRef(value: string): string | undefined {
+  if (REF_PATTERN.test(value)) return undefined;
+  const colon = value.indexOf(':');
+  if (colon < 0) return `${refMessage}; ${JSON.stringify(value.slice(0, 300))} has no colon between namespace and id`;
+  const [namespace, id] = [value.slice(0, colon), value.slice(colon + 1)];
+  const nameProblem = explainName(namespace);
+  if (nameProblem) return `${refMessage}; the namespace: ${nameProblem}`;
+  if (id === '') return `${refMessage}; the id after the colon is empty: ${ID_RULE}`;
+  if (id.length > 256) return `${refMessage}; the id is ${id.length} characters long: ${ID_RULE}`;
+  return `${refMessage}; the id holds ${firstRefused(id, ID_CHARACTER) ?? 'a refused character'}: ${ID_RULE}`;
+}
 /** A malformed subject is answered with `invalid-subject`, a malformed object with `invalid-object`. */
 export const SubjectSchema = z.string().regex(REF_PATTERN, refMessage).describe('Subject, <namespace>:<id>, e.g. user:alice');
 export const ObjectSchema = z.string().regex(REF_PATTERN, refMessage).describe('Object, <namespace>:<id>, e.g. document:q3');

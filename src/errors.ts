@@ -13,6 +13,11 @@ export class DomainError extends Error {
     super(detail);
     this.name = 'DomainError';
   }
+
+  /** The same problem, naming where in the request it lies (`writes[3].object`), in `detail` and `errors`. */
+  at(path: string): DomainError {
+    return new DomainError(this.type, `${path}: ${this.detail}`, [{ path, message: this.detail }]);
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { USAGE } from '../src/cli/usage.ts';
+import { SERVER_ENVIRONMENT } from '../src/cli/usage.ts';
 import { ConfigError, EnvSchema, loadConfig } from '../src/config.ts';
 
 describe('configuration of limits and proxies', () => {
@@ -34,7 +34,7 @@ describe('configuration of limits and proxies', () => {
 });
 
 /** The usage line of a setting: its name, then what it means. */
-const lineOf = (name: string) => USAGE.split('\n').find((line) => line.startsWith(`  ${name} `));
+const lineOf = (name: string) => SERVER_ENVIRONMENT.split('\n').find((line) => line.startsWith(`  ${name} `));
 
 describe('the usage text of the command line', () => {
   it.each(Object.keys(EnvSchema.shape))('has a line for %s, with its default', (name) => {

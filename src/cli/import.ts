@@ -1,8 +1,10 @@
 import { open } from 'node:fs/promises';
+import type { Command } from 'commander';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { TripleSchema } from '../../contract/index.ts';
-import { createClient, DEFAULT_BASE_URL, ProblemError, ServiceError, type GrantdClient } from '../client/index.ts';
+import { explainName, explainRef, TripleSchema } from '../../contract/index.ts';
+import { ProblemError, ServiceError, type GrantdClient } from '../client/index.ts';
+import { API_ENVIRONMENT, apiClient } from './api.ts';
 
 /** Triples per POST /v1/grants/batch: the most a batch takes (docs/configuration.md#limits). */
 const BATCH_SIZE = 1000;
@@ -50,7 +52,13 @@ function parseLine(line: string, lineNumber: number): Triple {
   }
   const parsed = TripleSchema.safeParse(value);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((issue) => (issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message));
+    const issues = parsed.error.issues.map((issue) => {
+      // A malformed field is told with what is wrong with it and the rule (only an object's string field fails so).
+      const given = issue.code === 'invalid_string' ? String((value as Record<string, unknown>)[issue.path[0]!]) : undefined;
+      const explained = given === undefined ? undefined : issue.path[0] === 'relation' ? explainName(given) : explainRef(given);
+      const message = explained ?? issue.message;
+      return issue.path.length ? `${issue.path.join('.')}: ${message}` : message;
+    });
     throw new LineError(`line ${lineNumber}: ${issues.join('; ')}`);
   }
   return parsed.data;
@@ -138,25 +146,12 @@ async function linesOf(file: string | undefined): Promise<AsyncIterable<string>>
   return createInterface({ input, crlfDelay: Infinity });
 }
 
-/** `grantd import [file]`: GRANTD_URL and GRANTD_KEY (kept out of argv, which other users of the machine can read). */
-export async function importCommand(file: string | undefined, json: boolean): Promise<number> {
-  const apiKey = process.env.GRANTD_KEY;
-  if (!apiKey) {
-    process.stderr.write('grantd import: set GRANTD_KEY to an API key with scope grant:write\n');
-    return 2;
-  }
-  // An empty GRANTD_URL is unset, as a shell's `GRANTD_URL= grantd import` means.
-  // eslint-disable-next-line @typescript-eslint/prefer-nullish-coalescing
-  const baseUrl = process.env.GRANTD_URL || DEFAULT_BASE_URL;
-  if (!URL.canParse(baseUrl)) {
-    process.stderr.write(`grantd import: GRANTD_URL is not a URL: ${baseUrl}\n`);
-    return 2;
-  }
+/** `grantd import [file]` through `client` (GRANTD_URL and GRANTD_KEY, kept out of argv, which other users of the machine can read). */
+async function importCommand(client: GrantdClient, file: string | undefined, json: boolean): Promise<number> {
   if ((file === undefined || file === '-') && process.stdin.isTTY) {
     process.stderr.write('grantd import: give an NDJSON file, or pipe one to standard input\n');
     return 2;
   }
-  const client = createClient({ apiKey, baseUrl });
   const source = file === undefined || file === '-' ? 'standard input' : file;
   let lines: AsyncIterable<string>;
   try {
@@ -183,4 +178,16 @@ export async function importCommand(file: string | undefined, json: boolean): Pr
     );
     return 1;
   }
+}
+
+export function registerImport(program: Command): void {
+  program
+    .command('import')
+    .description('write the grants of an NDJSON file through the API, 1000 a batch (scope grant:write)')
+    .argument('[file]', 'one {"subject","relation","object"} a line; standard input when none or -')
+    .option('--json', 'print {"grants", "written", "seconds"}')
+    .addHelpText('after', `${API_ENVIRONMENT}\nExample:\n  grantd import grants.ndjson     (grantd export writes such a file)\n`)
+    .action(async (file: string | undefined, options: { json?: boolean }, command: Command) => {
+      process.exitCode = await importCommand(apiClient(command, 'grant:write').client, file, options.json ?? false);
+    });
 }

@@ -1,45 +1,83 @@
-import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command, CommanderError } from 'commander';
+import { ServiceError } from '../client/index.ts';
+import { ConfigError } from '../config.ts';
 import { DomainError } from '../errors.ts';
-import { importCommand } from './import.ts';
-import { migrateCommand } from './migrate.ts';
-import { serveCommand } from './serve.ts';
-import { tenantCreateCommand } from './tenant.ts';
-import { USAGE } from './usage.ts';
+import { packageRoot } from '../package-root.ts';
+import { API_ENVIRONMENT, explainCallError } from './api.ts';
+import { registerAgents } from './agents.ts';
+import { registerCheck } from './check.ts';
+import { CliError } from './errors.ts';
+import { registerExport } from './export.ts';
+import { registerGrants } from './grants.ts';
+import { registerImport } from './import.ts';
+import { registerKeys } from './keys.ts';
+import { registerMigrate } from './migrate.ts';
+import { registerModel } from './model-command.ts';
+import { registerNamespaces } from './namespaces.ts';
+import { registerServe } from './serve-command.ts';
+import { registerKey, registerTenant } from './tenant.ts';
+import { SERVER_ENVIRONMENT } from './usage.ts';
 
+/** Every command, one module each, in the order `grantd --help` lists them: a new command is one more line. */
+const COMMANDS = [
+  registerServe,
+  registerMigrate,
+  registerTenant,
+  registerKey,
+  registerCheck,
+  registerGrants,
+  registerNamespaces,
+  registerAgents,
+  registerKeys,
+  registerImport,
+  registerExport,
+  registerModel,
+];
+
+const version = (): string => (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+
+function program(): Command {
+  const root = new Command('grantd')
+    .description('grantd: multi-tenant relationship-based authorization service')
+    .version(version(), '-V, --version', 'print the version of grantd')
+    .helpCommand(true)
+    .showHelpAfterError('(grantd <command> --help tells more)')
+    .configureOutput({ outputError: (text, write) => write(`grantd: ${text.replace(/^error: /, '')}`) })
+    .exitOverride();
+  for (const register of COMMANDS) register(root);
+  // Subcommands answer usage errors as the root does (exit 2, one line, then a pointer to --help).
+  for (const command of root.commands) {
+    command.showHelpAfterError('(add --help to see its usage)').exitOverride();
+    for (const sub of command.commands) sub.showHelpAfterError('(add --help to see its usage)').exitOverride();
+  }
+  root.addHelpText(
+    'after',
+    `${SERVER_ENVIRONMENT}${API_ENVIRONMENT.replace('Environment:', 'Environment of the API commands (check, grants, namespaces, agents, keys, import, export, schema):')}`,
+  );
+  return root;
+}
+
+/** Runs the command line; resolves to the exit status. */
 async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      json: { type: 'boolean', default: false },
-      prune: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
+  let running: Command | undefined;
+  const root = program().hook('preAction', (_root, action) => {
+    running = action;
   });
-  const [command, sub, ...rest] = positionals;
-  if (values.help || command === undefined || command === 'help') {
-    process.stdout.write(USAGE);
-    return command === undefined && !values.help ? 2 : 0;
+  try {
+    await root.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return commanderExit(error);
+    if (error instanceof ServiceError && running) throw explainCallError(running, error);
+    throw error;
   }
-  // import is a client of a running grantd: the server's settings do not concern it.
-  if (command === 'import' && rest.length === 0) return importCommand(sub, values.json);
-  // So are the model commands (grantd test needs no server at all), loaded only when asked for: the others do not start slower.
-  if (command === 'schema' && sub === 'apply' && rest.length === 1) return (await import('./model.ts')).schemaApplyCommand(rest[0]!, values.prune);
-  if (command === 'schema' && sub === 'export' && rest.length === 0) return (await import('./model.ts')).schemaExportCommand(values.json);
-  if (command === 'test' && sub !== undefined && rest.length === 0) return (await import('./model.ts')).testCommand(sub);
-  const config = loadConfig();
-  switch (command) {
-    case 'serve':
-      return serveCommand(config);
-    case 'migrate':
-      return migrateCommand(config);
-    case 'tenant':
-      if (sub === 'create' && rest.length === 1) return tenantCreateCommand(config, rest[0]!, values.json);
-      break;
-  }
-  process.stderr.write(`grantd: unknown command ${positionals.join(' ')}\n\n${USAGE}`);
-  return 2;
+}
+
+/** Help and version asked for exit 0; a usage error (told already by commander) exits 2, as help shown for want of a command does. */
+function commanderExit(error: CommanderError): number {
+  return ['commander.helpDisplayed', 'commander.version'].includes(error.code) ? 0 : 2;
 }
 
 main(process.argv.slice(2)).then(
@@ -47,9 +85,13 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    const known =
-      error instanceof ConfigError || error instanceof DomainError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
-    process.stderr.write(`grantd: ${known ? (error as Error).message : String((error as Error).stack ?? error)}\n`);
+    if (error instanceof CliError) {
+      process.stderr.write(`${error.message.startsWith('grantd') ? '' : 'grantd: '}${error.message}\n`);
+      process.exitCode = error.exitCode;
+      return;
+    }
+    const known = error instanceof ConfigError || error instanceof DomainError;
+    process.stderr.write(`grantd: ${known ? error.message : String((error as Error | undefined)?.stack ?? error)}\n`);
     process.exitCode = 1;
   },
 );

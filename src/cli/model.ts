@@ -1,21 +1,10 @@
-import { createClient, DEFAULT_BASE_URL, ProblemError, ServiceError, type GrantdClient, type Namespace } from '../client/index.ts';
+import { ProblemError, ServiceError, type GrantdClient, type Namespace } from '../client/index.ts';
 import type { RelationDefinitions } from '../engine/schema.ts';
 import { formatNamespaces, isBuiltin, loadModelFile, ModelFileError, sameDefinition } from './model-file.ts';
 import { testModelFile } from './model-test.ts';
 
 /** Exit codes of the model commands: 1 a failed assertion or a change the server refused, 2 a file or a command that cannot be used. */
 const EXIT = { ok: 0, failed: 1, unusable: 2 } as const;
-
-/** A client of the grantd GRANTD_URL names, with the key GRANTD_KEY holds (kept out of argv, which other users of the machine can read). */
-function clientFromEnv(command: string, scope: string): GrantdClient | string {
-  const apiKey = process.env.GRANTD_KEY;
-  if (!apiKey) return `grantd ${command}: set GRANTD_KEY to an API key with scope ${scope}`;
-  // An empty GRANTD_URL is unset, as a shell's `GRANTD_URL= grantd ...` means.
-  // eslint-disable-next-line @typescript-eslint/prefer-nullish-coalescing
-  const baseUrl = process.env.GRANTD_URL || DEFAULT_BASE_URL;
-  if (!URL.canParse(baseUrl)) return `grantd ${command}: GRANTD_URL is not a URL: ${baseUrl}`;
-  return createClient({ apiKey, baseUrl });
-}
 
 const describeError = (error: unknown): string =>
   error instanceof ServiceError ? `${error.type}: ${error.detail}` : error instanceof Error ? error.message : String(error);
@@ -57,9 +46,7 @@ async function applyChange(client: GrantdClient, change: Change): Promise<void> 
 const PAST = { create: 'created', update: 'updated', delete: 'deleted' } as const;
 
 /** `grantd schema apply <file> [--prune]`: makes the tenant's namespaces those of the file, through the API, printing each change. */
-export async function schemaApplyCommand(path: string, prune: boolean): Promise<number> {
-  const client = clientFromEnv('schema apply', 'grant:write');
-  if (typeof client === 'string') return fail(client, EXIT.unusable);
+export async function schemaApplyCommand(client: GrantdClient, path: string, prune: boolean): Promise<number> {
   let file;
   try {
     file = (await loadModelFile(path)).model;
@@ -96,9 +83,7 @@ export async function schemaApplyCommand(path: string, prune: boolean): Promise<
 }
 
 /** `grantd schema export [--json]`: the tenant's namespaces, in the model file's format. */
-export async function schemaExportCommand(json: boolean): Promise<number> {
-  const client = clientFromEnv('schema export', 'grant:read');
-  if (typeof client === 'string') return fail(client, EXIT.unusable);
+export async function schemaExportCommand(client: GrantdClient, json: boolean): Promise<number> {
   try {
     const { namespaces } = await client.namespaces.list();
     process.stdout.write(formatNamespaces(namespaces, json));

@@ -10,18 +10,25 @@ import type { AppDeps } from '../http/context.ts';
 import { httpOptions } from '../http/options.ts';
 import { createHttpServer } from '../http/server.ts';
 import { createLogger, createServices, openDatabase } from '../runtime.ts';
+import { startTracingFromEnv, type StopTracing } from '../tracing.ts';
 import { connect } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { countTenants, createTenant, type CreatedTenant } from '../store/tenants.ts';
+import { explainingDatabaseErrors } from './database.ts';
 import { printAdminKey } from './tenant.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
+
+/** Sends the spans still buffered, at shutdown; undefined when traces are off (docs/configuration.md#traces). */
+let stopTracing: StopTracing | undefined;
 
 /**
  * `grantd serve`: opens the database (embedded unless DATABASE_URL), migrates it, then serves the
  * API from this process, or with GRANTD_WORKERS > 1 from that many workers sharing the port.
  */
 export async function serveCommand(config: Config): Promise<number> {
+  // Before the app is built: it traces requests only when tracing is on.
+  stopTracing = await startTracingFromEnv();
   if (cluster.isWorker) return serveWorker(config);
   const logger = createLogger(config);
   // Start, stop and migrations are always told (unless silenced), whatever level requests log at.
@@ -38,6 +45,7 @@ export async function serveCommand(config: Config): Promise<number> {
       throw error;
     });
     lifecycle.info({ port: portOf(server, config), ...listening }, 'grantd listening');
+    tellWhereToGo(config, portOf(server, config));
     stopOnSignal(lifecycle, async () => {
       await closeServer(server);
       await services.close();
@@ -55,6 +63,7 @@ export async function serveCommand(config: Config): Promise<number> {
     throw error;
   }
   lifecycle.info({ port, ...listening }, 'grantd listening');
+  tellWhereToGo(config, port);
   stopOnSignal(lifecycle, async () => {
     await primary.stop();
     await database.stop();
@@ -99,10 +108,12 @@ async function prepareDatabase(url: string, lifecycle: Logger): Promise<void> {
   const { db, close } = connect(url, 1);
   try {
     let bootstrapped: CreatedTenant | null = null;
-    const applied = await migrate(url, async () => {
-      // Under the migration lock, so that nodes starting together on an empty database make one tenant.
-      if ((await countTenants(db)) === 0) bootstrapped = await createTenant(db, 'default');
-    });
+    const applied = await explainingDatabaseErrors(url, () =>
+      migrate(url, async () => {
+        // Under the migration lock, so that nodes starting together on an empty database make one tenant.
+        if ((await countTenants(db)) === 0) bootstrapped = await createTenant(db, 'default');
+      }),
+    );
     if (applied.length > 0) lifecycle.info({ migrations: applied }, 'applied migrations');
     if (bootstrapped) printAdminKey(bootstrapped, (text) => process.stderr.write(text));
   } finally {
@@ -130,6 +141,18 @@ async function listen(services: AppDeps, config: Config): Promise<Server> {
   return server;
 }
 
+/**
+ * One line for people on standard error, beside the JSON log line for machines: where the API and
+ * its reference are (an address that listens everywhere is reached as localhost).
+ */
+function tellWhereToGo(config: Config, port: number): void {
+  if (config.LOG_LEVEL === 'silent') return;
+  const everywhere = ['0.0.0.0', '::', ''].includes(config.HOST);
+  const host = everywhere ? 'localhost' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  const base = `http://${host}:${port}`;
+  process.stderr.write(`grantd is ready: the API at ${base}/v1, its reference at ${base}/docs\n`);
+}
+
 const portOf = (server: Server, config: Config): number => {
   const address = server.address();
   return typeof address === 'object' && address ? address.port : config.PORT;
@@ -153,6 +176,7 @@ function stopOnSignal(logger: Logger, stop: () => Promise<void>): (cause: string
     stopping = true;
     logger.info({ signal: cause }, 'shutting down');
     await stop();
+    await stopTracing?.();
     logger.info('stopped');
     process.exit(0);
   };

@@ -1,4 +1,3 @@
-import { DEFAULT_BASE_URL } from '../client/index.ts';
 import { DEFAULT_CONFIG as D, type Config } from '../config.ts';
 
 /** Every setting of the server, with its default: the type makes a new one need a line here. */
@@ -31,28 +30,8 @@ const settingLines = Object.entries(SETTINGS)
   .map(([name, meaning]) => `  ${name.padEnd(27)}${meaning}`)
   .join('\n');
 
-export const USAGE = `grantd: multi-tenant relationship-based authorization service
-
-Usage:
-  grantd serve                        start the HTTP server (PORT, default ${D.PORT})
-  grantd tenant create <name> [--json]  create a tenant and print its admin key once
-  grantd migrate                      apply pending database migrations
-  grantd import [file] [--json]       write the grants of an NDJSON file (standard input: none or -),
-                                      one {"subject","relation","object"} per line, through the API
-  grantd schema apply <file> [--prune]
-                                      make the tenant's namespaces those of a model file (YAML or
-                                      JSON, docs/model.md#model-files) through the API, printing each
-                                      change; deletes namespaces the file lacks only with --prune
-  grantd schema export [--json]       print the tenant's namespaces as a model file
-  grantd test <file>                  run a model file's assertions against grantd's engine over the
-                                      file's namespaces and grants, in this process (no server);
-                                      exit 1 when one fails, 2 when the file cannot be used
-
-Environment (docs/configuration.md tells more of each):
+/** The server's environment, after the commands in `grantd --help` (and `grantd serve --help`). */
+export const SERVER_ENVIRONMENT = `
+Environment of grantd serve, migrate, tenant and key (docs/configuration.md tells more of each):
 ${settingLines}
-
-Environment of grantd import and grantd schema:
-  GRANTD_URL                 the grantd to write to (default ${DEFAULT_BASE_URL})
-  GRANTD_KEY                 an API key with scope grant:write (grant:read for schema export; as the
-                             walk-through in README.md sets it)
 `;

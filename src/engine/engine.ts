@@ -74,6 +74,25 @@ export interface CheckInput {
   object: string;
 }
 
+/** The field of a triple each problem of its parsing and validation is about. */
+const FIELD_OF_PROBLEM: Partial<Record<DomainError['type'], keyof CheckInput>> = {
+  'invalid-subject': 'subject',
+  'invalid-object': 'object',
+  'namespace-not-found': 'object',
+  'unknown-relation': 'relation',
+};
+
+/** Runs `parse` on item `index` of `list`; its problem names the item's field (docs/errors.md#problems-of-a-batch). */
+function atItem<T>(list: string | undefined, index: number, parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    const field = error instanceof DomainError ? FIELD_OF_PROBLEM[error.type] : undefined;
+    if (list === undefined || field === undefined) throw error;
+    throw (error as DomainError).at(`${list}[${index}].${field}`);
+  }
+}
+
 export type BulkResult = z.infer<typeof BulkCheckResultSchema>['results'][number];
 type BulkItemErrorType = NonNullable<BulkResult['error']>['type'];
 
@@ -113,15 +132,19 @@ export class AuthorizationEngine {
     return schema;
   }
 
-  /** Parses triples (grants to write or delete); with `validate`, also requires each object's namespace and relation to exist. */
-  async parseTriples(tenantId: string, inputs: readonly CheckInput[], validate: boolean): Promise<Triple[]> {
-    const triples = inputs.map(parseTriple);
+  /**
+   * Parses triples (grants to write or delete); with `validate`, also requires each object's
+   * namespace and relation to exist. Given the name of the request's list, a problem names the item
+   * (`writes[3].object`).
+   */
+  async parseTriples(tenantId: string, inputs: readonly CheckInput[], validate: boolean, list?: string): Promise<Triple[]> {
+    const triples = inputs.map((input, index) => atItem(list, index, () => parseTriple(input)));
     if (validate) {
       const schema = await this.schemaWith(
         tenantId,
         triples.map((t) => t.object.ns),
       );
-      for (const t of triples) schema.assertRelation(t.object.ns, t.relation);
+      triples.forEach((t, index) => atItem(list, index, () => schema.assertRelation(t.object.ns, t.relation)));
     }
     return triples;
   }

@@ -13,6 +13,8 @@ import { requireMetricsToken } from './middleware/metrics-token.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { errorHandler, notFound, validationProblem } from './middleware/errors.ts';
 import { requestLog } from './middleware/request-log.ts';
+import { traceRequests } from './middleware/trace.ts';
+import { tracingOn } from '../tracing.ts';
 import { apiSecurityHeaders } from './middleware/security-headers.ts';
 import { sendProblem } from './problem.ts';
 import { agentRoutes } from './routes/agents.ts';
@@ -34,6 +36,7 @@ export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPT
   app.set('query parser', 'simple');
   // req.ip is the peer's address, or with configured proxies the client X-Forwarded-For names.
   app.set('trust proxy', deps.trustProxy);
+  if (tracingOn()) app.use(traceRequests);
   app.use(requestLog(deps.logger));
   app.use(deps.metrics.observe);
   app.use(apiSecurityHeaders);

@@ -8,5 +8,7 @@ export function problemBody(type: ProblemType, detail: string, errors?: Problem[
 
 export function sendProblem(res: Response, type: ProblemType, detail: string, errors?: Problem['errors']): void {
   const body = problemBody(type, detail, errors);
+  // For the request's log line (src/http/middleware/request-log.ts).
+  res.locals.problemType = type;
   res.status(body.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
 }

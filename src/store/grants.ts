@@ -36,6 +36,13 @@ function namedAgents(triples: readonly Triple[]): string[] {
   return [...ids];
 }
 
+/** A write named an agent that is not registered: `externalId` lets a batch name the item. */
+export class AgentNotRegistered extends DomainError {
+  constructor(readonly externalId: string) {
+    super('agent-not-found', `agent ${externalId} is not registered`);
+  }
+}
+
 /**
  * Locks (KEY SHARE) every agent the triples name until the transaction ends, and refuses the write
  * when one is not registered. The killswitch's delete of the agent row waits for this lock.
@@ -49,7 +56,7 @@ async function lockAgents(tx: Prisma.TransactionClient, tenantId: string, triple
     FOR KEY SHARE`;
   const present = new Set(found.map((r) => r.external_id));
   const missing = wanted.find((id) => !present.has(id));
-  if (missing !== undefined) throw new DomainError('agent-not-found', `agent ${missing} is not registered`);
+  if (missing !== undefined) throw new AgentNotRegistered(missing);
 }
 
 /**

@@ -37,3 +37,11 @@ export async function createTenant(db: Db, name: string): Promise<CreatedTenant>
 }
 
 export const countTenants = (db: Db): Promise<number> => db.tenant.count();
+
+/** Every tenant, by name: for operators (`grantd tenant list`), never for the API. */
+export const listTenants = (db: Db): Promise<{ id: string; name: string; createdAt: Date }[]> =>
+  db.tenant.findMany({ select: { id: true, name: true, createdAt: true }, orderBy: { name: 'asc' } });
+
+/** The tenant of that name, if any. */
+export const findTenant = (db: Db, name: string): Promise<{ id: string; name: string } | null> =>
+  db.tenant.findUnique({ where: { name }, select: { id: true, name: true } });

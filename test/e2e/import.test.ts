@@ -95,7 +95,9 @@ describe('grantd import', () => {
       file('bad-shape.ndjson', [grant(1, 'bs'), '{"subject": "alice", "relation": "viewer", "object": "idoc:bs", "extra": 1}']),
     ]);
     expect(badShape.code).toBe(1);
-    expect(badShape.stderr).toMatch(/line 2: subject: must be <namespace>:<id>.*; Unrecognized key.*'extra'/);
+    expect(badShape.stderr).toMatch(
+      /line 2: subject: must be <namespace>:<id>.*"alice" has no colon between namespace and id; Unrecognized key.*'extra'/,
+    );
   });
 
   it('reports a batch the server refuses by its lines, and keeps the batches written before it', async () => {

@@ -32,6 +32,23 @@ describe('POST /v1/grants', () => {
   });
 
   it.each([
+    ['User:alice', 'subject', /"User" has upper-case letters; write "user": names are a lower-case letter/],
+    ['alice', 'subject', /"alice" has no colon between namespace and id/],
+    ['user:al ice', 'subject', /the id holds " " \(U\+0020\): ids are 1-256 characters of A-Z a-z 0-9/],
+    ['document:', 'object', /the id after the colon is empty/],
+    ['9doc:q3', 'object', /"9doc" does not start with a lower-case letter/],
+  ])('says what is wrong with %s as a %s, and the rule', async (value, field, explained) => {
+    const res = await api.post('/v1/grants', { ...triple, [field]: value });
+    expect(res.body.type).toBe(`invalid-${field}`);
+    expect(res.body.errors).toEqual([{ path: `body.${field}`, message: expect.stringMatching(explained) }]);
+    expect(res.body.detail).toMatch(explained);
+    // Query values are parsed by the route: the same words.
+    const listed = await api.get(`/v1/grants?${field}=${encodeURIComponent(value)}`);
+    expect(listed.body.type).toBe(`invalid-${field}`);
+    expect(listed.body.detail).toMatch(explained);
+  });
+
+  it.each([
     [400, 'invalid-subject', { ...triple, subject: 'alice' }],
     [400, 'invalid-object', { ...triple, object: 'document' }],
     [400, 'invalid-request', { subject: 'user:alice', object: 'document:q3' }],
@@ -104,6 +121,22 @@ describe('POST /v1/grants/batch', () => {
     expect(agent.status).toBe(404);
     expect(agent.body.type).toBe('agent-not-found');
     expect((await api.post('/v1/check', writes[0])).body).toEqual({ allowed: false });
+  });
+
+  it('names the failing item of a batch in errors[].path, for the schema and for the data alike, and writes nothing', async () => {
+    const good = (i: number) => ({ subject: `user:p${i}`, relation: 'owner', object: 'document:paths' });
+    const refused = async (body: object, type: string, path: string) => {
+      const res = await api.post('/v1/grants/batch', body);
+      expect(res.body).toMatchObject({ type, errors: [{ path, message: expect.any(String) }] });
+      expect(res.body.detail).toContain(`${path}: `);
+    };
+    await refused({ writes: [good(0), good(1), good(2), { ...good(3), object: 'nosuch:x' }] }, 'namespace-not-found', 'writes[3].object');
+    await refused({ writes: [good(0), { ...good(1), relation: 'nosuch' }] }, 'unknown-relation', 'writes[1].relation');
+    await refused({ writes: [good(0), good(1), { ...good(2), subject: 'agent:ghost' }] }, 'agent-not-found', 'writes[2].subject');
+    await refused({ writes: [good(0), { ...good(1), object: 'agent:ghost', relation: 'owner' }] }, 'agent-not-found', 'writes[1].object');
+    await refused({ writes: [good(0)], deletes: [good(5), { ...good(6), subject: 'User:p6' }] }, 'invalid-subject', 'deletes[1].subject');
+    await refused({ writes: [good(0), { ...good(1), relation: 'Owner' }] }, 'invalid-request', 'writes[1].relation');
+    expect((await api.get('/v1/grants?object=document:paths')).body.grants).toEqual([]);
   });
 
   it.each([

@@ -184,7 +184,6 @@ function adaptModels(provider: Provider): void {
   const save = credentials.save;
   credentials.save = function (this: typeof credentials) {
     // An empty scope asks for none in particular: the client's own.
-    // eslint-disable-next-line @typescript-eslint/prefer-nullish-coalescing
     this.scope ||= this.client?.scope;
     return save.call(this);
   };

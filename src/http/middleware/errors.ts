@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { RequestValidationError } from '@ts-rest/express';
 import type { Logger } from 'pino';
 import type { ZodIssue } from 'zod';
-import type { ProblemType } from '../../../contract/index.ts';
+import { explainRef, type ProblemType } from '../../../contract/index.ts';
 import { DomainError, RetryLater } from '../../errors.ts';
 import { storeFailureOf, type StoreFailure } from '../../store/errors.ts';
 import { sendProblem } from '../problem.ts';
@@ -19,24 +19,54 @@ function refProblem(issue: ZodIssue): ProblemType | undefined {
   return issue.code === 'invalid_string' ? REF_FIELDS.get(issue.path.at(-1)) : undefined;
 }
 
+/** The lists of a batch, whose items problems name as `writes[3].object` (docs/errors.md#problems-of-a-batch). */
+const BATCH_LISTS = new Set<unknown>(['writes', 'deletes']);
+
+/** Where a schema failure lies: `body.relation`, `query.limit`, or for an item of a batch `writes[3].object`. */
+function issuePath(where: string, path: (string | number)[]): string {
+  const [list, index, ...rest] = path;
+  if (where === 'body' && BATCH_LISTS.has(list) && typeof index === 'number') return [`${String(list)}[${index}]`, ...rest].join('.');
+  return [where, ...path].join('.');
+}
+
+/** The value a failure is about, read from the request where the schema found it. */
+function valueAt(root: unknown, path: (string | number)[]): unknown {
+  return path.reduce<unknown>(
+    (value, key) => (value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined),
+    root,
+  );
+}
+
+/** An issue's message; for a malformed subject or object, what is wrong with it and the rule. */
+function issueMessage(issue: ZodIssue, value: unknown): string {
+  const explained = refProblem(issue) && issue.path.at(-1) !== 'owner' && typeof value === 'string' ? explainRef(value) : undefined;
+  return explained ?? issue.message;
+}
+
 /** Schema failures of ts-rest's request validation, as one problem listing every failure. */
-export function validationProblem(err: RequestValidationError, _req: Request, res: Response, _next: NextFunction): void {
+export function validationProblem(err: RequestValidationError, req: Request, res: Response, _next: NextFunction): void {
   const parts = [
-    ['path', err.pathParams],
-    ['query', err.query],
-    ['header', err.headers],
-    ['body', err.body],
+    ['path', err.pathParams, req.params],
+    ['query', err.query, req.query],
+    ['header', err.headers, req.headers],
+    ['body', err.body, req.body],
   ] as const;
-  const { type, detail, errors } = schemaProblem(parts.flatMap(([where, error]) => (error?.issues ?? []).map((issue) => ({ issue, where }))));
+  const failures = parts.flatMap(([where, error, given]) =>
+    (error?.issues ?? []).map((issue) => ({ issue, where, value: valueAt(given, issue.path) })),
+  );
+  const { type, detail, errors } = schemaProblem(failures);
   sendProblem(res, type, detail, errors);
 }
 
-/** Schema failures (each with where it was: path, query, header or body) as the problem that tells them; a handler's own parse throws it too. */
-export function schemaProblem(failures: { issue: ZodIssue; where: string }[]): DomainError {
-  const issues = failures.map(({ issue, where }) => ({ issue, path: [where, ...issue.path].join('.') }));
+/**
+ * Schema failures (each with where it was: path, query, header or body, and the value it was about)
+ * as the problem that tells them; a handler's own parse throws it too.
+ */
+export function schemaProblem(failures: { issue: ZodIssue; where: string; value?: unknown }[]): DomainError {
+  const issues = failures.map(({ issue, where, value }) => ({ issue, path: issuePath(where, issue.path), message: issueMessage(issue, value) }));
   const refTypes = issues.map(({ issue }) => refProblem(issue));
   const type = refTypes.length > 0 && refTypes.every((t) => t !== undefined) ? refTypes[0]! : 'invalid-request';
-  const errors = issues.map(({ issue, path }) => ({ path, message: issue.message }));
+  const errors = issues.map(({ path, message }) => ({ path, message }));
   const first = errors[0];
   return new DomainError(type, first ? `${first.path}: ${first.message}` : 'the request does not match the schema', errors);
 }

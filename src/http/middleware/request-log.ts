@@ -5,7 +5,10 @@ import { shownPath } from '../shown-path.ts';
 
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Gives each request an id (the caller's X-Request-Id when sane), echoes it, and logs one line per request. */
+/**
+ * Gives each request an id (the caller's X-Request-Id when sane), echoes it, and logs one line per
+ * request: with the caller's tenant once authenticated, and for a problem answer its type.
+ */
 export function requestLog(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const given = req.headers['x-request-id'];
@@ -22,6 +25,8 @@ export function requestLog(logger: Logger) {
           status: res.statusCode,
           ms: Number(process.hrtime.bigint() - started) / 1e6,
           key: req.principal?.keyId,
+          tenant: req.principal?.tenantId,
+          problem: res.statusCode >= 400 ? (res.locals.problemType as string | undefined) : undefined,
         },
         'request',
       );

@@ -1,11 +1,12 @@
 import { initServer } from '@ts-rest/express';
 import { contract, TripleSchema } from '../../../contract/index.ts';
 import type { CheckInput } from '../../engine/engine.ts';
-import { parseRef } from '../../engine/refs.ts';
+import { AGENT_NAMESPACE, parseRef } from '../../engine/refs.ts';
 import { DomainError } from '../../errors.ts';
-import { applyBatch, createGrant, deleteGrant, grantKey, listGrants, type GrantKey } from '../../store/grants.ts';
+import { AgentNotRegistered, applyBatch, createGrant, deleteGrant, grantKey, listGrants, type GrantKey } from '../../store/grants.ts';
 import { grantBody } from '../bodies.ts';
 import { schemaProblem } from '../middleware/errors.ts';
+import { inSpan } from '../../tracing.ts';
 import { principalOf, type AppDeps } from '../context.ts';
 import { decodeStringTuple, keysetPage } from '../cursor.ts';
 
@@ -18,11 +19,25 @@ function revokedTriple(body: CheckInput | undefined, query: Partial<CheckInput>)
     throw new DomainError('invalid-request', 'give the triple either as the JSON body or as the query parameters, not both');
   }
   const parsed = TripleSchema.safeParse(body ?? query);
-  if (!parsed.success) throw schemaProblem(parsed.error.issues.map((issue) => ({ issue, where: body === undefined ? 'query' : 'body' })));
+  if (!parsed.success)
+    throw schemaProblem(
+      parsed.error.issues.map((issue) => ({
+        issue,
+        where: body === undefined ? 'query' : 'body',
+        value: (body ?? query)[issue.path[0] as keyof CheckInput],
+      })),
+    );
   return parsed.data;
 }
 
 const tripleId = (t: { subject: string; relation: string; object: string }) => JSON.stringify([t.subject, t.relation, t.object]);
+
+/** Where the first write naming `agent:<externalId>` names it: `writes[3].subject` (or `.object`). */
+function writtenAgentPath(writes: readonly { subject: string; object: string }[], externalId: string): string {
+  const ref = `${AGENT_NAMESPACE}:${externalId}`;
+  const index = writes.findIndex((t) => t.subject === ref || t.object === ref);
+  return `writes[${index}].${writes[index]?.subject === ref ? 'subject' : 'object'}`;
+}
 
 export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
   s.router(contract.grants, {
@@ -52,7 +67,7 @@ export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
       };
       const binding = ['grants', query.subject ?? null, query.relation ?? null, query.object ?? null, query.namespace ?? null];
       const after = decodeStringTuple(cursorSecret, binding, query.cursor, 5) as GrantKey | null;
-      const rows = await listGrants(db, tenantId, filter, after, query.limit + 1);
+      const rows = await inSpan('grantd.list_grants', {}, () => listGrants(db, tenantId, filter, after, query.limit + 1));
       const page = keysetPage(cursorSecret, binding, rows, query.limit, grantKey);
       return { status: 200, body: { grants: page.rows.map(grantBody), next_cursor: page.next_cursor } };
     },
@@ -63,9 +78,11 @@ export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
       if (both) {
         throw new DomainError('invalid-request', `${tripleId(both)} is both written and deleted; send it in one list only`);
       }
-      const writes = await engine.parseTriples(tenantId, body.writes, true);
-      const deletes = await engine.parseTriples(tenantId, body.deletes, false);
-      const applied = await applyBatch(db, tenantId, writes, deletes);
+      const writes = await engine.parseTriples(tenantId, body.writes, true, 'writes');
+      const deletes = await engine.parseTriples(tenantId, body.deletes, false, 'deletes');
+      const applied = await applyBatch(db, tenantId, writes, deletes).catch((error: unknown) => {
+        throw error instanceof AgentNotRegistered ? error.at(writtenAgentPath(body.writes, error.externalId)) : error;
+      });
       await announce({ kind: 'grants', tenantId });
       return { status: 200, body: applied };
     },

@@ -1,5 +1,6 @@
 import { initServer } from '@ts-rest/express';
 import { contract } from '../../../contract/index.ts';
+import { inSpan } from '../../tracing.ts';
 import { principalOf, type AppDeps } from '../context.ts';
 import { decodeStringTuple, nextCursor } from '../cursor.ts';
 
@@ -11,7 +12,9 @@ export const objectRoutes = ({ engine }: AppDeps) =>
       const { tenantId, cursorSecret } = principalOf(req);
       const binding = ['objects', query.namespace, query.subject, query.relation];
       const after = decodeStringTuple(cursorSecret, binding, query.cursor, 1)?.[0] ?? null;
-      const page = await engine.listObjects(tenantId, { ...query, after });
+      const page = await inSpan('grantd.list_objects', { 'grantd.namespace': query.namespace, 'grantd.relation': query.relation }, () =>
+        engine.listObjects(tenantId, { ...query, after }),
+      );
       const last = page.ids.at(-1);
       return {
         status: 200,

@@ -1,0 +1,38 @@
+import type { Command } from 'commander';
+import { API_ENVIRONMENT, apiClient } from './api.ts';
+import { grantsQuery, withGrantFilters } from './grants.ts';
+
+/** Grants a page: the most GET /v1/grants gives at once. */
+const PAGE = 1000;
+
+/** `grantd export`: every grant (or those matching the filters) as NDJSON, the lines `grantd import` reads. */
+export function registerExport(program: Command): void {
+  withGrantFilters(program.command('export'))
+    .description('print every grant as NDJSON, one {"subject","relation","object"} a line, as grantd import reads (scope grant:read)')
+    .addHelpText(
+      'after',
+      `${API_ENVIRONMENT}\nExample, copying a tenant's grants into another one (whose namespaces and agents exist):\n` +
+        '  GRANTD_KEY=$FROM grantd export > grants.ndjson && GRANTD_KEY=$TO grantd import grants.ndjson\n',
+    )
+    .action(async (options: Parameters<typeof grantsQuery>[0], command: Command) => {
+      const { client } = apiClient(command, 'grant:read');
+      let count = 0;
+      let lines: string[] = [];
+      for await (const { subject, relation, object } of client.grants.iterate({ ...grantsQuery(options), limit: PAGE }, { timeoutMs: 60_000 })) {
+        lines.push(JSON.stringify({ subject, relation, object }));
+        count++;
+        if (lines.length === PAGE) {
+          await write(lines);
+          lines = [];
+        }
+      }
+      await write(lines);
+      process.stderr.write(`grantd export: ${count} grants\n`);
+    });
+}
+
+/** Writes lines to standard output, waiting while it is full (a slow pipe). */
+async function write(lines: string[]): Promise<void> {
+  if (lines.length === 0) return;
+  if (!process.stdout.write(`${lines.join('\n')}\n`)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+}

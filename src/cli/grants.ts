@@ -1,0 +1,89 @@
+import type { Command } from 'commander';
+import type { Grant, GrantsQuery } from '../client/index.ts';
+import { API_ENVIRONMENT, apiClient, printJson, printTable, positiveInteger } from './api.ts';
+
+interface ListOptions {
+  subject?: string;
+  relation?: string;
+  object?: string;
+  namespace?: string;
+  limit: number;
+  all?: boolean;
+  json?: boolean;
+}
+
+interface TripleOptions {
+  json?: boolean;
+}
+
+const TRIPLE_ARGUMENTS = (command: Command) =>
+  command
+    .argument('<subject>', 'who, <namespace>:<id>, e.g. user:alice')
+    .argument('<relation>', 'the relation, e.g. viewer')
+    .argument('<object>', 'on what, <namespace>:<id>, e.g. document:q3');
+
+/** The filters of `grants list` (and `export`) as GET /v1/grants's query. */
+export const grantsQuery = (options: Pick<ListOptions, 'subject' | 'relation' | 'object' | 'namespace'>): GrantsQuery => ({
+  ...(options.subject ? { subject: options.subject } : {}),
+  ...(options.relation ? { relation: options.relation } : {}),
+  ...(options.object ? { object: options.object } : {}),
+  ...(options.namespace ? { namespace: options.namespace } : {}),
+});
+
+/** The filter options GET /v1/grants takes. */
+export const withGrantFilters = (command: Command): Command =>
+  command
+    .option('--subject <subject>', 'only grants to this subject')
+    .option('--relation <relation>', 'only grants of this relation')
+    .option('--object <object>', 'only grants on this object')
+    .option('--namespace <namespace>', "only grants on this namespace's objects");
+
+/** `grantd grants list|write|delete`: GET, POST and DELETE /v1/grants. */
+export function registerGrants(program: Command): void {
+  const grants = program.command('grants').description('list, write and delete grants').addHelpText('after', API_ENVIRONMENT);
+
+  withGrantFilters(grants.command('list').description('list grants, in (object, relation, subject) order (scope grant:read)'))
+    .option('--limit <n>', 'print at most n grants', positiveInteger, 100)
+    .option('--all', 'print every matching grant (all pages)')
+    .option('--json', 'print {"grants": [...], "more": true|false}')
+    .addHelpText('after', `${API_ENVIRONMENT}\nExample:\n  grantd grants list --object document:q3\n`)
+    .action(async (options: ListOptions, command: Command) => {
+      const { client } = apiClient(command, 'grant:read');
+      const wanted = options.all ? Infinity : options.limit;
+      const found: Grant[] = [];
+      let more = false;
+      for await (const grant of client.grants.iterate({ ...grantsQuery(options), limit: Math.min(wanted, 1000) })) {
+        if (found.length === wanted) {
+          more = true;
+          break;
+        }
+        found.push(grant);
+      }
+      if (options.json) return printJson({ grants: found, more });
+      printTable(
+        ['SUBJECT', 'RELATION', 'OBJECT', 'CREATED'],
+        found.map((g) => [g.subject, g.relation, g.object, g.created_at]),
+      );
+      if (more) process.stdout.write(`(more grants match: use --all, or --limit)\n`);
+    });
+
+  TRIPLE_ARGUMENTS(grants.command('write').description('write a grant; writing one that exists changes nothing (scope grant:write)'))
+    .option('--json', 'print the grant as the API answers it')
+    .addHelpText('after', `${API_ENVIRONMENT}\nExample:\n  grantd grants write user:alice viewer document:q3\n`)
+    .action(async (subject: string, relation: string, object: string, options: TripleOptions, command: Command) => {
+      const { client } = apiClient(command, 'grant:write');
+      const grant = await client.grants.create({ subject, relation, object });
+      if (options.json) printJson(grant);
+      else process.stdout.write(`granted: ${grant.subject} ${grant.relation} ${grant.object} (since ${grant.created_at})\n`);
+    });
+
+  TRIPLE_ARGUMENTS(grants.command('delete').description('delete a grant; deleting one that does not exist is no error (scope grant:write)'))
+    .option('--json', 'print {"deleted": {subject, relation, object}}')
+    .addHelpText('after', `${API_ENVIRONMENT}\nExample:\n  grantd grants delete user:alice viewer document:q3\n`)
+    .action(async (subject: string, relation: string, object: string, options: TripleOptions, command: Command) => {
+      const { client } = apiClient(command, 'grant:write');
+      await client.grants.revoke({ subject, relation, object });
+      if (options.json) printJson({ deleted: { subject, relation, object } });
+      else process.stdout.write(`deleted (if it existed): ${subject} ${relation} ${object}\n`);
+    });
+}
