@@ -25,8 +25,9 @@ export class TenantCache<V> {
     return entry && entry.generation === this.generation(tenantId) ? entry.value : undefined;
   }
 
-  set(tenantId: string, key: string, value: V, generation: number): void {
-    if (generation === this.generation(tenantId)) this.entries.set(`${tenantId}\0${key}`, { value, generation });
+  /** `ttlMs`: kept for less than `maxAgeMs` (an answer that changes sooner). */
+  set(tenantId: string, key: string, value: V, generation: number, ttlMs?: number): void {
+    if (generation === this.generation(tenantId)) this.entries.set(`${tenantId}\0${key}`, { value, generation }, ttlMs === undefined ? {} : { ttl: ttlMs });
   }
 
   invalidate(tenantId: string): void {

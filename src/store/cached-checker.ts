@@ -1,6 +1,7 @@
 import { TenantCache } from '../cache/tenant-cache.ts';
 import { FRESHNESS_MS } from '../config.ts';
-import type { CheckAnswer, Checker } from '../engine/engine.ts';
+import type { CheckAnswer } from '../engine/engine.ts';
+import type { WallClock } from '../engine/grant-window.ts';
 import type { Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
 
@@ -9,25 +10,34 @@ import type { CompiledSchema } from '../engine/schema.ts';
  * `maxAgeMs`, so that a write on another node shows within that; this node's writes (`invalidate`)
  * make the tenant's answers unusable at once. Only answers are kept, never a refusal: a check
  * refused for its budget is refused again. An answer is stored with the tenant's generation taken
- * before it was asked, so one asked while this node wrote is never kept (TenantCache).
+ * before it was asked, so one asked while this node wrote is never kept (TenantCache). Nor is an
+ * answer kept past the tenant's next window boundary (docs/model.md#time-bound-grants): when a
+ * grant's window opens or closes, the clock alone changes answers, with no write to invalidate them.
  */
 export class CachedChecker {
   private readonly answers: TenantCache<boolean>;
+  private readonly maxAgeMs: number;
+  private readonly wallClock: WallClock;
 
   constructor(
-    private readonly uncached: Pick<Checker, 'check'>,
+    private readonly uncached: UntilChecker,
     {
       maxAgeMs = FRESHNESS_MS,
       maxEntries = 200_000,
       clock,
+      wallClock = Date,
     }: {
       maxAgeMs?: number;
       maxEntries?: number;
       /** The cache's clock (tests move it). */
       clock?: { now(): number } | undefined;
+      /** The server's clock, which the other checker's `until` is read against. */
+      wallClock?: WallClock;
     } = {},
   ) {
     this.answers = new TenantCache({ maxAgeMs, maxEntries, clock });
+    this.maxAgeMs = maxAgeMs;
+    this.wallClock = wallClock;
   }
 
   invalidate(tenantId: string): void {
@@ -45,19 +55,26 @@ export class CachedChecker {
       else answers[i] = cached;
     });
     if (missing.length > 0) {
-      const asked = await this.uncached.check(
+      const { answers: asked, until } = await this.uncached.checkUntil(
         tenantId,
         schema,
         missing.map((i) => queries[i]!),
       );
+      // The cache drops an entry once older than its ttl, so it is last served at until - 1.
+      const ttl = Math.min(this.maxAgeMs, until - this.wallClock.now() - 1);
       missing.forEach((queryIndex, i) => {
         const answer = asked[i]!;
         answers[queryIndex] = answer;
-        if (typeof answer === 'boolean') this.answers.set(tenantId, answerKey(queries[queryIndex]!), answer, generation);
+        if (typeof answer === 'boolean' && ttl > 0) this.answers.set(tenantId, answerKey(queries[queryIndex]!), answer, generation, ttl);
       });
     }
     return answers;
   }
+}
+
+/** A checker that also says until when (epoch ms of the server's clock) its answers hold: SqlChecker. */
+export interface UntilChecker {
+  checkUntil(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<{ answers: CheckAnswer[]; until: number }>;
 }
 
 /** Ids cannot hold NUL, so joining with it is unambiguous. */

@@ -1,6 +1,7 @@
 import { DEFAULT_CHECK_BUDGET } from '../engine/budget.ts';
 import type { CheckTimeShares } from '../engine/check-time.ts';
 import type { CheckAnswer, ReachableQuery } from '../engine/engine.ts';
+import type { WallClock } from '../engine/grant-window.ts';
 import type { Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
 import { masksAdmit } from '../engine/scope.ts';
@@ -12,7 +13,7 @@ import type { HeldTenants } from './held-tenants.ts';
  * grants' and the held agents' masks together, read from one state of the tenant (a mask is asked
  * right before its check, in the same turn of the event loop as the walk), so a mask and the grants
  * it masks never come from two states. Answers are not cached: a check in memory costs about what
- * a cache lookup would.
+ * a cache lookup would. The grants in force are those of `clock`'s instant when the walk begins.
  */
 export class MemoryChecker {
   /**
@@ -21,14 +22,16 @@ export class MemoryChecker {
    */
   readonly pairsPerCheck = 20;
   private readonly checkBudget: number;
+  private readonly clock: WallClock;
 
   constructor(
     private readonly tenants: HeldTenants,
     /** The process's time on checks, shared between tenants: a bulk's slices in memory count as its tenant's. */
     private readonly checkTime: CheckTimeShares,
-    { checkBudget = DEFAULT_CHECK_BUDGET }: { checkBudget?: number | undefined } = {},
+    { checkBudget = DEFAULT_CHECK_BUDGET, clock = Date }: { checkBudget?: number | undefined; clock?: WallClock } = {},
   ) {
     this.checkBudget = checkBudget;
+    this.clock = clock;
   }
 
   /** Whether the tenant is held (current or about to be caught up). */
@@ -45,6 +48,7 @@ export class MemoryChecker {
   async check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckAnswer[] | null> {
     const held = await this.tenants.current(tenantId);
     if (!held) return null;
+    held.index.advance(this.clock.now());
     const admits = (q: Triple) => masksAdmit(q.subject, q.object.ns, q.relation, (id) => held.agents.get(id));
     return held.index.checkAll(schema, queries, this.checkBudget, { admits, turns: this.checkTime.of(tenantId) });
   }
@@ -54,6 +58,7 @@ export class MemoryChecker {
     const held = await this.tenants.current(tenantId);
     if (!held) return null;
     if (!masksAdmit(query.subject, query.namespace, query.relation, (id) => held.agents.get(id))) return { ids: [] };
+    held.index.advance(this.clock.now());
     return { ids: held.index.reachable(schema, query) };
   }
 }
