@@ -24,8 +24,12 @@ const WindowInputSchema = z.string().nullable().optional();
 
 /** A grant to write: the triple and, optionally, the window in which it is in force. */
 export const GrantWriteSchema = TripleSchema.extend({
-  not_before: WindowInputSchema.describe('ISO 8601 UTC timestamp (e.g. 2026-12-31T23:59:59Z) from which the grant is in force; null or absent: at once'),
-  expires_at: WindowInputSchema.describe('ISO 8601 UTC timestamp from which the grant confers nothing: in the future, after not_before; null or absent: never'),
+  not_before: WindowInputSchema.describe(
+    'ISO 8601 UTC timestamp (e.g. 2026-12-31T23:59:59Z) from which the grant is in force; null or absent: at once',
+  ),
+  expires_at: WindowInputSchema.describe(
+    'ISO 8601 UTC timestamp from which the grant confers nothing: in the future, after not_before; null or absent: never',
+  ),
 }).describe('A grant triple, with an optional window');
 
 export const GrantSchema = TripleSchema.extend({
@@ -36,9 +40,9 @@ export const GrantSchema = TripleSchema.extend({
 
 /** Query values arrive as strings: `true` or `false` (a boolean from the client). */
 const active = z.preprocess((value) => (value === 'true' ? true : value === 'false' ? false : value), z.boolean());
-const ActiveSchema = (active as z.ZodEffects<z.ZodBoolean, boolean, boolean>).optional().describe(
-  'true: only grants in force now (expired grants are never listed; grants not yet in force are, unless this is true)',
-);
+const ActiveSchema = (active as z.ZodEffects<z.ZodBoolean, boolean, boolean>)
+  .optional()
+  .describe('true: only grants in force now (expired grants are never listed; grants not yet in force are, unless this is true)');
 
 const ListGrantsQuerySchema = z
   .object({

@@ -25,9 +25,8 @@ export class TenantCache<V> {
     return entry && entry.generation === this.generation(tenantId) ? entry.value : undefined;
   }
 
-  /** `ttlMs`: kept for less than `maxAgeMs` (an answer that changes sooner). */
-  set(tenantId: string, key: string, value: V, generation: number, ttlMs?: number): void {
-    if (generation === this.generation(tenantId)) this.entries.set(`${tenantId}\0${key}`, { value, generation }, ttlMs === undefined ? {} : { ttl: ttlMs });
+  set(tenantId: string, key: string, value: V, generation: number): void {
+    if (generation === this.generation(tenantId)) this.entries.set(`${tenantId}\0${key}`, { value, generation });
   }
 
   invalidate(tenantId: string): void {

@@ -169,7 +169,10 @@ export class GrantIndex {
     this.validUntil = Infinity;
     for (const { grant, windows } of this.windowed.values()) {
       for (const window of windows) this.narrowValidity(window);
-      this.holdEdge(grant, windows.some((window) => inForce(window, now)));
+      this.holdEdge(
+        grant,
+        windows.some((window) => inForce(window, now)),
+      );
     }
   }
 
@@ -189,7 +192,10 @@ export class GrantIndex {
       this.windowed.set(key, { grant, windows });
       for (const window of windows) this.narrowValidity(window);
     }
-    this.holdEdge(grant, windows.some((window) => inForce(window, this.windowsAt)));
+    this.holdEdge(
+      grant,
+      windows.some((window) => inForce(window, this.windowsAt)),
+    );
   }
 
   private holdEdge(grant: Triple, held: boolean): void {

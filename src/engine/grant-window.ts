@@ -12,6 +12,9 @@ export interface WallClock {
   now(): number;
 }
 
+/** Date's clock, read through the global at each call (so that a test's fake Date is the one read). */
+export const SYSTEM_CLOCK: WallClock = { now: () => Date.now() };
+
 export const inForce = (window: GrantWindow | null, at: number): boolean =>
   window === null || ((window.notBefore === null || window.notBefore <= at) && (window.expiresAt === null || at < window.expiresAt));
 

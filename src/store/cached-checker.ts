@@ -1,7 +1,7 @@
 import { TenantCache } from '../cache/tenant-cache.ts';
 import { FRESHNESS_MS } from '../config.ts';
 import type { CheckAnswer } from '../engine/engine.ts';
-import type { WallClock } from '../engine/grant-window.ts';
+import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
 import type { Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
 
@@ -15,8 +15,11 @@ import type { CompiledSchema } from '../engine/schema.ts';
  * grant's window opens or closes, the clock alone changes answers, with no write to invalidate them.
  */
 export class CachedChecker {
-  private readonly answers: TenantCache<boolean>;
-  private readonly maxAgeMs: number;
+  /**
+   * Each answer with the instants (server's clock) between which it holds: from when it was asked
+   * (a clock set back may go before a window boundary) until the tenant's next window boundary.
+   */
+  private readonly answers: TenantCache<{ allowed: boolean; asked: number; until: number }>;
   private readonly wallClock: WallClock;
 
   constructor(
@@ -25,7 +28,7 @@ export class CachedChecker {
       maxAgeMs = FRESHNESS_MS,
       maxEntries = 200_000,
       clock,
-      wallClock = Date,
+      wallClock = SYSTEM_CLOCK,
     }: {
       maxAgeMs?: number;
       maxEntries?: number;
@@ -36,7 +39,6 @@ export class CachedChecker {
     } = {},
   ) {
     this.answers = new TenantCache({ maxAgeMs, maxEntries, clock });
-    this.maxAgeMs = maxAgeMs;
     this.wallClock = wallClock;
   }
 
@@ -49,10 +51,11 @@ export class CachedChecker {
     const generation = this.answers.generation(tenantId);
     const answers: CheckAnswer[] = new Array(queries.length);
     const missing: number[] = [];
+    const now = this.wallClock.now();
     queries.forEach((query, i) => {
       const cached = this.answers.get(tenantId, answerKey(query));
-      if (cached === undefined) missing.push(i);
-      else answers[i] = cached;
+      if (cached === undefined || now < cached.asked || cached.until <= now) missing.push(i);
+      else answers[i] = cached.allowed;
     });
     if (missing.length > 0) {
       const { answers: asked, until } = await this.uncached.checkUntil(
@@ -60,12 +63,11 @@ export class CachedChecker {
         schema,
         missing.map((i) => queries[i]!),
       );
-      // The cache drops an entry once older than its ttl, so it is last served at until - 1.
-      const ttl = Math.min(this.maxAgeMs, until - this.wallClock.now() - 1);
       missing.forEach((queryIndex, i) => {
         const answer = asked[i]!;
         answers[queryIndex] = answer;
-        if (typeof answer === 'boolean' && ttl > 0) this.answers.set(tenantId, answerKey(queries[queryIndex]!), answer, generation, ttl);
+        if (typeof answer === 'boolean')
+          this.answers.set(tenantId, answerKey(queries[queryIndex]!), { allowed: answer, asked: now, until }, generation);
       });
     }
     return answers;

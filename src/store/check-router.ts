@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { CheckTimeShares } from '../engine/check-time.ts';
 import type { CheckAnswer, Checker, ReachableQuery } from '../engine/engine.ts';
-import type { WallClock } from '../engine/grant-window.ts';
+import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
 import type { Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
 import { CachedChecker } from './cached-checker.ts';
@@ -33,7 +33,7 @@ export class CheckRouter implements Checker {
       maxAgeMs,
       maxCachedAnswers,
       clock,
-      wallClock = Date,
+      wallClock = SYSTEM_CLOCK,
       checkBudget,
       ...sql
     }: {

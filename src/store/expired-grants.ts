@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
 import type { Db } from './db.ts';
 
 /**
@@ -21,7 +22,7 @@ export async function sweepExpiredGrants(db: Db, retentionMs: number, now: Date,
  */
 export function startExpiredGrantSweep(
   db: Db,
-  { retentionMs, intervalMs = SWEEP_INTERVAL_MS, clock = Date }: { retentionMs: number; intervalMs?: number; clock?: { now(): number } },
+  { retentionMs, intervalMs = SWEEP_INTERVAL_MS, clock = SYSTEM_CLOCK }: { retentionMs: number; intervalMs?: number; clock?: WallClock },
   logger: Logger,
 ): () => void {
   let running = false;

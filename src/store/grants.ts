@@ -84,7 +84,9 @@ export async function createGrant(db: Db, tenantId: string, triple: GrantWrite):
     if (sameTimes(existing, window)) return { row: existing, outcome: 'unchanged' };
     const replaced = await transaction(tx as Db, async (inner) => {
       // Only the row read: a concurrent replacement makes this one start again.
-      const { count } = await inner.grant.deleteMany({ where: { ...toData(tenantId, triple), notBefore: existing.notBefore, expiresAt: existing.expiresAt } });
+      const { count } = await inner.grant.deleteMany({
+        where: { ...toData(tenantId, triple), notBefore: existing.notBefore, expiresAt: existing.expiresAt },
+      });
       if (count === 0) return null;
       return inner.grant.create({ data: { ...toData(tenantId, triple), ...timesOf(window), createdAt: existing.createdAt } });
     });

@@ -1,7 +1,7 @@
 import { DEFAULT_CHECK_BUDGET } from '../engine/budget.ts';
 import type { CheckTimeShares } from '../engine/check-time.ts';
 import type { CheckAnswer, ReachableQuery } from '../engine/engine.ts';
-import type { WallClock } from '../engine/grant-window.ts';
+import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
 import type { Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
 import { masksAdmit } from '../engine/scope.ts';
@@ -28,7 +28,7 @@ export class MemoryChecker {
     private readonly tenants: HeldTenants,
     /** The process's time on checks, shared between tenants: a bulk's slices in memory count as its tenant's. */
     private readonly checkTime: CheckTimeShares,
-    { checkBudget = DEFAULT_CHECK_BUDGET, clock = Date }: { checkBudget?: number | undefined; clock?: WallClock } = {},
+    { checkBudget = DEFAULT_CHECK_BUDGET, clock = SYSTEM_CLOCK }: { checkBudget?: number | undefined; clock?: WallClock } = {},
   ) {
     this.checkBudget = checkBudget;
     this.clock = clock;

@@ -2,7 +2,7 @@ import DataLoader from 'dataloader';
 import type pg from 'pg';
 import { DEFAULT_CHECK_BUDGET, overBudget } from '../engine/budget.ts';
 import type { CheckAnswer, ReachableQuery } from '../engine/engine.ts';
-import type { WallClock } from '../engine/grant-window.ts';
+import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
 import type { Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
 import { masksAdmit } from '../engine/scope.ts';
@@ -50,7 +50,7 @@ export class SqlChecker {
     {
       checkBudget = DEFAULT_CHECK_BUDGET,
       walkMs = CHECK_WALK_MS,
-      clock = Date,
+      clock = SYSTEM_CLOCK,
       ...statements
     }: { checkBudget?: number | undefined; walkMs?: number; clock?: WallClock } & GraphStatementOptions = {},
   ) {

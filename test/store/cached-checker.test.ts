@@ -72,7 +72,7 @@ describe('CachedChecker', () => {
     expect(over.asked).toHaveLength(4); // the answer asked while the node wrote was not kept
   });
 
-  it('keeps no answer past the tenant\'s next window boundary, and none at all when the boundary is now', async () => {
+  it("keeps no answer past the tenant's next window boundary, and none at all when the boundary is now", async () => {
     const clock = new FakeClock();
     let boundary = WALL_START + 301;
     const over = cachedOver(() => true, { clock, until: () => boundary });
