@@ -1,7 +1,8 @@
 import { open } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { TripleSchema } from '../../contract/index.ts';
+import type { z } from 'zod';
+import { GrantWriteSchema } from '../../contract/grants.ts';
 import { createClient, DEFAULT_BASE_URL, ProblemError, ServiceError, type GrantdClient } from '../client/index.ts';
 
 /** Triples per POST /v1/grants/batch: the most a batch takes (docs/configuration.md#limits). */
@@ -12,11 +13,8 @@ const IN_FLIGHT = 4;
 const BATCH_TIMEOUT_MS = 60_000;
 const PROGRESS_EVERY_MS = 5_000;
 
-interface Triple {
-  subject: string;
-  relation: string;
-  object: string;
-}
+/** A line: a triple, with optional `not_before` and `expires_at` (docs/model.md#time-bound-grants), as POST /v1/grants takes it. */
+type Triple = z.output<typeof GrantWriteSchema>;
 
 interface ImportSummary {
   /** Grants read from the input and accepted by the server. */
@@ -46,9 +44,9 @@ function parseLine(line: string, lineNumber: number): Triple {
   try {
     value = JSON.parse(line);
   } catch {
-    throw new LineError(`line ${lineNumber}: not JSON; each line must be one object {"subject", "relation", "object"}`);
+    throw new LineError(`line ${lineNumber}: not JSON; each line must be one object {"subject", "relation", "object"[, "not_before", "expires_at"]}`);
   }
-  const parsed = TripleSchema.safeParse(value);
+  const parsed = GrantWriteSchema.safeParse(value);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => (issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message));
     throw new LineError(`line ${lineNumber}: ${issues.join('; ')}`);
