@@ -1569,13 +1569,17 @@ export interface operations {
                      *           "subject": "folder:f1",
                      *           "relation": "parent",
                      *           "object": "document:q3",
-                     *           "created_at": "2025-03-14T09:26:53.589Z"
+                     *           "created_at": "2025-03-14T09:26:53.589Z",
+                     *           "not_before": null,
+                     *           "expires_at": null
                      *         },
                      *         {
                      *           "subject": "user:alice",
                      *           "relation": "owner",
                      *           "object": "document:q3",
-                     *           "created_at": "2025-03-14T09:26:53.589Z"
+                     *           "created_at": "2025-03-14T09:26:53.589Z",
+                     *           "not_before": null,
+                     *           "expires_at": "2026-12-31T23:59:59.000Z"
                      *         }
                      *       ],
                      *       "next_cursor": null
@@ -1645,7 +1649,9 @@ export interface operations {
                      *       "subject": "user:alice",
                      *       "relation": "owner",
                      *       "object": "document:q3",
-                     *       "created_at": "2025-03-14T09:26:53.589Z"
+                     *       "created_at": "2025-03-14T09:26:53.589Z",
+                     *       "not_before": null,
+                     *       "expires_at": null
                      *     }
                      */
                     "application/json": components["schemas"]["Grant"];
@@ -1663,7 +1669,9 @@ export interface operations {
                      *       "subject": "user:alice",
                      *       "relation": "owner",
                      *       "object": "document:q3",
-                     *       "created_at": "2025-03-14T09:26:53.589Z"
+                     *       "created_at": "2025-03-14T09:26:53.589Z",
+                     *       "not_before": null,
+                     *       "expires_at": null
                      *     }
                      */
                     "application/json": components["schemas"]["Grant"];
