@@ -15,6 +15,7 @@
  *   100 documents in S, 10 folders of 1,000 in L). Users u0..u19 are members of group:wide, so each
  *   of them reaches 10,000 documents or more (the "10,000+" listing subjects) in both sizes.
  *   L only: group:all views all ten top folders, so it reaches every one of the 1,000,000 documents.
+ * - A share of grants are time-bound with a far-future expiry (WINDOWED_EVERY).
  */
 
 export type SizeName = 'S' | 'L';
@@ -43,7 +44,17 @@ export interface Triple {
   subject: string;
   relation: string;
   object: string;
+  /** A far-future expiry (docs/model.md#time-bound-grants): the grant is in force throughout the run. */
+  expires_at?: string;
 }
+
+/**
+ * Every WINDOWED_EVERY-th document's direct viewer grant expires in FAR_FUTURE, so that checks walk
+ * windowed grants beside plain ones (in memory they are kept aside; in PostgreSQL their window is
+ * read) while every answer stays what the reference model says.
+ */
+export const WINDOWED_EVERY = 4;
+export const FAR_FUTURE = '2999-01-01T00:00:00.000Z';
 
 export interface NamespaceDef {
   name: string;
@@ -174,7 +185,10 @@ export class Dataset {
       yield { subject: `folder:f${this.folderOf(d)}`, relation: 'parent', object: doc };
       yield { subject: `user:u${this.docOwner[d]}`, relation: 'owner', object: doc };
       if (this.docEditor[d]! >= 0) yield { subject: `user:u${this.docEditor[d]}`, relation: 'editor', object: doc };
-      if (this.docViewer[d]! >= 0) yield { subject: `user:u${this.docViewer[d]}`, relation: 'viewer', object: doc };
+      if (this.docViewer[d]! >= 0) {
+        const viewer = { subject: `user:u${this.docViewer[d]}`, relation: 'viewer', object: doc };
+        yield d % WINDOWED_EVERY === 0 ? { ...viewer, expires_at: FAR_FUTURE } : viewer;
+      }
       if (this.docGroupEditor[d]! >= 0) yield { subject: `group:g${this.docGroupEditor[d]}`, relation: 'editor', object: doc };
     }
   }

@@ -16,7 +16,33 @@ import { requires } from './scopes.ts';
 
 const c = initContract();
 
-export const GrantSchema = TripleSchema.extend({ created_at: TimestampSchema });
+/**
+ * A window bound as written: any string, so that the server names the item of a batch whose time is
+ * malformed (`writes[3].expires_at`) beside the other time problems (docs/model.md#time-bound-grants).
+ */
+const WindowInputSchema = z.string().nullable().optional();
+
+/** A grant to write: the triple and, optionally, the window in which it is in force. */
+export const GrantWriteSchema = TripleSchema.extend({
+  not_before: WindowInputSchema.describe(
+    'ISO 8601 UTC timestamp (e.g. 2026-12-31T23:59:59Z) from which the grant is in force; null or absent: at once',
+  ),
+  expires_at: WindowInputSchema.describe(
+    'ISO 8601 UTC timestamp from which the grant confers nothing: in the future, after not_before; null or absent: never',
+  ),
+}).describe('A grant triple, with an optional window');
+
+export const GrantSchema = TripleSchema.extend({
+  created_at: TimestampSchema,
+  not_before: TimestampSchema.nullable().describe('In force from this instant on; null: since its creation'),
+  expires_at: TimestampSchema.nullable().describe('Confers nothing from this instant on; null: until revoked'),
+});
+
+/** Query values arrive as strings: `true` or `false` (a boolean from the client). */
+const active = z.preprocess((value) => (value === 'true' ? true : value === 'false' ? false : value), z.boolean());
+const ActiveSchema = (active as z.ZodEffects<z.ZodBoolean, boolean, boolean>)
+  .optional()
+  .describe('true: only grants in force now (expired grants are never listed; grants not yet in force are, unless this is true)');
 
 const ListGrantsQuerySchema = z
   .object({
@@ -24,6 +50,7 @@ const ListGrantsQuerySchema = z
     relation: RelationSchema.optional(),
     object: ObjectSchema.optional(),
     namespace: NameSchema.optional().describe('Only grants whose object is in this namespace'),
+    active: ActiveSchema,
     cursor: CursorSchema.optional(),
     limit: LimitSchema,
   })
@@ -33,7 +60,7 @@ export const GrantPageSchema = z.object({ grants: z.array(GrantSchema), next_cur
 
 export const BatchRequestSchema = z
   .object({
-    writes: z.array(TripleSchema).max(1000).default([]).describe('Grants to create'),
+    writes: z.array(GrantWriteSchema).max(1000).default([]).describe('Grants to create, or whose window to replace'),
     deletes: z.array(TripleSchema).max(1000).default([]).describe('Grants to remove'),
   })
   .strict()
@@ -41,7 +68,7 @@ export const BatchRequestSchema = z
     message: 'writes and deletes must hold 1 to 1000 triples in all',
   });
 export const BatchResultSchema = z.object({
-  written: z.number().int().describe('Grants newly created'),
+  written: z.number().int().describe('Grants newly created, or whose window was replaced'),
   deleted: z.number().int().describe('Grants actually removed'),
 });
 
@@ -58,9 +85,9 @@ export const grantsContract = c.router({
     path: '/grants',
     summary: 'Create a grant',
     description:
-      "Idempotent: the same triple again answers 200 with the original grant. The object's namespace must exist, " +
+      "Idempotent: the same triple again answers 200 with the original grant; with other times, 200 with the times replaced. The object's namespace must exist, " +
       'and an agent named as subject or object must be registered.',
-    body: TripleSchema,
+    body: GrantWriteSchema,
     responses: { 201: GrantSchema, 200: GrantSchema, ...grantProblems },
     metadata: requires('grant:write'),
   },
@@ -85,7 +112,8 @@ export const grantsContract = c.router({
     method: 'GET',
     path: '/grants',
     summary: 'List grants',
-    description: 'Every filter is optional. Ordered by object, relation, then subject; keyset-paginated.',
+    description:
+      'Every filter is optional. Ordered by object, relation, then subject; keyset-paginated. Expired grants are not listed; active=true also leaves out grants not yet in force.',
     query: ListGrantsQuerySchema,
     responses: {
       200: GrantPageSchema,

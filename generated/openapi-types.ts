@@ -124,7 +124,7 @@ export interface paths {
         };
         /**
          * List grants
-         * @description Every filter is optional. Ordered by object, relation, then subject; keyset-paginated.
+         * @description Every filter is optional. Ordered by object, relation, then subject; keyset-paginated. Expired grants are not listed; active=true also leaves out grants not yet in force.
          *
          *     Requires an API key with scope `grant:read` (or `admin`).
          */
@@ -132,7 +132,7 @@ export interface paths {
         put?: never;
         /**
          * Create a grant
-         * @description Idempotent: the same triple again answers 200 with the original grant. The object's namespace must exist, and an agent named as subject or object must be registered.
+         * @description Idempotent: the same triple again answers 200 with the original grant; with other times, 200 with the times replaced. The object's namespace must exist, and an agent named as subject or object must be registered.
          *
          *     Requires an API key with scope `grant:write` (or `admin`).
          */
@@ -619,6 +619,16 @@ export interface components {
              * @description ISO 8601 UTC timestamp
              */
             created_at: string;
+            /**
+             * Format: date-time
+             * @description In force from this instant on; null: since its creation
+             */
+            not_before: string | null;
+            /**
+             * Format: date-time
+             * @description Confers nothing from this instant on; null: until revoked
+             */
+            expires_at: string | null;
         };
         GrantPage: {
             grants: components["schemas"]["Grant"][];
@@ -628,10 +638,21 @@ export interface components {
         /** @description Grants to write and grants to delete: 1 to 1000 triples in all, applied all or nothing. */
         GrantBatchRequest: {
             /**
-             * @description Grants to create
+             * @description Grants to create, or whose window to replace
              * @default []
              */
-            writes?: components["schemas"]["Triple"][];
+            writes?: {
+                /** @description Subject, `<namespace>:<id>`, e.g. user:alice */
+                subject: string;
+                /** @description Relation name, e.g. viewer */
+                relation: string;
+                /** @description Object, `<namespace>:<id>`, e.g. document:q3 */
+                object: string;
+                /** @description ISO 8601 UTC timestamp (e.g. 2026-12-31T23:59:59Z) from which the grant is in force; null or absent: at once */
+                not_before?: string | null;
+                /** @description ISO 8601 UTC timestamp from which the grant confers nothing: in the future, after not_before; null or absent: never */
+                expires_at?: string | null;
+            }[];
             /**
              * @description Grants to remove
              * @default []
@@ -639,7 +660,7 @@ export interface components {
             deletes?: components["schemas"]["Triple"][];
         };
         GrantBatchResult: {
-            /** @description Grants newly created */
+            /** @description Grants newly created, or whose window was replaced */
             written: number;
             /** @description Grants actually removed */
             deleted: number;
@@ -1517,6 +1538,8 @@ export interface operations {
                 object?: string;
                 /** @description Only grants whose object is in this namespace */
                 namespace?: string;
+                /** @description true: only grants in force now (expired grants are never listed; grants not yet in force are, unless this is true) */
+                active?: boolean;
                 /** @description Opaque cursor from the previous page's next_cursor */
                 cursor?: string;
                 /** @description Page size, 1 to 1000 (default 100) */
@@ -1542,13 +1565,17 @@ export interface operations {
                      *           "subject": "folder:f1",
                      *           "relation": "parent",
                      *           "object": "document:q3",
-                     *           "created_at": "2025-03-14T09:26:53.589Z"
+                     *           "created_at": "2025-03-14T09:26:53.589Z",
+                     *           "not_before": null,
+                     *           "expires_at": null
                      *         },
                      *         {
                      *           "subject": "user:alice",
                      *           "relation": "owner",
                      *           "object": "document:q3",
-                     *           "created_at": "2025-03-14T09:26:53.589Z"
+                     *           "created_at": "2025-03-14T09:26:53.589Z",
+                     *           "not_before": null,
+                     *           "expires_at": "2026-12-31T23:59:59.000Z"
                      *         }
                      *       ],
                      *       "next_cursor": null
@@ -1591,10 +1618,21 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description A grant triple */
+        /** @description A grant triple, with an optional window */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["Triple"];
+                "application/json": {
+                    /** @description Subject, `<namespace>:<id>`, e.g. user:alice */
+                    subject: string;
+                    /** @description Relation name, e.g. viewer */
+                    relation: string;
+                    /** @description Object, `<namespace>:<id>`, e.g. document:q3 */
+                    object: string;
+                    /** @description ISO 8601 UTC timestamp (e.g. 2026-12-31T23:59:59Z) from which the grant is in force; null or absent: at once */
+                    not_before?: string | null;
+                    /** @description ISO 8601 UTC timestamp from which the grant confers nothing: in the future, after not_before; null or absent: never */
+                    expires_at?: string | null;
+                };
             };
         };
         responses: {
@@ -1610,7 +1648,9 @@ export interface operations {
                      *       "subject": "user:alice",
                      *       "relation": "owner",
                      *       "object": "document:q3",
-                     *       "created_at": "2025-03-14T09:26:53.589Z"
+                     *       "created_at": "2025-03-14T09:26:53.589Z",
+                     *       "not_before": null,
+                     *       "expires_at": null
                      *     }
                      */
                     "application/json": components["schemas"]["Grant"];
@@ -1628,7 +1668,9 @@ export interface operations {
                      *       "subject": "user:alice",
                      *       "relation": "owner",
                      *       "object": "document:q3",
-                     *       "created_at": "2025-03-14T09:26:53.589Z"
+                     *       "created_at": "2025-03-14T09:26:53.589Z",
+                     *       "not_before": null,
+                     *       "expires_at": null
                      *     }
                      */
                     "application/json": components["schemas"]["Grant"];

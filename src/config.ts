@@ -115,6 +115,8 @@ export const EnvSchema = z.object({
     .transform((value) => value.replace(/\/+$/, ''))
     .optional(),
   GRANTD_OAUTH_ACCESS_TTL: seconds('GRANTD_OAUTH_ACCESS_TTL').default('3600'),
+  // How long an expired grant is kept (it confers nothing) before the background sweep deletes it.
+  GRANTD_EXPIRED_RETENTION: nonNegativeInt('GRANTD_EXPIRED_RETENTION').default('3600'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

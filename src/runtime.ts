@@ -11,6 +11,7 @@ import { startEmbedded } from './store/embedded.ts';
 import { CheckRouter } from './store/check-router.ts';
 import { SchemaCache } from './store/schema-cache.ts';
 import { HeldTenants } from './store/held-tenants.ts';
+import { startExpiredGrantSweep } from './store/expired-grants.ts';
 import { createLimits } from './rate-limits.ts';
 import { openGraphPool } from './store/graph-statements.ts';
 
@@ -43,6 +44,8 @@ export interface ServicesOptions {
   checkBudget?: number | undefined;
   /** The percentage of their pool one tenant's graph statements may hold at once (GRANTD_TENANT_POOL_SHARE). */
   tenantPoolShare?: number | undefined;
+  /** Seconds an expired grant is kept before the background sweep deletes it (GRANTD_EXPIRED_RETENTION). */
+  expiredRetention?: number | undefined;
   primary?: PrimaryLink | undefined;
 }
 
@@ -74,9 +77,11 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
     tenantPoolShare: options.tenantPoolShare,
   });
   const caches = { schemas, engine: new AuthorizationEngine(checker), keys: new KeyVerifier(db) };
+  const stopSweep = startExpiredGrantSweep(db, { retentionMs: 1000 * (options.expiredRetention ?? DEFAULT_CONFIG.GRANTD_EXPIRED_RETENTION) }, logger);
   return {
     db,
     close: async () => {
+      stopSweep();
       await heldTenants.close();
       await limits.close();
       await close();

@@ -157,15 +157,22 @@ export const EXAMPLES: Record<string, Record<string, MediaTypeObject>> = {
         value: { subject: 'agent:release-bot', relation: 'member', object: 'user:alice' },
       },
     }),
-    201: single({ subject: 'user:alice', relation: 'owner', object: 'document:q3', created_at: CREATED_AT }),
-    200: single({ subject: 'user:alice', relation: 'owner', object: 'document:q3', created_at: CREATED_AT }),
+    201: single({ subject: 'user:alice', relation: 'owner', object: 'document:q3', created_at: CREATED_AT, not_before: null, expires_at: null }),
+    200: single({ subject: 'user:alice', relation: 'owner', object: 'document:q3', created_at: CREATED_AT, not_before: null, expires_at: null }),
   },
   grantsRevoke: { request: single({ subject: 'user:alice', relation: 'owner', object: 'document:q3' }) },
   grantsList: {
     200: single({
       grants: [
-        { subject: 'folder:f1', relation: 'parent', object: 'document:q3', created_at: CREATED_AT },
-        { subject: 'user:alice', relation: 'owner', object: 'document:q3', created_at: CREATED_AT },
+        { subject: 'folder:f1', relation: 'parent', object: 'document:q3', created_at: CREATED_AT, not_before: null, expires_at: null },
+        {
+          subject: 'user:alice',
+          relation: 'owner',
+          object: 'document:q3',
+          created_at: CREATED_AT,
+          not_before: null,
+          expires_at: '2026-12-31T23:59:59.000Z',
+        },
       ],
       next_cursor: null,
     }),

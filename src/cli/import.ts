@@ -2,7 +2,9 @@ import { open } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { explainName, explainRef, TripleSchema } from '../../contract/index.ts';
+import type { z } from 'zod';
+import { GrantWriteSchema } from '../../contract/grants.ts';
+import { explainName, explainRef } from '../../contract/index.ts';
 import { ProblemError, ServiceError, type GrantdClient } from '../client/index.ts';
 import { API_ENVIRONMENT, apiClient } from './api.ts';
 
@@ -14,11 +16,8 @@ const IN_FLIGHT = 4;
 const BATCH_TIMEOUT_MS = 60_000;
 const PROGRESS_EVERY_MS = 5_000;
 
-interface Triple {
-  subject: string;
-  relation: string;
-  object: string;
-}
+/** A line: a triple, with optional `not_before` and `expires_at` (docs/model.md#time-bound-grants), as POST /v1/grants takes it. */
+type Triple = z.output<typeof GrantWriteSchema>;
 
 interface ImportSummary {
   /** Grants read from the input and accepted by the server. */
@@ -48,9 +47,9 @@ function parseLine(line: string, lineNumber: number): Triple {
   try {
     value = JSON.parse(line);
   } catch {
-    throw new LineError(`line ${lineNumber}: not JSON; each line must be one object {"subject", "relation", "object"}`);
+    throw new LineError(`line ${lineNumber}: not JSON; each line must be one object {"subject", "relation", "object"[, "not_before", "expires_at"]}`);
   }
-  const parsed = TripleSchema.safeParse(value);
+  const parsed = GrantWriteSchema.safeParse(value);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => {
       // A malformed field is told with what is wrong with it and the rule (only an object's string field fails so).

@@ -101,6 +101,7 @@ const servicesOptions = (config: Config) => ({
   graphMemory: config.GRANTD_GRAPH_MEMORY,
   checkBudget: config.GRANTD_CHECK_BUDGET,
   tenantPoolShare: config.GRANTD_TENANT_POOL_SHARE,
+  expiredRetention: config.GRANTD_EXPIRED_RETENTION,
 });
 
 /** Applies pending migrations and, on an empty database, creates tenant `default` and prints its admin key once. */

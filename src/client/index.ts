@@ -88,11 +88,17 @@ export type CheckInput = RequestBody<Routes['check']>;
 export type CheckResult = SuccessBody<Routes['check']>;
 export type CheckBulkInput = RequestBody<Routes['checkBulk']>;
 export type CheckBulkResult = SuccessBody<Routes['checkBulk']>;
-export type GrantInput = RequestBody<Routes['grants']['create']>;
+/** A window bound (docs/model.md#time-bound-grants): an ISO 8601 UTC string, or a Date sent as one; null or absent: open. */
+export type WindowBound = string | Date | null | undefined;
+type WithDates<T> = Omit<T, 'not_before' | 'expires_at'> & { not_before?: WindowBound; expires_at?: WindowBound };
+/** A grant to write: the contract's, its times as strings or Dates. */
+export type GrantInput = WithDates<RequestBody<Routes['grants']['create']>>;
+/** A grant to revoke: its triple. */
+export type GrantTriple = RequestBody<Routes['grants']['revoke']>;
 export type Grant = SuccessBody<Routes['grants']['create']>;
 export type GrantsQuery = RequestQuery<Routes['grants']['list']>;
 export type GrantPage = SuccessBody<Routes['grants']['list']>;
-export type GrantBatchInput = RequestBody<Routes['grants']['batch']>;
+export type GrantBatchInput = Omit<RequestBody<Routes['grants']['batch']>, 'writes'> & { writes?: GrantInput[] | undefined };
 export type GrantBatchResult = SuccessBody<Routes['grants']['batch']>;
 export type ObjectsQuery = RequestQuery<Routes['objects']['list']>;
 export type ObjectPage = SuccessBody<Routes['objects']['list']>;
@@ -157,10 +163,14 @@ export interface GrantdClient {
   /** POST /v1/check/explain: the check's answer and why (`{ allowed, path, reason }`). Retried. */
   explain(input: CheckInput, options?: CallOptions): Promise<Explanation>;
   grants: {
-    /** POST /v1/grants: creates the grant, or returns the existing one (idempotent, so retried). */
+    /**
+     * POST /v1/grants: creates the grant, or returns the existing one (idempotent, so retried); with
+     * `not_before` and `expires_at` (Dates or ISO 8601 UTC strings), in force only between them, and
+     * other times than the existing grant's replace them.
+     */
     create(input: GrantInput, options?: CallOptions): Promise<Grant>;
     /** DELETE /v1/grants: removes the grant; resolves also when it did not exist. Retried. */
-    revoke(input: GrantInput, options?: CallOptions): Promise<void>;
+    revoke(input: GrantTriple, options?: CallOptions): Promise<void>;
     /** GET /v1/grants: one page of grants (`{ grants, next_cursor }`); every filter is optional. Retried. */
     list(query?: GrantsQuery, options?: CallOptions): Promise<GrantPage>;
     /**
@@ -341,7 +351,7 @@ export function createClient(options: ClientOptions): GrantdClient {
   }
 
   const grants: GrantdClient['grants'] = {
-    create: async (input, options) => ok(contract.grants.create, await raw.grants.create({ body: input, call: call(options) })),
+    create: async (input, options) => ok(contract.grants.create, await raw.grants.create({ body: withIsoTimes(input), call: call(options) })),
     revoke: async (input, options) => {
       await raw.grants.revoke({ body: input, call: call(options) });
     },
@@ -349,7 +359,11 @@ export function createClient(options: ClientOptions): GrantdClient {
     iterate: async function* (query = {}, options) {
       for await (const page of pages((q, o) => grants.list(q, o), query, options)) yield* page.grants;
     },
-    batch: async (input, options) => ok(contract.grants.batch, await raw.grants.batch({ body: input, call: call(options) })),
+    batch: async ({ writes, ...rest }, options) =>
+      ok(
+        contract.grants.batch,
+        await raw.grants.batch({ body: { ...rest, ...(writes ? { writes: writes.map(withIsoTimes) } : {}) }, call: call(options) }),
+      ),
   };
 
   const objects: GrantdClient['objects'] = {
@@ -413,5 +427,16 @@ export function createClient(options: ClientOptions): GrantdClient {
         },
       },
     },
+  };
+}
+
+/** The grant with its Date bounds as the ISO 8601 UTC strings the API takes. */
+function withIsoTimes(input: GrantInput): RequestBody<Routes['grants']['create']> {
+  const { not_before, expires_at, ...triple } = input;
+  const iso = (bound: WindowBound) => (bound instanceof Date ? bound.toISOString() : bound);
+  return {
+    ...triple,
+    ...(not_before !== undefined ? { not_before: iso(not_before) } : {}),
+    ...(expires_at !== undefined ? { expires_at: iso(expires_at) } : {}),
   };
 }

@@ -197,7 +197,12 @@ const TABLES = new WeakMap<
   { implied(ns: string, relation: string): string[]; arrows(ns: string, relation: string): { via: string; target: string }[] }
 >();
 
-/** The explain graph of grants held in an in-memory index (a tenant held by a node, or a model file's); they carry no validity window yet. */
+/**
+ * The explain graph of grants held in an in-memory index (a tenant held by a node, or a model file's),
+ * as the index holds them at the instant it was last advanced to: grants outside their window are not
+ * in its lists, so from memory a denial they would explain reads `no-path`, where the database's graph
+ * (which reads every window) says `expired` or `not-yet-valid`.
+ */
 export function indexGraph(index: GrantIndex, scopeOf: (agentId: string) => readonly string[] | undefined): ExplainGraph {
   const unbounded = (grant: Triple): WindowedGrant => ({ ...grant, notBefore: null, expiresAt: null });
   return {

@@ -4,6 +4,7 @@ import { DEFAULT_CHECK_BUDGET, isCheckTooComplex, overBudget } from './budget.ts
 import type { CheckTurns } from './check-time.ts';
 import { EdgeLists } from './edge-lists.ts';
 import type { HoldersQuery, ReachableQuery } from './engine.ts';
+import { inForce, sameWindow, type GrantWindow } from './grant-window.ts';
 import { MEMBER_RELATION, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 
@@ -52,6 +53,11 @@ interface SchemaTables {
  * grants themselves are integers in typed arrays (EdgeLists), which the garbage collector does not
  * trace. A node no grant names any more is forgotten and its number reused, so churn does not grow
  * the index.
+ *
+ * Grants with a window (docs/model.md#time-bound-grants) are kept aside with their windows, and are
+ * in the lists above only while in force: the walks never look at a window, so grants without one
+ * cost nothing more. `advance` brings the lists to the clock before a walk; it does work only when
+ * a window has opened or closed since (then it goes over the windowed grants once).
  */
 export class GrantIndex {
   /** Nodes by namespace number, then id (undefined: a number freed for reuse). */
@@ -93,17 +99,124 @@ export class GrantIndex {
   size = 0;
   /** Bumped by every change of the grants held: what a walk found is valid for one version. */
   private version = 0;
+  /**
+   * The grants with a window, by tripleKey, with their windows: one, but a catch-up may hold a grant's
+   * old and new windows for a moment (see flip); null there is the grant without a window.
+   */
+  private readonly windowed = new Map<string, { grant: Triple; windows: (GrantWindow | null)[] }>();
+  /** The instant (epoch ms) at which the lists hold exactly the windowed grants in force. */
+  private windowsAt = 0;
+  /** No window opens or closes in [validFrom, validUntil): the lists are right for any instant in it. */
+  private validFrom = -Infinity;
+  private validUntil = Infinity;
 
   /**
    * What the index holds in the unit GRANTD_GRAPH_MEMORY counts (a grant): its grants, and the
    * namespace and relation names it has interned, each weighing about as much as NAME_WEIGHT grants.
    */
   get footprint(): number {
-    return this.size + NAME_WEIGHT * (this.namespaceNumbers.size + this.relationNumbers.size);
+    return this.size + WINDOW_WEIGHT * this.windowed.size + NAME_WEIGHT * (this.namespaceNumbers.size + this.relationNumbers.size);
   }
 
-  /** Adds the grant; false when it was already held. */
-  add(grant: Triple): boolean {
+  /** Grants held with a window, in force now or not. */
+  get windowedSize(): number {
+    return this.windowed.size;
+  }
+
+  /** Adds the grant with its window (null: none); false when it was already held so. */
+  add(grant: Triple, window: GrantWindow | null = null): boolean {
+    const entry = this.windowed.size === 0 ? undefined : this.windowed.get(tripleKey(grant));
+    if (window === null && entry === undefined) return this.addEdge(grant);
+    const windows = entry?.windows ?? this.plainWindows(grant);
+    if (windows.some((held) => sameWindow(held, window))) return false;
+    this.setWindows(grant, [...windows, window]);
+    return true;
+  }
+
+  /** Removes the grant, whatever its window; false when it was not held. */
+  remove(grant: Triple): boolean {
+    if (this.windowed.size > 0 && this.windowed.delete(tripleKey(grant))) {
+      this.removeEdge(grant);
+      return true;
+    }
+    return this.removeEdge(grant);
+  }
+
+  /**
+   * Removes the grant with this window if held, else adds it. A logged change flipped the grant (and
+   * window) from the state its statement found, so replaying a set of changes this way ends in the
+   * same state in any order. A window is replaced by a delete and an insert, so a grant may hold its
+   * old and new windows for a moment in a replay, never at its end.
+   */
+  flip(grant: Triple, window: GrantWindow | null = null): void {
+    const entry = this.windowed.size === 0 ? undefined : this.windowed.get(tripleKey(grant));
+    if (window === null && entry === undefined) {
+      if (!this.removeEdge(grant)) this.addEdge(grant);
+      return;
+    }
+    const windows = entry?.windows ?? this.plainWindows(grant);
+    const at = windows.findIndex((held) => sameWindow(held, window));
+    this.setWindows(grant, at >= 0 ? windows.filter((_, i) => i !== at) : [...windows, window]);
+  }
+
+  /**
+   * Brings the lists to the windowed grants in force at `now` (epoch ms of the server's clock): a
+   * walk then sees exactly the grants in force at that instant. Nothing to do until a window opens
+   * or closes (or the clock steps back past one).
+   */
+  advance(now: number): void {
+    if (now >= this.validFrom && now < this.validUntil) return;
+    this.windowsAt = now;
+    this.validFrom = -Infinity;
+    this.validUntil = Infinity;
+    for (const { grant, windows } of this.windowed.values()) {
+      for (const window of windows) this.narrowValidity(window);
+      this.holdEdge(
+        grant,
+        windows.some((window) => inForce(window, now)),
+      );
+    }
+  }
+
+  /** The windows of a grant not kept aside: none, or the one of a grant without a window. */
+  private plainWindows(grant: Triple): (GrantWindow | null)[] {
+    const subject = this.nodeOf(grant.subject);
+    const object = this.nodeOf(grant.object);
+    const relation = this.relationNumbers.get(grant.relation);
+    return subject !== undefined && object !== undefined && relation !== undefined && this.grantsOn.has(object, relation, subject) ? [null] : [];
+  }
+
+  /** Holds the grant with these windows, its edge in the lists while one is in force. */
+  private setWindows(grant: Triple, windows: (GrantWindow | null)[]): void {
+    const key = tripleKey(grant);
+    if (windows.length === 0 || (windows.length === 1 && windows[0] === null)) this.windowed.delete(key);
+    else {
+      this.windowed.set(key, { grant, windows });
+      for (const window of windows) this.narrowValidity(window);
+    }
+    this.holdEdge(
+      grant,
+      windows.some((window) => inForce(window, this.windowsAt)),
+    );
+  }
+
+  private holdEdge(grant: Triple, held: boolean): void {
+    if (held) this.addEdge(grant);
+    else this.removeEdge(grant);
+  }
+
+  /** The lists stay right at `windowsAt` until the window's next boundary, and since its last one. */
+  private narrowValidity(window: GrantWindow | null): void {
+    if (window === null) return;
+    for (const boundary of [window.notBefore, window.expiresAt]) {
+      if (boundary === null) continue;
+      if (boundary <= this.windowsAt) this.validFrom = Math.max(this.validFrom, boundary);
+      else this.validUntil = Math.min(this.validUntil, boundary);
+    }
+  }
+
+  /** Puts the grant in the lists; false when it was there. */
+  private addEdge(grant: Triple): boolean {
     const subject = this.nodeFor(grant.subject);
     const object = this.nodeFor(grant.object);
     const relation = this.relationNumber(grant.relation);
@@ -119,8 +232,8 @@ export class GrantIndex {
     return true;
   }
 
-  /** Removes the grant; false when it was not held. */
-  remove(grant: Triple): boolean {
+  /** Takes the grant out of the lists; false when it was not there. */
+  private removeEdge(grant: Triple): boolean {
     const subject = this.nodeOf(grant.subject);
     const object = this.nodeOf(grant.object);
     const relation = this.relationNumbers.get(grant.relation);
@@ -136,14 +249,6 @@ export class GrantIndex {
     this.version++;
     if (this.emptiedNamespaces.size + this.emptiedRelations.size > MIN_NAMES_BEFORE_SWEEP) this.sweepNamesIfMostlyUnused();
     return true;
-  }
-
-  /**
-   * Removes the grant if held, else adds it. A logged change flipped the grant from the state its
-   * statement found, so replaying a set of changes this way ends in the same state in any order.
-   */
-  flip(grant: Triple): void {
-    if (!this.remove(grant)) this.add(grant);
   }
 
   /**
@@ -699,6 +804,10 @@ const FEW_GROUPS = 8;
 const NO_NODE = -1;
 /** How long `checkAll` runs before it lets other requests in. */
 const YIELD_AFTER_MS = 2;
+/** A grant kept aside with its window costs about this many grants' memory (its key, triple and window objects). */
+const WINDOW_WEIGHT = 8;
+/** Ids cannot hold NUL, so joining with it is unambiguous. */
+const tripleKey = (t: Triple): string => `${t.subject.ns}\0${t.subject.id}\0${t.relation}\0${t.object.ns}\0${t.object.id}`;
 /** A name interned costs about this many grants' memory (its map entries and its namespace's node map). */
 const NAME_WEIGHT = 4;
 /** Unused names tolerated before a sweep is considered: a few hundred KB, fewer than a sweep would cost to repeat. */

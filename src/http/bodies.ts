@@ -22,6 +22,8 @@ export const grantBody = (g: GrantRow): z.output<typeof GrantSchema> => ({
   relation: g.relation,
   object: formatRef({ ns: g.objectNs, id: g.objectId }),
   created_at: g.createdAt.toISOString(),
+  not_before: g.notBefore?.toISOString() ?? null,
+  expires_at: g.expiresAt?.toISOString() ?? null,
 });
 
 export const agentBody = (a: AgentRow): z.output<typeof AgentSchema> => ({

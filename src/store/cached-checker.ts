@@ -1,6 +1,7 @@
 import { TenantCache } from '../cache/tenant-cache.ts';
 import { FRESHNESS_MS } from '../config.ts';
-import type { CheckAnswer, Checker } from '../engine/engine.ts';
+import type { CheckAnswer } from '../engine/engine.ts';
+import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
 import type { Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
 
@@ -9,25 +10,36 @@ import type { CompiledSchema } from '../engine/schema.ts';
  * `maxAgeMs`, so that a write on another node shows within that; this node's writes (`invalidate`)
  * make the tenant's answers unusable at once. Only answers are kept, never a refusal: a check
  * refused for its budget is refused again. An answer is stored with the tenant's generation taken
- * before it was asked, so one asked while this node wrote is never kept (TenantCache).
+ * before it was asked, so one asked while this node wrote is never kept (TenantCache). Nor is an
+ * answer kept past the tenant's next window boundary (docs/model.md#time-bound-grants): when a
+ * grant's window opens or closes, the clock alone changes answers, with no write to invalidate them.
  */
 export class CachedChecker {
-  private readonly answers: TenantCache<boolean>;
+  /**
+   * Each answer with the instants (server's clock) between which it holds: from when it was asked
+   * (a clock set back may go before a window boundary) until the tenant's next window boundary.
+   */
+  private readonly answers: TenantCache<{ allowed: boolean; asked: number; until: number }>;
+  private readonly wallClock: WallClock;
 
   constructor(
-    private readonly uncached: Pick<Checker, 'check'>,
+    private readonly uncached: UntilChecker,
     {
       maxAgeMs = FRESHNESS_MS,
       maxEntries = 200_000,
       clock,
+      wallClock = SYSTEM_CLOCK,
     }: {
       maxAgeMs?: number;
       maxEntries?: number;
       /** The cache's clock (tests move it). */
       clock?: { now(): number } | undefined;
+      /** The server's clock, which the other checker's `until` is read against. */
+      wallClock?: WallClock;
     } = {},
   ) {
     this.answers = new TenantCache({ maxAgeMs, maxEntries, clock });
+    this.wallClock = wallClock;
   }
 
   invalidate(tenantId: string): void {
@@ -39,13 +51,14 @@ export class CachedChecker {
     const generation = this.answers.generation(tenantId);
     const answers = new Array<CheckAnswer>(queries.length);
     const missing: number[] = [];
+    const now = this.wallClock.now();
     queries.forEach((query, i) => {
       const cached = this.answers.get(tenantId, answerKey(query));
-      if (cached === undefined) missing.push(i);
-      else answers[i] = cached;
+      if (cached === undefined || now < cached.asked || cached.until <= now) missing.push(i);
+      else answers[i] = cached.allowed;
     });
     if (missing.length > 0) {
-      const asked = await this.uncached.check(
+      const { answers: asked, until } = await this.uncached.checkUntil(
         tenantId,
         schema,
         missing.map((i) => queries[i]!),
@@ -53,11 +66,17 @@ export class CachedChecker {
       missing.forEach((queryIndex, i) => {
         const answer = asked[i]!;
         answers[queryIndex] = answer;
-        if (typeof answer === 'boolean') this.answers.set(tenantId, answerKey(queries[queryIndex]!), answer, generation);
+        if (typeof answer === 'boolean')
+          this.answers.set(tenantId, answerKey(queries[queryIndex]!), { allowed: answer, asked: now, until }, generation);
       });
     }
     return answers;
   }
+}
+
+/** A checker that also says until when (epoch ms of the server's clock) its answers hold: SqlChecker. */
+export interface UntilChecker {
+  checkUntil(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<{ answers: CheckAnswer[]; until: number }>;
 }
 
 /** Ids cannot hold NUL, so joining with it is unambiguous. */

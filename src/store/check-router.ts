@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { CheckTimeShares } from '../engine/check-time.ts';
 import type { CheckAnswer, Checker, HoldersQuery, ReachableQuery } from '../engine/engine.ts';
 import type { Explanation } from '../engine/explain.ts';
+import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
 import type { Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
 import { CachedChecker } from './cached-checker.ts';
@@ -34,6 +35,7 @@ export class CheckRouter implements Checker {
       maxAgeMs,
       maxCachedAnswers,
       clock,
+      wallClock = SYSTEM_CLOCK,
       checkBudget,
       ...sql
     }: {
@@ -42,15 +44,17 @@ export class CheckRouter implements Checker {
       maxCachedAnswers?: number;
       /** The answer cache's clock (tests move it). */
       clock?: { now(): number };
+      /** The server's clock, which decides which grants are in force (docs/model.md#time-bound-grants). */
+      wallClock?: WallClock;
       /** The most steps one check may take (GRANTD_CHECK_BUDGET), in memory and in the database. */
       checkBudget?: number | undefined;
       walkMs?: number;
     } & Omit<GraphStatementOptions, 'checkTime'> = {},
   ) {
     const checkTime = new CheckTimeShares();
-    this.memory = heldTenants && new MemoryChecker(heldTenants, checkTime, { checkBudget });
-    this.sql = new SqlChecker(pool, { ...sql, checkBudget, checkTime });
-    this.cached = new CachedChecker(this.sql, { maxAgeMs, maxEntries: maxCachedAnswers, clock });
+    this.memory = heldTenants && new MemoryChecker(heldTenants, checkTime, { checkBudget, clock: wallClock });
+    this.sql = new SqlChecker(pool, { ...sql, checkBudget, checkTime, clock: wallClock });
+    this.cached = new CachedChecker(this.sql, { maxAgeMs, maxEntries: maxCachedAnswers, clock, wallClock });
   }
 
   schema(tenantId: string, options?: { maxAgeMs?: number }): Promise<CompiledSchema> {

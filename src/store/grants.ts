@@ -1,3 +1,4 @@
+import type { GrantWindow } from '../engine/grant-window.ts';
 import { AGENT_NAMESPACE, type Ref, type Triple } from '../engine/refs.ts';
 import { DomainError } from '../errors.ts';
 import type { Db } from './db.ts';
@@ -12,7 +13,15 @@ export interface GrantRow {
   objectNs: string;
   objectId: string;
   createdAt: Date;
+  notBefore: Date | null;
+  expiresAt: Date | null;
 }
+
+/** A grant to write: its triple and its window (null or absent: none). */
+export type GrantWrite = Triple & { window?: GrantWindow | null };
+
+/** What writing a grant did: created it, found it with the same window, or replaced its window. */
+export type WriteOutcome = 'created' | 'unchanged' | 'replaced';
 
 /** Position in the grants' stable order (object, relation, subject), for keyset pagination. */
 export type GrantKey = [objectNs: string, objectId: string, relation: string, subjectNs: string, subjectId: string];
@@ -59,20 +68,37 @@ async function lockAgents(tx: Prisma.TransactionClient, tenantId: string, triple
   if (missing !== undefined) throw new AgentNotRegistered(missing);
 }
 
+const timesOf = (window: GrantWindow | null | undefined) => ({
+  notBefore: window?.notBefore == null ? null : new Date(window.notBefore),
+  expiresAt: window?.expiresAt == null ? null : new Date(window.expiresAt),
+});
+
+const sameTimes = (row: GrantRow, window: GrantWindow | null | undefined): boolean =>
+  (row.notBefore?.getTime() ?? null) === (window?.notBefore ?? null) && (row.expiresAt?.getTime() ?? null) === (window?.expiresAt ?? null);
+
 /**
- * Creates the grant, or finds the identical one already there (`created` false), under a share lock
- * of the namespaces it names, against whose definitions its relation is checked (lockNamespacesOf):
- * a concurrent change of the namespace either sees the grant or is seen by it.
+ * Creates the grant; or finds it already there with the same window; or replaces its window (a
+ * delete and an insert, which the grant log records as such, keeping its created_at). All under a
+ * share lock of the namespaces it names, against whose definitions its relation is checked
+ * (lockNamespacesOf): a concurrent change of the namespace either sees the grant or is seen by it.
  */
-export async function createGrant(db: Db, tenantId: string, triple: Triple): Promise<{ row: GrantRow; created: boolean }> {
-  const write = async (tx: Prisma.TransactionClient | Db): Promise<{ row: GrantRow; created: boolean }> => {
-    const [row] = await tx.grant.createManyAndReturn({ data: [toData(tenantId, triple)], skipDuplicates: true });
-    if (row) return { row, created: true };
-    const existing = await tx.grant.findUnique({
-      where: { tenantId_objectNs_objectId_relation_subjectNs_subjectId: toData(tenantId, triple) },
-    });
+export async function createGrant(db: Db, tenantId: string, triple: GrantWrite): Promise<{ row: GrantRow; outcome: WriteOutcome }> {
+  const { window } = triple;
+  const key = { tenantId_objectNs_objectId_relation_subjectNs_subjectId: toData(tenantId, triple) };
+  const write = async (tx: Prisma.TransactionClient): Promise<{ row: GrantRow; outcome: WriteOutcome }> => {
+    const [row] = await tx.grant.createManyAndReturn({ data: [{ ...toData(tenantId, triple), ...timesOf(window) }], skipDuplicates: true });
+    if (row) return { row, outcome: 'created' };
+    const existing = await tx.grant.findUnique({ where: key });
     // Gone again in between (a concurrent revoke): write it anew.
-    return existing ? { row: existing, created: false } : write(tx);
+    if (!existing) return write(tx);
+    if (sameTimes(existing, window)) return { row: existing, outcome: 'unchanged' };
+    // Only the row read: a concurrent replacement makes this one start again.
+    const { count } = await tx.grant.deleteMany({
+      where: { ...toData(tenantId, triple), notBefore: existing.notBefore, expiresAt: existing.expiresAt },
+    });
+    if (count === 0) return write(tx);
+    const replaced = await tx.grant.create({ data: { ...toData(tenantId, triple), ...timesOf(window), createdAt: existing.createdAt } });
+    return { row: replaced, outcome: 'replaced' };
   };
   return transaction(db, async (tx) => {
     await lockNamespacesOf(tx, tenantId, [triple]);
@@ -85,11 +111,14 @@ export async function deleteGrant(db: Db, tenantId: string, triple: Triple): Pro
   await db.grant.deleteMany({ where: toData(tenantId, triple) });
 }
 
-/** Applies writes and deletes in one transaction; counts grants newly created and actually removed. */
+/**
+ * Applies writes and deletes in one transaction; counts grants newly created or whose window was
+ * replaced, and grants actually removed.
+ */
 export async function applyBatch(
   db: Db,
   tenantId: string,
-  writes: readonly Triple[],
+  writes: readonly GrantWrite[],
   deletes: readonly Triple[],
 ): Promise<{ written: number; deleted: number }> {
   return transaction(db, async (tx) => {
@@ -108,13 +137,25 @@ export async function applyBatch(
     let written = 0;
     if (writes.length > 0) {
       // One set-based statement, not Prisma's createMany (docs/decisions.md#batch-inserts-are-one-statement).
-      // In key order, so that batches writing the same grants lock them in the same order.
-      const rows = JSON.stringify(writes.map((t) => toData(tenantId, t)));
+      // In key order, so that batches writing the same grants lock them in the same order. A grant
+      // already there with another window is deleted first, then inserted again with the new one
+      // and its created_at (two statements: the grant log records a delete and an insert).
+      const rows = JSON.stringify(writes.map((w) => ({ ...toData(tenantId, w), ...timesOf(w.window) })));
+      const replaced = await tx.$queryRaw<{ k: string; created_at: Date }[]>`
+        DELETE FROM grants g
+        USING (SELECT DISTINCT * FROM jsonb_to_recordset(${rows}::jsonb)
+               AS x("subjectNs" text, "subjectId" text, relation text, "objectNs" text, "objectId" text, "notBefore" timestamptz, "expiresAt" timestamptz)) w
+        WHERE g.tenant_id = ${tenantId}::uuid AND g.object_ns = w."objectNs" AND g.object_id = w."objectId"
+          AND g.relation = w.relation AND g.subject_ns = w."subjectNs" AND g.subject_id = w."subjectId"
+          AND (g.not_before IS DISTINCT FROM w."notBefore" OR g.expires_at IS DISTINCT FROM w."expiresAt")
+        RETURNING jsonb_build_array(g.subject_ns, g.subject_id, g.relation, g.object_ns, g.object_id)::text AS k, g.created_at`;
+      const createdAt = JSON.stringify(Object.fromEntries(replaced.map((r) => [r.k, r.created_at])));
       written = await tx.$executeRaw`
-        INSERT INTO grants (tenant_id, object_ns, object_id, relation, subject_ns, subject_id)
-        SELECT ${tenantId}::uuid, w."objectNs", w."objectId", w.relation, w."subjectNs", w."subjectId"
+        INSERT INTO grants (tenant_id, object_ns, object_id, relation, subject_ns, subject_id, not_before, expires_at, created_at)
+        SELECT ${tenantId}::uuid, w."objectNs", w."objectId", w.relation, w."subjectNs", w."subjectId", w."notBefore", w."expiresAt",
+               COALESCE((${createdAt}::jsonb ->> jsonb_build_array(w."subjectNs", w."subjectId", w.relation, w."objectNs", w."objectId")::text)::timestamptz, now())
         FROM jsonb_to_recordset(${rows}::jsonb)
-             AS w("subjectNs" text, "subjectId" text, relation text, "objectNs" text, "objectId" text)
+             AS w("subjectNs" text, "subjectId" text, relation text, "objectNs" text, "objectId" text, "notBefore" timestamptz, "expiresAt" timestamptz)
         ORDER BY w."objectNs", w."objectId", w.relation, w."subjectNs", w."subjectId"
         ON CONFLICT DO NOTHING`;
     }
@@ -127,11 +168,17 @@ export interface GrantFilter {
   relation?: string;
   object?: Ref;
   namespace?: string;
+  /** Only grants in force at `now` (else also those not yet in force). */
+  active?: boolean;
 }
 
-/** Grants matching every given filter, in (object, relation, subject) order, after `after`. */
-export function listGrants(db: Db, tenantId: string, filter: GrantFilter, after: GrantKey | null, take: number): Promise<GrantRow[]> {
-  const conditions = [Prisma.sql`tenant_id = ${tenantId}::uuid`];
+/**
+ * Grants matching every given filter, in (object, relation, subject) order, after `after`; never
+ * one expired at `now` (the sweep deletes it later), nor with `active` one not yet in force.
+ */
+export function listGrants(db: Db, tenantId: string, filter: GrantFilter, after: GrantKey | null, take: number, now: Date): Promise<GrantRow[]> {
+  const conditions = [Prisma.sql`tenant_id = ${tenantId}::uuid`, Prisma.sql`(expires_at IS NULL OR expires_at > ${now})`];
+  if (filter.active) conditions.push(Prisma.sql`(not_before IS NULL OR not_before <= ${now})`);
   if (filter.subject) conditions.push(Prisma.sql`subject_ns = ${filter.subject.ns} AND subject_id = ${filter.subject.id}`);
   if (filter.relation) conditions.push(Prisma.sql`relation = ${filter.relation}`);
   if (filter.object) conditions.push(Prisma.sql`object_ns = ${filter.object.ns} AND object_id = ${filter.object.id}`);
@@ -143,7 +190,7 @@ export function listGrants(db: Db, tenantId: string, filter: GrantFilter, after:
   }
   return db.$queryRaw<GrantRow[]>`
     SELECT subject_ns AS "subjectNs", subject_id AS "subjectId", relation, object_ns AS "objectNs", object_id AS "objectId",
-           created_at AS "createdAt"
+           created_at AS "createdAt", not_before AS "notBefore", expires_at AS "expiresAt"
     FROM grants
     WHERE ${Prisma.join(conditions, ' AND ')}
     ORDER BY object_ns, object_id, relation, subject_ns, subject_id

@@ -6,6 +6,10 @@ const schemaTables = (closureParam: string, arrowsParam: string) => `
   closure AS (SELECT * FROM jsonb_to_recordset(${closureParam}::jsonb) AS x(ns text COLLATE "C", rel text COLLATE "C", implied text COLLATE "C")),
   arrows AS (SELECT * FROM jsonb_to_recordset(${arrowsParam}::jsonb) AS x(ns text COLLATE "C", rel text COLLATE "C", via text COLLATE "C", target text COLLATE "C"))`;
 
+/** The grant `alias` is in force at the instant `param` (docs/model.md#time-bound-grants). */
+const inForceAt = (alias: string, param: string) =>
+  `(${alias}.not_before IS NULL OR ${alias}.not_before <= ${param}) AND (${alias}.expires_at IS NULL OR ${alias}.expires_at > ${param})`;
+
 /**
  * Grants of one subject read in full; past this many, the check reads the holders of the pairs it
  * reaches instead: up to HOLDERS_READ a pair, past which it probes the pair for its own subjects.
@@ -22,14 +26,24 @@ export const HOLDERS_READ = 64;
  * MAX_ARROW_DEPTH arrows deep, which a recursive query cannot express. One row per check: its
  * outcome (null: denied) and, for an agent subject, its scope (null: not registered), read by the
  * same statement, so that a mask and the grants it masks come from one state of the database.
+ * Only grants in force at $7 (the server's clock) confer; every row also carries `until`, the
+ * tenant's next window boundary after $7 in epoch ms (null: none), past which no answer may be
+ * kept (two probes of partial indexes that hold windowed grants only).
  */
 export const CHECK_SQL = `
 WITH walk AS (
   SELECT check_index, outcome
-  FROM grantd_check_walk($1::uuid, $2::jsonb, $3::jsonb, $4::jsonb, ${MAX_ARROW_DEPTH}, $5::int, $6::int, ${HELD_READ}, ${HOLDERS_READ})
+  FROM grantd_check_walk($1::uuid, $2::jsonb, $3::jsonb, $4::jsonb, ${MAX_ARROW_DEPTH}, $5::int, $6::int, ${HELD_READ}, ${HOLDERS_READ}, $7::timestamptz)
+),
+boundary AS (
+  SELECT (extract(epoch FROM LEAST(
+    (SELECT min(g.not_before) FROM grants g WHERE g.tenant_id = $1::uuid AND g.not_before > $7::timestamptz),
+    (SELECT min(g.expires_at) FROM grants g WHERE g.tenant_id = $1::uuid AND g.expires_at > $7::timestamptz)
+  )) * 1000)::float8 AS until
 )
-SELECT c.i, w.outcome, a.scope
+SELECT c.i, w.outcome, a.scope, b.until
 FROM jsonb_to_recordset($2::jsonb) AS c(i int, sns text, sid text)
+CROSS JOIN boundary b
 LEFT JOIN walk w ON w.check_index = c.i
 LEFT JOIN agents a ON c.sns = '${AGENT_NAMESPACE}' AND a.tenant_id = $1::uuid AND a.external_id = c.sid`;
 
@@ -44,7 +58,8 @@ export type CheckOutcome = 'allowed' | 'too-many-steps' | 'too-slow';
  * held: every (object, relation) the subject or its direct groups hold, walking grants forwards:
  * a held relation confers every relation whose closure implies it, and arrows from held objects.
  * A recursive query is evaluated lazily, so the LIMIT in walked stops the walk itself. Grants are
- * read through lateral probes of the by-subject index (the planner otherwise scans by object).
+ * read through lateral probes of the by-subject index (the planner otherwise scans by object), only
+ * those in force at $11 (the server's clock).
  */
 export const REACHABLE_SQL = `
 WITH RECURSIVE
@@ -54,12 +69,13 @@ WITH RECURSIVE
     UNION
     SELECT g.object_ns, g.object_id FROM grants g
     WHERE g.tenant_id = $1::uuid AND g.subject_ns = $2 AND g.subject_id = $3 AND g.relation = '${MEMBER_RELATION}'
+      AND ${inForceAt('g', '$11::timestamptz')}
   ),
   direct AS MATERIALIZED (
     SELECT g.object_ns AS ns, g.object_id AS id, g.relation AS rel FROM subjects s
     CROSS JOIN LATERAL (
       SELECT g.object_ns, g.object_id, g.relation FROM grants g
-      WHERE g.tenant_id = $1::uuid AND g.subject_ns = s.ns AND g.subject_id = s.id
+      WHERE g.tenant_id = $1::uuid AND g.subject_ns = s.ns AND g.subject_id = s.id AND ${inForceAt('g', '$11::timestamptz')}
       OFFSET 0
     ) g
   ),
@@ -72,7 +88,7 @@ WITH RECURSIVE
     FROM held h
     CROSS JOIN LATERAL (
       SELECT g.object_ns, g.object_id, g.relation FROM grants g
-      WHERE g.tenant_id = $1::uuid AND g.subject_ns = h.ns AND g.subject_id = h.id
+      WHERE g.tenant_id = $1::uuid AND g.subject_ns = h.ns AND g.subject_id = h.id AND ${inForceAt('g', '$11::timestamptz')}
       OFFSET 0
     ) g
     JOIN arrows a ON a.ns = g.object_ns AND a.via = g.relation AND a.target = h.rel
@@ -110,7 +126,8 @@ LIMIT $4`;
  * (null: from the start), at most $9; agents ($5 = agent) only when registered with a scope that
  * covers the relation (scopeCovers: the text before an entry's first colon is its namespace, the
  * rest its relation). And how many (object, relation) pairs the walk found, holders and members it
- * read, each stopped one past budget $10 (the ids are then incomplete and the caller pages otherwise).
+ * read, each stopped one past budget $10 (the ids are then incomplete and the caller pages otherwise);
+ * only grants in force at $11 count.
  * pairs: backwards from the object, as a check walks (each pair reached through arrows, at most
  * MAX_ARROW_DEPTH deep); recursive queries are evaluated lazily, so the LIMITs stop the reads.
  */
@@ -126,7 +143,7 @@ WITH RECURSIVE
     JOIN arrows a ON a.ns = p.ns AND a.rel = p.rel
     CROSS JOIN LATERAL (
       SELECT g.subject_ns, g.subject_id FROM grants g
-      WHERE g.tenant_id = $1::uuid AND g.object_ns = p.ns AND g.object_id = p.id AND g.relation = a.via
+      WHERE g.tenant_id = $1::uuid AND g.object_ns = p.ns AND g.object_id = p.id AND g.relation = a.via AND ${inForceAt('g', '$11::timestamptz')}
       OFFSET 0
     ) g
     LEFT JOIN closure c ON c.ns = g.subject_ns AND c.rel = a.target
@@ -137,7 +154,7 @@ WITH RECURSIVE
     SELECT DISTINCT g.subject_ns AS ns, g.subject_id AS id FROM (SELECT DISTINCT ns, id, rel FROM walked) p
     CROSS JOIN LATERAL (
       SELECT g.subject_ns, g.subject_id FROM grants g
-      WHERE g.tenant_id = $1::uuid AND g.object_ns = p.ns AND g.object_id = p.id AND g.relation = p.rel
+      WHERE g.tenant_id = $1::uuid AND g.object_ns = p.ns AND g.object_id = p.id AND g.relation = p.rel AND ${inForceAt('g', '$11::timestamptz')}
       LIMIT $10::int + 1
     ) g
     LIMIT $10::int + 1
@@ -147,6 +164,7 @@ WITH RECURSIVE
     CROSS JOIN LATERAL (
       SELECT m.subject_id FROM grants m
       WHERE m.tenant_id = $1::uuid AND m.object_ns = h.ns AND m.object_id = h.id AND m.relation = '${MEMBER_RELATION}' AND m.subject_ns = $5
+        AND ${inForceAt('m', '$11::timestamptz')}
       LIMIT $10::int + 1
     ) m
     LIMIT $10::int + 1
@@ -167,7 +185,8 @@ SELECT
   ) AS ids`;
 
 /** Explain's reads (src/engine/explain.ts), each in the one snapshot of an explain. A grant row: */
-const GRANT_COLUMNS = 'g.subject_ns AS sns, g.subject_id AS sid, g.relation AS rel, g.object_ns AS ons, g.object_id AS oid';
+const GRANT_COLUMNS =
+  'g.subject_ns AS sns, g.subject_id AS sid, g.relation AS rel, g.object_ns AS ons, g.object_id AS oid, g.not_before AS nb, g.expires_at AS ea';
 export const EXPLAIN_SQL = {
   /** The scope of agent $2 in tenant $1 (no row: not registered). */
   agentScope: 'SELECT scope FROM agents WHERE tenant_id = $1::uuid AND external_id = $2',
@@ -197,4 +216,7 @@ export interface GrantRow {
   rel: string;
   ons: string;
   oid: string;
+  /** The grant's window, whatever the instant: explain judges it (grantWindow). */
+  nb: Date | null;
+  ea: Date | null;
 }

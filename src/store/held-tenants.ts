@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { GrantIndex } from '../engine/grant-index.ts';
+import { windowOf } from '../engine/grant-window.ts';
 
 /**
  * The tenants this process holds in memory (each a HeldTenant: its grants and agents), so that
@@ -287,9 +288,7 @@ export class HeldTenants {
         await client.query({ text: DECLARE_GRANTS_SQL, values: [tenantId] });
         for (;;) {
           const chunk = await client.query<GrantRow>({ text: FETCH_GRANTS_SQL, rowMode: 'array' });
-          for (const [subjectNs, subjectId, relation, objectNs, objectId] of chunk.rows) {
-            index.add({ subject: { ns: subjectNs, id: subjectId }, relation, object: { ns: objectNs, id: objectId } });
-          }
+          for (const row of chunk.rows) index.add(tripleOf(row), windowOf(row[5] ?? null, row[6] ?? null));
           if (index.footprint + agents.size > room || chunk.rows.length < LOAD_CHUNK) break;
           // Requests first: indexing a chunk holds the event loop for a few milliseconds.
           await new Promise((resolve) => setImmediate(resolve));
@@ -380,8 +379,13 @@ export interface HeldTenant {
   replaying: boolean;
 }
 
-const flip = (tenant: HeldTenant, [subjectNs, subjectId, relation, objectNs, objectId]: GrantRow): void =>
-  tenant.index.flip({ subject: { ns: subjectNs, id: subjectId }, relation, object: { ns: objectNs, id: objectId } });
+const tripleOf = ([subjectNs, subjectId, relation, objectNs, objectId]: GrantRow) => ({
+  subject: { ns: subjectNs, id: subjectId },
+  relation,
+  object: { ns: objectNs, id: objectId },
+});
+
+const flip = (tenant: HeldTenant, row: GrantRow): void => tenant.index.flip(tripleOf(row), windowOf(row[5] ?? null, row[6] ?? null));
 
 /**
  * The horizon now and the tenant's log_pruned_below on every row (no row: the tenant is gone), then
@@ -396,7 +400,16 @@ type LogRow = [
   agents: string[] | null,
   scopes: Record<string, string[]> | null,
 ];
-type GrantRow = [subjectNs: string, subjectId: string, relation: string, objectNs: string, objectId: string];
+/** A grant, and its window's bounds in epoch ms (null or absent: open) when it has one (migration 20261124040000). */
+type GrantRow = [
+  subjectNs: string,
+  subjectId: string,
+  relation: string,
+  objectNs: string,
+  objectId: string,
+  notBefore?: number | null,
+  expiresAt?: number | null,
+];
 
 /** The log of tenant $1 from horizon $2 on, but the transactions in $3, at most $4 rows; see LogRow. */
 const GRANT_LOG_SQL = `
@@ -414,7 +427,9 @@ const HORIZON_SQL = 'SELECT grantd_xid_horizon()::text FROM tenants WHERE id = $
 const SEEN_SQL = 'SELECT DISTINCT xid::text FROM grant_changes WHERE tenant_id = $1::uuid AND xid >= $2::bigint';
 const TENANT_AGENTS_SQL = 'SELECT external_id, scope FROM agents WHERE tenant_id = $1::uuid AND scope IS NOT NULL';
 const DECLARE_GRANTS_SQL = `DECLARE grantd_load NO SCROLL CURSOR FOR
-  SELECT subject_ns, subject_id, relation, object_ns, object_id FROM grants WHERE tenant_id = $1::uuid`;
+  SELECT subject_ns, subject_id, relation, object_ns, object_id,
+    (extract(epoch FROM not_before) * 1000)::float8, (extract(epoch FROM expires_at) * 1000)::float8
+  FROM grants WHERE tenant_id = $1::uuid`;
 const LOAD_CHUNK = 5_000;
 /** How a load's own connection shows in pg_stat_activity. */
 export const LOAD_APPLICATION_NAME = 'grantd grant load';

@@ -2,6 +2,7 @@ import { DEFAULT_CHECK_BUDGET } from '../engine/budget.ts';
 import type { CheckTimeShares } from '../engine/check-time.ts';
 import type { CheckAnswer, HoldersQuery, ReachableQuery } from '../engine/engine.ts';
 import { explainCheck, indexGraph, type Explanation } from '../engine/explain.ts';
+import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
 import type { Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
 import { masksAdmit } from '../engine/scope.ts';
@@ -13,7 +14,7 @@ import type { HeldTenants } from './held-tenants.ts';
  * grants' and the held agents' masks together, read from one state of the tenant (a mask is asked
  * right before its check, in the same turn of the event loop as the walk), so a mask and the grants
  * it masks never come from two states. Answers are not cached: a check in memory costs about what
- * a cache lookup would.
+ * a cache lookup would. The grants in force are those of `clock`'s instant when the walk begins.
  */
 export class MemoryChecker {
   /**
@@ -22,14 +23,16 @@ export class MemoryChecker {
    */
   readonly pairsPerCheck = 20;
   private readonly checkBudget: number;
+  private readonly clock: WallClock;
 
   constructor(
     private readonly tenants: HeldTenants,
     /** The process's time on checks, shared between tenants: a bulk's slices in memory count as its tenant's. */
     private readonly checkTime: CheckTimeShares,
-    { checkBudget = DEFAULT_CHECK_BUDGET }: { checkBudget?: number | undefined } = {},
+    { checkBudget = DEFAULT_CHECK_BUDGET, clock = SYSTEM_CLOCK }: { checkBudget?: number | undefined; clock?: WallClock } = {},
   ) {
     this.checkBudget = checkBudget;
+    this.clock = clock;
   }
 
   /** Whether the tenant is held (current or about to be caught up). */
@@ -46,6 +49,7 @@ export class MemoryChecker {
   async check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckAnswer[] | null> {
     const held = await this.tenants.current(tenantId);
     if (!held) return null;
+    held.index.advance(this.clock.now());
     const admits = (q: Triple) => masksAdmit(q.subject, q.object.ns, q.relation, (id) => held.agents.get(id));
     return held.index.checkAll(schema, queries, this.checkBudget, { admits, turns: this.checkTime.of(tenantId) });
   }
@@ -55,6 +59,7 @@ export class MemoryChecker {
     const held = await this.tenants.current(tenantId);
     if (!held) return null;
     if (!masksAdmit(query.subject, query.namespace, query.relation, (id) => held.agents.get(id))) return { ids: [] };
+    held.index.advance(this.clock.now());
     return { ids: held.index.reachable(schema, query) };
   }
 
@@ -64,6 +69,7 @@ export class MemoryChecker {
     if (!held) return null;
     const scopeOf = (id: string) => held.agents.get(id);
     const admits = (id: string) => masksAdmit({ ns: query.namespace, id }, query.object.ns, query.relation, scopeOf);
+    held.index.advance(this.clock.now());
     return { ids: held.index.holders(schema, query, admits) };
   }
 
@@ -72,12 +78,14 @@ export class MemoryChecker {
     const held = await this.tenants.current(tenantId);
     if (!held) return null;
     // Every read answers at once (no await gives way to a catch-up), so the whole walk sees one state of the grants.
+    const now = this.clock.now();
+    held.index.advance(now);
     return explainCheck(
       indexGraph(held.index, (id) => held.agents.get(id)),
       schema,
       query,
       this.checkBudget,
-      Date.now(),
+      now,
     );
   }
 }

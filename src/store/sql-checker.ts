@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { DEFAULT_CHECK_BUDGET, overBudget } from '../engine/budget.ts';
 import type { CheckAnswer, HoldersQuery, ReachableQuery } from '../engine/engine.ts';
 import { explainCheck, type ExplainGraph, type Explanation, type WindowedGrant } from '../engine/explain.ts';
+import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
 import type { Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
 import { masksAdmit } from '../engine/scope.ts';
@@ -33,7 +34,8 @@ import { GraphStatements, type GraphStatementOptions } from './graph-statements.
  * statements: measured here, Prisma spends about 1 ms of CPU per raw query (1.1 ms for SELECT $1
  * against 0.2 ms on the pool), which alone would cap a node near 900 checks a second. They run
  * through GraphStatements: a tenant's at most a share of the pool at once, their time counted
- * against its share of the process's time on checks (CheckTimeShares).
+ * against its share of the process's time on checks (CheckTimeShares). Every statement takes one
+ * instant of `clock`, the server's, at which each grant is in force or not.
  */
 export class SqlChecker {
   /**
@@ -50,6 +52,7 @@ export class SqlChecker {
   private readonly walkMs: number;
   /** Every statement of this checker: timed, and a tenant's limited to a share of the pool. */
   private readonly statements: GraphStatements;
+  private readonly clock: WallClock;
 
   constructor(
     /** The graph statements' pool (openGraphPool): its connections carry their time limit. */
@@ -57,9 +60,11 @@ export class SqlChecker {
     {
       checkBudget = DEFAULT_CHECK_BUDGET,
       walkMs = CHECK_WALK_MS,
+      clock = SYSTEM_CLOCK,
       ...statements
-    }: { checkBudget?: number | undefined; walkMs?: number } & GraphStatementOptions = {},
+    }: { checkBudget?: number | undefined; walkMs?: number; clock?: WallClock } & GraphStatementOptions = {},
   ) {
+    this.clock = clock;
     this.statements = new GraphStatements(pool, statements);
     this.checkBudget = checkBudget;
     this.walkMs = walkMs;
@@ -67,11 +72,22 @@ export class SqlChecker {
 
   /** Each query's answer, its statement shared with the checks of other requests of this turn. */
   async check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckAnswer[]> {
+    return (await this.checkUntil(tenantId, schema, queries)).answers;
+  }
+
+  /**
+   * The answers, and until when (epoch ms) they hold at the least: the tenant's next window
+   * boundary, when a grant's window opens or closes (Infinity: none).
+   */
+  async checkUntil(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<{ answers: CheckAnswer[]; until: number }> {
     const outcomes = await this.batches.load(
       tenantId,
       queries.map((query) => ({ schema, query })),
     );
-    return queries.map((query, i) => this.answerOf(query, outcomes[i]!));
+    return {
+      answers: queries.map((query, i) => this.answerOf(query, outcomes[i]!)),
+      until: outcomes.reduce((until, o) => Math.min(until, o.until ?? Infinity), Infinity),
+    };
   }
 
   /** One statement per schema among the items (a batch normally holds one: the tenant's latest). */
@@ -82,7 +98,8 @@ export class SqlChecker {
       if (indexes) indexes.push(index);
       else bySchema.set(schema, [index]);
     });
-    const outcomes: SqlOutcome[] = items.map(() => ({ outcome: 'denied', scope: null }));
+    const outcomes: SqlOutcome[] = items.map(() => ({ outcome: 'denied', scope: null, until: null }));
+    const at = new Date(this.clock.now());
     await Promise.all(
       [...bySchema].map(async ([schema, indexes]) => {
         const batch = JSON.stringify(
@@ -92,15 +109,18 @@ export class SqlChecker {
           }),
         );
         try {
-          const { rows } = await this.statements.query<{ i: number; outcome: CheckOutcome | null; scope: string[] | null }>(tenantId, {
-            name: 'grantd_check',
-            text: CHECK_SQL,
-            values: [tenantId, batch, schema.closureJson, schema.arrowsJson, this.checkBudget, this.walkMs],
-          });
-          for (const { i, outcome, scope } of rows) outcomes[i] = { outcome: outcome ?? 'denied', scope };
+          const { rows } = await this.statements.query<{ i: number; outcome: CheckOutcome | null; scope: string[] | null; until: number | null }>(
+            tenantId,
+            {
+              name: 'grantd_check',
+              text: CHECK_SQL,
+              values: [tenantId, batch, schema.closureJson, schema.arrowsJson, this.checkBudget, this.walkMs, at],
+            },
+          );
+          for (const { i, outcome, scope, until } of rows) outcomes[i] = { outcome: outcome ?? 'denied', scope, until };
         } catch (error) {
           if (!isCancelled(error)) throw error;
-          for (const i of indexes) outcomes[i] = { outcome: 'cancelled', scope: null };
+          for (const i of indexes) outcomes[i] = { outcome: 'cancelled', scope: null, until: null };
         }
       }),
     );
@@ -149,6 +169,7 @@ export class SqlChecker {
         query.after,
         query.limit,
         query.budget,
+        new Date(this.clock.now()),
       ],
     });
     const [result] = rows;
@@ -173,6 +194,7 @@ export class SqlChecker {
         query.after,
         query.limit,
         query.budget,
+        new Date(this.clock.now()),
       ],
     });
     const [result] = rows;
@@ -190,7 +212,7 @@ export class SqlChecker {
 
   /** Why the check is allowed or denied, its reads in one snapshot (explain is not batched with checks). */
   explain(tenantId: string, schema: CompiledSchema, query: Triple): Promise<Explanation> {
-    return this.statements.inSnapshot(tenantId, (read) => explainCheck(sqlGraph(tenantId, read), schema, query, this.checkBudget, Date.now()));
+    return this.statements.inSnapshot(tenantId, (read) => explainCheck(sqlGraph(tenantId, read), schema, query, this.checkBudget, this.clock.now()));
   }
 
   async objectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]> {
@@ -210,8 +232,8 @@ function sqlGraph(tenantId: string, read: <R extends pg.QueryResultRow>(config: 
       subject: { ns: g.sns, id: g.sid },
       relation: g.rel,
       object: { ns: g.ons, id: g.oid },
-      notBefore: null,
-      expiresAt: null,
+      notBefore: g.nb,
+      expiresAt: g.ea,
     }));
   return {
     agentScope: async (id) => (await read<{ scope: string[] }>({ text: EXPLAIN_SQL.agentScope, values: [tenantId, id] }))[0]?.scope ?? null,
@@ -265,6 +287,8 @@ export const CHECK_WALK_MS = 1_000;
 interface SqlOutcome {
   outcome: CheckOutcome | 'denied' | 'cancelled';
   scope: string[] | null;
+  /** The tenant's next window boundary (epoch ms) after the statement's instant; null: none. */
+  until: number | null;
 }
 
 /** The most checks one statement carries. */

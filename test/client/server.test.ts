@@ -95,7 +95,7 @@ describe('check, checkBulk and grants', () => {
   it('check answers { allowed } before and after grants.create, which is idempotent', async () => {
     expect(await grantd.check({ ...alice, relation: 'viewer' })).toEqual({ allowed: false });
     const grant = await grantd.grants.create(alice);
-    expect(grant).toEqual({ ...alice, created_at: TIMESTAMP });
+    expect(grant).toEqual({ ...alice, created_at: TIMESTAMP, not_before: null, expires_at: null });
     expect(await grantd.grants.create(alice)).toEqual(grant);
     expect(await grantd.check({ ...alice, relation: 'viewer' })).toEqual({ allowed: true });
   });
@@ -152,7 +152,7 @@ describe('check, checkBulk and grants', () => {
     const first = await grantd.grants.list({ subject: 'user:dave', limit: 3 });
     expect(first.grants).toHaveLength(3);
     expect(first.next_cursor).toEqual(expect.any(String));
-    expect(first.grants[0]).toEqual({ ...dave[0], created_at: TIMESTAMP });
+    expect(first.grants[0]).toEqual({ ...dave[0], created_at: TIMESTAMP, not_before: null, expires_at: null });
 
     const { client, requests } = counting(tenant.adminKey);
     const all = [];
@@ -169,6 +169,28 @@ describe('check, checkBulk and grants', () => {
     let count = 0;
     for await (const _ of grantd.grants.iterate()) count += 1;
     expect(count).toBe((await grantd.grants.list({ limit: 1000 })).grants.length);
+  });
+
+  it('grants.create and grants.batch take times as Dates or ISO strings; grants.list takes active', async () => {
+    const fay = { subject: 'user:fay', relation: 'viewer', object: 'document:q3' };
+    const later = new Date(Date.now() + 3_600_000);
+    const end = new Date(Date.now() + 7_200_000);
+    const created = await grantd.grants.create({ ...fay, not_before: later, expires_at: end.toISOString() });
+    expect(created).toEqual({ ...fay, created_at: TIMESTAMP, not_before: later.toISOString(), expires_at: end.toISOString() });
+    expect(await grantd.check(fay)).toEqual({ allowed: false });
+    expect(await grantd.grants.batch({ writes: [{ ...fay, not_before: null, expires_at: end }] })).toEqual({ written: 1, deleted: 0 });
+    expect(await grantd.check(fay)).toEqual({ allowed: true });
+    await grantd.grants.batch({ writes: [{ ...fay, object: 'document:q4', not_before: later }] });
+    const listed = async (active?: boolean) =>
+      (await grantd.grants.list({ subject: 'user:fay', ...(active === undefined ? {} : { active }) })).grants;
+    expect((await listed()).map((g) => g.object)).toEqual(['document:q3', 'document:q4']);
+    expect((await listed(true)).map((g) => [g.object, g.expires_at])).toEqual([['document:q3', end.toISOString()]]);
+    const error = await problemOf(() => grantd.grants.batch({ writes: [fay, { ...fay, expires_at: new Date(0) }] }));
+    expect(error).toMatchObject({
+      type: 'invalid-request',
+      status: 400,
+      errors: [{ path: 'writes[1].expires_at', message: 'must be in the future' }],
+    });
   });
 
   it('a cursor of another query throws invalid-cursor', async () => {

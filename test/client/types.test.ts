@@ -12,6 +12,7 @@ import type {
   GrantBatchInput,
   GrantBatchResult,
   GrantdClient,
+  GrantInput,
   GrantPage,
   GrantsQuery,
   KeyInput,
@@ -36,17 +37,29 @@ describe('client types derived from the contract', () => {
     expectTypeOf<CheckResult>().toEqualTypeOf<{ allowed: boolean }>();
     expectTypeOf<CheckBulkInput>().toEqualTypeOf<{ checks: Triple[] }>();
     expectTypeOf<CheckBulkResult['results'][number]['allowed']>().toEqualTypeOf<boolean>();
-    expectTypeOf<Grant>().toEqualTypeOf<{ subject: string; relation: string; object: string; created_at: string }>();
+    expectTypeOf<Grant>().toEqualTypeOf<{
+      subject: string;
+      relation: string;
+      object: string;
+      created_at: string;
+      not_before: string | null;
+      expires_at: string | null;
+    }>();
     expectTypeOf<GrantPage>().toEqualTypeOf<{ grants: Grant[]; next_cursor: string | null }>();
     expectTypeOf<GrantsQuery>().toEqualTypeOf<{
       subject?: string | undefined;
       relation?: string | undefined;
       object?: string | undefined;
       namespace?: string | undefined;
+      active?: boolean | undefined;
       cursor?: string | undefined;
       limit?: number | undefined;
     }>();
-    expectTypeOf<GrantBatchInput>().toEqualTypeOf<{ writes?: Triple[] | undefined; deletes?: Triple[] | undefined }>();
+    expectTypeOf<GrantInput>().toEqualTypeOf<
+      Triple & { not_before?: string | Date | null | undefined; expires_at?: string | Date | null | undefined }
+    >();
+    expectTypeOf<GrantBatchInput['writes']>().toEqualTypeOf<GrantInput[] | undefined>();
+    expectTypeOf<GrantBatchInput['deletes']>().toEqualTypeOf<Triple[] | undefined>();
     expectTypeOf<GrantBatchResult>().toEqualTypeOf<{ written: number; deleted: number }>();
     expectTypeOf<ObjectsQuery>().toEqualTypeOf<{
       namespace: string;

@@ -1,7 +1,9 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AuthorizationEngine } from '../../src/engine/engine.ts';
+import { inForce, windowOf } from '../../src/engine/grant-window.ts';
 import type { RelationDefinitions } from '../../src/engine/schema.ts';
+import { applyBatch } from '../../src/store/grants.ts';
 import { assertProperty, useServices } from '../helpers.ts';
 import { tenantGraph } from './fixtures.ts';
 
@@ -267,6 +269,65 @@ describe('subjects and explanations against the reference evaluator', () => {
         }
       }),
       { numRuns: 25 },
+    );
+  }, 180_000);
+});
+
+describe('engine against the reference evaluator with time-bound grants', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** A window bound, in seconds after the test's start (null: open). */
+  const boundArb = fc.option(fc.integer({ min: 0, max: 3 }), { nil: null });
+  const windowedArb = fc.record({ tenant: tenantArb, bounds: fc.array(fc.tuple(boundArb, boundArb), { minLength: 40, maxLength: 40 }) });
+
+  it('agrees at every instant, in memory and in the database, while windows open and close during the test', async () => {
+    await assertProperty(
+      fc.asyncProperty(windowedArb, async ({ tenant: model, bounds }) => {
+        const T = Math.ceil(Date.now() / 1000) * 1000 + 10_000;
+        vi.useFakeTimers({ toFake: ['Date'], now: T });
+        const { g } = await tenantOf({ ...model, grants: [] });
+        const grants = validGrants(model).map((triple, i) => {
+          const [start, end] = bounds[i]!;
+          // A window must end after it starts: such a pair keeps its start only.
+          const expiresAt = end === null || (start !== null && end <= start) ? null : T + 1000 * end;
+          return { triple, window: windowOf(start === null ? null : T + 1000 * start, expiresAt) };
+        });
+        if (grants.length > 0) {
+          const writes = await services.engine.parseTriples(
+            g.tenantId,
+            grants.map(({ triple: [subject, relation, object] }) => ({ subject, relation, object })),
+            true,
+          );
+          await applyBatch(
+            services.db,
+            g.tenantId,
+            writes.map((w, i) => ({ ...w, window: grants[i]!.window })),
+            [],
+          );
+          services.engine.invalidate(g.tenantId);
+        }
+        expect(await loadedLater.heldTenants.load(g.tenantId)).toBe(true);
+        const queries = queriesOn(
+          ['user:u0', 'user:u1', 'team:t0', 'agent:a0', 'folder:f0'],
+          REFS.filter((r) => DECLARED.some((ns) => r.startsWith(`${ns}:`))),
+        );
+        // Each boundary and the millisecond before it, in order: windows open and close as the test goes.
+        for (const ms of [0, 999, 1000, 1999, 2000, 2999, 3000, 3999]) {
+          vi.setSystemTime(T + ms);
+          const expected = reference({ ...model, grants: grants.filter(({ window }) => inForce(window, T + ms)).map(({ triple }) => triple) });
+          for (const engine of [services.engine, databaseOnly.engine, loadedLater.engine]) {
+            expect(await disagreeing(engine, g.tenantId, queries, expected)).toEqual([]);
+          }
+          for (const subject of ['user:u0', 'team:t0']) {
+            const want = IDS.doc!.filter((id) => expected(subject, 'r2', `doc:${id}`)).sort();
+            expect(await g.listAll(subject, 'doc', 'r2', 2)).toEqual(want);
+            expect(await g.listAll(subject, 'doc', 'r2', 2, { on: databaseOnly })).toEqual(want);
+          }
+        }
+      }),
+      { numRuns: 15 },
     );
   }, 180_000);
 });

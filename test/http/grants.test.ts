@@ -20,7 +20,7 @@ describe('POST /v1/grants', () => {
   it('creates a grant with 201, then answers the same triple with 200 and the original body', async () => {
     const first = await api.post('/v1/grants', triple);
     expect(first.status).toBe(201);
-    expect(first.body).toEqual({ ...triple, created_at: expect.stringMatching(/Z$/) });
+    expect(first.body).toEqual({ ...triple, created_at: expect.stringMatching(/Z$/), not_before: null, expires_at: null });
     const again = await api.post('/v1/grants', triple);
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);
@@ -234,11 +234,13 @@ describe('GET /v1/grants', () => {
     expect(bySubject.body.next_cursor).toBeNull();
     const byObject = await api.get('/v1/grants?object=document:q3&relation=viewer');
     expect(byObject.body.grants).toEqual([
-      { subject: 'agent:bot', relation: 'viewer', object: 'document:q3', created_at: expect.any(String) },
-      { subject: 'user:frank', relation: 'viewer', object: 'document:q3', created_at: expect.any(String) },
+      { subject: 'agent:bot', relation: 'viewer', object: 'document:q3', created_at: expect.any(String), not_before: null, expires_at: null },
+      { subject: 'user:frank', relation: 'viewer', object: 'document:q3', created_at: expect.any(String), not_before: null, expires_at: null },
     ]);
     const byNamespace = await api.get('/v1/grants?namespace=repo');
-    expect(byNamespace.body.grants).toEqual([{ subject: 'user:alice', relation: 'maintainer', object: 'repo:r1', created_at: expect.any(String) }]);
+    expect(byNamespace.body.grants).toEqual([
+      { subject: 'user:alice', relation: 'maintainer', object: 'repo:r1', created_at: expect.any(String), not_before: null, expires_at: null },
+    ]);
   });
 
   /** 1000 viewers of document:big, written in no particular order. */

@@ -8,17 +8,33 @@ import { grant } from '../engine/fixtures.ts';
 
 const schema = new CompiledSchema([]);
 const TENANT = 'tenant';
+/** The wall clock's reading when the cache's clock reads 0. */
+const WALL_START = Date.UTC(2030, 0, 1);
+
+/** A clock the test moves; the cache's, and (WALL_START later) the server's. Not at 0: lru-cache takes a start of 0 for none. */
+class FakeClock {
+  at = 1;
+  now(): number {
+    return this.at;
+  }
+}
 
 /** A CachedChecker over a checker that answers `answer` and counts the queries it is asked. */
-function cachedOver(answer: (query: Triple) => CheckAnswer, { beforeAnswering = (): void => undefined } = {}) {
+function cachedOver(
+  answer: (query: Triple) => CheckAnswer,
+  { beforeAnswering = (): void => undefined, until = () => Infinity, clock = new FakeClock() } = {},
+) {
   const asked: Triple[] = [];
-  const cached = new CachedChecker({
-    check: async (_tenantId, _schema, queries) => {
-      asked.push(...queries);
-      beforeAnswering();
-      return queries.map(answer);
+  const cached = new CachedChecker(
+    {
+      checkUntil: async (_tenantId, _schema, queries) => {
+        asked.push(...queries);
+        beforeAnswering();
+        return { answers: queries.map(answer), until: until() };
+      },
     },
-  });
+    { clock, wallClock: { now: () => WALL_START + clock.now() } },
+  );
   return { cached, asked, check: (...queries: Triple[]) => cached.check(TENANT, schema, queries) };
 }
 
@@ -57,5 +73,27 @@ describe('CachedChecker', () => {
     await over.check(allowed);
     await over.check(allowed);
     expect(over.asked).toHaveLength(4); // the answer asked while the node wrote was not kept
+  });
+
+  it("keeps no answer past the tenant's next window boundary, and none at all when the boundary is now", async () => {
+    const clock = new FakeClock();
+    let boundary = WALL_START + 301;
+    const over = cachedOver(() => true, { clock, until: () => boundary });
+    await over.check(allowed);
+    clock.at = 300;
+    await over.check(allowed);
+    expect(over.asked).toHaveLength(1); // still before the boundary
+    clock.at = 301;
+    await over.check(allowed);
+    expect(over.asked).toHaveLength(2); // the window opened or closed: asked again
+    boundary = WALL_START + 301; // the next boundary is already due: nothing is kept
+    await over.check(allowed);
+    expect(over.asked).toHaveLength(3);
+    boundary = Infinity; // no window: kept for the usual time
+    clock.at = 400;
+    await over.check(allowed);
+    clock.at = 900;
+    await over.check(allowed);
+    expect(over.asked).toHaveLength(4);
   });
 });

@@ -1,6 +1,7 @@
 import { initServer } from '@ts-rest/express';
 import { contract, TripleSchema } from '../../../contract/index.ts';
 import type { CheckInput } from '../../engine/engine.ts';
+import { readWindow, type WindowInput, type WindowProblem } from '../../engine/grant-window.ts';
 import { AGENT_NAMESPACE, parseRef } from '../../engine/refs.ts';
 import { DomainError } from '../../errors.ts';
 import { AgentNotRegistered, applyBatch, createGrant, deleteGrant, grantKey, listGrants, type GrantKey } from '../../store/grants.ts';
@@ -39,14 +40,29 @@ function writtenAgentPath(writes: readonly { subject: string; object: string }[]
   return `writes[${index}].${writes[index]?.subject === ref ? 'subject' : 'object'}`;
 }
 
+/** The windows of grants to write, each read at the server's clock; one 400 naming every bad field, before anything is written. */
+function windowsOf(inputs: readonly WindowInput[], prefixOf: (index: number) => string) {
+  const now = Date.now();
+  const problems: WindowProblem[] = [];
+  const windows = inputs.map((input, i) => {
+    const read = readWindow(input, now, prefixOf(i));
+    problems.push(...read.problems);
+    return read.window;
+  });
+  const [first] = problems;
+  if (first) throw new DomainError('invalid-request', `${first.path}: ${first.message}`, problems);
+  return windows;
+}
+
 export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
   s.router(contract.grants, {
     create: async ({ body, req }) => {
       const { tenantId } = principalOf(req);
+      const [window] = windowsOf([body], () => 'body.');
       const [triple] = await engine.parseTriples(tenantId, [body], true);
-      const { row, created } = await createGrant(db, tenantId, triple!);
-      if (created) await announce({ kind: 'grants', tenantId });
-      return { status: created ? 201 : 200, body: grantBody(row) };
+      const { row, outcome } = await createGrant(db, tenantId, { ...triple!, window: window ?? null });
+      if (outcome !== 'unchanged') await announce({ kind: 'grants', tenantId });
+      return { status: outcome === 'created' ? 201 : 200, body: grantBody(row) };
     },
     revoke: async ({ body, query, req }) => {
       const { tenantId } = principalOf(req);
@@ -64,10 +80,13 @@ export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
         ...(query.relation ? { relation: query.relation } : {}),
         ...(query.object ? { object: parseRef(query.object, 'object') } : {}),
         ...(query.namespace ? { namespace: query.namespace } : {}),
+        ...(query.active ? { active: true } : {}),
       };
       const binding = ['grants', query.subject ?? null, query.relation ?? null, query.object ?? null, query.namespace ?? null];
+      // A cursor of the active listing is bound to it too; the others' stay as they were issued before.
+      if (query.active) binding.push('active');
       const after = decodeStringTuple(cursorSecret, binding, query.cursor, 5) as GrantKey | null;
-      const rows = await inSpan('grantd.list_grants', {}, () => listGrants(db, tenantId, filter, after, query.limit + 1));
+      const rows = await inSpan('grantd.list_grants', {}, () => listGrants(db, tenantId, filter, after, query.limit + 1, new Date()));
       const page = keysetPage(cursorSecret, binding, rows, query.limit, grantKey);
       return { status: 200, body: { grants: page.rows.map(grantBody), next_cursor: page.next_cursor } };
     },
@@ -78,7 +97,9 @@ export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
       if (both) {
         throw new DomainError('invalid-request', `${tripleId(both)} is both written and deleted; send it in one list only`);
       }
-      const writes = await engine.parseTriples(tenantId, body.writes, true, 'writes');
+      const windows = windowsOf(body.writes, (i) => `writes[${i}].`);
+      const parsed = await engine.parseTriples(tenantId, body.writes, true, 'writes');
+      const writes = parsed.map((triple, i) => ({ ...triple, window: windows[i] ?? null }));
       const deletes = await engine.parseTriples(tenantId, body.deletes, false, 'deletes');
       const applied = await applyBatch(db, tenantId, writes, deletes).catch((error: unknown) => {
         throw error instanceof AgentNotRegistered ? error.at(writtenAgentPath(body.writes, error.externalId)) : error;

@@ -1,0 +1,145 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { GrantIndex } from '../../src/engine/grant-index.ts';
+import { inForce, readWindow, type GrantWindow } from '../../src/engine/grant-window.ts';
+import { parseRef } from '../../src/engine/refs.ts';
+import { CompiledSchema } from '../../src/engine/schema.ts';
+import { assertProperty } from '../helpers.ts';
+import { DOCUMENT_RELATIONS, FOLDER_RELATIONS, grant } from './fixtures.ts';
+
+/** Grants with windows in the in-memory index, on a clock the tests set (advance). */
+const schema = new CompiledSchema([
+  { name: 'document', relations: DOCUMENT_RELATIONS },
+  { name: 'folder', relations: FOLDER_RELATIONS },
+  { name: 'team', relations: null },
+  { name: 'user', relations: null },
+]);
+
+const window = (notBefore: number | null, expiresAt: number | null): GrantWindow => ({ notBefore, expiresAt });
+const check = (index: GrantIndex, now: number, subject: string, relation: string, object: string) => {
+  index.advance(now);
+  return index.check(schema, grant(subject, relation, object));
+};
+const listed = (index: GrantIndex, now: number, subject: string) => {
+  index.advance(now);
+  return index.reachable(schema, {
+    subject: parseRef(subject, 'subject'),
+    namespace: 'document',
+    relation: 'viewer',
+    after: null,
+    limit: 100,
+    budget: Infinity,
+  });
+};
+
+describe('GrantIndex with windows', () => {
+  it('holds a windowed grant from not_before on and before expires_at, to the millisecond, directly, through a group and an arrow', () => {
+    const index = new GrantIndex();
+    const w = window(1000, 2000);
+    index.add(grant('user:ann', 'viewer', 'document:d1'), w);
+    index.add(grant('user:bob', 'member', 'team:t1'), w);
+    index.add(grant('team:t1', 'viewer', 'document:d2'));
+    index.add(grant('folder:f1', 'parent', 'document:d3'), w);
+    index.add(grant('user:cat', 'viewer', 'folder:f1'));
+    const answers = (now: number) => [
+      check(index, now, 'user:ann', 'viewer', 'document:d1'),
+      check(index, now, 'user:bob', 'viewer', 'document:d2'),
+      check(index, now, 'user:cat', 'viewer', 'document:d3'),
+      ...['user:ann', 'user:bob', 'user:cat'].map((s) => listed(index, now, s)!.length === 1),
+    ];
+    for (const [now, held] of [
+      [999, false],
+      [1000, true],
+      [1999, true],
+      [2000, false],
+      [1500, true], // the clock set back
+      [0, false],
+    ] as const) {
+      expect(answers(now)).toEqual(Array(6).fill(held));
+    }
+    expect(index.windowedSize).toBe(3);
+  });
+
+  it('replays a replaced window in any order, as a delete of the old and an insert of the new', () => {
+    const g = grant('user:ann', 'viewer', 'document:d1');
+    const [old, next] = [window(null, 5000), window(3000, null)];
+    // Created with `old`, then replaced by `next`: flips (old), (old), (next) in every order end holding `next` alone.
+    const flips = [old, old, next];
+    for (const order of [
+      [0, 1, 2],
+      [2, 0, 1],
+      [0, 2, 1],
+      [2, 1, 0],
+    ]) {
+      const index = new GrantIndex();
+      for (const i of order) index.flip(g, flips[i]);
+      expect([check(index, 2999, 'user:ann', 'viewer', 'document:d1'), check(index, 6000, 'user:ann', 'viewer', 'document:d1')]).toEqual([
+        false,
+        true,
+      ]);
+      expect(index.windowedSize).toBe(1);
+    }
+    // A window removed and the plain grant written: no window left, the grant in force forever.
+    const index = new GrantIndex();
+    index.flip(g, old);
+    index.flip(g, old);
+    index.flip(g, null);
+    expect(index.windowedSize).toBe(0);
+    expect(check(index, 10_000, 'user:ann', 'viewer', 'document:d1')).toBe(true);
+    expect(index.remove(g)).toBe(true);
+    expect(check(index, 10_000, 'user:ann', 'viewer', 'document:d1')).toBe(false);
+  });
+
+  it('agrees with the windows, at any instant, whatever the grants and the order in which the clock is read', async () => {
+    const bound = fc.option(fc.integer({ min: 0, max: 20 }), { nil: null });
+    const grantArb = fc.tuple(
+      fc.constantFrom('user:ann', 'user:bob'),
+      fc.constantFrom('viewer', 'member'),
+      fc.constantFrom('document:d1', 'user:bob', 'team:t1'),
+      bound,
+      bound,
+    );
+    await assertProperty(
+      fc.asyncProperty(
+        fc.uniqueArray(grantArb, { selector: ([s, r, o]) => `${s} ${r} ${o}`, maxLength: 8 }),
+        fc.array(fc.integer({ min: -1, max: 22 }), { maxLength: 12 }),
+        async (grants, instants) => {
+          const index = new GrantIndex();
+          const windowed = grants.map(([s, r, o, nb, exp]) => ({
+            g: grant(s, r, o),
+            w: nb !== null && exp !== null && exp <= nb ? null : nb === null && exp === null ? null : window(nb, exp),
+          }));
+          for (const { g, w } of windowed) index.add(g, w);
+          for (const now of instants) {
+            index.advance(now);
+            const inForceNow = new GrantIndex();
+            for (const { g, w } of windowed) if (inForce(w, now)) inForceNow.add(g);
+            for (const subject of ['user:ann', 'user:bob']) {
+              for (const object of ['document:d1', 'team:t1']) {
+                expect(index.check(schema, grant(subject, 'viewer', object))).toBe(inForceNow.check(schema, grant(subject, 'viewer', object)));
+              }
+            }
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('readWindow', () => {
+  it('reads ISO 8601 UTC times to the millisecond and names each bad field under its prefix', () => {
+    expect(readWindow({ not_before: '2030-01-01T00:00:00.123456Z', expires_at: null }, 0, 'body.')).toEqual({
+      window: { notBefore: Date.UTC(2030, 0, 1) + 123, expiresAt: null },
+      problems: [],
+    });
+    expect(readWindow({}, 0, 'body.')).toEqual({ window: null, problems: [] });
+    expect(readWindow({ not_before: '2030-01-01', expires_at: '2030-01-01T00:00:00Z' }, Date.UTC(2031, 0, 1), 'writes[2].').problems).toEqual([
+      { path: 'writes[2].not_before', message: expect.stringMatching(/ISO 8601 UTC/) },
+      { path: 'writes[2].expires_at', message: 'must be in the future' },
+    ]);
+    expect(readWindow({ not_before: '2030-01-02T00:00:00Z', expires_at: '2030-01-01T00:00:00Z' }, 0, '').problems).toEqual([
+      { path: 'expires_at', message: 'must be after not_before' },
+    ]);
+  });
+});
