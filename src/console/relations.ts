@@ -36,20 +36,20 @@ export function draftProblems(draft: NamespaceDraft): Record<string, string> {
   const repeated = names.find((name, i) => names.indexOf(name) !== i);
   if (!draft.open && repeated !== undefined) return { relations: `relation ${repeated || '(empty)'} is declared twice` };
   const body = bodyOf(draft);
+  const found: Record<string, string> = {};
   const parsed = CreateNamespaceSchema.safeParse(body);
-  if (!parsed.success) {
-    const found: Record<string, string> = {};
-    for (const issue of parsed.error.issues) {
-      const field = String(issue.path[0]);
-      found[field] ??= field === 'relations' && issue.path.length > 1 ? `${issue.path.slice(1).join('.')}: ${issue.message}` : issue.message;
+  for (const issue of parsed.success ? [] : parsed.error.issues) {
+    const field = String(issue.path[0]);
+    found[field] ??= field === 'relations' && issue.path.length > 1 ? `${issue.path.slice(1).join('.')}: ${issue.message}` : issue.message;
+  }
+  // The engine's checks need well-formed relations, whatever the name is.
+  if (found.relations === undefined && body.relations) {
+    try {
+      validateRelations(body.relations);
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      found.relations = error.detail;
     }
-    return found;
   }
-  try {
-    if (body.relations) validateRelations(body.relations);
-  } catch (error) {
-    if (error instanceof DomainError) return { relations: error.detail };
-    throw error;
-  }
-  return {};
+  return found;
 }

@@ -46,6 +46,7 @@ const page = (manifest: ConsoleManifest): string => `<!DOCTYPE html>
     <meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <title>grantd console</title>
+    <link rel="icon" href="data:,">
     <link rel="stylesheet" href="assets/${manifest.style}">
     <script type="module" src="assets/${manifest.script}"></script>
   </head>

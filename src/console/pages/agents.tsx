@@ -18,7 +18,7 @@ export function AgentsPage({ session }: PageProps) {
   return (
     <>
       <section aria-labelledby="agents-list">
-        <h2 id="agents-list">Agents</h2>
+        <h2 id="agents-list">Registered agents</h2>
         {notice && <Notice>{notice}</Notice>}
         {page.loading && <Loading what="agents" />}
         <LoadProblem problem={page.problem} />

@@ -13,7 +13,7 @@ export function ClientsPage({ session }: PageProps) {
   return (
     <>
       <section aria-labelledby="clients-list">
-        <h2 id="clients-list">OAuth clients</h2>
+        <h2 id="clients-list">Current clients</h2>
         {notice && <Notice>{notice}</Notice>}
         {list.loading && <Loading what="OAuth clients" />}
         <LoadProblem problem={list.problem} />

@@ -46,7 +46,7 @@ export function GrantsPage({ session }: PageProps) {
   return (
     <>
       <section aria-labelledby="grants-list">
-        <h2 id="grants-list">Grants</h2>
+        <h2 id="grants-list">Current grants</h2>
         <form class="filters" onSubmit={applyFilters} noValidate role="search" aria-label="Filter grants">
           {FILTERS.map((name) => (
             <Field

@@ -13,7 +13,7 @@ export function KeysPage({ session }: PageProps) {
   return (
     <>
       <section aria-labelledby="keys-list">
-        <h2 id="keys-list">API keys</h2>
+        <h2 id="keys-list">Live keys</h2>
         {notice && <Notice>{notice}</Notice>}
         {list.loading && <Loading what="keys" />}
         <LoadProblem problem={list.problem} />

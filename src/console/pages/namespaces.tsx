@@ -16,7 +16,7 @@ export function NamespacesPage({ session }: PageProps) {
   return (
     <>
       <section aria-labelledby="ns-list">
-        <h2 id="ns-list">Namespaces</h2>
+        <h2 id="ns-list">Current namespaces</h2>
         {list.loading && <Loading what="namespaces" />}
         <LoadProblem problem={list.problem} />
         {list.data && list.data.namespaces.length === 0 && <Empty>No namespaces yet: create the first one below.</Empty>}
