@@ -16,7 +16,7 @@ const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core
 
 const server = useConsoleServer();
 /** Waits for a condition as a busy machine allows (two cores for several test runs). */
-const poll = <T,>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 15_000 });
+const poll = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 15_000 });
 let context: BrowserContext;
 let userDataDir: string;
 let tenant: TestTenant;
@@ -37,7 +37,15 @@ beforeAll(async () => {
   userDataDir = mkdtempSync(join(tmpdir(), 'grantd-console-chromium-'));
   context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     headless: true,
     viewport: { width: 1280, height: 900 },
   });
@@ -84,7 +92,10 @@ function watch(page: Page) {
       } finally {
         expectingRefusal = false;
       }
-      expect(refusals.every((r) => /^4\d\d /.test(r)), refusals.join(', ')).toBe(true);
+      expect(
+        refusals.every((r) => /^4\d\d /.test(r)),
+        refusals.join(', '),
+      ).toBe(true);
       expect(await tenantSnapshot(server.services, tenant.id)).toBe(before);
     },
   };
@@ -115,7 +126,11 @@ async function go(page: Page, path: string, heading: string): Promise<void> {
 async function expectAccessible(page: Page, where: string): Promise<void> {
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
   const violations = await page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run: (options: object) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe.run({
+    const result = await (
+      window as unknown as {
+        axe: { run: (options: object) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> };
+      }
+    ).axe.run({
       runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
     });
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }));
@@ -219,14 +234,22 @@ describe('the console in headless Chromium', () => {
 
     const importer = section(page, 'Import grants');
     const file = importer.getByLabel(/NDJSON file/);
-    await file.setInputFiles({ name: 'bad.ndjson', mimeType: 'application/x-ndjson', buffer: Buffer.from('{"subject":"user:bob","relation":"viewer","object":"document:q3"}\nnot json\n') });
+    await file.setInputFiles({
+      name: 'bad.ndjson',
+      mimeType: 'application/x-ndjson',
+      buffer: Buffer.from('{"subject":"user:bob","relation":"viewer","object":"document:q3"}\nnot json\n'),
+    });
     await importer.getByText('1 line is not a grant; nothing was imported.').waitFor();
     const lines = [
       { subject: 'user:bob', relation: 'viewer', object: 'document:q3' },
       { subject: 'user:carol', relation: 'editor', object: 'document:q4' },
       { subject: 'user:alice', relation: 'owner', object: 'document:q3' },
     ];
-    await file.setInputFiles({ name: 'grants.ndjson', mimeType: 'application/x-ndjson', buffer: Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n')) });
+    await file.setInputFiles({
+      name: 'grants.ndjson',
+      mimeType: 'application/x-ndjson',
+      buffer: Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n')),
+    });
     await importer.getByRole('button', { name: 'Import 3 grants from grants.ndjson' }).click();
     await importer.getByText('Import finished: 2 new, 1 already present.').waitFor();
     expect(await importer.getByRole('progressbar').getAttribute('value')).toBe('3');

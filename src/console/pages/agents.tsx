@@ -26,7 +26,7 @@ export function AgentsPage({ session }: PageProps) {
           <Empty>No agents registered: register one below, then grant to its subject agent:&lt;id&gt;.</Empty>
         )}
         {page.data && page.data.agents.length > 0 && (
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Agents (scrolls sideways)">
             <table>
               <thead>
                 <tr>

@@ -19,7 +19,7 @@ export function ClientsPage({ session }: PageProps) {
         <LoadProblem problem={list.problem} />
         {list.data && list.data.clients.length === 0 && <Empty>No OAuth clients: create one below for an integration or an agent.</Empty>}
         {list.data && list.data.clients.length > 0 && (
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="OAuth clients (scrolls sideways)">
             <table>
               <thead>
                 <tr>

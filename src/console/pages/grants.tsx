@@ -74,7 +74,7 @@ export function GrantsPage({ session }: PageProps) {
           </Empty>
         )}
         {page.data && page.data.grants.length > 0 && (
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Grants (scrolls sideways)">
             <table>
               <thead>
                 <tr>

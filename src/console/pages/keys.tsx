@@ -19,7 +19,7 @@ export function KeysPage({ session }: PageProps) {
         <LoadProblem problem={list.problem} />
         {list.data && list.data.keys.length === 0 && <Empty>No live keys: create one below.</Empty>}
         {list.data && list.data.keys.length > 0 && (
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="API keys (scrolls sideways)">
             <table>
               <thead>
                 <tr>

@@ -21,7 +21,7 @@ export function NamespacesPage({ session }: PageProps) {
         <LoadProblem problem={list.problem} />
         {list.data && list.data.namespaces.length === 0 && <Empty>No namespaces yet: create the first one below.</Empty>}
         {list.data && list.data.namespaces.length > 0 && (
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Namespaces (scrolls sideways)">
             <table>
               <thead>
                 <tr>
