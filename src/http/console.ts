@@ -77,7 +77,8 @@ export function consoleRouter(dir: string = CONSOLE_DIR): Router {
     if (req.originalUrl.split('?')[0] === '/console') return res.redirect(308, 'console/');
     serve(res);
   });
-  router.get(CONSOLE_PAGES, (_req, res) => serve(res));
+  // One route each, so that metrics label each page by its own path.
+  for (const path of CONSOLE_PAGES) router.get(path, (_req, res) => serve(res));
 
   function serve(res: Response) {
     if (!html) return sendProblem(res, 'unavailable', 'the console is not built: run npm run build');
