@@ -102,14 +102,17 @@ const renewInMs = (expiresIn: number): number => Math.max(1, expiresIn - Math.mi
 /** A signed-in console: the API client of the current access token, renewed by the refresh token. */
 export class Session {
   api: GrantdClient;
+  /** Null once the session ended. */
+  private tokens: TokenSet | null;
   private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly oauth: PublicOAuthClient,
-    private tokens: TokenSet | null,
+    tokens: TokenSet,
     private readonly onEnd: (reason: string) => void,
   ) {
-    this.api = this.clientOf(tokens!);
+    this.tokens = tokens;
+    this.api = this.clientOf(tokens);
     this.schedule();
   }
 

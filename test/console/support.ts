@@ -13,7 +13,7 @@ import { useServices } from '../helpers.ts';
  * grantd on a socket, its issuer its own address, serving a console built for this file into a
  * folder of its own (so that test files running at once never share one build).
  */
-export function useConsoleServer() {
+export function useConsoleServer({ accessTokenTtlSeconds = DEFAULT_HTTP_OPTIONS.accessTokenTtlSeconds } = {}) {
   const services = useServices();
   const state = { issuer: '', services, consoleDir: '' };
   const server = createServer();
@@ -22,7 +22,10 @@ export function useConsoleServer() {
     await buildConsole(state.consoleDir);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     state.issuer = `http://localhost:${(server.address() as AddressInfo).port}`;
-    server.on('request', createApp(services, { ...DEFAULT_HTTP_OPTIONS, publicUrl: state.issuer, consoleDir: state.consoleDir }));
+    server.on(
+      'request',
+      createApp(services, { ...DEFAULT_HTTP_OPTIONS, publicUrl: state.issuer, consoleDir: state.consoleDir, accessTokenTtlSeconds }),
+    );
   });
   afterAll(async () => {
     server.closeAllConnections();
