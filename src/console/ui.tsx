@@ -31,7 +31,11 @@ export function Field(
 ) {
   const { label, name, value, onValue, problems, hint, ...rest } = props;
   const id = useId(name);
-  const problem = problems.fields[name];
+  const given = problems.fields[name];
+  // A problem is about the value that was sent: once the field is edited, it no longer applies.
+  const sent = useRef<{ given: Shown | undefined; value: string }>({ given, value });
+  if (sent.current.given !== given) sent.current = { given, value };
+  const problem = given && sent.current.value === value ? given : undefined;
   const described = [hint ? `${id}-hint` : '', problem ? `${id}-problem` : ''].filter(Boolean).join(' ');
   return (
     <div class="field">
