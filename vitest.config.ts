@@ -1,5 +1,4 @@
 import { defineConfig } from 'vitest/config';
-import './test/setup/map-group-by.ts';
 
 // The whole suite runs twice: on an embedded PostgreSQL this run starts itself, and on the
 // PostgreSQL at 127.0.0.1:5432 (GRANTD_TEST_PG_URL), each in a database of its own.

@@ -1,6 +1,5 @@
 import type { Plugin } from 'vitest/config';
 import { defineConfig } from 'vitest/config';
-import './test/setup/map-group-by.ts';
 
 /**
  * The tests `npm run mutate` runs against each mutant of src/engine and src/http/cursor.ts: those
@@ -18,8 +17,9 @@ const MUTATION_TESTS = [
 
 /**
  * Stryker's vitest runner 9.6.1 (10.x needs Node 22) runs a mutant's tests by a name pattern that
- * joins a test's suite names and its own with spaces; Vitest 5 matches patterns against them joined
- * with " > ", so the pattern matched no test and every mutant survived. This lets either match.
+ * joins a test's suite names and its own with spaces. Vitest 4 (what Node 20 runs) joins them so
+ * too; Vitest 5 joins them with " > ", where the pattern matched no test and every mutant survived.
+ * This lets either match, so that moving to Vitest 5 with Node 22 does not silently break mutation runs.
  */
 const namesJoinedEitherWay: Plugin = {
   name: 'stryker-test-names',

@@ -64,7 +64,7 @@ export async function pool<T>(items: Iterable<T>, concurrency: number, work: (it
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  if (failed !== null) throw failed;
+  if (failed !== null) throw failed instanceof Error ? failed : new Error('pool work failed', { cause: failed });
 }
 
 export async function loadGrantd(api: Api, ds: Dataset, log: (line: string) => void): Promise<{ grants: number; seconds: number }> {
@@ -145,7 +145,7 @@ export async function grantdAnswers(
   checks: Triple[],
 ): Promise<{ single: (boolean | null)[]; bulk: (boolean | null)[]; failures: string[] }> {
   const failures: string[] = [];
-  const single: (boolean | null)[] = new Array(checks.length).fill(null);
+  const single = new Array<boolean | null>(checks.length).fill(null);
   await pool(checks.keys(), 16, async (i) => {
     const { subject, relation, object } = checks[i]!;
     try {
@@ -154,7 +154,7 @@ export async function grantdAnswers(
       failures.push(String(error).slice(0, 300));
     }
   });
-  const bulk: (boolean | null)[] = new Array(checks.length).fill(null);
+  const bulk = new Array<boolean | null>(checks.length).fill(null);
   for (let i = 0; i < checks.length; i += 1000) {
     const items = checks.slice(i, i + 1000).map(({ subject, relation, object }) => ({ subject, relation, object }));
     try {

@@ -159,7 +159,7 @@ export function openLoopInChild(job: Job): Promise<RunStats & { late_p99_ms: num
   writeFileSync(jobFile, JSON.stringify(job));
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), jobFile], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk));
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   return new Promise((resolve, reject) => {
     child.on('error', reject);
     child.on('exit', (code) =>

@@ -455,7 +455,7 @@ async function compareWithSpiceDB(spiceRun: Promise<SpiceResult | null>, answers
       const onlyG = g.filter((id) => !inS.has(id)).slice(0, 3);
       const onlyS = s.filter((id) => !inG.has(id)).slice(0, 3);
       mismatches.push(
-        `listing ${l.subject} ${l.relation}: grantd ${answers.listings[i] ? `${g.length} objects` : 'failed'}, spicedb ${s.length} (only grantd: ${onlyG}; only spicedb: ${onlyS})`,
+        `listing ${l.subject} ${l.relation}: grantd ${answers.listings[i] ? `${g.length} objects` : 'failed'}, spicedb ${s.length} (only grantd: ${onlyG.join(', ')}; only spicedb: ${onlyS.join(', ')})`,
       );
     }
   });

@@ -28,7 +28,7 @@ const installed = (spec: string) => {
   const at = spec.lastIndexOf('@');
   const [name, version] = [spec.slice(0, at), spec.slice(at + 1)];
   try {
-    return JSON.parse(readFileSync(join(SCRATCH, 'node_modules', name, 'package.json'), 'utf8')).version === version;
+    return (JSON.parse(readFileSync(join(SCRATCH, 'node_modules', name, 'package.json'), 'utf8')) as { version?: string }).version === version;
   } catch {
     return false;
   }
@@ -47,7 +47,7 @@ export function ensurePeer(peer: keyof typeof PEERS, log: (line: string) => void
     timeout: 300_000,
   });
   if (result.status !== 0 || !specs.every(installed)) {
-    return `npm install ${specs.join(' ')} failed: ${(result.stderr || result.error?.message || '').trim().split('\n').slice(-3).join(' | ')}`;
+    return `npm install ${specs.join(' ')} failed: ${(result.stderr || (result.error?.message ?? '')).trim().split('\n').slice(-3).join(' | ')}`;
   }
   return null;
 }
@@ -253,7 +253,7 @@ export async function startGrantd(
     if (key) adminKey = key[1]!;
     if (line.includes('"grantd listening"')) {
       try {
-        port = JSON.parse(line).port ?? port;
+        port = (JSON.parse(line) as { port?: number }).port ?? port;
       } catch {
         // not JSON
       }

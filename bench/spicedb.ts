@@ -119,7 +119,7 @@ function runChild(job: SpiceJob, timeoutMs: number): Promise<SpiceResult> {
 
 // ------------------------------------------------------------------ child process side
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- the peer is not a project dependency, so untyped */
+/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-return, @typescript-eslint/no-unsafe-argument -- the peer is not a project dependency, so untyped */
 async function child(jobFile: string): Promise<void> {
   const job = JSON.parse(readFileSync(jobFile, 'utf8')) as SpiceJob;
   const { EmbeddedSpiceDB, v1 } = await import(pathToFileURL(SPICEDB_MODULE).href);

@@ -190,7 +190,7 @@ export const oauthProtocolRoutes = c.router({
       'Client authentication: client_secret_basic, client_secret_post, or none for public clients.',
     contentType: FORM,
     body: TokenRequestSchema,
-    responses: { 200: TokenResponseSchema, 400: oauthError, 401: oauthError, 500: oauthError },
+    responses: { 200: TokenResponseSchema, 400: oauthError, 401: oauthError, 429: oauthError, 500: oauthError },
     metadata: servedBy('library'),
   },
   authorize: {
@@ -239,7 +239,7 @@ export const oauthProtocolRoutes = c.router({
     description: 'RFC 7009: 200 for a token the client may revoke and for an unknown one. A refresh token ends its whole grant.',
     contentType: FORM,
     body: TokenFormSchema,
-    responses: { 200: c.noBody(), 400: oauthError, 401: oauthError, 500: oauthError },
+    responses: { 200: c.noBody(), 400: oauthError, 401: oauthError, 429: oauthError, 500: oauthError },
     metadata: servedBy('library'),
   },
   introspect: {
@@ -251,7 +251,7 @@ export const oauthProtocolRoutes = c.router({
       'a token of another tenant is {"active": false}.',
     contentType: FORM,
     body: TokenFormSchema,
-    responses: { 200: IntrospectionSchema, 400: oauthError, 401: oauthError, 403: oauthError, 500: oauthError },
+    responses: { 200: IntrospectionSchema, 400: oauthError, 401: oauthError, 403: oauthError, 429: oauthError, 500: oauthError },
     metadata: servedBy('introspection'),
   },
   introspectByQuery: {
@@ -260,7 +260,7 @@ export const oauthProtocolRoutes = c.router({
     summary: 'Introspect a token (query)',
     description: 'The same answer as the POST form, for callers that cannot POST. The query is never logged.',
     query: z.object({ token: z.string(), token_type_hint: z.enum(['access_token', 'refresh_token']).optional() }),
-    responses: { 200: IntrospectionSchema, 400: oauthError, 401: oauthError, 403: oauthError, 500: oauthError },
+    responses: { 200: IntrospectionSchema, 400: oauthError, 401: oauthError, 403: oauthError, 429: oauthError, 500: oauthError },
     metadata: servedBy('introspection'),
   },
 });

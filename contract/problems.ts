@@ -123,8 +123,8 @@ function problemSchema<const T extends ProblemTypes>(types: T) {
     .describe('RFC 7807 problem');
 }
 
-const ProblemSchema = problemSchema(Object.keys(PROBLEMS) as unknown as [ProblemType, ...ProblemType[]]);
-export type Problem = z.infer<typeof ProblemSchema>;
+type ProblemSchema = ReturnType<typeof problemSchema<[ProblemType, ...ProblemType[]]>>;
+export type Problem = z.infer<ProblemSchema>;
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 const c = initContract();

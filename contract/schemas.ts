@@ -7,7 +7,7 @@ export const REF_PATTERN = /^[a-z][a-z0-9_]{0,62}:[A-Za-z0-9._\-@|~+=]{1,256}$/;
 
 export const NameSchema = z.string().regex(NAME_PATTERN, 'must match ^[a-z][a-z0-9_]{0,62}$');
 /** An id that is also a URL path segment (an agent's): `.` and `..` would be normalised away by clients and proxies. */
-const PATH_ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9._\-@|~+=]{1,256}$/;
+export const PATH_ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9._\-@|~+=]{1,256}$/;
 export const PathIdSchema = z.string().regex(PATH_ID_PATTERN, 'must be 1-256 characters of A-Z a-z 0-9 . _ - @ | ~ + =, and not . or ..');
 
 const refMessage = 'must be <namespace>:<id>, e.g. user:alice';
@@ -37,6 +37,7 @@ export const CursorSchema = z.string().describe("Opaque cursor from the previous
  * Free text stored as given. PostgreSQL's text cannot hold U+0000, and an unpaired surrogate would
  * be stored as U+FFFD: both are refused rather than failing or changing what was sent.
  */
-const TEXT_PATTERN = /^(?:[^\u0000\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])*$/;
+// eslint-disable-next-line no-control-regex -- U+0000 is what the pattern refuses
+export const TEXT_PATTERN = /^(?:[^\u0000\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])*$/;
 export const TextSchema = z.string().regex(TEXT_PATTERN, 'must be text without U+0000 or unpaired surrogates');
 export const NextCursorSchema = z.string().nullable().describe('Cursor for the next page; null when the result is exhausted');

@@ -565,8 +565,9 @@ export interface components {
             namespaces: components["schemas"]["Namespace"][];
         };
         CreateAgentRequest: {
-            /** @description The agent's own id; its subject is `agent:<external_id>` */
+            /** @description The agent's own id; its subject is `agent:<external_id>`. Not `.` or `..`. */
             external_id: string;
+            /** @description Without U+0000 or unpaired surrogates. */
             display_name?: string;
             /** @description The user the agent acts for */
             owner?: string;
@@ -599,7 +600,7 @@ export interface components {
         };
         CreateKeyRequest: {
             /**
-             * @description Free-text name of the key
+             * @description Free-text name of the key. Without U+0000 or unpaired surrogates.
              * @default
              */
             label?: string;
@@ -648,7 +649,7 @@ export interface components {
             keys: components["schemas"]["KeySummary"][];
         };
         CreateOAuthClientRequest: {
-            /** @description Shown on the consent page */
+            /** @description Shown on the consent page. Without U+0000 or unpaired surrogates. */
             name: string;
             /**
              * @description confidential: has a secret; public: none (a browser or mobile app), authorization code with PKCE only
@@ -659,7 +660,7 @@ export interface components {
             redirect_uris?: string[];
             /** @description The most a token of this client may carry */
             scopes: components["schemas"]["KeyScope"][];
-            /** @description A registered agent's external_id: the client then uses client_credentials only, and its tokens' subject is `agent:<id>` */
+            /** @description A registered agent's external_id: the client then uses client_credentials only, and its tokens' subject is `agent:<id>`. Not `.` or `..`. */
             agent?: string;
         };
         CreatedOAuthClient: {
@@ -753,364 +754,12 @@ export interface components {
             message: string;
         };
         /** @description RFC 7807 problem */
-        ProblemAgentExists: {
+        Problem: {
             /**
              * @description Short, stable identifier of the problem
              * @enum {string}
              */
-            type: "agent-exists";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemAgentNotFound: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "agent-not-found";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemCheckTooComplex: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "check-too-complex";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemClientNotFound: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "client-not-found";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemInsufficientScope: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "insufficient-scope";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemInternal: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "internal";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemInvalidRequest: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "invalid-request";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemInvalidRequestOrInvalidCursor: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "invalid-request" | "invalid-cursor";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemInvalidRequestOrInvalidNamespace: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "invalid-request" | "invalid-namespace";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemInvalidRequestOrInvalidSubject: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "invalid-request" | "invalid-subject";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemInvalidRequestOrInvalidSubjectOrInvalidObject: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "invalid-request" | "invalid-subject" | "invalid-object";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemInvalidRequestOrInvalidSubjectOrInvalidObjectOrInvalidCursor: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "invalid-request" | "invalid-subject" | "invalid-object" | "invalid-cursor";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemInvalidRequestOrInvalidSubjectOrInvalidObjectOrUnknownRelation: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "invalid-request" | "invalid-subject" | "invalid-object" | "unknown-relation";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemInvalidRequestOrInvalidSubjectOrUnknownRelationOrInvalidCursor: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "invalid-request" | "invalid-subject" | "unknown-relation" | "invalid-cursor";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemKeyNotFound: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "key-not-found";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemNamespaceExists: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "namespace-exists";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemNamespaceNotFound: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "namespace-not-found";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemNamespaceNotFoundOrAgentNotFound: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "namespace-not-found" | "agent-not-found";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemPayloadTooLarge: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "payload-too-large";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemRateLimited: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "rate-limited";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemUnauthenticated: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "unauthenticated";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemUnavailable: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "unavailable";
-            /** @description Short human-readable summary of the problem type */
-            title: string;
-            /** @description HTTP status of this response */
-            status: number;
-            /** @description What went wrong with this request */
-            detail: string;
-            /** @description Validation failures, one per offending value */
-            errors?: components["schemas"]["ValidationIssue"][];
-        };
-        /** @description RFC 7807 problem */
-        ProblemUnsupportedMediaType: {
-            /**
-             * @description Short, stable identifier of the problem
-             * @enum {string}
-             */
-            type: "unsupported-media-type";
+            type: "invalid-request" | "invalid-subject" | "invalid-object" | "unknown-relation" | "invalid-namespace" | "invalid-cursor" | "unauthenticated" | "insufficient-scope" | "not-found" | "namespace-not-found" | "agent-not-found" | "key-not-found" | "client-not-found" | "namespace-exists" | "agent-exists" | "payload-too-large" | "unsupported-media-type" | "check-too-complex" | "rate-limited" | "internal" | "unavailable";
             /** @description Short human-readable summary of the problem type */
             title: string;
             /** @description HTTP status of this response */
@@ -1129,7 +778,10 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["ProblemAgentExists"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "agent-exists";
+                };
             };
         };
         /** @description Not Found, `agent-not-found`: the agent is not registered in the caller's tenant. */
@@ -1139,7 +791,10 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["ProblemAgentNotFound"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "agent-not-found";
+                };
             };
         };
         /** @description Unprocessable Content, `check-too-complex`: answering would take more steps than the work budget of one check: (object, relation) pairs expanded and grants followed, 25000 unless GRANTD_CHECK_BUDGET says otherwise; the detail names the budget. */
@@ -1149,7 +804,10 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["ProblemCheckTooComplex"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "check-too-complex";
+                };
             };
         };
         /** @description Not Found, `client-not-found`: no OAuth client with this client_id in the caller's tenant. */
@@ -1159,17 +817,62 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["ProblemClientNotFound"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "client-not-found";
+                };
             };
         };
         /** @description Forbidden, `insufficient-scope`: the API key lacks the operation's scope. */
-        InsufficientScope: {
+        InsufficientScopeAdmin: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["ProblemInsufficientScope"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "insufficient-scope";
+                };
+            };
+        };
+        /** @description Forbidden, `insufficient-scope`: the API key lacks the operation's scope. */
+        InsufficientScopeCheckRead: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "insufficient-scope";
+                };
+            };
+        };
+        /** @description Forbidden, `insufficient-scope`: the API key lacks the operation's scope. */
+        InsufficientScopeGrantRead: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "insufficient-scope";
+                };
+            };
+        };
+        /** @description Forbidden, `insufficient-scope`: the API key lacks the operation's scope. */
+        InsufficientScopeGrantWrite: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "insufficient-scope";
+                };
             };
         };
         /** @description Internal Server Error, `internal`: a bug; logged with the request id that the detail quotes, never leaked. */
@@ -1179,7 +882,10 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["ProblemInternal"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "internal";
+                };
             };
         };
         /** @description Bad Request, `invalid-request`: the body, query or path fails the schema (a missing, unknown or mistyped field, a bad `limit`), or the body is not valid JSON. */
@@ -1189,7 +895,10 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["ProblemInvalidRequest"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "invalid-request";
+                };
             };
         };
         /** @description Not Found, `key-not-found`: no live key with this id in the caller's tenant (unknown, or already revoked). */
@@ -1199,7 +908,10 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["ProblemKeyNotFound"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "key-not-found";
+                };
             };
         };
         /** @description Conflict, `namespace-exists`: a namespace of that name exists (`user` and `agent` always do). */
@@ -1209,7 +921,10 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["ProblemNamespaceExists"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "namespace-exists";
+                };
             };
         };
         /** @description Not Found, `namespace-not-found`: the namespace does not exist in the caller's tenant. */
@@ -1219,7 +934,10 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["ProblemNamespaceNotFound"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "namespace-not-found";
+                };
             };
         };
         /** @description Payload Too Large, `payload-too-large`: the body is over 1 MiB. */
@@ -1229,7 +947,10 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["ProblemPayloadTooLarge"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "payload-too-large";
+                };
             };
         };
         /** @description Too Many Requests, `rate-limited`: the key exceeded its limit of requests a second (GRANTD_RATE_LIMIT), or the client's address its limit of failed authentications a second (GRANTD_AUTH_FAILURE_LIMIT); retry after `Retry-After` seconds. */
@@ -1240,7 +961,10 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["ProblemRateLimited"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "rate-limited";
+                };
             };
         };
         /** @description Unauthorized, `unauthenticated`: the API key is missing, unknown or revoked. */
@@ -1251,7 +975,10 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["ProblemUnauthenticated"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "unauthenticated";
+                };
             };
         };
         /** @description Service Unavailable, `unavailable`: the database is unreachable, a check or query ran out of time, the tenant has its share of the database connections in use, or a write kept conflicting with concurrent writes; retry after `Retry-After` seconds. */
@@ -1262,7 +989,10 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["ProblemUnavailable"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "unavailable";
+                };
             };
         };
         /** @description Unsupported Media Type, `unsupported-media-type`: the body is not JSON. */
@@ -1272,7 +1002,10 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["ProblemUnsupportedMediaType"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "unsupported-media-type";
+                };
             };
         };
     };
@@ -1342,11 +1075,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemInvalidRequestOrInvalidSubjectOrInvalidObjectOrUnknownRelation"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "invalid-request" | "invalid-subject" | "invalid-object" | "unknown-relation";
+                    };
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeCheckRead"];
             404: components["responses"]["NamespaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1433,11 +1169,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemInvalidRequestOrInvalidSubjectOrInvalidObject"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "invalid-request" | "invalid-subject" | "invalid-object";
+                    };
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeCheckRead"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -1498,11 +1237,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemInvalidRequestOrInvalidSubjectOrUnknownRelationOrInvalidCursor"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "invalid-request" | "invalid-subject" | "unknown-relation" | "invalid-cursor";
+                    };
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeCheckRead"];
             404: components["responses"]["NamespaceNotFound"];
             422: components["responses"]["CheckTooComplex"];
             429: components["responses"]["RateLimited"];
@@ -1575,11 +1317,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemInvalidRequestOrInvalidSubjectOrInvalidObjectOrInvalidCursor"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "invalid-request" | "invalid-subject" | "invalid-object" | "invalid-cursor";
+                    };
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeGrantRead"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1649,11 +1394,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemInvalidRequestOrInvalidSubjectOrInvalidObjectOrUnknownRelation"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "invalid-request" | "invalid-subject" | "invalid-object" | "unknown-relation";
+                    };
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeGrantWrite"];
             /**
              * @description Not Found, one of these problem types:
              *
@@ -1666,7 +1414,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemNamespaceNotFoundOrAgentNotFound"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "namespace-not-found" | "agent-not-found";
+                    };
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
@@ -1718,11 +1469,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemInvalidRequestOrInvalidSubjectOrInvalidObject"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "invalid-request" | "invalid-subject" | "invalid-object";
+                    };
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeGrantWrite"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -1797,11 +1551,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemInvalidRequestOrInvalidSubjectOrInvalidObjectOrUnknownRelation"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "invalid-request" | "invalid-subject" | "invalid-object" | "unknown-relation";
+                    };
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeGrantWrite"];
             /**
              * @description Not Found, one of these problem types:
              *
@@ -1814,7 +1571,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemNamespaceNotFoundOrAgentNotFound"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "namespace-not-found" | "agent-not-found";
+                    };
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
@@ -1879,7 +1639,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeGrantRead"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1942,11 +1702,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemInvalidRequestOrInvalidNamespace"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "invalid-request" | "invalid-namespace";
+                    };
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeGrantWrite"];
             409: components["responses"]["NamespaceExists"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2008,11 +1771,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemInvalidRequestOrInvalidCursor"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "invalid-request" | "invalid-cursor";
+                    };
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeGrantRead"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -2076,11 +1842,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ProblemInvalidRequestOrInvalidSubject"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "invalid-request" | "invalid-subject";
+                    };
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeGrantWrite"];
             409: components["responses"]["AgentExists"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2128,7 +1897,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeGrantRead"];
             404: components["responses"]["AgentNotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
@@ -2169,7 +1938,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeGrantWrite"];
             404: components["responses"]["AgentNotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
@@ -2223,7 +1992,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeAdmin"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -2277,7 +2046,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeAdmin"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -2310,7 +2079,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeAdmin"];
             404: components["responses"]["KeyNotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
@@ -2354,7 +2123,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeAdmin"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -2410,7 +2179,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeAdmin"];
             404: components["responses"]["AgentNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2444,7 +2213,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeAdmin"];
             404: components["responses"]["ClientNotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
@@ -2501,6 +2270,16 @@ export interface operations {
             };
             /** @description RFC 6749 `invalid_client`. */
             401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -2744,6 +2523,16 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
             /** @description RFC 6749 `server_error`. */
             500: {
                 headers: {
@@ -2802,6 +2591,16 @@ export interface operations {
             };
             /** @description RFC 6750 `insufficient_scope`: a Bearer key or token without `check:read`. */
             403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -2886,6 +2685,16 @@ export interface operations {
             };
             /** @description RFC 6750 `insufficient_scope`: a Bearer key or token without `check:read`. */
             403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;

@@ -27,8 +27,8 @@ const child = spawn(process.execPath, [join(packageRoot(), 'bin', 'grantd.js'), 
   stdio: ['ignore', 'pipe', 'pipe'],
 });
 let output = '';
-child.stdout.on('data', (c: Buffer) => (output += c));
-child.stderr.on('data', (c: Buffer) => (output += c));
+child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+child.stderr.on('data', (c: Buffer) => (output += c.toString()));
 const { base, key } = await new Promise<{ base: string; key: string }>((resolve, reject) => {
   const timer = setInterval(() => {
     const port = /"port":(\d+)/.exec(output)?.[1];

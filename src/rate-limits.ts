@@ -79,7 +79,8 @@ export interface LimitsOptions {
   redisCommandTimeoutMs?: number;
   /** A worker of a node: the node's counters are its primary's (RateLimiterClusterMaster). */
   clusterWorker?: boolean;
-  windowSeconds?: number;
+  /** The seconds each limit counts over (GRANTD_RATE_LIMIT_WINDOW). */
+  windowSeconds?: number | undefined;
 }
 
 export interface Limits {

@@ -32,6 +32,8 @@ export interface ServicesOptions {
   rateLimit?: number | undefined;
   /** Failed authentications a second per client address (GRANTD_AUTH_FAILURE_LIMIT). */
   authFailureLimit?: number | undefined;
+  /** The seconds both limits count over (GRANTD_RATE_LIMIT_WINDOW); one when unset. */
+  rateLimitWindow?: number | undefined;
   /** Rate limits shared by every node through this Redis (REDIS_URL); per node without it. */
   redisUrl?: string | undefined;
   /** Express's `trust proxy` (GRANTD_TRUST_PROXY); no proxy is believed when unset. */
@@ -56,7 +58,13 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
   const graphPool = openGraphPool(url, options.poolSize, lost);
   const { primary } = options;
   const limits = createLimits(
-    { perKey: options.rateLimit, authFailures: options.authFailureLimit, redisUrl: options.redisUrl, clusterWorker: primary !== undefined },
+    {
+      perKey: options.rateLimit,
+      authFailures: options.authFailureLimit,
+      windowSeconds: options.rateLimitWindow,
+      redisUrl: options.redisUrl,
+      clusterWorker: primary !== undefined,
+    },
     logger,
   );
   const schemas = new SchemaCache(db);

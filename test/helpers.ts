@@ -17,8 +17,12 @@ import { createTenant } from '../src/store/tenants.ts';
 export const databaseUrl = (): string => inject('databaseUrl');
 
 /** Services over this run's database, closed after the file's tests; `graphMemory` 0 answers every check from the database. */
-export function useServices({ graphMemory, poolSize = 5 }: { graphMemory?: number; poolSize?: number } = {}): AppDeps {
-  const services = createServices(databaseUrl(), { poolSize, graphMemory }, pino({ level: 'silent' }));
+export function useServices({
+  graphMemory,
+  poolSize = 5,
+  authFailureLimit,
+}: { graphMemory?: number; poolSize?: number; authFailureLimit?: number } = {}): AppDeps {
+  const services = createServices(databaseUrl(), { poolSize, graphMemory, authFailureLimit }, pino({ level: 'silent' }));
   afterAll(async () => {
     await services.close();
   });

@@ -8,6 +8,7 @@ import { HEADERS, INFO_DESCRIPTION } from './descriptions.ts';
 import { clone } from './json.ts';
 import { codeSpanPlaceholders } from './markdown.ts';
 import { BEARER_SCHEME, CLIENT_SCHEME, decoratePaths } from './operations.ts';
+import { portablePatterns } from './patterns.ts';
 import { ProblemResponses } from './problems.ts';
 import { routesByOperationId, TAGS, withPlainResponses } from './routes.ts';
 import { untypedSchemas } from './schema-checks.ts';
@@ -65,6 +66,7 @@ export function buildOpenApiDocument(): OpenAPIObject {
     },
   };
 
+  portablePatterns(document);
   codeSpanPlaceholders(document);
   const untyped = untypedSchemas(document);
   if (untyped.length) throw new Error(`schemas without a type: ${untyped.join(', ')}`);

@@ -1,6 +1,7 @@
 import type { ExampleObject, MediaTypeObject } from 'openapi3-ts/oas30';
 import { DOCUMENT_NAMESPACE_EXAMPLE } from '../../contract/examples.ts';
-import type { Problem, ProblemType } from '../../contract/index.ts';
+import type { KeyScope, Problem, ProblemType } from '../../contract/index.ts';
+import { missingScopeDetail } from '../../src/auth/scopes.ts';
 import { DEFAULT_CONFIG } from '../../src/config.ts';
 import { overBudget } from '../../src/engine/budget.ts';
 import { problemBody } from '../../src/http/problem.ts';
@@ -10,8 +11,11 @@ import type { Json } from './json.ts';
  * Examples of request bodies, success responses and problems, by operation.
  */
 
-/** A realistic problem of each type, for examples. */
-export const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
+/** A realistic problem of each type, worded as the server words it; `insufficient-scope` names the operation's scope. */
+export const problemExample = (type: ProblemType, scope: KeyScope | undefined): Problem =>
+  type === 'insufficient-scope' && scope ? problemBody(type, missingScopeDetail(scope)) : PROBLEM_EXAMPLE[type];
+
+const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
   'invalid-request': problemBody('invalid-request', 'body.relation: Required', [{ path: 'body.relation', message: 'Required' }]),
   'invalid-subject': problemBody('invalid-subject', 'body.subject: must be <namespace>:<id>, e.g. user:alice', [
     { path: 'body.subject', message: 'must be <namespace>:<id>, e.g. user:alice' },
@@ -22,8 +26,8 @@ export const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
   'unknown-relation': problemBody('unknown-relation', 'namespace document declares no relation approver'),
   'invalid-namespace': problemBody('invalid-namespace', 'relation viewer includes "parent->viewer", but parent is not declared'),
   'invalid-cursor': problemBody('invalid-cursor', 'the cursor was not issued for this query'),
-  unauthenticated: problemBody('unauthenticated', 'send an API key as Authorization: Bearer <secret>'),
-  'insufficient-scope': problemBody('insufficient-scope', 'this operation needs a key with scope grant:write'),
+  unauthenticated: problemBody('unauthenticated', 'send an API key or access token as Authorization: Bearer <secret>'),
+  'insufficient-scope': problemBody('insufficient-scope', missingScopeDetail('admin')),
   'not-found': problemBody('not-found', 'no route GET /v1/nothing'),
   'namespace-not-found': problemBody('namespace-not-found', 'namespace invoice does not exist'),
   'agent-not-found': problemBody('agent-not-found', 'agent release-bot is not registered'),

@@ -134,7 +134,7 @@ function responsesOf(
     if (declared === undefined) throw new Error(`${operationId}: no response ${status} in the contract`);
     const media = response.content?.['application/json'];
     if (isAppRouteOtherResponse(declared) && declared.contentType === PROBLEM_CONTENT_TYPE) {
-      responses[status] = problems.respond(status, media!.schema as SchemaObject);
+      responses[status] = problems.respond(status, media!.schema as SchemaObject, (entry.route.metadata as RouteMetadata | undefined)?.scope);
     } else if (isAppRouteOtherResponse(declared)) {
       // An OAuth route's RFC 6749 error (JSON) or page (HTML).
       responses[status] = {

@@ -1,44 +1,48 @@
 import type { ExampleObject, MediaTypeObject, ReferenceObject, ResponseObject, SchemaObject } from 'openapi3-ts/oas30';
-import { PROBLEM_CONTENT_TYPE, PROBLEMS, type ProblemType } from '../../contract/index.ts';
+import { PROBLEM_CONTENT_TYPE, PROBLEMS, type KeyScope, type ProblemType } from '../../contract/index.ts';
 import { DEFAULT_CONFIG, type Config } from '../../src/config.ts';
 import { headerRef, REQUEST_ID_HEADER, STATUS_TEXT } from './descriptions.ts';
-import { PROBLEM_EXAMPLE } from './examples.ts';
-import { canonical, type Json } from './json.ts';
+import { problemExample } from './examples.ts';
+import { canonical } from './json.ts';
 import { schemaRef } from './schemas.ts';
 
 /*
- * Problem responses, which @ts-rest/open-api drops (they are `c.otherResponse`s): a schema per set of
- * problem types a response can carry, a shared response per single type, and an example per type.
+ * Problem responses, which @ts-rest/open-api drops (they are `c.otherResponse`s): every one refers to
+ * the one Problem schema, narrowing its `type` to the problem types the response can carry (allOf);
+ * a shared response per single type, and an example per type (per scope for `insufficient-scope`).
  */
+
+const PROBLEM_SCHEMA = 'Problem';
+const ALL_TYPES = Object.keys(PROBLEMS) as ProblemType[];
 
 /** The problem responses of the document, collected route by route, and the components they need. */
 export class ProblemResponses {
-  private readonly schemas = new Map<string, SchemaObject>();
+  private problemSchema: SchemaObject | undefined;
   private readonly responses = new Map<string, ResponseObject>();
-  private readonly usedTypes = new Set<ProblemType>();
+  private readonly examples = new Map<string, ExampleObject>();
 
-  /** The response for a problem `schema` (as @ts-rest/open-api renders it) under `status`. */
-  respond(status: string, schema: SchemaObject): ResponseObject | ReferenceObject {
+  /**
+   * The response for a problem `schema` (as @ts-rest/open-api renders it) under `status`, for an
+   * operation requiring `scope` (none for the OAuth protocol routes).
+   */
+  respond(status: string, schema: SchemaObject, scope: KeyScope | undefined): ResponseObject | ReferenceObject {
     const types = problemTypesOf(schema);
-    for (const t of types) this.usedTypes.add(t);
-    const schemaName = `Problem${types.map(pascal).join('Or')}`;
-    const known = this.schemas.get(schemaName);
-    if (known && canonical(known) !== canonical(schema)) throw new Error(`two different schemas would be named ${schemaName}`);
-    this.schemas.set(schemaName, schema);
+    this.useProblemSchema(schema);
     const response: ResponseObject = {
       description: problemDescription(status, types),
       headers: headersOf(types),
-      content: { [PROBLEM_CONTENT_TYPE]: { schema: schemaRef(schemaName), ...problemExamples(types, status) } },
+      content: { [PROBLEM_CONTENT_TYPE]: { schema: narrowed(types), ...this.problemExamples(types, status, scope) } },
     };
     if (types.length > 1) return response;
-    const responseName = pascal(types[0]!);
+    const responseName = variantName(types[0]!, scope);
     this.responses.set(responseName, response);
     return { $ref: `#/components/responses/${responseName}` };
   }
 
-  /** The problem schemas, by name. */
+  /** components/schemas' Problem, with every problem type. */
   componentSchemas(): [string, SchemaObject][] {
-    return [...this.schemas].sort(([a], [b]) => (a < b ? -1 : 1));
+    if (!this.problemSchema) throw new Error('no problem response was documented');
+    return [[PROBLEM_SCHEMA, this.problemSchema]];
   }
 
   /** The responses of a single problem type, by name. */
@@ -48,9 +52,37 @@ export class ProblemResponses {
 
   /** An example of each problem type a response carries. */
   componentExamples(): Record<string, ExampleObject> {
-    return Object.fromEntries([...this.usedTypes].sort().map((t) => [problemExampleName(t), { summary: t, value: PROBLEM_EXAMPLE[t] }]));
+    return Object.fromEntries([...this.examples].sort(([a], [b]) => (a < b ? -1 : 1)));
+  }
+
+  /** Every problem response's schema is the contract's problem schema but for its `type` enum: Problem has them all. */
+  private useProblemSchema(schema: SchemaObject): void {
+    const typeProperty = schema.properties!.type as SchemaObject;
+    const problem: SchemaObject = { ...schema, properties: { ...schema.properties, type: { ...typeProperty, enum: ALL_TYPES } } };
+    if (this.problemSchema && canonical(this.problemSchema) !== canonical(problem))
+      throw new Error('two problem responses differ beyond their types');
+    this.problemSchema = problem;
+  }
+
+  private problemExamples(types: ProblemType[], status: string, scope: KeyScope | undefined): MediaTypeObject {
+    const refs = types.map((type): [ProblemType, ReferenceObject] => {
+      if (String(PROBLEMS[type].status) !== status) throw new Error(`problem type ${type} is answered with ${PROBLEMS[type].status}, not ${status}`);
+      const name = `Problem${variantName(type, scope)}`;
+      this.examples.set(name, { summary: type, value: problemExample(type, scope) });
+      return [type, { $ref: `#/components/examples/${name}` }];
+    });
+    return { examples: Object.fromEntries(refs) };
   }
 }
+
+/** Problem, its `type` narrowed to these types. */
+const narrowed = (types: ProblemType[]): SchemaObject => ({
+  allOf: [schemaRef(PROBLEM_SCHEMA), { type: 'object', properties: { type: { type: 'string', enum: types } } }],
+});
+
+/** The name of a problem type's response and example: an `insufficient-scope` one names the scope, as its detail does. */
+const variantName = (type: ProblemType, scope: KeyScope | undefined): string =>
+  type === 'insufficient-scope' && scope ? `${pascal(type)}${pascal(scope)}` : pascal(type);
 
 function problemTypesOf(schema: SchemaObject): ProblemType[] {
   const typeSchema = schema.properties?.type as SchemaObject | undefined;
@@ -78,18 +110,8 @@ function headersOf(types: ProblemType[]): Record<string, ReferenceObject> {
   return { ...REQUEST_ID_HEADER, ...Object.fromEntries(extra.map((h) => [h, headerRef(h)])) };
 }
 
-/** Name of the components/examples entry holding PROBLEM_EXAMPLE[type]. */
-const problemExampleName = (type: ProblemType): string => `Problem${pascal(type)}`;
-
-function problemExamples(types: ProblemType[], status: string): MediaTypeObject {
-  for (const t of types) {
-    if (String(PROBLEMS[t].status) !== status) throw new Error(`problem type ${t} is answered with ${PROBLEMS[t].status}, not ${status}`);
-  }
-  return { examples: Object.fromEntries(types.map((t) => [t, { $ref: `#/components/examples/${problemExampleName(t)}` }])) };
-}
-
 const pascal = (kebab: string): string =>
   kebab
-    .split(/[-_]/)
+    .split(/[-_:]/)
     .map((p) => p.charAt(0).toUpperCase() + p.slice(1))
     .join('');

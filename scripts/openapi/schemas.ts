@@ -1,6 +1,6 @@
 import type { AppRoute } from '@ts-rest/core';
 import { generateOpenApi } from '@ts-rest/open-api';
-import type { OpenAPIObject, OperationObject, ReferenceObject, RequestBodyObject, ResponseObject, SchemaObject } from 'openapi3-ts/oas30';
+import type { OpenAPIObject, ReferenceObject, RequestBodyObject, ResponseObject, SchemaObject } from 'openapi3-ts/oas30';
 import { KEY_SCOPES } from '../../contract/index.ts';
 import { canonical, type Json, type Schema } from './json.ts';
 import { NAMED_SCHEMAS, type NamedSchema } from './named-schemas.ts';

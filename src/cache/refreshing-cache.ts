@@ -16,7 +16,7 @@ interface Entry<V> {
  * fails or finds nothing (null) is not kept. At most `maxEntries` keys are held, the least recently
  * used going first. A load is given the value it replaces, if any, to reuse what has not changed.
  */
-export class RefreshingCache<K extends {}, V> {
+export class RefreshingCache<K extends NonNullable<unknown>, V> {
   private readonly entries: LRUCache<K, Entry<V>>;
 
   constructor(

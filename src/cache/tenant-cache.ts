@@ -22,7 +22,7 @@ export class TenantCache<V> {
 
   get(tenantId: string, key: string): V | undefined {
     const entry = this.entries.get(`${tenantId}\0${key}`);
-    return entry && entry.generation === this.generation(tenantId) ? entry.value : undefined;
+    return entry?.generation === this.generation(tenantId) ? entry.value : undefined;
   }
 
   set(tenantId: string, key: string, value: V, generation: number): void {

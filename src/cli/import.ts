@@ -145,6 +145,8 @@ export async function importCommand(file: string | undefined, json: boolean): Pr
     process.stderr.write('grantd import: set GRANTD_KEY to an API key with scope grant:write\n');
     return 2;
   }
+  // An empty GRANTD_URL is unset, as a shell's `GRANTD_URL= grantd import` means.
+  // eslint-disable-next-line @typescript-eslint/prefer-nullish-coalescing
   const baseUrl = process.env.GRANTD_URL || DEFAULT_BASE_URL;
   if (!URL.canParse(baseUrl)) {
     process.stderr.write(`grantd import: GRANTD_URL is not a URL: ${baseUrl}\n`);

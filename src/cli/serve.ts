@@ -86,6 +86,7 @@ const servicesOptions = (config: Config) => ({
   poolSize: config.GRANTD_DB_POOL_SIZE,
   rateLimit: config.GRANTD_RATE_LIMIT,
   authFailureLimit: config.GRANTD_AUTH_FAILURE_LIMIT,
+  rateLimitWindow: config.GRANTD_RATE_LIMIT_WINDOW,
   redisUrl: config.REDIS_URL,
   trustProxy: config.GRANTD_TRUST_PROXY,
   graphMemory: config.GRANTD_GRAPH_MEMORY,

@@ -10,6 +10,7 @@ const SETTINGS: Record<keyof Config, string> = {
   GRANTD_DB_POOL_SIZE: `database connections per process (default ${D.GRANTD_DB_POOL_SIZE})`,
   GRANTD_RATE_LIMIT: 'requests per second per API key (default: unlimited)',
   GRANTD_AUTH_FAILURE_LIMIT: `failed authentications per second per client address (default ${D.GRANTD_AUTH_FAILURE_LIMIT})`,
+  GRANTD_RATE_LIMIT_WINDOW: `the seconds both limits count over (default ${D.GRANTD_RATE_LIMIT_WINDOW})`,
   REDIS_URL: 'redis:// or rediss:// URL of a Redis all nodes count rate limits in (default: none, per node)',
   GRANTD_TRUST_PROXY: 'proxies in front of grantd: how many, or their addresses and ranges (default: none)',
   GRANTD_GRAPH_MEMORY: `grants and agents a process holds in memory to answer checks, 0 for none (default ${D.GRANTD_GRAPH_MEMORY})`,

@@ -322,7 +322,7 @@ export function createClient(options: ClientOptions): GrantdClient {
     },
     list: async (query = {}, options) => ok(contract.grants.list, await raw.grants.list({ query, call: call(options) })),
     iterate: async function* (query = {}, options) {
-      for await (const page of pages(grants.list, query, options)) yield* page.grants;
+      for await (const page of pages((q, o) => grants.list(q, o), query, options)) yield* page.grants;
     },
     batch: async (input, options) => ok(contract.grants.batch, await raw.grants.batch({ body: input, call: call(options) })),
   };
@@ -330,7 +330,7 @@ export function createClient(options: ClientOptions): GrantdClient {
   const objects: GrantdClient['objects'] = {
     list: async (query, options) => ok(contract.objects.list, await raw.objects.list({ query, call: call(options) })),
     iterate: async function* (query, options) {
-      for await (const page of pages(objects.list, query, options)) yield* page.objects;
+      for await (const page of pages((q, o) => objects.list(q, o), query, options)) yield* page.objects;
     },
   };
 
@@ -340,7 +340,7 @@ export function createClient(options: ClientOptions): GrantdClient {
       ok(contract.agents.get, await raw.agents.get({ params: { external_id: pathParam('externalId', externalId) }, call: call(options) })),
     list: async (query = {}, options) => ok(contract.agents.list, await raw.agents.list({ query, call: call(options) })),
     iterate: async function* (query = {}, options) {
-      for await (const page of pages(agents.list, query, options)) yield* page.agents;
+      for await (const page of pages((q, o) => agents.list(q, o), query, options)) yield* page.agents;
     },
     delete: async (externalId, options) =>
       ok(contract.agents.delete, await raw.agents.delete({ params: { external_id: pathParam('externalId', externalId) }, call: call(options) })),

@@ -47,15 +47,20 @@ class RawBody {
   constructor(readonly text: string) {}
 }
 
-const ABORTED = Symbol('aborted');
+/** A wait or a call cut short by the request's signal; the caller reports it as its timeout. */
+class Aborted extends Error {
+  constructor() {
+    super('aborted');
+  }
+}
 
 /** Waits for `ms`, or rejects as soon as `signal` aborts (and then clears its timer). */
 export const defaultSleep: Sleep = (ms, signal) =>
   new Promise<void>((resolve, reject) => {
-    if (signal.aborted) return reject(ABORTED);
+    if (signal.aborted) return reject(new Aborted());
     const onAbort = () => {
       clearTimeout(timer);
-      reject(ABORTED);
+      reject(new Aborted());
     };
     const timer = setTimeout(() => {
       signal.removeEventListener('abort', onAbort);
@@ -66,21 +71,13 @@ export const defaultSleep: Sleep = (ms, signal) =>
 
 /** Settles like `promise`, or rejects as soon as `signal` aborts, whatever `promise` does. */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(ABORTED);
+  let onAbort = (): void => undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new Aborted());
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
   });
+  return Promise.race([promise, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
 }
 
 /**
@@ -132,7 +129,11 @@ const snippet = (body: unknown): string => {
 };
 
 const isIssueList = (value: unknown): value is ProblemIssue[] =>
-  Array.isArray(value) && value.every((i) => i && typeof i === 'object' && typeof i.path === 'string' && typeof i.message === 'string');
+  Array.isArray(value) &&
+  value.every(
+    (i: unknown) =>
+      typeof i === 'object' && i !== null && 'path' in i && typeof i.path === 'string' && 'message' in i && typeof i.message === 'string',
+  );
 
 /** The ServiceError for a response that is not a declared success of the route, or undefined when it is one. */
 function responseError(route: AppRoute, received: Received, attempts: number): ProblemError | undefined {

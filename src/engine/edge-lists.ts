@@ -208,6 +208,6 @@ function grown<T extends Int32Array | Int8Array>(old: T, into: T): T {
 
 function placeIn(places: Map<number, Map<number, number>>, relation: number): Map<number, number> {
   let byOther = places.get(relation);
-  if (byOther === undefined) places.set(relation, (byOther = new Map()));
+  if (byOther === undefined) places.set(relation, (byOther = new Map<number, number>()));
   return byOther;
 }

@@ -117,7 +117,7 @@ export class AuthorizationEngine {
     const queries = inputs.map(parseTriple);
     const schema = await this.schemaWith(tenantId, new Set(queries.map((q) => q.object.ns)));
 
-    const results: BulkResult[] = new Array(queries.length);
+    const results = new Array<BulkResult>(queries.length);
     const toEvaluate: number[] = [];
     const failItem = (index: number, error: DomainError) => {
       if (throwItemErrors) throw error;

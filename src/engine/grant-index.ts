@@ -128,7 +128,8 @@ export class GrantIndex {
     if (relation === this.member) this.memberships.remove(subject, relation, object);
     this.release(subject);
     this.release(object);
-    if (--this.relationGrants[relation]! === 0 && relation !== this.member) this.emptiedRelations.add(relation);
+    this.relationGrants[relation]! -= 1;
+    if (this.relationGrants[relation] === 0 && relation !== this.member) this.emptiedRelations.add(relation);
     this.size--;
     this.version++;
     if (this.emptiedNamespaces.size + this.emptiedRelations.size > MIN_NAMES_BEFORE_SWEEP) this.sweepNamesIfMostlyUnused();
@@ -397,9 +398,9 @@ export class GrantIndex {
         if (throughVia) throughVia.targets.push(target);
         else append(tables.arrows, ns, rel, { via, targets: [target] });
         let byTarget = tables.arrowsOut.get(via);
-        if (!byTarget) tables.arrowsOut.set(via, (byTarget = new Map()));
+        if (!byTarget) tables.arrowsOut.set(via, (byTarget = new Map<number, Map<number, number[]>>()));
         let byNamespace = byTarget.get(target);
-        if (!byNamespace) byTarget.set(target, (byNamespace = new Map()));
+        if (!byNamespace) byTarget.set(target, (byNamespace = new Map<number, number[]>()));
         // An arrow's relation is declared, so the closure confers it on itself too.
         const conferred = new Set([...(byNamespace.get(ns) ?? []), ...(tables.conferred.get(ns)?.get(rel) ?? [rel])]);
         byNamespace.set(ns, [...conferred]);
@@ -550,7 +551,7 @@ function smallest(ids: string[], limit: number): string[] {
 
 function append<V>(map: Map<number, Map<number, V[]>>, ns: number, relation: number, value: V): void {
   let byRelation = map.get(ns);
-  if (!byRelation) map.set(ns, (byRelation = new Map()));
+  if (!byRelation) map.set(ns, (byRelation = new Map<number, V[]>()));
   const list = byRelation.get(relation);
   if (list) list.push(value);
   else byRelation.set(relation, [value]);

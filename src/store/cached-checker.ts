@@ -37,7 +37,7 @@ export class CachedChecker {
   /** Each query's answer, the ones not cached asked of the other checker together. */
   async check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckAnswer[]> {
     const generation = this.answers.generation(tenantId);
-    const answers: CheckAnswer[] = new Array(queries.length);
+    const answers = new Array<CheckAnswer>(queries.length);
     const missing: number[] = [];
     queries.forEach((query, i) => {
       const cached = this.answers.get(tenantId, answerKey(query));

@@ -8,7 +8,7 @@ export interface Database {
   db: Db;
   /** The pool under Prisma, for its gauges. */
   pool: pg.Pool;
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }
 
 /**

@@ -7,7 +7,7 @@ import { randomBase62 } from '../auth/secrets.ts';
 export interface EmbeddedDatabase {
   url: string;
   /** Stops the PostgreSQL this process started; leaves alone one another process runs. */
-  stop(): Promise<void>;
+  stop: () => Promise<void>;
 }
 
 const DATABASE = 'grantd';

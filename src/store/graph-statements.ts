@@ -63,7 +63,7 @@ export class GraphStatements {
   ) {
     this.checkTime = checkTime;
     this.perTenant = Math.max(1, Math.floor(((pool.options.max ?? 10) * tenantPoolShare) / 100));
-    this.statementTimeoutMs = Number(pool.options.statement_timeout || 0);
+    this.statementTimeoutMs = Number(pool.options.statement_timeout ?? 0);
     this.queueMs = queueMs;
   }
 

@@ -63,6 +63,16 @@ export async function revokeKey(db: Db, tenantId: string, keyId: string): Promis
   });
 }
 
+/**
+ * Whether an OAuth record signed in for by `keyId` still holds: only while that key is live (in the
+ * client's tenant, when the record has a client). Revocation deletes the key's records, but a
+ * consent or a refresh that read the key before the revocation may write one after it: such a
+ * record is then never honoured.
+ */
+export async function signingKeyIsLive(db: Db, keyId: string, tenantId: string | undefined): Promise<boolean> {
+  return (await db.apiKey.count({ where: { id: keyId, revokedAt: null, ...(tenantId === undefined ? {} : { tenantId }) } })) === 1;
+}
+
 /** A lookup's answer: the live key with the secret, if any, and whether any live key has its prefix. */
 export interface KeyLookup {
   principal: KeyPrincipal | null;

@@ -1,5 +1,6 @@
 import { hash, randomBytes } from 'node:crypto';
 import type { Db } from './db.ts';
+import { signingKeyIsLive } from './keys.ts';
 import type { Prisma } from './prisma/client.ts';
 
 /** What the library hands its adapter: a plain JSON object, which it keeps mutating afterwards. */
@@ -15,6 +16,10 @@ const SECRET_KINDS = new Set(['AccessToken', 'ClientCredentials', 'RefreshToken'
 export const BEARER_KINDS = new Set(['AccessToken', 'ClientCredentials']);
 
 export const digestOf = (id: string): string => hash('sha256', id, 'base64url');
+
+/** A record's client's tenant, read with it: a record signed in for by a key is checked against that tenant. */
+const WITH_TENANT = { client: { select: { tenantId: true } } } as const;
+type StoredRecord = Prisma.OAuthRecordGetPayload<{ include: typeof WITH_TENANT }>;
 
 /** How often expired rows are deleted at most, in the background of a write. */
 const SWEEP_EVERY_MS = 60_000;
@@ -45,7 +50,7 @@ export class OAuthRecords {
   }
 
   async upsert(id: string, payload: Payload, expiresIn: number | undefined): Promise<void> {
-    const stored: Payload = JSON.parse(JSON.stringify(payload));
+    const stored = JSON.parse(JSON.stringify(payload)) as Payload;
     if (SECRET_KINDS.has(this.kind)) delete stored.jti;
     const columns = {
       payload: stored as Prisma.InputJsonObject,
@@ -61,12 +66,12 @@ export class OAuthRecords {
   }
 
   async find(id: string): Promise<Payload | undefined> {
-    const row = await this.db.oAuthRecord.findUnique({ where: { kind_id: { kind: this.kind, id: this.rowId(id) } } });
+    const row = await this.db.oAuthRecord.findUnique({ where: { kind_id: { kind: this.kind, id: this.rowId(id) } }, include: WITH_TENANT });
     return row ? this.present(row, id) : undefined;
   }
 
   async findByUid(uid: string): Promise<Payload | undefined> {
-    const row = await this.db.oAuthRecord.findFirst({ where: { kind: this.kind, uid } });
+    const row = await this.db.oAuthRecord.findFirst({ where: { kind: this.kind, uid }, include: WITH_TENANT });
     return row ? this.present(row, row.id) : undefined;
   }
 
@@ -92,8 +97,9 @@ export class OAuthRecords {
     if (BEARER_KINDS.has(this.kind)) await this.hooks.bearerEnded();
   }
 
-  private present(row: { payload: Prisma.JsonValue; expiresAt: Date | null }, id: string): Payload | undefined {
+  private async present(row: StoredRecord, id: string): Promise<Payload | undefined> {
     if (row.expiresAt && row.expiresAt.getTime() <= Date.now()) return undefined;
+    if (row.accountId !== null && !(await signingKeyIsLive(this.db, row.accountId, row.client?.tenantId))) return undefined;
     const payload = row.payload as Payload;
     return SECRET_KINDS.has(this.kind) ? { ...payload, jti: id } : payload;
   }

@@ -1,5 +1,5 @@
 import type { Db } from './db.ts';
-import type { KeyPrincipal } from './keys.ts';
+import { signingKeyIsLive, type KeyPrincipal } from './keys.ts';
 import { digestOf } from './oauth-records.ts';
 
 /** The digest an access token is stored under. */
@@ -8,14 +8,16 @@ export const accessTokenDigest = (token: string): string => digestOf(token);
 /**
  * The live access token stored under this digest, as the principal it speaks for: the token's
  * scopes in its client's tenant, rate-limited as its client (`keyId` is the client_id). A token of
- * a deleted client is gone with it (foreign key); an expired one is refused.
+ * a deleted client is gone with it (foreign key); an expired one, or one whose signing-in key is
+ * revoked, is refused.
  */
 export async function findAccessToken(db: Db, digest: string): Promise<KeyPrincipal | null> {
   const row = await db.oAuthRecord.findFirst({
     where: { kind: { in: ['AccessToken', 'ClientCredentials'] }, id: digest, expiresAt: { gt: new Date() } },
-    select: { payload: true, client: { select: { clientId: true, tenantId: true, tenant: { select: { cursorSecret: true } } } } },
+    select: { payload: true, accountId: true, client: { select: { clientId: true, tenantId: true, tenant: { select: { cursorSecret: true } } } } },
   });
   if (!row?.client) return null;
+  if (row.accountId !== null && !(await signingKeyIsLive(db, row.accountId, row.client.tenantId))) return null;
   const scope = (row.payload as { scope?: unknown }).scope;
   return {
     keyId: row.client.clientId,

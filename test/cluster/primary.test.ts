@@ -30,6 +30,7 @@ class FakeWorker extends EventEmitter {
 
 /** Node's cluster module in the primary: forks are fake workers, events are emitted by the test. */
 const fakeCluster = Object.assign(new EventEmitter(), {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- without it the type is {}, which tsc cannot index
   workers: {} as Record<number, FakeWorker>,
   lastId: 0,
   setupPrimary: vi.fn(),

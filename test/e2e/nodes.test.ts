@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createServices } from '../../src/runtime.ts';
 import { createTenant } from '../../src/store/tenants.ts';
 import { databaseUrl, uniqueName } from '../helpers.ts';
-import { callGrantd, startServer, type RunningServer } from './serve.ts';
+import { callGrantd, clientCredentialsToken, clientForm, startServer, type RunningServer } from './serve.ts';
 
 /** Two grantd nodes on one database: a write on A is seen by B within one second. */
 describe('several nodes on one database', () => {
@@ -41,6 +41,20 @@ describe('several nodes on one database', () => {
     expect((await call(a, adminKey, 'DELETE', `/v1/keys/${created.body.id}`)).status).toBe(204);
     expect((await call(a, key, 'GET', '/v1/namespaces')).status).toBe(401);
     expect(await until(async () => (await call(b, key, 'GET', '/v1/namespaces')).status === 401)).toBeLessThan(1_000);
+  });
+
+  it('refuses on B, within a second, an OAuth token revoked on A, and the tokens of a client deleted on A', async () => {
+    const client = (await call(a, adminKey, 'POST', '/v1/oauth/clients', { name: 'svc', type: 'confidential', scopes: ['grant:read'] })).body;
+    const revoked = await clientCredentialsToken(a.baseUrl, client);
+    expect((await call(b, revoked, 'GET', '/v1/namespaces')).status).toBe(200);
+    expect((await clientForm(a.baseUrl, '/v1/oauth/revoke', { token: revoked }, client)).status).toBe(200);
+    expect((await call(a, revoked, 'GET', '/v1/namespaces')).status).toBe(401);
+    expect(await until(async () => (await call(b, revoked, 'GET', '/v1/namespaces')).status === 401)).toBeLessThan(1_000);
+
+    const orphaned = await clientCredentialsToken(a.baseUrl, client);
+    expect((await call(b, orphaned, 'GET', '/v1/namespaces')).status).toBe(200);
+    expect((await call(a, adminKey, 'DELETE', `/v1/oauth/clients/${client.client_id}`)).status).toBe(204);
+    expect(await until(async () => (await call(b, orphaned, 'GET', '/v1/namespaces')).status === 401)).toBeLessThan(1_000);
   });
 
   it('sees on B, within a second, a namespace created, an agent killed and a grant deleted on A', async () => {

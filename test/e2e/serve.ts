@@ -99,3 +99,28 @@ export const callGrantd = (baseUrl: string, key: string | null, method: string, 
     req.on('error', reject);
     req.end(payload);
   });
+
+/** A confidential OAuth client's form request (RFC 6749 client_secret_basic) to a running grantd. */
+export async function clientForm(
+  baseUrl: string,
+  path: string,
+  fields: Record<string, string>,
+  client: { client_id: string; client_secret: string },
+) {
+  const res = await fetch(`${baseUrl}${path}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`,
+    },
+    body: new URLSearchParams(fields).toString(),
+  });
+  return { status: res.status, body: (await res.text()) || null };
+}
+
+/** A new access token of the client, by client_credentials. */
+export async function clientCredentialsToken(baseUrl: string, client: { client_id: string; client_secret: string }): Promise<string> {
+  const { status, body } = await clientForm(baseUrl, '/v1/oauth/token', { grant_type: 'client_credentials' }, client);
+  if (status !== 200 || body === null) throw new Error(`token endpoint answered ${status}: ${body}`);
+  return (JSON.parse(body) as { access_token: string }).access_token;
+}

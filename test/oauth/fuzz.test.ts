@@ -100,3 +100,86 @@ describe.each(FORM_ROUTES.map((route) => [route.path, route] as const))('fuzzing
     );
   }, 120_000);
 });
+
+/** A fresh authorization request of a public client, up to its consent page: the page's path, the browser's cookies and the form's CSRF token. */
+async function consentPageOf(clientId: string): Promise<{ path: string; cookies: string; csrf: string }> {
+  const query = new URLSearchParams({
+    client_id: clientId,
+    response_type: 'code',
+    redirect_uri: CONSENT_REDIRECT,
+    scope: 'check:read',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+  });
+  const started = await fetch(`${server.issuer}/v1/oauth/authorize?${query}`, { redirect: 'manual' });
+  const path = new URL(started.headers.get('location')!, server.issuer).pathname;
+  const interaction = started.headers.getSetCookie().map((cookie) => cookie.split(';')[0]!);
+  const page = await fetch(`${server.issuer}${path}`, { headers: { cookie: interaction.join('; ') } });
+  const csrfCookie = page.headers.getSetCookie().map((cookie) => cookie.split(';')[0]!);
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1]!;
+  return { path, cookies: [...interaction, ...csrfCookie].join('; '), csrf };
+}
+
+const CONSENT_REDIRECT = 'https://app.example/callback';
+
+describe('fuzzing POST /v1/oauth/consent/:uid', () => {
+  let publicClientId: string;
+  beforeAll(async () => {
+    const created = await api(server.issuer, tenant.adminKey, 'POST', '/v1/oauth/clients', {
+      name: 'Fuzzed app',
+      type: 'public',
+      scopes: ['check:read'],
+      redirect_uris: [CONSENT_REDIRECT],
+    });
+    publicClientId = (created.body as { client_id: string }).client_id;
+  });
+
+  // Weighted towards the well-formed, so that runs get past each check in turn, up to approvals.
+  const usually = <T>(likely: fc.Arbitrary<T>, otherwise: fc.Arbitrary<T>) =>
+    fc.oneof({ weight: 3, arbitrary: likely }, { weight: 1, arbitrary: otherwise });
+  const form = fc.record({
+    decision: fc.option(usually(fc.constantFrom('approve', 'deny'), nasty), { nil: undefined }),
+    api_key: fc.option(
+      usually(
+        fc.constant(() => tenant.adminKey),
+        nasty.map((value) => () => value),
+      ),
+      { nil: undefined },
+    ),
+    csrf: usually(fc.constant(true), fc.constant(false)),
+    extra: fc.array(fc.tuple(fc.constantFrom('__proto__', 'uid', 'scope', 'decision'), nasty), { maxLength: 3 }),
+  });
+  const cookieSets = usually(fc.constant('all'), fc.constantFrom('none', 'no-csrf-cookie'));
+  const ownUid = usually(fc.constant(true), fc.constant(false));
+  const route = contract.oauth.decide;
+
+  it('never answers 5xx, and answers only what the contract declares: a redirect or an HTML page', async () => {
+    const seen = new Set<number>();
+    await fc.assert(
+      fc.asyncProperty(form, cookieSets, ownUid, async (sent, cookies, sameUid) => {
+        const page = await consentPageOf(publicClientId);
+        const pairs: [string, string][] = [...sent.extra];
+        if (sent.decision !== undefined) pairs.push(['decision', sent.decision]);
+        if (sent.api_key !== undefined) pairs.push(['api_key', sent.api_key()]);
+        if (sent.csrf) pairs.push(['csrf', page.csrf]);
+        const cookie = cookies === 'all' ? page.cookies : cookies === 'none' ? '' : page.cookies.replace(/(^|; )[^=;]*csrf[^;]*/i, '');
+        const path = sameUid ? page.path : `${route.path.replace(':uid', 'x'.repeat(21))}`;
+        const res = await fetch(`${server.issuer}${path}`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
+          body: new URLSearchParams(pairs).toString(),
+        });
+        const where = `${path} ${cookies} ${JSON.stringify(pairs).slice(0, 300)}: ${res.status}`;
+        expect(res.status, where).toBeLessThan(500);
+        expect(Object.keys(route.responses), where).toContain(String(res.status));
+        if (res.status >= 400) expect(res.headers.get('content-type'), where).toMatch(/^text\/html/);
+        seen.add(res.status);
+        await res.body?.cancel();
+      }),
+      { numRuns: 40 },
+    );
+    // The runs reached a decision, a refusal and a bad request.
+    expect([...seen].sort()).toEqual(expect.arrayContaining([303, 400, 403]));
+  }, 180_000);
+});

@@ -10,8 +10,8 @@ import { useServices } from '../helpers.ts';
  * grantd on a socket whose issuer is its own address (as GRANTD_PUBLIC_URL would say), for OAuth
  * clients that check the issuer of the metadata they discover.
  */
-export function useOAuthServer() {
-  const services = useServices();
+export function useOAuthServer(options: Parameters<typeof useServices>[0] = {}) {
+  const services = useServices(options);
   const state = { issuer: '', services };
   const server = createServer();
   beforeAll(async () => {

@@ -5,12 +5,13 @@ import { extractZodObjectShape, isAppRouteNoBody, isAppRouteOtherResponse, isZod
 import type { MediaTypeObject, OpenAPIObject, ParameterObject, RequestBodyObject, SchemaObject } from 'openapi3-ts/oas30';
 import supertest from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { contract, OAUTH_ERRORS, oauthServerOf, PROBLEM_CONTENT_TYPE, type RouteMetadata } from '../../contract/index.ts';
+import { OAUTH_ERRORS, oauthServerOf, PROBLEM_CONTENT_TYPE, PROBLEMS, type KeyScope, type RouteMetadata } from '../../contract/index.ts';
 import { OPENAPI_TYPES_FILE, renderClientTypes, renderOpenApiJson } from '../../scripts/generate-openapi.ts';
 import { buildOpenApiDocument } from '../../scripts/openapi/document.ts';
 import { codeSpans } from '../../scripts/openapi/markdown.ts';
 import { openApiPathOf, operationIdOf } from '../../scripts/openapi/routes.ts';
 import { schemasOf, untypedSchemas } from '../../scripts/openapi/schema-checks.ts';
+import { missingScopeDetail } from '../../src/auth/scopes.ts';
 import { DEFAULT_CHECK_BUDGET, overBudget } from '../../src/engine/budget.ts';
 import { problemBody } from '../../src/http/problem.ts';
 import { DOCUMENT_NAMESPACE, useApp } from '../helpers.ts';
@@ -130,7 +131,7 @@ describe.each(routes.map((r) => [operationIdOf(r.keys), r.route] as const))('ope
     expect(body !== undefined).toBe(takesBody);
     if (body) {
       expect(body.required).toBe(true);
-      const contentType = ('contentType' in route && route.contentType) || 'application/json';
+      const contentType = 'contentType' in route && route.contentType ? route.contentType : 'application/json';
       expect(Object.keys(body.content)).toEqual([contentType]);
       expect((body.content[contentType]!.schema as SchemaObject).type).toBe('object');
     }
@@ -152,11 +153,12 @@ describe.each(routes.map((r) => [operationIdOf(r.keys), r.route] as const))('ope
         } else expect(schema.type).toBe('string');
       } else if (isAppRouteOtherResponse(declared)) {
         expect(Object.keys(response.content ?? {})).toEqual(['application/problem+json']);
-        const schema = response.content!['application/problem+json']!.schema as SchemaObject;
-        const typeEnum = (schema.properties!.type as SchemaObject).enum;
+        // The one Problem schema, its type narrowed to the route's problem types.
+        const [problem, narrowing] = (response.content!['application/problem+json']!.schema as SchemaObject).allOf as SchemaObject[];
+        expect(problem).toBe(resolved.components!.schemas!.Problem);
         const contractEnum = (declared.body as unknown as { shape: { type: { options: string[] } } }).shape.type.options;
-        expect(typeEnum).toEqual(contractEnum);
-        expect(schema.required).toEqual(['type', 'title', 'status', 'detail']);
+        expect(narrowing).toEqual({ type: 'object', properties: { type: { type: 'string', enum: contractEnum } } });
+        for (const type of contractEnum) expect(response.description).toContain(`\`${type}\``);
       } else if (isAppRouteNoBody(declared)) {
         expect(response.content).toBeUndefined();
       } else {
@@ -179,12 +181,14 @@ describe('schemas and examples', () => {
       'Triple',
       'CheckRequest',
       'ObjectPage',
-      'ProblemUnauthenticated',
+      'Problem',
       'ValidationIssue',
     ]) {
       expect(schemas[name], name).toBeDefined();
     }
-    expect(Object.keys(schemas).filter((n) => n.startsWith('Problem')).length).toBeGreaterThan(5);
+    expect(Object.keys(schemas).filter((n) => /problem/i.test(n))).toEqual(['Problem']);
+    expect(((schemas.Problem as SchemaObject).properties!.type as SchemaObject).enum).toEqual(Object.keys(PROBLEMS));
+    expect((schemas.Problem as SchemaObject).required).toEqual(['type', 'title', 'status', 'detail']);
     const text = JSON.stringify(document);
     for (const name of [
       'Grant',
@@ -220,16 +224,39 @@ describe('schemas and examples', () => {
     // Any string: one the server did not issue is answered with invalid-cursor, not refused by the schema.
     expect(param('cursor').schema).toEqual({ type: 'string' });
     const agent = resolvedOperations.get('agentsGet')!.operation;
+    // The server refuses `.` and `..` besides; the document's pattern is the portable part of the check.
     expect((agent.parameters as ParameterObject[])[0]).toMatchObject({
       name: 'external_id',
       in: 'path',
-      schema: { pattern: '^(?!\\.{1,2}$)[A-Za-z0-9._\\-@|~+=]{1,256}$' },
+      schema: { pattern: '^[A-Za-z0-9._\\-@|~+=]{1,256}$', description: 'Not `.` or `..`.' },
     });
     const schemas = document.components!.schemas! as Record<string, SchemaObject>;
     expect(schemas.BulkCheckRequest!.properties!.checks).toMatchObject({ minItems: 1, maxItems: 1000 });
     expect(schemas.CreateKeyRequest!.properties!.scopes).toMatchObject({ minItems: 1, maxItems: 4, default: ['check:read'] });
     expect(schemas.KeyScope).toEqual({ type: 'string', enum: ['check:read', 'grant:read', 'grant:write', 'admin'] });
     expect(schemas.Namespace!.properties!.relations).toMatchObject({ type: 'object', nullable: true });
+  });
+
+  it('has patterns that ECMA-262, Perl and RE2 accept alike: no lookaround, no \\u escapes, no backreferences', () => {
+    const patterns = [...schemasOf(document)].flatMap(([, s]) => ('pattern' in s && s.pattern !== undefined ? [s.pattern] : []));
+    expect(patterns.length).toBeGreaterThan(10);
+    for (const pattern of patterns) {
+      expect(pattern).not.toMatch(/\(\?<?[=!]|\\[upPk]|\\[1-9]/);
+      expect(() => new RegExp(pattern, 'u'), pattern).not.toThrow();
+    }
+  });
+
+  it("names each operation's scope in its 403 example, as the server's answer does", () => {
+    let checked = 0;
+    for (const { operationId, operation } of resolvedOperations.values()) {
+      const scope = (operation as { 'x-required-scope'?: KeyScope })['x-required-scope'];
+      if (!scope) continue;
+      const forbidden = (operation.responses['403'] as { content: Record<string, MediaTypeObject> }).content['application/problem+json']!;
+      const example = forbidden.examples!['insufficient-scope'] as { value: unknown };
+      expect(example.value, operationId).toEqual(problemBody('insufficient-scope', missingScopeDetail(scope)));
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(15);
   });
 
   it('carries the examples of docs/api.md and docs/model.md', () => {

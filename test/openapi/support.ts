@@ -54,7 +54,9 @@ export function toJsonSchema(schema: SchemaObject, closed: boolean): Record<stri
   if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
     out.additionalProperties = sub(schema.additionalProperties as SchemaObject);
   }
-  for (const key of ['allOf', 'anyOf', 'oneOf'] as const) if (schema[key]) out[key] = (schema[key] as SchemaObject[]).map(sub);
+  for (const key of ['anyOf', 'oneOf'] as const) if (schema[key]) out[key] = (schema[key] as SchemaObject[]).map(sub);
+  // A part of an allOf describes some of the properties only: closing it would refuse the others'.
+  if (schema.allOf) out.allOf = (schema.allOf as SchemaObject[]).map((s) => toJsonSchema(s, false));
   if (schema.not) out.not = sub(schema.not as SchemaObject);
   if (closed && schema.type === 'object' && schema.properties && schema.additionalProperties === undefined && !schema.allOf) {
     out.additionalProperties = false;

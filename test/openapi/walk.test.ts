@@ -1,5 +1,5 @@
 import pino from 'pino';
-import type { HeaderObject, MediaTypeObject, OpenAPIObject, ResponseObject, SchemaObject } from 'openapi3-ts/oas30';
+import type { HeaderObject, OpenAPIObject, ResponseObject, SchemaObject } from 'openapi3-ts/oas30';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { KeyScope } from '../../contract/index.ts';
 import { AuthorizationEngine } from '../../src/engine/engine.ts';

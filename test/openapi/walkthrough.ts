@@ -19,8 +19,8 @@ export interface WalkthroughResult {
   bobViews: boolean;
   pages: string[][];
   cursors: (string | null)[];
-  problem: { status: number; contentType: string | null; body: Schemas['ProblemInvalidRequestOrInvalidSubjectOrInvalidObjectOrUnknownRelation'] };
-  missingNamespace: { status: number; type: Schemas['ProblemNamespaceNotFound']['type'] };
+  problem: { status: number; contentType: string | null; body: Schemas['Problem'] };
+  missingNamespace: { status: number; type: Schemas['Problem']['type'] };
   key: Schemas['CreatedKey'];
 }
 
@@ -71,12 +71,12 @@ export async function walkthrough(client: GrantdClient, namespaceName: string): 
   const problem = {
     status: bad.response.status,
     contentType: bad.response.headers.get('content-type'),
-    body: bad.error as Schemas['ProblemInvalidRequestOrInvalidSubjectOrInvalidObjectOrUnknownRelation'],
+    body: bad.error as Schemas['Problem'],
   };
 
   const missing = await client.GET('/v1/objects', { params: { query: { namespace: 'nothing_here', subject: 'user:alice', relation: 'viewer' } } });
   if (missing.response.status !== 404 || !missing.error) throw new Error(`an unknown namespace was answered ${missing.response.status}`);
-  const missingNamespace = { status: missing.response.status, type: (missing.error as Schemas['ProblemNamespaceNotFound']).type };
+  const missingNamespace = { status: missing.response.status, type: (missing.error as Schemas['Problem']).type };
 
   const keyResponse = await client.POST('/v1/keys', { body: { label: 'walkthrough' } });
   const key = keyResponse.data ?? fail('keysCreate', keyResponse.response, keyResponse.error);

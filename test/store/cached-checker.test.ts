@@ -10,7 +10,7 @@ const schema = new CompiledSchema([]);
 const TENANT = 'tenant';
 
 /** A CachedChecker over a checker that answers `answer` and counts the queries it is asked. */
-function cachedOver(answer: (query: Triple) => CheckAnswer, { beforeAnswering = () => {} } = {}) {
+function cachedOver(answer: (query: Triple) => CheckAnswer, { beforeAnswering = (): void => undefined } = {}) {
   const asked: Triple[] = [];
   const cached = new CachedChecker({
     check: async (_tenantId, _schema, queries) => {

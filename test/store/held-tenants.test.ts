@@ -142,11 +142,7 @@ describe('grants in memory on another node', () => {
 
     await g.grant(['user:ann', 'viewer', 'document:d2']);
     await g.revoke(['user:ann', 'owner', 'document:d1']);
-    const started = Date.now();
-    while ((await answers(follower, g.tenantId, 'user:ann', ['d1', 'd2'])).join() !== 'false,true') {
-      expect(Date.now() - started).toBeLessThan(1_000);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await expect.poll(() => answers(follower, g.tenantId, 'user:ann', ['d1', 'd2']), { timeout: 1_000, interval: 20 }).toEqual([false, true]);
     expect(follower.heldTenants.size).toBe(1);
   });
 });
@@ -163,14 +159,8 @@ describe('agents in memory on another node', () => {
     const held = await follower.heldTenants.current(g.tenantId);
     expect(held?.agents).toEqual(new Map([['bot', ['document:viewer']]]));
 
-    const within = async (relation: string, expected: boolean[]) => {
-      const started = Date.now();
-      const ask = () => answersAs(follower, g.tenantId, 'agent:bot', relation, ['d1', 'd2']);
-      while ((await ask()).join() !== expected.join()) {
-        expect(Date.now() - started).toBeLessThan(1_000);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    };
+    const within = (relation: string, expected: boolean[]) =>
+      expect.poll(() => answersAs(follower, g.tenantId, 'agent:bot', relation, ['d1', 'd2']), { timeout: 1_000, interval: 20 }).toEqual(expected);
     await within('viewer', [true, false]);
     await within('owner', [false, false]); // beyond its scope
 
@@ -290,12 +280,8 @@ describe('a load whose connection is terminated', () => {
             [LOAD_APPLICATION_NAME],
           )
         ).rows[0]?.pid;
-      const started = Date.now();
-      let pid: number | undefined;
-      while ((pid = await waitingLoad()) === undefined) {
-        expect(Date.now() - started).toBeLessThan(5_000);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await expect.poll(waitingLoad, { timeout: 5_000, interval: 20 }).toBeDefined();
+      const pid = await waitingLoad();
       await admin.query('SELECT pg_terminate_backend($1)', [pid]);
       expect(await loaded).toBe(false);
     } finally {
@@ -338,8 +324,7 @@ describe('grants in memory beside a writing transaction left open', () => {
       expect(await heldTenants.load(g.tenantId)).toBe(false); // refused before it reads a grant
 
       await open.query('ROLLBACK');
-      const started = Date.now();
-      while (!(await heldTenants.load(g.tenantId))) expect(Date.now() - started).toBeLessThan(5_000);
+      await expect.poll(() => heldTenants.load(g.tenantId), { timeout: 5_000, interval: 20 }).toBe(true);
       expect(heldTenants.size).toBe(4);
     } finally {
       await open.end();
@@ -432,11 +417,7 @@ describe('grants in memory with more to replay than a catch-up replays', () => {
       await writer.db.tenant.update({ where: { id: g.tenantId }, data: { logPrunedBelow: 2n ** 62n } });
       engine.invalidate(g.tenantId);
       expect(await owns(g.tenantId, ['d0', 'd2', 'd3'])).toEqual([true, true, false]); // from the database
-      const started = Date.now();
-      while (!heldTenants.holds(g.tenantId)) {
-        expect(Date.now() - started).toBeLessThan(5_000);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await expect.poll(() => heldTenants.holds(g.tenantId), { timeout: 5_000, interval: 20 }).toBe(true);
       expect(loads()).toBe(2);
       expect(heldTenants.size).toBe(3);
     } finally {
@@ -468,7 +449,7 @@ describe('grants in memory with a backlog longer than a slice', () => {
       expect(meanwhile.flipped).toBeLessThan(10);
       expect(meanwhile.held).toBeNull();
 
-      while ((await heldTenants.current(g.tenantId)) === null) await new Promise((resolve) => setTimeout(resolve, 10));
+      await expect.poll(() => heldTenants.current(g.tenantId), { timeout: 5_000, interval: 10 }).not.toBeNull();
       expect(flips).toHaveBeenCalledTimes(10);
       expect(heldTenants.size).toBe(await grantCount(g.tenantId));
       const owns = await engine.checkBulk(

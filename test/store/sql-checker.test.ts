@@ -230,11 +230,7 @@ async function withGrantsLocked<T>(work: (waiting: () => Promise<string[]>) => P
 
 /** Resolves once `done` holds, polling pg_stat_activity; fails after 10 s. */
 async function until(done: () => Promise<boolean>): Promise<void> {
-  const started = Date.now();
-  while (!(await done())) {
-    expect(Date.now() - started).toBeLessThan(10_000);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await expect.poll(done, { timeout: 10_000, interval: 20 }).toBe(true);
 }
 
 describe('statements that answer checks and listings', () => {

@@ -183,7 +183,9 @@ function adaptModels(provider: Provider): void {
   const credentials = provider.ClientCredentials.prototype as unknown as { save: () => Promise<string>; scope?: string; client?: { scope?: string } };
   const save = credentials.save;
   credentials.save = function (this: typeof credentials) {
-    if (!this.scope) this.scope = this.client?.scope;
+    // An empty scope asks for none in particular: the client's own.
+    // eslint-disable-next-line @typescript-eslint/prefer-nullish-coalescing
+    this.scope ||= this.client?.scope;
     return save.call(this);
   };
 }

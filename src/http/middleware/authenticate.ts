@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { AppRoute } from '@ts-rest/core';
 import type { RouteMetadata } from '../../../contract/index.ts';
-import { hasScope } from '../../auth/scopes.ts';
+import { hasScope, missingScopeDetail } from '../../auth/scopes.ts';
 import type { Credential, KeyVerifier } from '../../auth/verifier.ts';
 import type { FailedAuthentications } from '../../rate-limits.ts';
 import { clientAddress } from '../client-address.ts';
@@ -48,7 +48,7 @@ export function authentication(keys: KeyVerifier, failures: FailedAuthentication
     }
     const { scope } = req.tsRestRoute.metadata as RouteMetadata;
     if (!hasScope(principal.scopes, scope)) {
-      return sendProblem(res, 'insufficient-scope', `this operation needs a key with scope ${scope}`);
+      return sendProblem(res, 'insufficient-scope', missingScopeDetail(scope));
     }
     credentials.set(req, credential!);
     req.principal = principal;

@@ -65,7 +65,7 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
       sendPage(res, 400, errorPage('invalid_request', 'This authorization request is not the one this browser began.'));
       return null;
     }
-    const requested = String(details.params.scope ?? '')
+    const requested = (typeof details.params.scope === 'string' ? details.params.scope : '')
       .split(' ')
       .filter((scope): scope is KeyScope => (KEY_SCOPES as readonly string[]).includes(scope));
     return { oauth, details, client, scopes: [...new Set(requested)], tenantId: (client as unknown as { tenant_id: string }).tenant_id };

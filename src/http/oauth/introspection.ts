@@ -5,7 +5,6 @@ import type { z } from 'zod';
 import { hasScope } from '../../auth/scopes.ts';
 import { findOAuthClient } from '../../store/oauth-clients.ts';
 import { BEARER } from '../middleware/authenticate.ts';
-import { clientAddress } from '../client-address.ts';
 import type { AppDeps } from '../context.ts';
 import type { ProviderSource } from './server.ts';
 
@@ -70,7 +69,6 @@ async function callerTenant(deps: AppDeps, provider: Provider, req: Request, res
     const credential = deps.keys.credentialOf(bearer[1]!);
     const principal = credential ? await deps.keys.verify(credential) : null;
     if (!principal) {
-      await deps.limits.authFailures.record(clientAddress(req.ip));
       sendOAuthError(
         res,
         401,
@@ -125,7 +123,7 @@ async function introspect(deps: AppDeps, provider: Provider, value: string, tena
     (await provider.AccessToken.find(value)) ?? (await provider.ClientCredentials.find(value)) ?? (await provider.RefreshToken.find(value));
   if (!token?.isValid || !token.clientId) return INACTIVE;
   const owner = await findOAuthClient(deps.db, token.clientId);
-  if (!owner || owner.tenantId !== tenantId) return INACTIVE;
+  if (owner?.tenantId !== tenantId) return INACTIVE;
   const { grantId, accountId } = token as { grantId?: string; accountId?: string };
   if (grantId) {
     const grant = await provider.Grant.find(grantId, { ignoreExpiration: true });

@@ -6,6 +6,7 @@ import { cookieKeys } from '../../store/oauth-records.ts';
 import type { AppDeps } from '../context.ts';
 import { errorPage } from '../../auth/oauth/pages.ts';
 import { consentRoutes, sendPage } from './consent.ts';
+import { CLIENT_AUTHENTICATING_ROUTES, failedAuthenticationLimit } from './failed-authentications.ts';
 import { introspectionRoutes } from './introspection.ts';
 
 export const AUTHORIZATION_SERVER_METADATA = '/.well-known/oauth-authorization-server';
@@ -71,6 +72,8 @@ export function oauthRouter(deps: AppDeps, options: OAuthOptions): Router {
       .catch(next);
   };
 
+  const limit = failedAuthenticationLimit(deps);
+  for (const route of CLIENT_AUTHENTICATING_ROUTES) router[route.method === 'GET' ? 'get' : 'post'](route.path, limit);
   router.use(introspectionRoutes(deps, provider, library));
   router.use(consentRoutes(deps, provider));
   for (const route of oauthRoutesServedBy('library')) {
