@@ -80,7 +80,7 @@ export async function finishSignIn(onEnd: (reason: string) => void): Promise<Ses
   const pending = takePending();
   // The code must not stay in the address bar or the history.
   window.history.replaceState(null, '', consoleBase().href);
-  if (!pending || params.get('state') !== pending.state) {
+  if (params.get('state') !== pending?.state || !pending) {
     throw new SignInError('Sign-in not recognised', 'This sign-in was not started from this tab, or it was already used. Sign in again.');
   }
   const issuer = grantdRoot().href.replace(/\/$/, '');

@@ -181,7 +181,7 @@ export function Secret({ label, value }: { label: string; value: string }) {
       <label for={id}>{label} (shown once: store it now)</label>
       <div class="secret-row">
         <input id={id} readOnly value={value} onFocus={(e) => (e.target as HTMLInputElement).select()} />
-        <button type="button" onClick={copy}>
+        <button type="button" onClick={() => void copy()}>
           Copy
         </button>
       </div>

@@ -5,7 +5,7 @@ import { createPublicOAuthClient, NetworkError, ProblemError } from '../../src/c
 function recordingFetch(answer: () => Response | Promise<Response>) {
   const sent: { url: string; headers: Headers; body: URLSearchParams }[] = [];
   const fetch = async (url: string, init: RequestInit) => {
-    sent.push({ url, headers: new Headers(init.headers as Record<string, string>), body: new URLSearchParams(String(init.body)) });
+    sent.push({ url, headers: new Headers(init.headers), body: new URLSearchParams(init.body as string) });
     return answer();
   };
   return { sent, fetch };

@@ -145,7 +145,9 @@ const shoot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFAC
 describe('the console in headless Chromium', () => {
   it('walks an admin through sign-in, namespaces, grants, checks, agents, keys and clients, showing each refusal at its field', async () => {
     const page = await context.newPage();
-    const { problems, refused } = watch(page);
+    const watched = watch(page);
+    const { problems } = watched;
+    const refused = (step: () => Promise<void>) => watched.refused(step);
     // The tokens the console was given, to prove below that signing out ended them.
     const tokens: { access_token: string; refresh_token: string }[] = [];
     page.on('response', async (response) => {

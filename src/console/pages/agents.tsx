@@ -22,9 +22,7 @@ export function AgentsPage({ session }: PageProps) {
         {notice && <Notice>{notice}</Notice>}
         {page.loading && <Loading what="agents" />}
         <LoadProblem problem={page.problem} />
-        {page.data && page.data.agents.length === 0 && (
-          <Empty>No agents registered: register one below, then grant to its subject agent:&lt;id&gt;.</Empty>
-        )}
+        {page.data?.agents.length === 0 && <Empty>No agents registered: register one below, then grant to its subject agent:&lt;id&gt;.</Empty>}
         {page.data && page.data.agents.length > 0 && (
           <div class="table-wrap" tabIndex={0} role="region" aria-label="Agents (scrolls sideways)">
             <table>
@@ -165,7 +163,7 @@ function RegisterAgent({ session, onRegistered }: PageProps & { onRegistered: (i
   return (
     <section aria-labelledby="agents-register">
       <h2 id="agents-register">Register an agent</h2>
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={(e) => void submit(e)} noValidate>
         <Field
           label="External id"
           name="external_id"

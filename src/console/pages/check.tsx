@@ -26,7 +26,7 @@ export function CheckPage({ session }: PageProps) {
   };
   return (
     <>
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={(e) => void submit(e)} noValidate>
         <Field
           label="Subject"
           name="subject"

@@ -4,7 +4,10 @@ import type { CreatedOAuthClient, OAuthClientInput } from '../../client/index.ts
 import type { PageProps } from '../app.tsx';
 import { Choices, Confirm, Empty, Field, FormProblem, LoadProblem, Loading, Notice, Secret, useId, useLoad, useSubmit, when } from '../ui.tsx';
 
-type ClientSummary = { client_id: string; name: string };
+interface ClientSummary {
+  client_id: string;
+  name: string;
+}
 
 export function ClientsPage({ session }: PageProps) {
   const list = useLoad(() => session.api.oauth.clients.list());
@@ -17,7 +20,7 @@ export function ClientsPage({ session }: PageProps) {
         {notice && <Notice>{notice}</Notice>}
         {list.loading && <Loading what="OAuth clients" />}
         <LoadProblem problem={list.problem} />
-        {list.data && list.data.clients.length === 0 && <Empty>No OAuth clients: create one below for an integration or an agent.</Empty>}
+        {list.data?.clients.length === 0 && <Empty>No OAuth clients: create one below for an integration or an agent.</Empty>}
         {list.data && list.data.clients.length > 0 && (
           <div class="table-wrap" tabIndex={0} role="region" aria-label="OAuth clients (scrolls sideways)">
             <table>
@@ -108,7 +111,7 @@ function CreateClient({ session, onCreated }: PageProps & { onCreated: () => voi
   return (
     <section aria-labelledby="clients-create">
       <h2 id="clients-create">Create a client</h2>
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={(e) => void submit(e)} noValidate>
         <Field
           label="Name (shown on the consent page)"
           name="name"

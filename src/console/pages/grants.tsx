@@ -16,8 +16,7 @@ const TRIPLE_PROBLEMS = {
   'unknown-relation': 'relation',
 };
 
-const queryOf = (filters: Filters): GrantsQuery =>
-  Object.fromEntries(Object.entries(filters).flatMap(([k, v]) => (v.trim() ? [[k, v.trim()]] : []))) as GrantsQuery;
+const queryOf = (filters: Filters): GrantsQuery => Object.fromEntries(Object.entries(filters).flatMap(([k, v]) => (v.trim() ? [[k, v.trim()]] : [])));
 
 export function GrantsPage({ session }: PageProps) {
   const [draft, setDraft] = useState<Filters>(NO_FILTERS);
@@ -47,7 +46,7 @@ export function GrantsPage({ session }: PageProps) {
     <>
       <section aria-labelledby="grants-list">
         <h2 id="grants-list">Current grants</h2>
-        <form class="filters" onSubmit={applyFilters} noValidate role="search" aria-label="Filter grants">
+        <form class="filters" onSubmit={(e) => void applyFilters(e)} noValidate role="search" aria-label="Filter grants">
           {FILTERS.map((name) => (
             <Field
               key={name}
@@ -66,7 +65,7 @@ export function GrantsPage({ session }: PageProps) {
         {notice && <Notice>{notice}</Notice>}
         {page.loading && <Loading what="grants" />}
         <LoadProblem problem={page.problem} />
-        {page.data && page.data.grants.length === 0 && (
+        {page.data?.grants.length === 0 && (
           <Empty>
             {cursors.length > 1 || Object.values(filters).some(Boolean)
               ? 'No grant matches these filters.'
@@ -161,7 +160,7 @@ function AddGrant({ session, onAdded }: PageProps & { onAdded: (text: string) =>
   return (
     <section aria-labelledby="grants-add">
       <h2 id="grants-add">Add a grant</h2>
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={(e) => void submit(e)} noValidate>
         <Field
           label="Subject"
           name="subject"
@@ -243,8 +242,8 @@ function ImportGrants({ session, onImported }: PageProps & { onImported: () => v
           {parsed.invalid.length > 10 && <p>…and {parsed.invalid.length - 10} more.</p>}
         </div>
       )}
-      {parsed && parsed.invalid.length === 0 && total === 0 && <Empty>{parsed.name} holds no grant.</Empty>}
-      {parsed && parsed.invalid.length === 0 && total > 0 && !done && (
+      {parsed?.invalid.length === 0 && total === 0 && <Empty>{parsed.name} holds no grant.</Empty>}
+      {parsed?.invalid.length === 0 && total > 0 && !done && (
         <button type="button" class="primary" disabled={busy} onClick={() => void start()}>
           Import {total.toLocaleString()} grants from {parsed.name}
         </button>

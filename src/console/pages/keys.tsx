@@ -4,7 +4,10 @@ import type { CreatedKey } from '../../client/index.ts';
 import type { PageProps } from '../app.tsx';
 import { Choices, Confirm, Empty, Field, FormProblem, LoadProblem, Loading, Notice, Secret, useLoad, useSubmit, when } from '../ui.tsx';
 
-type KeySummary = { id: string; label: string };
+interface KeySummary {
+  id: string;
+  label: string;
+}
 
 export function KeysPage({ session }: PageProps) {
   const list = useLoad(() => session.api.keys.list());
@@ -17,7 +20,7 @@ export function KeysPage({ session }: PageProps) {
         {notice && <Notice>{notice}</Notice>}
         {list.loading && <Loading what="keys" />}
         <LoadProblem problem={list.problem} />
-        {list.data && list.data.keys.length === 0 && <Empty>No live keys: create one below.</Empty>}
+        {list.data?.keys.length === 0 && <Empty>No live keys: create one below.</Empty>}
         {list.data && list.data.keys.length > 0 && (
           <div class="table-wrap" tabIndex={0} role="region" aria-label="API keys (scrolls sideways)">
             <table>
@@ -99,7 +102,7 @@ function CreateKey({ session, onCreated }: PageProps & { onCreated: () => void }
   return (
     <section aria-labelledby="keys-create">
       <h2 id="keys-create">Create a key</h2>
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={(e) => void submit(e)} noValidate>
         <Field label="Label" name="label" value={label} onValue={setLabel} problems={problems} placeholder="billing service" />
         <Choices legend="Scopes" name="scopes" options={KEY_SCOPES} chosen={scopes} onChosen={setScopes} problems={problems} />
         <FormProblem problems={problems} />

@@ -19,7 +19,7 @@ export function NamespacesPage({ session }: PageProps) {
         <h2 id="ns-list">Current namespaces</h2>
         {list.loading && <Loading what="namespaces" />}
         <LoadProblem problem={list.problem} />
-        {list.data && list.data.namespaces.length === 0 && <Empty>No namespaces yet: create the first one below.</Empty>}
+        {list.data?.namespaces.length === 0 && <Empty>No namespaces yet: create the first one below.</Empty>}
         {list.data && list.data.namespaces.length > 0 && (
           <div class="table-wrap" tabIndex={0} role="region" aria-label="Namespaces (scrolls sideways)">
             <table>
@@ -79,7 +79,7 @@ function CreateNamespace({ session, onCreated }: PageProps & { onCreated: (name:
   return (
     <section aria-labelledby="ns-create">
       <h2 id="ns-create">Create a namespace</h2>
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={(e) => void submit(e)} noValidate>
         <Field
           label="Name"
           name="name"

@@ -30,7 +30,7 @@ export function SignInPage({ message }: { message: Shown | undefined }) {
           <strong>{message.title}</strong>: {message.detail}
         </p>
       )}
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={(e) => void submit(e)} noValidate>
         <Field
           label="Console client id"
           name="client_id"
