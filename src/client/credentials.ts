@@ -3,8 +3,8 @@
 
 /** The Authorization header of each request, and whether a refused one may be replaced. */
 export interface Credentials {
-  /** The header's value for the next request. */
-  authorization(): Promise<string>;
+  /** The header's value for the next request; undefined sends none (a public client proves only its id, in the form). */
+  authorization(): Promise<string | undefined>;
   /** After a 401 to `sent`: true when asking `authorization()` again may give a header that works. */
   renew(sent: string): boolean;
 }
@@ -14,6 +14,9 @@ export function bearer(secret: string): Credentials {
   const value = `Bearer ${secret}`;
   return { authorization: async () => value, renew: () => false };
 }
+
+/** No Authorization header: the token requests of a public OAuth client, which carry its client_id in the form. */
+export const noCredentials: Credentials = { authorization: async () => undefined, renew: () => false };
 
 /** HTTP Basic for an OAuth client (RFC 6749 2.3.1: id and secret form-encoded first). */
 export const clientBasic = (clientId: string, clientSecret: string): string =>

@@ -71,6 +71,7 @@ import {
 
 export { NetworkError, NO_STATUS, ProblemError, ServiceError, TimeoutError, UnexpectedResponseError, type ProblemIssue } from './errors.ts';
 export { parseRetryAfter, type FetchLike, type RetryPolicy, type Sleep } from './transport.ts';
+export { createPublicOAuthClient, type PublicClientOptions, type PublicOAuthClient, type TokenSet } from './public-client.ts';
 
 export const DEFAULT_BASE_URL = 'http://localhost:8080';
 export { DEFAULT_TIMEOUT_MS };

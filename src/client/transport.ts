@@ -198,7 +198,8 @@ export function createTransport(config: TransportConfig) {
         const headers = { ...args.headers };
         if (headers.authorization === undefined) {
           try {
-            headers.authorization = sent = await untilAborted(config.credentials.authorization(), signal);
+            sent = await untilAborted(config.credentials.authorization(), signal);
+            if (sent !== undefined) headers.authorization = sent;
           } catch (error) {
             if (signal.aborted) throw new TimeoutError(timeoutMs, attempts);
             throw error;

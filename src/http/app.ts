@@ -5,6 +5,7 @@ import express, { type Express } from 'express';
 import { contract } from '../../contract/index.ts';
 import { packageRoot } from '../package-root.ts';
 import type { AppDeps } from './context.ts';
+import { consoleRouter } from './console.ts';
 import { docsRouter } from './docs.ts';
 import { DEFAULT_HTTP_OPTIONS, type HttpOptions } from './options.ts';
 import { authentication } from './middleware/authenticate.ts';
@@ -92,6 +93,7 @@ export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPT
     res.type('application/json').send(openapi);
   });
   app.use(docsRouter());
+  app.use(consoleRouter(options.consoleDir));
 
   app.use(notFound);
   app.use(errorHandler(deps.logger));

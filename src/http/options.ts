@@ -16,6 +16,8 @@ export interface HttpOptions {
   publicUrl: string;
   /** OAuth access tokens' lifetime in seconds (GRANTD_OAUTH_ACCESS_TTL). */
   accessTokenTtlSeconds: number;
+  /** The built console's folder (default dist/console; docs/console.md). */
+  consoleDir?: string;
 }
 
 export const httpOptions = (config: Config): HttpOptions => ({

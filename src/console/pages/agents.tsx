@@ -1,0 +1,205 @@
+import { useState } from 'preact/hooks';
+import type { Agent, AgentDeletion, GrantdClient } from '../../client/index.ts';
+import type { PageProps } from '../app.tsx';
+import { Confirm, Empty, Field, FormProblem, LoadProblem, Loading, Notice, useLoad, useSubmit, when } from '../ui.tsx';
+
+const PAGE_SIZE = 50;
+/** The killswitch's preview lists this many of the agent's grants and counts up to ten times more. */
+const PREVIEW_SHOWN = 10;
+const PREVIEW_COUNTED = 1000;
+
+export function AgentsPage({ session }: PageProps) {
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const cursor = cursors[cursors.length - 1];
+  const page = useLoad(() => session.api.agents.list({ limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) }), [cursor]);
+  const [killing, setKilling] = useState<Agent | null>(null);
+  const [notice, setNotice] = useState('');
+  const reload = () => (setCursors([undefined]), page.reload());
+  return (
+    <>
+      <section aria-labelledby="agents-list">
+        <h2 id="agents-list">Registered agents</h2>
+        {notice && <Notice>{notice}</Notice>}
+        {page.loading && <Loading what="agents" />}
+        <LoadProblem problem={page.problem} />
+        {page.data?.agents.length === 0 && <Empty>No agents registered: register one below, then grant to its subject agent:&lt;id&gt;.</Empty>}
+        {page.data && page.data.agents.length > 0 && (
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Agents (scrolls sideways)">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Subject</th>
+                  <th scope="col">Name</th>
+                  <th scope="col">Owner</th>
+                  <th scope="col">Scope</th>
+                  <th scope="col">Registered</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {page.data.agents.map((agent) => (
+                  <tr key={agent.external_id}>
+                    <td>
+                      <code>{agent.subject}</code>
+                    </td>
+                    <td>{agent.display_name ?? '—'}</td>
+                    <td>{agent.owner ?? '—'}</td>
+                    <td>{agent.scope.join(', ') || '(none)'}</td>
+                    <td>{when(agent.created_at)}</td>
+                    <td>
+                      <button type="button" class="danger" onClick={() => setKilling(agent)} aria-label={`Kill agent ${agent.external_id}`}>
+                        Kill
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <div class="pager">
+          <button type="button" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
+            Previous page
+          </button>
+          <button
+            type="button"
+            disabled={!page.data?.next_cursor}
+            onClick={() => page.data?.next_cursor && setCursors([...cursors, page.data.next_cursor])}
+          >
+            Next page
+          </button>
+        </div>
+      </section>
+      {killing && (
+        <Killswitch
+          session={session}
+          agent={killing}
+          onClose={() => setKilling(null)}
+          onKilled={(result) => {
+            setKilling(null);
+            setNotice(
+              `Agent ${result.external_id} killed: ${result.grants_removed} grant${result.grants_removed === 1 ? '' : 's'} removed, ` +
+                `${result.clients_removed} OAuth client${result.clients_removed === 1 ? '' : 's'} removed.`,
+            );
+            reload();
+          }}
+        />
+      )}
+      <RegisterAgent session={session} onRegistered={(id) => (setNotice(`Agent ${id} registered.`), reload())} />
+    </>
+  );
+}
+
+/** What the killswitch will remove: the agent's grants (a sample and a count) and its OAuth clients. */
+async function killPreview(api: GrantdClient, agent: Agent) {
+  const grants: string[] = [];
+  let count = 0;
+  for await (const grant of api.grants.iterate({ subject: agent.subject, limit: PREVIEW_COUNTED })) {
+    if (grants.length < PREVIEW_SHOWN) grants.push(`${grant.relation} on ${grant.object}`);
+    if (++count >= PREVIEW_COUNTED) break;
+  }
+  const clients = (await api.oauth.clients.list()).clients.filter((client) => client.agent === agent.external_id);
+  return {
+    grants,
+    count: count >= PREVIEW_COUNTED ? `${PREVIEW_COUNTED}+` : String(count),
+    clients: clients.map((c) => `${c.name} (${c.client_id})`),
+  };
+}
+
+function Killswitch(props: PageProps & { agent: Agent; onClose: () => void; onKilled: (result: AgentDeletion) => void }) {
+  const { session, agent } = props;
+  const preview = useLoad(() => killPreview(session.api, agent), [agent.external_id]);
+  return (
+    <Confirm
+      title={`Kill agent ${agent.external_id}?`}
+      confirmLabel="Kill agent"
+      onClose={props.onClose}
+      onConfirm={async () => props.onKilled(await session.api.agents.delete(agent.external_id))}
+    >
+      <p>
+        The agent is removed with every grant it holds and every OAuth client acting as it, in one transaction; its tokens stop working at once. This
+        cannot be undone.
+      </p>
+      {preview.loading && <Loading what="what will be removed" />}
+      <LoadProblem problem={preview.problem} />
+      {preview.data && (
+        <>
+          <p>
+            Grants of <code>{agent.subject}</code>: {preview.data.count}
+          </p>
+          {preview.data.grants.length > 0 && (
+            <ul>
+              {preview.data.grants.map((g) => (
+                <li key={g}>{g}</li>
+              ))}
+            </ul>
+          )}
+          <p>OAuth clients: {preview.data.clients.length === 0 ? 'none' : preview.data.clients.join(', ')}</p>
+        </>
+      )}
+    </Confirm>
+  );
+}
+
+function RegisterAgent({ session, onRegistered }: PageProps & { onRegistered: (id: string) => void }) {
+  const blank = { external_id: '', display_name: '', owner: '', scope: '*:*' };
+  const [form, setForm] = useState(blank);
+  const { busy, problems, run } = useSubmit(['external_id', 'display_name', 'owner', 'scope'], { 'agent-exists': 'external_id' });
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const input = {
+      external_id: form.external_id.trim(),
+      scope: form.scope.split(/[\s,]+/).filter(Boolean),
+      ...(form.display_name.trim() ? { display_name: form.display_name.trim() } : {}),
+      ...(form.owner.trim() ? { owner: form.owner.trim() } : {}),
+    };
+    if (await run(() => session.api.agents.create(input))) {
+      setForm(blank);
+      onRegistered(input.external_id);
+    }
+  };
+  return (
+    <section aria-labelledby="agents-register">
+      <h2 id="agents-register">Register an agent</h2>
+      <form onSubmit={(e) => void submit(e)} noValidate>
+        <Field
+          label="External id"
+          name="external_id"
+          value={form.external_id}
+          onValue={(v) => setForm({ ...form, external_id: v })}
+          problems={problems}
+          placeholder="release-bot"
+        />
+        <Field
+          label="Display name (optional)"
+          name="display_name"
+          value={form.display_name}
+          onValue={(v) => setForm({ ...form, display_name: v })}
+          problems={problems}
+        />
+        <Field
+          label="Owner (optional)"
+          name="owner"
+          value={form.owner}
+          onValue={(v) => setForm({ ...form, owner: v })}
+          problems={problems}
+          placeholder="user:alice"
+        />
+        <Field
+          label="Scope"
+          name="scope"
+          value={form.scope}
+          onValue={(v) => setForm({ ...form, scope: v })}
+          problems={problems}
+          hint="What the agent may ever be granted: namespace:relation entries separated by commas; * matches any, e.g. document:viewer."
+        />
+        <FormProblem problems={problems} />
+        <button type="submit" class="primary" disabled={busy}>
+          {busy ? 'Registering…' : 'Register agent'}
+        </button>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,150 @@
+import { useState } from 'preact/hooks';
+import type { PageProps } from '../app.tsx';
+import { bodyOf, draftProblems, type NamespaceDraft, type RelationRow } from '../relations.ts';
+import { Empty, Field, FormProblem, LoadProblem, Loading, Notice, useId, useLoad, useSubmit, when } from '../ui.tsx';
+
+const describe = (relations: Record<string, { includes?: string[] | undefined }> | null): string =>
+  relations === null
+    ? 'open (any relation)'
+    : Object.entries(relations)
+        .map(([name, def]) => (def.includes?.length ? `${name} ⊇ ${def.includes.join(', ')}` : name))
+        .join('; ') || 'no relations';
+
+export function NamespacesPage({ session }: PageProps) {
+  const list = useLoad(() => session.api.namespaces.list());
+  const [created, setCreated] = useState('');
+  return (
+    <>
+      <section aria-labelledby="ns-list">
+        <h2 id="ns-list">Current namespaces</h2>
+        {list.loading && <Loading what="namespaces" />}
+        <LoadProblem problem={list.problem} />
+        {list.data?.namespaces.length === 0 && <Empty>No namespaces yet: create the first one below.</Empty>}
+        {list.data && list.data.namespaces.length > 0 && (
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Namespaces (scrolls sideways)">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Relations</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.namespaces.map((ns) => (
+                  <tr key={ns.name}>
+                    <td>
+                      <code>{ns.name}</code>
+                    </td>
+                    <td>{describe(ns.relations)}</td>
+                    <td>{when(ns.created_at)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+      {created && <Notice>Namespace {created} created.</Notice>}
+      <CreateNamespace
+        session={session}
+        onCreated={(name) => {
+          setCreated(name);
+          list.reload();
+        }}
+      />
+    </>
+  );
+}
+
+const EMPTY_DRAFT: NamespaceDraft = { name: '', open: false, rows: [{ name: 'owner', includes: '' }] };
+
+function CreateNamespace({ session, onCreated }: PageProps & { onCreated: (name: string) => void }) {
+  const [draft, setDraft] = useState<NamespaceDraft>(EMPTY_DRAFT);
+  // The live check previews what the server says; submitting still asks the server, whose problem is the word that counts.
+  const { busy, problems, run } = useSubmit(['name', 'relations'], { 'invalid-namespace': 'relations', 'namespace-exists': 'name' });
+  const local = draftProblems(draft);
+  const relationsId = useId('relations');
+  const setRow = (i: number, row: Partial<RelationRow>) => setDraft({ ...draft, rows: draft.rows.map((r, j) => (i === j ? { ...r, ...row } : r)) });
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const name = draft.name.trim();
+    if (await run(() => session.api.namespaces.create(bodyOf(draft)))) {
+      setDraft(EMPTY_DRAFT);
+      onCreated(name);
+    }
+  };
+
+  return (
+    <section aria-labelledby="ns-create">
+      <h2 id="ns-create">Create a namespace</h2>
+      <form onSubmit={(e) => void submit(e)} noValidate>
+        <Field
+          label="Name"
+          name="name"
+          value={draft.name}
+          onValue={(name) => setDraft({ ...draft, name })}
+          problems={problems}
+          placeholder="document"
+        />
+        <label class="choice">
+          <input type="checkbox" checked={draft.open} onChange={(e) => setDraft({ ...draft, open: (e.target as HTMLInputElement).checked })} />
+          Open namespace (any relation, nothing inherited)
+        </label>
+        {!draft.open && (
+          <fieldset class="field" aria-describedby={`${relationsId}-help`}>
+            <legend>Relations</legend>
+            <p class="hint" id={`${relationsId}-help`}>
+              Each relation may include others: <code>editor</code> (the same object's editors also hold it) or <code>parent-&gt;viewer</code> (the
+              viewers of the object's parent hold it), separated by commas.
+            </p>
+            {draft.rows.map((row, i) => (
+              <div class="relation-row" key={i}>
+                <Field
+                  label={`Relation ${i + 1}`}
+                  name={`relation-${i}`}
+                  value={row.name}
+                  onValue={(name) => setRow(i, { name })}
+                  problems={problems}
+                />
+                <Field
+                  label={`Includes of relation ${i + 1}`}
+                  name={`includes-${i}`}
+                  value={row.includes}
+                  onValue={(includes) => setRow(i, { includes })}
+                  problems={problems}
+                />
+                <button type="button" onClick={() => setDraft({ ...draft, rows: draft.rows.filter((_, j) => j !== i) })}>
+                  Remove relation {i + 1}
+                </button>
+              </div>
+            ))}
+            <button type="button" onClick={() => setDraft({ ...draft, rows: [...draft.rows, { name: '', includes: '' }] })}>
+              Add a relation
+            </button>
+            {problems.fields.relations ? (
+              <p class="problem" role="alert">
+                <strong>{problems.fields.relations.title}</strong>: {problems.fields.relations.detail}
+              </p>
+            ) : (
+              local.relations && (
+                <p class="problem" aria-live="polite">
+                  {local.relations}
+                </p>
+              )
+            )}
+          </fieldset>
+        )}
+        <h3>Preview</h3>
+        <pre class="preview" aria-label="The request body">
+          {JSON.stringify(bodyOf(draft), null, 2)}
+        </pre>
+        <FormProblem problems={problems} />
+        <button type="submit" class="primary" disabled={busy}>
+          {busy ? 'Creating…' : 'Create namespace'}
+        </button>
+      </form>
+    </section>
+  );
+}

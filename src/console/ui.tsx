@@ -1,0 +1,229 @@
+// The console's building blocks: labelled fields with their problem, notices, dialogs.
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { NO_PROBLEMS, problemsOf, type FormProblems, type Shown } from './problems.ts';
+
+let lastId = 0;
+/** An id unique in the page, stable across renders of one component. */
+export function useId(prefix: string): string {
+  const [id] = useState(() => `${prefix}-${++lastId}`);
+  return id;
+}
+
+function ProblemText({ id, problem }: { id?: string; problem: Shown }) {
+  return (
+    <p class="problem" id={id} role="alert">
+      <strong>{problem.title}</strong>
+      {problem.detail ? `: ${problem.detail}` : ''}
+    </p>
+  );
+}
+
+/** What the console's fields pass on to their input. */
+interface InputProps {
+  placeholder?: string;
+  required?: boolean;
+}
+
+/** A labelled input; its problem (if any) is shown beneath it and announced. */
+export function Field(
+  props: { label: string; name: string; value: string; onValue: (value: string) => void; problems: FormProblems; hint?: string } & InputProps,
+) {
+  const { label, name, value, onValue, problems, hint, ...rest } = props;
+  const id = useId(name);
+  const given = problems.fields[name];
+  // A problem is about the value that was sent: once the field is edited, it no longer applies.
+  const sent = useRef<{ given: Shown | undefined; value: string }>({ given, value });
+  if (sent.current.given !== given) sent.current = { given, value };
+  const problem = given && sent.current.value === value ? given : undefined;
+  const described = [hint ? `${id}-hint` : '', problem ? `${id}-problem` : ''].filter(Boolean).join(' ');
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        name={name}
+        value={value}
+        onInput={(e) => onValue((e.target as HTMLInputElement).value)}
+        aria-invalid={problem ? 'true' : undefined}
+        aria-describedby={described || undefined}
+        autocomplete="off"
+        spellcheck={false}
+        {...rest}
+      />
+      {hint && (
+        <p class="hint" id={`${id}-hint`}>
+          {hint}
+        </p>
+      )}
+      {problem && <ProblemText id={`${id}-problem`} problem={problem} />}
+    </div>
+  );
+}
+
+/** Check boxes for a set of values (scopes), as one labelled group. */
+export function Choices(props: {
+  legend: string;
+  name: string;
+  options: readonly string[];
+  chosen: string[];
+  onChosen: (chosen: string[]) => void;
+  problems: FormProblems;
+}) {
+  const { legend, name, options, chosen, onChosen, problems } = props;
+  const id = useId(name);
+  const problem = problems.fields[name];
+  return (
+    <fieldset class="field" aria-describedby={problem ? `${id}-problem` : undefined}>
+      <legend>{legend}</legend>
+      {options.map((option) => (
+        <label class="choice" key={option}>
+          <input
+            type="checkbox"
+            name={name}
+            value={option}
+            checked={chosen.includes(option)}
+            onChange={(e) => onChosen((e.target as HTMLInputElement).checked ? [...chosen, option] : chosen.filter((c) => c !== option))}
+          />
+          {option}
+        </label>
+      ))}
+      {problem && <ProblemText id={`${id}-problem`} problem={problem} />}
+    </fieldset>
+  );
+}
+
+/** The problem that names no field, above the form's button. */
+export function FormProblem({ problems }: { problems: FormProblems }) {
+  return problems.form ? <ProblemText problem={problems.form} /> : null;
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p class="loading" role="status">
+      Loading {what}…
+    </p>
+  );
+}
+
+/** What an empty list says: why it is empty and what to do next. */
+export function Empty({ children }: { children: ComponentChildren }) {
+  return <p class="empty">{children}</p>;
+}
+
+export function Notice({ children }: { children: ComponentChildren }) {
+  return (
+    <div class="notice" role="status">
+      {children}
+    </div>
+  );
+}
+
+/**
+ * A form's submission: `busy` while the call runs, its problems spread over `fields` afterwards.
+ * `run` resolves true when the call succeeded.
+ */
+export function useSubmit(fields: readonly string[], byType: Record<string, string> = {}) {
+  const [busy, setBusy] = useState(false);
+  const [problems, setProblems] = useState<FormProblems>(NO_PROBLEMS);
+  const run = async (action: () => Promise<unknown>): Promise<boolean> => {
+    setBusy(true);
+    setProblems(NO_PROBLEMS);
+    try {
+      await action();
+      return true;
+    } catch (error) {
+      setProblems(problemsOf(error, fields, byType));
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, problems, setProblems, run };
+}
+
+/** Loads `load` on mount and whenever `deps` change; `reload` loads again. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
+  const [state, setState] = useState<{ data?: T; problem?: Shown; loading: boolean }>({ loading: true });
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    let current = true;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (data) => current && setState({ data, loading: false }),
+      (error: unknown) => current && setState({ problem: problemsOf(error, []).form!, loading: false }),
+    );
+    return () => {
+      current = false;
+    };
+  }, [...deps, round]);
+  return { ...state, reload: () => setRound((r) => r + 1) };
+}
+
+export function LoadProblem({ problem }: { problem: Shown | undefined }) {
+  return problem ? <ProblemText problem={problem} /> : null;
+}
+
+/** A secret shown once, with a button that copies it. */
+export function Secret({ label, value }: { label: string; value: string }) {
+  const [copied, setCopied] = useState<string>('');
+  const id = useId('secret');
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(value);
+      setCopied('Copied to the clipboard.');
+    } catch {
+      setCopied('The browser refused the clipboard: select the text and copy it.');
+    }
+  };
+  return (
+    <div class="secret">
+      <label for={id}>{label} (shown once: store it now)</label>
+      <div class="secret-row">
+        <input id={id} readOnly value={value} onFocus={(e) => (e.target as HTMLInputElement).select()} />
+        <button type="button" onClick={() => void copy()}>
+          Copy
+        </button>
+      </div>
+      <p class="hint" role="status">
+        {copied}
+      </p>
+    </div>
+  );
+}
+
+/**
+ * A modal confirmation (<dialog>: focus moves into it, Escape cancels, focus returns after).
+ * `onConfirm` runs the action; its problem stays shown in the dialog.
+ */
+export function Confirm(props: {
+  title: string;
+  confirmLabel: string;
+  onConfirm: () => Promise<void>;
+  onClose: () => void;
+  children: ComponentChildren;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const { busy, problems, run } = useSubmit([]);
+  const titleId = useId('dialog-title');
+  useEffect(() => {
+    ref.current?.showModal();
+  }, []);
+  return (
+    <dialog ref={ref} aria-labelledby={titleId} onClose={props.onClose}>
+      <h2 id={titleId}>{props.title}</h2>
+      {props.children}
+      <FormProblem problems={problems} />
+      <div class="actions">
+        <button type="button" class="danger" disabled={busy} onClick={() => void run(props.onConfirm)}>
+          {busy ? 'Working…' : props.confirmLabel}
+        </button>
+        <button type="button" onClick={() => ref.current?.close()}>
+          Cancel
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+export const when = (timestamp: string | null): string => (timestamp ? new Date(timestamp).toLocaleString() : '—');

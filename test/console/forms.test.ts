@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { ProblemError } from '../../src/client/index.ts';
+import { parseNdjson } from '../../src/console/ndjson.ts';
+import { problemsOf } from '../../src/console/problems.ts';
+import { bodyOf, draftProblems } from '../../src/console/relations.ts';
+
+describe("the namespace form's live check", () => {
+  const draft = (rows: [string, string][], name = 'document') => ({ name, open: false, rows: rows.map(([n, includes]) => ({ name: n, includes })) });
+
+  it('builds the body the server takes, includes split on commas and spaces', () => {
+    expect(
+      bodyOf(
+        draft([
+          ['owner', ''],
+          ['viewer', 'owner, parent->viewer'],
+          ['parent', ''],
+        ]),
+      ),
+    ).toEqual({
+      name: 'document',
+      relations: { owner: {}, viewer: { includes: ['owner', 'parent->viewer'] }, parent: {} },
+    });
+    expect(bodyOf({ name: ' folder ', open: true, rows: [{ name: 'x', includes: 'y' }] })).toEqual({ name: 'folder' });
+  });
+
+  it('accepts what the server accepts', () => {
+    expect(
+      draftProblems(
+        draft([
+          ['owner', ''],
+          ['viewer', 'owner parent->viewer'],
+          ['parent', ''],
+        ]),
+      ),
+    ).toEqual({});
+  });
+
+  it('names what the server would refuse, at the field the server would name', () => {
+    expect(draftProblems(draft([['owner', 'nope']]))).toEqual({ relations: 'relation owner includes "nope", but nope is not declared' });
+    expect(
+      draftProblems(
+        draft([
+          ['a', 'b'],
+          ['b', 'a'],
+        ]),
+      ).relations,
+    ).toMatch(/cycle: a -> b -> a/);
+    expect(draftProblems(draft([['a', 'a->']])).relations).toMatch(/must be a relation R or an arrow T->R/);
+    expect(
+      draftProblems(
+        draft([
+          ['a', ''],
+          ['a', ''],
+        ]),
+      ),
+    ).toEqual({ relations: 'relation a is declared twice' });
+    expect(draftProblems(draft([['Bad', '']])).relations).toMatch(/Bad/);
+    // A bad name does not hide the relations' own problem.
+    expect(draftProblems(draft([['owner', 'nope']], 'Bad Name'))).toEqual({
+      name: expect.stringMatching(/must match/),
+      relations: 'relation owner includes "nope", but nope is not declared',
+    });
+  });
+});
+
+describe('the NDJSON import', () => {
+  it('reads one grant a line, skips blank lines, and names every bad line by number', () => {
+    const text = [
+      '{"subject":"user:a","relation":"viewer","object":"doc:1"}',
+      '',
+      'not json',
+      '{"subject":"a","relation":"viewer","object":"doc:1"}',
+      '{"subject":"user:a","relation":"viewer","object":"doc:1","extra":1}\r',
+    ].join('\n');
+    const parsed = parseNdjson(text);
+    expect(parsed.grants).toEqual([{ subject: 'user:a', relation: 'viewer', object: 'doc:1' }]);
+    expect(parsed.invalid.map((i) => i.line)).toEqual([3, 4, 5]);
+    expect(parsed.invalid[0]!.message).toBe('not JSON');
+    expect(parsed.invalid[1]!.message).toMatch(/^subject: /);
+  });
+});
+
+describe('where a problem is shown', () => {
+  const problem = (type: string, errors?: { path: string; message: string }[]) =>
+    new ProblemError({ type, status: 400, title: 'Some title', detail: 'some detail', attempts: 1, errors });
+
+  it("puts a validation problem's issues at the fields they name, and joins two at one field", () => {
+    const shown = problemsOf(
+      problem('invalid-request', [
+        { path: 'body.subject', message: 'first' },
+        { path: 'body.subject', message: 'second' },
+        { path: 'body.object', message: 'third' },
+      ]),
+      ['subject', 'object'],
+    );
+    expect(shown).toEqual({
+      fields: { subject: { title: 'Some title', detail: 'first; second' }, object: { title: 'Some title', detail: 'third' } },
+    });
+  });
+
+  it('puts a typed problem at the field its type names, and anything else above the form', () => {
+    expect(problemsOf(problem('unknown-relation'), ['relation'], { 'unknown-relation': 'relation' })).toEqual({
+      fields: { relation: { title: 'Some title', detail: 'some detail' } },
+    });
+    expect(problemsOf(problem('rate-limited'), ['relation'])).toEqual({ fields: {}, form: { title: 'Some title', detail: 'some detail' } });
+    expect(problemsOf(problem('invalid-request', [{ path: 'body.other', message: 'x' }]), ['relation']).form).toBeDefined();
+    expect(problemsOf(new Error('boom'), [])).toEqual({ fields: {}, form: { title: 'Unexpected error', detail: 'boom' } });
+  });
+});
