@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { Grant } from '../client/index.ts';
 import { API_ENVIRONMENT, apiClient } from './api.ts';
 import { grantsQuery, withGrantFilters } from './grants.ts';
 
@@ -8,7 +9,9 @@ const PAGE = 1000;
 /** `grantd export`: every grant (or those matching the filters) as NDJSON, the lines `grantd import` reads. */
 export function registerExport(program: Command): void {
   withGrantFilters(program.command('export'))
-    .description('print every grant as NDJSON, one {"subject","relation","object"} a line, as grantd import reads (scope grant:read)')
+    .description(
+      'print every grant as NDJSON, one {"subject","relation","object"[,"not_before","expires_at"]} a line, as grantd import reads (scope grant:read)',
+    )
     .addHelpText(
       'after',
       `${API_ENVIRONMENT}\nExample, copying a tenant's grants into another one (whose namespaces and agents exist):\n` +
@@ -18,8 +21,8 @@ export function registerExport(program: Command): void {
       const { client } = apiClient(command, 'grant:read');
       let count = 0;
       let lines: string[] = [];
-      for await (const { subject, relation, object } of client.grants.iterate({ ...grantsQuery(options), limit: PAGE }, { timeoutMs: 60_000 })) {
-        lines.push(JSON.stringify({ subject, relation, object }));
+      for await (const grant of client.grants.iterate({ ...grantsQuery(options), limit: PAGE }, { timeoutMs: 60_000 })) {
+        lines.push(JSON.stringify(lineOf(grant)));
         count++;
         if (lines.length === PAGE) {
           await write(lines);
@@ -30,6 +33,15 @@ export function registerExport(program: Command): void {
       process.stderr.write(`grantd export: ${count} grants\n`);
     });
 }
+
+/** A grant as a line `grantd import` reads: its triple, and its times when it has them. */
+const lineOf = ({ subject, relation, object, not_before, expires_at }: Grant) => ({
+  subject,
+  relation,
+  object,
+  ...(not_before === null ? {} : { not_before }),
+  ...(expires_at === null ? {} : { expires_at }),
+});
 
 /** Writes lines to standard output, waiting while it is full (a slow pipe). */
 async function write(lines: string[]): Promise<void> {
