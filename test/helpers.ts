@@ -76,8 +76,8 @@ export function client(app: ReturnType<typeof createApp>, key: string) {
   };
 }
 
-export function useApp() {
-  const services = useServices();
+export function useApp(options: Parameters<typeof useServices>[0] = {}) {
+  const services = useServices(options);
   const app = createApp(services);
   return { services, app };
 }

@@ -136,7 +136,14 @@ describe.each(entries)('grantd/client from %s', (_, entry, available) => {
     );
     expect(result.namespace).toBe('document');
     expect(result.before).toEqual({ allowed: false });
-    expect(result.grants[0]).toEqual({ subject: 'user:edge', relation: 'owner', object: 'document:e1', created_at: expect.any(String) });
+    expect(result.grants[0]).toEqual({
+      subject: 'user:edge',
+      relation: 'owner',
+      object: 'document:e1',
+      created_at: expect.any(String),
+      not_before: null,
+      expires_at: null,
+    });
     expect(result.after).toEqual({ allowed: true });
     expect(result.page).toEqual({ namespace: 'document', objects: ['e1', 'e2'], next_cursor: expect.any(String) });
     expect(result.all).toEqual(['e1', 'e2', 'e3']);

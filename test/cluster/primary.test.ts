@@ -58,6 +58,9 @@ describe("a node's primary", () => {
     fakeCluster.removeAllListeners();
     fakeCluster.workers = {};
     fakeCluster.lastId = 0;
+    // Each test counts its own forks.
+    fakeCluster.fork.mockClear();
+    fakeCluster.setupPrimary.mockClear();
     fakeCluster.fork.mockImplementation(() => {
       const forked = new FakeWorker(++fakeCluster.lastId);
       fakeCluster.workers[forked.id] = forked;

@@ -72,6 +72,8 @@ describe('the grantd command line', { timeout: 180_000 }, () => {
       relation: 'viewer',
       object: 'doc:d1',
       created_at: expect.any(String),
+      not_before: null,
+      expires_at: null,
     });
     expect((await ok(a, ['check', 'user:alice', 'viewer', 'doc:d1'])).stdout).toBe('allowed: user:alice viewer doc:d1\n');
     expect((await ok(a, ['check', 'user:carol', 'viewer', 'doc:d1'])).stdout).toBe('denied: user:carol viewer doc:d1\n');

@@ -51,6 +51,7 @@ describe('a client generated from generated/openapi.json', () => {
       name: namespace,
       relations: { parent: {}, owner: {}, editor: { includes: ['owner'] }, viewer: { includes: ['editor', 'parent->viewer'] } },
       created_at: expect.stringMatching(/Z$/),
+      updated_at: expect.stringMatching(/Z$/),
     });
     expect(result.grantStatus).toBe(201);
     expect(result.grant).toMatchObject({ subject: 'user:alice', relation: 'owner', object: `${namespace}:q3` });

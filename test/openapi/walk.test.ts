@@ -44,7 +44,8 @@ interface Observed {
   body: unknown;
 }
 
-const { services, app } = useApp();
+// Every operation is called with an unknown key in a burst: more failed authentications a second than the default limit.
+const { services, app } = useApp({ authFailureLimit: 100_000 });
 // The same app over a database that does not answer: every operation is 503 `unavailable`.
 const deadServices = createServices('postgres://postgres@127.0.0.1:9/unreachable', { poolSize: 1 }, pino({ level: 'silent' }));
 const deadApp = createApp(deadServices);
@@ -419,6 +420,26 @@ describe('every operation of the document against the server', () => {
     // Listed by candidates, one of which cannot be decided within the budget.
     const query = { namespace: 'document', subject: 'user:alice', relation: 'viewer' };
     await expectCall('objectsList', { ...tight, query }, 422, 'check-too-complex');
+  });
+
+  it('explain and subjectsList', async () => {
+    await given('grants');
+    const tight = { baseUrl: tightServer.baseUrl };
+    const explained = await expectCall('explain', { body: { subject: 'user:alice', relation: 'viewer', object: 'document:walk1' } }, 200);
+    expect(explained.body).toMatchObject({ allowed: true, reason: null });
+    await expectCall('explain', { body: { subject: 'user:alice', relation: 'viewer', object: 'invoice:x' } }, 404, 'namespace-not-found');
+    await expectCall(
+      'explain',
+      { ...tight, body: { subject: 'user:carol', relation: 'viewer', object: 'document:walk2' } },
+      422,
+      'check-too-complex',
+    );
+
+    const query = { object: 'document:walk1', relation: 'viewer', subject_namespace: 'user' };
+    const listed = await expectCall('subjectsList', { query }, 200);
+    expect(listed.body).toEqual({ object: 'document:walk1', relation: 'viewer', subjects: ['user:alice'], next_cursor: null });
+    await expectCall('subjectsList', { query: { ...query, object: 'invoice:x' } }, 404, 'namespace-not-found');
+    await expectCall('subjectsList', { ...tight, query }, 422, 'check-too-complex');
   });
 
   it('agentsDelete', async () => {
