@@ -2,6 +2,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/package-root.ts';
+import { basic } from '../oauth/support.ts';
 
 export const GRANTD_BIN = join(packageRoot(), 'bin', 'grantd.js');
 
@@ -111,7 +112,7 @@ export async function clientForm(
     method: 'POST',
     headers: {
       'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`,
+      authorization: basic(client.client_id, client.client_secret),
     },
     body: new URLSearchParams(fields).toString(),
   });
