@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { ExplainResultSchema } from '../../contract/check.ts';
 import { overBudget } from './budget.ts';
 import { MAX_ARROW_DEPTH, type GrantIndex } from './grant-index.ts';
+import { windowOf, windowState, type WindowState } from './grant-window.ts';
 import { AGENT_NAMESPACE, formatRef, MEMBER_RELATION, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 import { scopeCovers } from './scope.ts';
@@ -12,23 +13,17 @@ type Step = Explanation['path'][number];
 type DenialReason = NonNullable<Explanation['reason']>;
 
 /**
- * A grant as explain reads it, with its validity window (null: unbounded on that side). Grants carry
- * no window yet: the readers give nulls, and grantWindow is where a window is judged once they do.
+ * A grant as explain reads it, with its validity window (null: unbounded on that side), judged by
+ * grantWindow.
  */
 export interface WindowedGrant extends Triple {
   notBefore: Date | null;
   expiresAt: Date | null;
 }
 
-/** Whether a grant counts now, or why not. */
-export type GrantWindow = 'in-force' | 'not-yet-valid' | 'expired';
-
-/** The one place explain judges a grant's validity window: before `notBefore` and from `expiresAt` on, it confers nothing. */
-export function grantWindow(grant: Pick<WindowedGrant, 'notBefore' | 'expiresAt'>, now: number): GrantWindow {
-  if (grant.notBefore !== null && now < grant.notBefore.getTime()) return 'not-yet-valid';
-  if (grant.expiresAt !== null && now >= grant.expiresAt.getTime()) return 'expired';
-  return 'in-force';
-}
+/** Whether a grant explain read counts at `now`, or why not: the index's rule (windowState), on the grant's Dates. */
+export const grantWindow = (grant: Pick<WindowedGrant, 'notBefore' | 'expiresAt'>, now: number): WindowState =>
+  windowState(windowOf(grant.notBefore?.getTime() ?? null, grant.expiresAt?.getTime() ?? null), now);
 
 /** An (object, relation) pair of the walk. */
 export interface Pair {

@@ -15,8 +15,16 @@ export interface WallClock {
 /** Date's clock, read through the global at each call (so that a test's fake Date is the one read). */
 export const SYSTEM_CLOCK: WallClock = { now: () => Date.now() };
 
-export const inForce = (window: GrantWindow | null, at: number): boolean =>
-  window === null || ((window.notBefore === null || window.notBefore <= at) && (window.expiresAt === null || at < window.expiresAt));
+/** Where the instant `at` stands against a window: before it opens, inside it, or from its end on. */
+export type WindowState = 'not-yet-valid' | 'in-force' | 'expired';
+
+export function windowState(window: GrantWindow | null, at: number): WindowState {
+  if (window?.notBefore != null && at < window.notBefore) return 'not-yet-valid';
+  if (window?.expiresAt != null && at >= window.expiresAt) return 'expired';
+  return 'in-force';
+}
+
+export const inForce = (window: GrantWindow | null, at: number): boolean => windowState(window, at) === 'in-force';
 
 export const sameWindow = (a: GrantWindow | null, b: GrantWindow | null): boolean =>
   a === b || (a !== null && b !== null && a.notBefore === b.notBefore && a.expiresAt === b.expiresAt);
