@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from 'pino';
 import type { Db } from './db.ts';
 import type { Prisma } from './prisma/client.ts';
+import { startSweep } from './sweep.ts';
 
 /**
  * Revisions and the changes feed (docs/consistency.md#revisions). A revision is a position in the
@@ -163,29 +164,17 @@ export async function sweepChanges(db: Db, retentionMs: number, now: Date, limit
   return Number(row!.deleted);
 }
 
-/** Sweeps old changes every `intervalMs`, chunk after chunk while chunks come back full; returns what stops it. */
+/** Sweeps changes past their retention every `intervalMs` in the background (startSweep); returns what stops it. */
 export function startChangesSweep(
   db: Db,
   { retentionMs, intervalMs = SWEEP_INTERVAL_MS }: { retentionMs: number; intervalMs?: number },
   logger: Logger,
 ): () => void {
-  let running = false;
-  const sweep = async () => {
-    if (running) return;
-    running = true;
-    try {
-      let deleted = 0;
-      for (let chunk = SWEEP_CHUNK; chunk === SWEEP_CHUNK; deleted += chunk) chunk = await sweepChanges(db, retentionMs, new Date());
-      if (deleted > 0) logger.info({ deleted }, 'changes past their retention deleted');
-    } catch (error) {
-      logger.warn({ err: { message: (error as Error).message } }, 'sweep of the changes feed failed; retried at the next interval');
-    } finally {
-      running = false;
-    }
-  };
-  const timer = setInterval(() => void sweep(), intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  return startSweep(
+    { intervalMs, chunk: SWEEP_CHUNK, what: 'changes past their retention' },
+    () => sweepChanges(db, retentionMs, new Date()),
+    logger,
+  );
 }
 
 const SWEEP_CHUNK = 5000;
