@@ -42,6 +42,8 @@ export const ChangeSchema = z
   .passthrough()
   .describe("One change, with the thing's fields as the API shows them (never a secret)");
 
+export type Change = z.infer<typeof ChangeSchema>;
+
 export const ChangePageSchema = z.object({
   changes: z.array(ChangeSchema).describe('In commit order, each change of the tenant exactly once'),
   next_revision: RevisionSchema.describe('What to pass as `after` next; with no newer change, the position read up to'),

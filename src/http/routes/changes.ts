@@ -1,5 +1,5 @@
 import { initServer } from '@ts-rest/express';
-import { contract } from '../../../contract/index.ts';
+import { contract, type Change } from '../../../contract/index.ts';
 import { DomainError } from '../../errors.ts';
 import { ChangesExpired, readChanges } from '../../store/revisions.ts';
 import { principalOf, type AppDeps } from '../context.ts';
@@ -26,8 +26,9 @@ export const changeRoutes = ({ db }: AppDeps) =>
           changes: changes.map((change) => ({
             revision: encodeRevision(cursorSecret, change.position),
             at: change.at.toISOString(),
-            kind: change.kind as 'grant',
-            op: change.op as 'create',
+            // The migration's triggers write only the kinds and ops the contract names.
+            kind: change.kind as Change['kind'],
+            op: change.op as Change['op'],
             ...change.data,
             actor: change.actor,
           })),
