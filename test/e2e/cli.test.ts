@@ -74,6 +74,7 @@ describe('the grantd command line', { timeout: 180_000 }, () => {
       created_at: expect.any(String),
       not_before: null,
       expires_at: null,
+      revision: expect.any(String),
     });
     expect((await ok(a, ['check', 'user:alice', 'viewer', 'doc:d1'])).stdout).toBe('allowed: user:alice viewer doc:d1\n');
     expect((await ok(a, ['check', 'user:carol', 'viewer', 'doc:d1'])).stdout).toBe('denied: user:carol viewer doc:d1\n');
