@@ -420,6 +420,14 @@ describe('the console in headless Chromium', () => {
       await shoot(page, `${path || 'overview'}-390`);
     }
     await expectAccessible(page, 'namespaces at 390 px');
+    // The explain graph shrinks to a phone's width.
+    await go(page, 'check', 'Check');
+    await ask('user:alice', 'viewer', 'document:q3');
+    await page.locator('.answer.allowed').waitFor();
+    await section(page, 'Who holds viewer on document:q3').getByRole('list').waitFor();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    expect((await why.getByRole('img').boundingBox())!.width).toBeLessThanOrEqual(390);
+    await shoot(page, 'check-390');
 
     // Sign-out revokes the session's grant: its refresh token no longer works.
     await page.getByRole('button', { name: 'Sign out' }).click();
