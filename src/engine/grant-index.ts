@@ -508,6 +508,21 @@ export class GrantIndex {
     return smallest([...ids], query.limit);
   }
 
+  /**
+   * The grants kept aside whose windows are none in force at the instant the lists were last
+   * advanced to, each with one of its windows: what explain names as `expired` or `not-yet-valid`
+   * (the lists hold only grants in force). Goes over every windowed grant: for explain, not checks.
+   */
+  outOfForce(): { grant: Triple; window: GrantWindow }[] {
+    const out: { grant: Triple; window: GrantWindow }[] = [];
+    for (const { grant, windows } of this.windowed.values()) {
+      if (windows.some((window) => inForce(window, this.windowsAt))) continue;
+      const window = windows.find((w): w is GrantWindow => w !== null);
+      if (window) out.push({ grant, window });
+    }
+    return out;
+  }
+
   /** Whether the grant is held. */
   holds(grant: Triple): boolean {
     const [subject, object, relation] = [this.nodeOf(grant.subject), this.nodeOf(grant.object), this.relationNumbers.get(grant.relation)];
