@@ -73,9 +73,12 @@ export class GrantIndex {
   /** Namespaces and relations whose last node or grant went: forgotten by the next sweep unless used again. */
   private readonly emptiedNamespaces = new Set<number>();
   private readonly emptiedRelations = new Set<number>();
-  /** Per node: its namespace's number, its id, and how many grants name it. */
-  private readonly nodeNs: number[] = [];
-  private readonly nodeId: (string | undefined)[] = [];
+  /** Per node: its namespace's number, its id, and how many grants name it (typed arrays: no pointers for the collector). */
+  private nodeNs = new Int32Array(1024);
+  private nodeId: (string | undefined)[] = [];
+  private references = new Int32Array(1024);
+  /** Node numbers handed out so far (freed ones are reused first). */
+  private nodeCount = 0;
   /** Per object node: (relation, holder) pairs. */
   private readonly grantsOn = new EdgeLists(INDEX_FROM.holders);
   /** Per subject node: (relation, object) pairs. */
@@ -85,7 +88,6 @@ export class GrantIndex {
    * check does, reads those alone and not all the subject's grants (hundreds for a user at L).
    */
   private readonly memberships = new EdgeLists(INDEX_FROM.objects);
-  private readonly references: number[] = [];
   private readonly freeNodes: number[] = [];
   private readonly member = this.relationNumber(MEMBER_RELATION);
   private tables = new WeakMap<CompiledSchema, SchemaTables>();
@@ -612,13 +614,36 @@ export class GrantIndex {
     const existing = this.nodeOf(ref);
     if (existing !== undefined) return existing;
     const ns = this.namespaceNumber(ref.ns);
-    const node = this.freeNodes.pop() ?? this.nodeNs.length;
+    const node = this.freeNodes.pop() ?? this.newNode();
     this.nodesByNs[ns]!.set(ref.id, node);
     this.emptiedNamespaces.delete(ns);
     this.nodeNs[node] = ns;
     this.nodeId[node] = ref.id;
     this.references[node] = 0;
     return node;
+  }
+
+  private newNode(): number {
+    if (this.nodeCount === this.nodeNs.length) {
+      // By half: after a compaction the arrays are exactly full, and a new node should not double them.
+      const length = this.nodeCount + (this.nodeCount >> 1) + 1024;
+      this.nodeNs = grown(this.nodeNs, length);
+      this.references = grown(this.references, length);
+    }
+    return this.nodeCount++;
+  }
+
+  /**
+   * Packs the lists and the per-node arrays to exactly what they hold (EdgeLists.compact): a load
+   * calls it once all grants are in, so that a held tenant costs its grants, not the slack of growing.
+   */
+  compact(): void {
+    this.grantsOn.compact();
+    this.grantsBy.compact();
+    this.memberships.compact();
+    this.nodeNs = this.nodeNs.slice(0, this.nodeCount);
+    this.references = this.references.slice(0, this.nodeCount);
+    this.nodeId = this.nodeId.slice(0, this.nodeCount);
   }
 
   /** One grant naming the node is gone: a node no grant names is forgotten. */
@@ -741,6 +766,12 @@ function smallest(ids: string[], limit: number): string[] {
     }
   }
   return heap.sort();
+}
+
+function grown(old: Int32Array<ArrayBuffer>, length: number): Int32Array<ArrayBuffer> {
+  const into = new Int32Array(length);
+  into.set(old);
+  return into;
 }
 
 function append<V>(map: Map<number, Map<number, V[]>>, ns: number, relation: number, value: V): void {
