@@ -4,7 +4,7 @@ import { DEFAULT_CHECK_BUDGET, isCheckTooComplex, overBudget } from './budget.ts
 import type { CheckTurns } from './check-time.ts';
 import { EdgeLists } from './edge-lists.ts';
 import type { HoldersQuery, ReachableQuery } from './engine.ts';
-import { inForce, sameWindow, type GrantWindow } from './grant-window.ts';
+import { inForce, sameWindow, windowOf, type GrantWindow } from './grant-window.ts';
 import { MEMBER_RELATION, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 
@@ -102,10 +102,14 @@ export class GrantIndex {
   /** Bumped by every change of the grants held: what a walk found is valid for one version. */
   private version = 0;
   /**
-   * The grants with a window, by tripleKey, with their windows: one, but a catch-up may hold a grant's
-   * old and new windows for a moment (see flip); null there is the grant without a window.
+   * The grants with a window, by object node, as numbers (no object per grant): ASIDE_WIDTH of them a
+   * window, its relation, its subject node and its bounds (an open side infinite). Usually one
+   * window a grant, but a catch-up may hold a grant's old and new windows for a moment (see flip);
+   * a window open on both sides there is the grant without a window.
    */
-  private readonly windowed = new Map<string, { grant: Triple; windows: (GrantWindow | null)[] }>();
+  private readonly windowed = new Map<number, number[]>();
+  /** Grants held aside in `windowed`. */
+  private windowedGrants = 0;
   /** The instant (epoch ms) at which the lists hold exactly the windowed grants in force. */
   private windowsAt = 0;
   /** No window opens or closes in [validFrom, validUntil): the lists are right for any instant in it. */
@@ -117,31 +121,36 @@ export class GrantIndex {
    * namespace and relation names it has interned, each weighing about as much as NAME_WEIGHT grants.
    */
   get footprint(): number {
-    return this.size + WINDOW_WEIGHT * this.windowed.size + NAME_WEIGHT * (this.namespaceNumbers.size + this.relationNumbers.size);
+    return this.size + WINDOW_WEIGHT * this.windowedGrants + NAME_WEIGHT * (this.namespaceNumbers.size + this.relationNumbers.size);
   }
 
   /** Grants held with a window, in force now or not. */
   get windowedSize(): number {
-    return this.windowed.size;
+    return this.windowedGrants;
   }
 
   /** Adds the grant with its window (null: none); false when it was already held so. */
   add(grant: Triple, window: GrantWindow | null = null): boolean {
-    const entry = this.windowed.size === 0 ? undefined : this.windowed.get(tripleKey(grant));
-    if (window === null && entry === undefined) return this.addEdge(grant);
-    const windows = entry?.windows ?? this.plainWindows(grant);
+    const subject = this.nodeFor(grant.subject);
+    const object = this.nodeFor(grant.object);
+    const relation = this.relationNumber(grant.relation);
+    const aside = this.windowsAside(subject, relation, object);
+    if (window === null && aside === undefined) return this.addEdge(subject, relation, object);
+    const windows = aside ?? this.plainWindows(subject, relation, object);
     if (windows.some((held) => sameWindow(held, window))) return false;
-    this.setWindows(grant, [...windows, window]);
+    this.setWindows(subject, relation, object, [...windows, window]);
     return true;
   }
 
   /** Removes the grant, whatever its window; false when it was not held. */
   remove(grant: Triple): boolean {
-    if (this.windowed.size > 0 && this.windowed.delete(tripleKey(grant))) {
-      this.removeEdge(grant);
-      return true;
-    }
-    return this.removeEdge(grant);
+    const subject = this.nodeOf(grant.subject);
+    const object = this.nodeOf(grant.object);
+    const relation = this.relationNumbers.get(grant.relation);
+    if (subject === undefined || object === undefined || relation === undefined) return false;
+    if (this.windowsAside(subject, relation, object) === undefined) return this.removeEdge(subject, relation, object);
+    this.setWindows(subject, relation, object, []);
+    return true;
   }
 
   /**
@@ -151,14 +160,17 @@ export class GrantIndex {
    * old and new windows for a moment in a replay, never at its end.
    */
   flip(grant: Triple, window: GrantWindow | null = null): void {
-    const entry = this.windowed.size === 0 ? undefined : this.windowed.get(tripleKey(grant));
-    if (window === null && entry === undefined) {
-      if (!this.removeEdge(grant)) this.addEdge(grant);
+    const subject = this.nodeFor(grant.subject);
+    const object = this.nodeFor(grant.object);
+    const relation = this.relationNumber(grant.relation);
+    const aside = this.windowsAside(subject, relation, object);
+    if (window === null && aside === undefined) {
+      if (!this.removeEdge(subject, relation, object)) this.addEdge(subject, relation, object);
       return;
     }
-    const windows = entry?.windows ?? this.plainWindows(grant);
+    const windows = aside ?? this.plainWindows(subject, relation, object);
     const at = windows.findIndex((held) => sameWindow(held, window));
-    this.setWindows(grant, at >= 0 ? windows.filter((_, i) => i !== at) : [...windows, window]);
+    this.setWindows(subject, relation, object, at >= 0 ? windows.filter((_, i) => i !== at) : [...windows, window]);
   }
 
   /**
@@ -171,40 +183,78 @@ export class GrantIndex {
     this.windowsAt = now;
     this.validFrom = -Infinity;
     this.validUntil = Infinity;
-    for (const { grant, windows } of this.windowed.values()) {
-      for (const window of windows) this.narrowValidity(window);
-      this.holdEdge(
-        grant,
-        windows.some((window) => inForce(window, now)),
-      );
+    for (const [object, aside] of this.windowed) {
+      for (let i = 0; i < aside.length; i += ASIDE_WIDTH) this.narrowValidity(windowAt(aside, i));
+      // Once for each window of a grant, with the same answer each time: holding an edge twice changes nothing.
+      for (let i = 0; i < aside.length; i += ASIDE_WIDTH) {
+        const [relation, subject] = [aside[i]!, aside[i + 1]!];
+        this.holdEdge(
+          subject,
+          relation,
+          object,
+          this.windowsAside(subject, relation, object)!.some((window) => inForce(window, now)),
+        );
+      }
     }
+  }
+
+  /** The windows held aside for the grant (null there: the grant without one), or undefined when it is not aside. */
+  private windowsAside(subject: number, relation: number, object: number): (GrantWindow | null)[] | undefined {
+    const aside = this.windowed.size === 0 ? undefined : this.windowed.get(object);
+    if (aside === undefined) return undefined;
+    let windows: (GrantWindow | null)[] | undefined;
+    for (let i = 0; i < aside.length; i += ASIDE_WIDTH) {
+      if (aside[i] === relation && aside[i + 1] === subject) (windows ??= []).push(windowAt(aside, i));
+    }
+    return windows;
   }
 
   /** The windows of a grant not kept aside: none, or the one of a grant without a window. */
-  private plainWindows(grant: Triple): (GrantWindow | null)[] {
-    const subject = this.nodeOf(grant.subject);
-    const object = this.nodeOf(grant.object);
-    const relation = this.relationNumbers.get(grant.relation);
-    return subject !== undefined && object !== undefined && relation !== undefined && this.grantsOn.has(object, relation, subject) ? [null] : [];
+  private plainWindows(subject: number, relation: number, object: number): (GrantWindow | null)[] {
+    return this.grantsOn.has(object, relation, subject) ? [null] : [];
   }
 
-  /** Holds the grant with these windows, its edge in the lists while one is in force. */
-  private setWindows(grant: Triple, windows: (GrantWindow | null)[]): void {
-    const key = tripleKey(grant);
-    if (windows.length === 0 || (windows.length === 1 && windows[0] === null)) this.windowed.delete(key);
-    else {
-      this.windowed.set(key, { grant, windows });
-      for (const window of windows) this.narrowValidity(window);
+  /**
+   * Holds the grant with these windows, its edge in the lists while one is in force. A grant aside
+   * names its nodes and relation as a grant in the lists does, so that they keep their numbers
+   * while it is out of force.
+   */
+  private setWindows(subject: number, relation: number, object: number, windows: (GrantWindow | null)[]): void {
+    const before = this.windowed.get(object) ?? [];
+    const after: number[] = [];
+    for (let i = 0; i < before.length; i += ASIDE_WIDTH) {
+      if (before[i] !== relation || before[i + 1] !== subject) after.push(...before.slice(i, i + ASIDE_WIDTH));
+    }
+    const wasAside = after.length < before.length;
+    const aside = !(windows.length === 0 || (windows.length === 1 && windows[0] === null));
+    if (aside) {
+      for (const window of windows) {
+        after.push(relation, subject, window?.notBefore ?? -Infinity, window?.expiresAt ?? Infinity);
+        this.narrowValidity(window);
+      }
+    }
+    // A copy of exactly its length: a pushed-to array keeps room for a dozen more.
+    if (after.length > 0) this.windowed.set(object, after.slice());
+    else this.windowed.delete(object);
+    if (aside && !wasAside) {
+      this.windowedGrants++;
+      this.name(subject, relation, object);
     }
     this.holdEdge(
-      grant,
+      subject,
+      relation,
+      object,
       windows.some((window) => inForce(window, this.windowsAt)),
     );
+    if (wasAside && !aside) {
+      this.windowedGrants--;
+      this.unname(subject, relation, object);
+    }
   }
 
-  private holdEdge(grant: Triple, held: boolean): void {
-    if (held) this.addEdge(grant);
-    else this.removeEdge(grant);
+  private holdEdge(subject: number, relation: number, object: number, held: boolean): void {
+    if (held) this.addEdge(subject, relation, object);
+    else this.removeEdge(subject, relation, object);
   }
 
   /** The lists stay right at `windowsAt` until the window's next boundary, and since its last one. */
@@ -218,39 +268,42 @@ export class GrantIndex {
   }
 
   /** Puts the grant in the lists; false when it was there. */
-  private addEdge(grant: Triple): boolean {
-    const subject = this.nodeFor(grant.subject);
-    const object = this.nodeFor(grant.object);
-    const relation = this.relationNumber(grant.relation);
+  private addEdge(subject: number, relation: number, object: number): boolean {
     if (this.grantsOn.has(object, relation, subject)) return false;
     this.grantsOn.add(object, relation, subject);
     this.grantsBy.add(subject, relation, object);
     if (relation === this.member) this.memberships.add(subject, relation, object);
-    this.references[subject]!++;
-    this.references[object]!++;
-    if (this.relationGrants[relation]!++ === 0) this.emptiedRelations.delete(relation);
+    this.name(subject, relation, object);
     this.size++;
     this.version++;
     return true;
   }
 
   /** Takes the grant out of the lists; false when it was not there. */
-  private removeEdge(grant: Triple): boolean {
-    const subject = this.nodeOf(grant.subject);
-    const object = this.nodeOf(grant.object);
-    const relation = this.relationNumbers.get(grant.relation);
-    if (subject === undefined || object === undefined || relation === undefined) return false;
+  private removeEdge(subject: number, relation: number, object: number): boolean {
     if (!this.grantsOn.remove(object, relation, subject)) return false;
     this.grantsBy.remove(subject, relation, object);
     if (relation === this.member) this.memberships.remove(subject, relation, object);
+    this.unname(subject, relation, object);
+    this.size--;
+    this.version++;
+    return true;
+  }
+
+  /** One more grant (in the lists or aside) names the nodes and the relation. */
+  private name(subject: number, relation: number, object: number): void {
+    this.references[subject]!++;
+    this.references[object]!++;
+    if (this.relationGrants[relation]!++ === 0) this.emptiedRelations.delete(relation);
+  }
+
+  /** One grant naming the nodes and the relation is gone: what no grant names is forgotten. */
+  private unname(subject: number, relation: number, object: number): void {
     this.release(subject);
     this.release(object);
     this.relationGrants[relation]! -= 1;
     if (this.relationGrants[relation] === 0 && relation !== this.member) this.emptiedRelations.add(relation);
-    this.size--;
-    this.version++;
     if (this.emptiedNamespaces.size + this.emptiedRelations.size > MIN_NAMES_BEFORE_SWEEP) this.sweepNamesIfMostlyUnused();
-    return true;
   }
 
   /**
@@ -517,10 +570,18 @@ export class GrantIndex {
    */
   outOfForce(): { grant: Triple; window: GrantWindow }[] {
     const out: { grant: Triple; window: GrantWindow }[] = [];
-    for (const { grant, windows } of this.windowed.values()) {
-      if (windows.some((window) => inForce(window, this.windowsAt))) continue;
-      const window = windows.find((w): w is GrantWindow => w !== null);
-      if (window) out.push({ grant, window });
+    const relationNames = new Map([...this.relationNumbers].map(([name, relation]) => [relation, name]));
+    for (const [object, aside] of this.windowed) {
+      const seen = new Set<string>();
+      for (let i = 0; i < aside.length; i += ASIDE_WIDTH) {
+        const [relation, subject] = [aside[i]!, aside[i + 1]!];
+        if (seen.has(`${relation} ${subject}`)) continue;
+        seen.add(`${relation} ${subject}`);
+        const windows = this.windowsAside(subject, relation, object)!;
+        if (windows.some((window) => inForce(window, this.windowsAt))) continue;
+        const window = windows.find((w): w is GrantWindow => w !== null);
+        if (window) out.push({ grant: { subject: this.refOf(subject), relation: relationNames.get(relation)!, object: this.refOf(object) }, window });
+      }
     }
     return out;
   }
@@ -850,10 +911,13 @@ const FEW_GROUPS = 8;
 const NO_NODE = -1;
 /** How long `checkAll` runs before it lets other requests in. */
 const YIELD_AFTER_MS = 2;
-/** A grant kept aside with its window costs about this many grants' memory (its key, triple and window objects). */
-const WINDOW_WEIGHT = 8;
-/** Ids cannot hold NUL, so joining with it is unambiguous. */
-const tripleKey = (t: Triple): string => `${t.subject.ns}\0${t.subject.id}\0${t.relation}\0${t.object.ns}\0${t.object.id}`;
+/** A grant kept aside with its window costs about this many grants' memory (its numbers aside: 116 bytes at L, against 48 a grant). */
+const WINDOW_WEIGHT = 3;
+/** Numbers a window held aside takes in `windowed`: relation, subject node, not before, expires at. */
+const ASIDE_WIDTH = 4;
+/** The window held aside at `i`; open on both sides, the grant without one (null). */
+const windowAt = (aside: readonly number[], i: number): GrantWindow | null =>
+  windowOf(aside[i + 2] === -Infinity ? null : aside[i + 2]!, aside[i + 3] === Infinity ? null : aside[i + 3]!);
 /** A name interned costs about this many grants' memory (its map entries and its namespace's node map). */
 const NAME_WEIGHT = 4;
 /** Unused names tolerated before a sweep is considered: a few hundred KB, fewer than a sweep would cost to repeat. */
