@@ -92,7 +92,7 @@ export class GrantIndex {
   private readonly member = this.relationNumber(MEMBER_RELATION);
   private tables = new WeakMap<CompiledSchema, SchemaTables>();
   /** The walk, the subject's groups and an arrow's related objects of the check under way, reused: a check runs start to end in one go. */
-  private readonly walk = new Walk(1);
+  private readonly walk = new Walk();
   private readonly groups: number[] = [];
   private readonly related: number[] = [];
   /** How many pairs of the walk under way have been matched against the subject. */
@@ -404,7 +404,7 @@ export class GrantIndex {
    */
   private walkBackwards(tables: SchemaTables, start: number, relation: number, self: number, groups: number[], budget: number): boolean {
     const walk = this.walk;
-    walk.clear(this.relationGrants.length);
+    walk.clear();
     for (const implied of this.implied(tables, start, relation)) walk.visit(start, implied);
     const grantsOn = this.grantsOn;
     const many = manyGroups(self, groups);
@@ -481,7 +481,9 @@ export class GrantIndex {
     const namespace = this.namespaceNumbers.get(query.namespace);
     const relation = this.relationNumbers.get(query.relation);
     if (self === undefined || namespace === undefined || relation === undefined) return [];
-    const walk = new Walk(this.relationGrants.length);
+    // Nothing else walks meanwhile: a listing walk runs start to end in one go, as a check does.
+    const walk = this.walk;
+    walk.clear();
     // Nothing is added during a walk, so the arena stays where it is.
     const grantsBy = this.grantsBy;
     const pairs = grantsBy.arena;
@@ -767,38 +769,79 @@ export class GrantIndex {
 
 /**
  * The (object, relation) pairs of a walk, in the order visited, each once. Most checks visit a
- * handful, found faster by scanning than by hashing; a long walk switches to a set.
+ * handful, found faster by scanning than by hashing; a long walk (a listing's: tens of thousands)
+ * switches to an open-addressing table of typed arrays, kept from walk to walk and stamped with
+ * the walk's number, so that it is neither cleared nor allocated again, and holds no object.
  */
 class Walk {
   readonly objects: number[] = [];
   readonly relations: number[] = [];
-  private seen: Set<number> | null = null;
+  private hashed = false;
+  /** Per slot: the pair's object and relation, and the number of the walk that put it there. */
+  private slotObject = new Int32Array(0);
+  private slotRelation = new Int32Array(0);
+  private slotWalk = new Int32Array(0);
+  private walkNumber = 0;
 
-  /** `width`: more than the highest relation number, so that a pair's key is `object * width + relation`. */
-  constructor(private width: number) {}
-
-  clear(width: number): void {
+  clear(): void {
     this.objects.length = 0;
     this.relations.length = 0;
-    this.seen = null;
-    this.width = width;
+    this.hashed = false;
+    // A very long walk's table is let go rather than kept for all walks after it.
+    if (this.slotWalk.length > MAX_KEPT_SLOTS) this.resize(0);
+    if (++this.walkNumber === 0x7fffffff) {
+      this.walkNumber = 1;
+      this.slotWalk.fill(0);
+    }
   }
 
   visit(object: number, relation: number): void {
-    if (this.seen === null) {
+    if (!this.hashed) {
       for (let i = 0; i < this.objects.length; i++) if (this.objects[i] === object && this.relations[i] === relation) return;
-      if (this.objects.length === SCAN_VISITS) this.seen = new Set(this.objects.map((o, i) => o * this.width + this.relations[i]!));
+      if (this.objects.length === SCAN_VISITS) {
+        this.hashed = true;
+        this.resize(Math.max(this.slotWalk.length, 4 * SCAN_VISITS));
+        for (let i = 0; i < this.objects.length; i++) this.put(this.objects[i]!, this.relations[i]!);
+      }
     }
-    if (this.seen !== null) {
-      const key = object * this.width + relation;
-      if (this.seen.has(key)) return;
-      this.seen.add(key);
+    if (this.hashed) {
+      // Kept under half full, so that probes stay short.
+      if (2 * (this.objects.length + 1) > this.slotWalk.length) this.rehash(2 * this.slotWalk.length);
+      if (!this.put(object, relation)) return;
     }
     this.objects.push(object);
     this.relations.push(relation);
   }
+
+  /** Puts the pair in the table; false when it was there. */
+  private put(object: number, relation: number): boolean {
+    const mask = this.slotWalk.length - 1;
+    for (let slot = (Math.imul(object, 0x9e3779b1) ^ Math.imul(relation, 0x85ebca6b)) & mask; ; slot = (slot + 1) & mask) {
+      if (this.slotWalk[slot] !== this.walkNumber) {
+        this.slotWalk[slot] = this.walkNumber;
+        this.slotObject[slot] = object;
+        this.slotRelation[slot] = relation;
+        return true;
+      }
+      if (this.slotObject[slot] === object && this.slotRelation[slot] === relation) return false;
+    }
+  }
+
+  private rehash(slots: number): void {
+    this.resize(slots);
+    for (let i = 0; i < this.objects.length; i++) this.put(this.objects[i]!, this.relations[i]!);
+  }
+
+  private resize(slots: number): void {
+    if (slots === this.slotWalk.length) return;
+    this.slotObject = new Int32Array(slots);
+    this.slotRelation = new Int32Array(slots);
+    this.slotWalk = new Int32Array(slots);
+  }
 }
 const SCAN_VISITS = 32;
+/** Slots of a walk's table kept for the next walk at most (768 KB): a first listing walk's. */
+const MAX_KEPT_SLOTS = 1 << 16;
 
 /**
  * The `limit` smallest of `ids`, ascending. A listing page takes 100 of maybe a million: a bounded
