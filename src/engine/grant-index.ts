@@ -33,8 +33,9 @@ interface SchemaTables {
   /** By namespace and relation R: the relations that holding R confers (a listing walks these forwards). */
   conferred: Map<number, Map<number, number[]>>;
   /**
-   * By `via`, then by the relation held on the object X at the arrow's far end, then by the
-   * namespace of o: the relations conferred on o by a grant (X, via, o).
+   * By the relation held on the object X at the arrow's far end, then by `via`, then by the
+   * namespace of o: the relations conferred on o by a grant (X, via, o). A listing looks the
+   * relation held up once per pair, and reads X's grants only when some arrow goes out of it.
    */
   arrowsOut: Map<number, Map<number, Map<number, number[]>>>;
 }
@@ -501,13 +502,21 @@ export class GrantIndex {
       const to = walk.objects.length;
       for (let i = from; i < to; i++) {
         const held = walk.objects[i]!;
-        read += (grantsBy.to(held) - grantsBy.from(held)) / 2;
-        for (let j = grantsBy.from(held), end = grantsBy.to(held); j < end; j += 2) {
-          const byNamespace = tables.arrowsOut.get(pairs[j]!)?.get(walk.relations[i]!);
-          if (byNamespace === undefined) continue;
-          const object = pairs[j + 1]!;
-          const conferred = byNamespace.get(this.nodeNs[object]!);
-          if (conferred !== undefined) for (const next of conferred) walk.visit(object, next);
+        const [start, end] = [grantsBy.from(held), grantsBy.to(held)];
+        read += (end - start) / 2;
+        const byVia = tables.arrowsOut.get(walk.relations[i]!);
+        if (byVia !== undefined) {
+          // A node's grants mostly share their relation and their objects' namespace: looked up when they change.
+          let [via, ns] = [-1, -1];
+          let byNamespace: Map<number, number[]> | undefined;
+          let conferred: number[] | undefined;
+          for (let j = start; j < end; j += 2) {
+            if (pairs[j] !== via) [via, byNamespace, ns] = [pairs[j]!, byVia.get(pairs[j]!), -1];
+            if (byNamespace === undefined) continue;
+            const object = pairs[j + 1]!;
+            if (this.nodeNs[object] !== ns) [ns, conferred] = [this.nodeNs[object]!, byNamespace.get(this.nodeNs[object]!)];
+            if (conferred !== undefined) for (const next of conferred) walk.visit(object, next);
+          }
         }
         if (Math.max(walk.objects.length, read) > query.budget) return null;
       }
@@ -655,10 +664,10 @@ export class GrantIndex {
           ?.find((arrows) => arrows.via === via);
         if (throughVia) throughVia.targets.push(target);
         else append(tables.arrows, ns, rel, { via, targets: [target] });
-        let byTarget = tables.arrowsOut.get(via);
-        if (!byTarget) tables.arrowsOut.set(via, (byTarget = new Map<number, Map<number, number[]>>()));
-        let byNamespace = byTarget.get(target);
-        if (!byNamespace) byTarget.set(target, (byNamespace = new Map<number, number[]>()));
+        let byVia = tables.arrowsOut.get(target);
+        if (!byVia) tables.arrowsOut.set(target, (byVia = new Map<number, Map<number, number[]>>()));
+        let byNamespace = byVia.get(via);
+        if (!byNamespace) byVia.set(via, (byNamespace = new Map<number, number[]>()));
         // An arrow's relation is declared, so the closure confers it on itself too.
         const conferred = new Set([...(byNamespace.get(ns) ?? []), ...(tables.conferred.get(ns)?.get(rel) ?? [rel])]);
         byNamespace.set(ns, [...conferred]);
