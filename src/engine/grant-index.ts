@@ -504,7 +504,8 @@ export class GrantIndex {
         const held = walk.objects[i]!;
         const [start, end] = [grantsBy.from(held), grantsBy.to(held)];
         read += (end - start) / 2;
-        const byVia = tables.arrowsOut.get(walk.relations[i]!);
+        // Most pairs of a listing are on objects that are the subject of no grant: nothing to look up.
+        const byVia = end > start ? tables.arrowsOut.get(walk.relations[i]!) : undefined;
         if (byVia !== undefined) {
           // A node's grants mostly share their relation and their objects' namespace: looked up when they change.
           let [via, ns] = [-1, -1];
