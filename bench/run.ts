@@ -809,6 +809,9 @@ function targetLines(): string[] {
   out.push(target('check rps / express rps', ratio(c?.rps, express?.rps), '>= 0.5', (v) => v >= 0.5, 2, errorsIn('check') + (express?.errors ?? 0)));
   out.push(target('check rps / cerbos rps', ratio(c?.rps, cerbos?.rps), '>= 1', (v) => v >= 1, 2, errorsIn('check') + (cerbos?.errors ?? 0)));
   out.push(target('check_fixed_rate p99 ms', rows.get('check_fixed_rate')?.p99_ms ?? null, '< 5', (v) => v < 5, 2, errorsIn('check_fixed_rate')));
+  for (const name of ['objects_first_page', 'subjects_first_page'] as const) {
+    out.push(target(`${name} p50 ms`, rows.get(name)?.p50_ms ?? null, '< 10', (v) => v < 10, 2, errorsIn(name)));
+  }
   // Two readings of "a bulk of 100 costs less than 5 single checks": what one waits for at
   // saturation, and what one costs the server (both scenarios saturate it with 64 connections).
   out.push(
