@@ -48,7 +48,7 @@ function parseOptions() {
   const { values: args } = parseArgs({
     options: {
       quick: { type: 'boolean', default: false },
-      dataset: { type: 'string', default: 'S' },
+      dataset: { type: 'string' },
       out: { type: 'string', default: 'bench-results.json' },
       seed: { type: 'string', default: '42' },
       'no-spicedb': { type: 'boolean', default: false },
@@ -58,7 +58,10 @@ function parseOptions() {
       only: { type: 'string' },
     },
   });
-  const size = (args.quick ? 'S' : args.dataset.toUpperCase()) as SizeName;
+  // --quick is dataset S's short runs: a larger dataset asked with it would silently be S.
+  if (args.quick && args.dataset && args.dataset.toUpperCase() !== 'S')
+    throw new Error('--quick runs dataset S only; leave out --quick to run --dataset L');
+  const size = (args.dataset ?? 'S').toUpperCase() as SizeName;
   if (size !== 'S' && size !== 'L') throw new Error('--dataset must be S or L');
   /** grantd's GRANTD_WORKERS, and as many bare Express processes: both use the machine's cores as deployed (Cerbos does by itself). */
   const workers = args.workers === 'auto' ? availableParallelism() : Number(args.workers);
