@@ -5,7 +5,7 @@ import type { Db } from '../store/db.ts';
 import { findKey, touchKey, type KeyPrincipal } from '../store/keys.ts';
 import { accessTokenDigest, findAccessToken } from '../store/oauth-tokens.ts';
 import { ACCESS_TOKEN_PREFIX, looksLikeAccessToken } from './oauth/token-format.ts';
-import { hashSecret, looksLikeSecret, PREFIX_LENGTH, secretPrefix } from './secrets.ts';
+import { hashSecretBase64, looksLikeSecret, PREFIX_LENGTH, secretPrefix } from './secrets.ts';
 
 /**
  * What a presented secret is looked up by: its prefix and the base64 of its SHA-256 digest (an
@@ -53,7 +53,7 @@ export class KeyVerifier {
   credentialOf(secret: string): Credential | null {
     if (looksLikeAccessToken(secret)) return `${ACCESS_TOKEN_PREFIX}${accessTokenDigest(secret)}` as Credential;
     if (!looksLikeSecret(secret)) return null;
-    return `${secretPrefix(secret)}${hashSecret(secret).toString('base64')}` as Credential;
+    return `${secretPrefix(secret)}${hashSecretBase64(secret)}` as Credential;
   }
 
   /** The live key the credential names: from this node's memory while fresh, else one query. */

@@ -36,14 +36,14 @@ export function authentication(keys: KeyVerifier, failures: FailedAuthentication
     const match = BEARER.exec(req.headers.authorization ?? '');
     if (!match) return refuse(res, 'send an API key or access token as Authorization: Bearer <secret>', false);
     const credential = keys.credentialOf(match[1]!);
-    const address = clientAddress(req.ip);
+    // The client's address (req.ip parses X-Forwarded-For when proxies are trusted) only when the key may not be one in use.
     if (!credential || !keys.isKnown(credential)) {
-      const wait = failures.waitFor(address);
+      const wait = failures.waitFor(clientAddress(req.ip));
       if (wait > 0) return tooManyFailures(res, wait, failures);
     }
     const principal = credential ? await keys.verify(credential) : null;
     if (!principal) {
-      const wait = await failures.record(address);
+      const wait = await failures.record(clientAddress(req.ip));
       return wait > 0 ? tooManyFailures(res, wait, failures) : refuse(res, 'the API key or access token is unknown, expired or revoked');
     }
     const { scope } = req.tsRestRoute.metadata as RouteMetadata;
