@@ -116,9 +116,9 @@ export class Metrics {
       (res.statusCode === 404 ? 'unmatched' : 'other');
     // Nested maps rather than one keyed by a joined string: no string made per request.
     let byMethod = this.series.get(route);
-    if (!byMethod) this.series.set(route, (byMethod = new Map()));
+    if (!byMethod) this.series.set(route, (byMethod = new Map<string, Map<number, Series>>()));
     let byStatus = byMethod.get(req.method);
-    if (!byStatus) byMethod.set(req.method, (byStatus = new Map()));
+    if (!byStatus) byMethod.set(req.method, (byStatus = new Map<number, Series>()));
     let series = byStatus.get(res.statusCode);
     if (!series) {
       const labels = { route, method: req.method, status: String(res.statusCode) };
