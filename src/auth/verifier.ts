@@ -46,7 +46,13 @@ export class KeyVerifier {
     this.touchEveryMs = touchEveryMs;
     // Date's clock, like the cache of live keys (and the tests' fake one).
     this.absent = new LRUCache({ max: absentPrefixes, ttl: maxAgeMs, ttlResolution: 0, perf: { now: () => Date.now() } });
-    this.cache = new RefreshingCache((credential) => this.lookUp(credential), maxAgeMs);
+    // An access token is not used past its expiry, even while its lookup is fresh.
+    this.cache = new RefreshingCache(
+      (credential) => this.lookUp(credential),
+      maxAgeMs,
+      undefined,
+      (principal) => principal.expiresAt,
+    );
   }
 
   /** The credential a bearer secret is looked up by; null when the secret cannot be one of our keys. */
