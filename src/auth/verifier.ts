@@ -67,6 +67,11 @@ export class KeyVerifier {
     return this.cache.get(credential);
   }
 
+  /** The live key the credential names when this node holds it verified and fresh: at once, with no promise to wait for. */
+  verifiedNow(credential: Credential): KeyPrincipal | undefined {
+    return this.cache.loadedNow(credential);
+  }
+
   /** True while this node holds the credential's key as verified, or is looking it up: verifying it costs no query. */
   isKnown(credential: Credential): boolean {
     return this.cache.has(credential);

@@ -36,8 +36,8 @@ export class RefreshingCache<K extends NonNullable<unknown>, V> {
   get(key: K, { maxAgeMs = this.maxAgeMs } = {}): Promise<V | null> {
     const now = Date.now();
     const entry = this.entries.get(key);
-    if (entry && now - entry.loadedAt < Math.min(maxAgeMs, this.maxAgeMs) && !(now >= entry.expiresAt!)) {
-      if (!entry.refreshing && now - entry.loadedAt >= this.maxAgeMs / 2) this.refresh(key, entry);
+    if (entry && this.fresh(entry, now, maxAgeMs)) {
+      this.refreshIfHalfAged(key, entry, now);
       return entry.value;
     }
     const loading: Entry<V> = { value: this.load(key, entry?.loaded), loadedAt: now, refreshing: false };
@@ -49,11 +49,32 @@ export class RefreshingCache<K extends NonNullable<unknown>, V> {
     return loading.value;
   }
 
+  /**
+   * What `get` would resolve to, when it is a value already loaded and fresh: given at once, with
+   * no promise to wait for (a request answered from memory need not wait a turn of the event loop).
+   * Undefined otherwise; then `get` loads it.
+   */
+  loadedNow(key: K): V | undefined {
+    const now = Date.now();
+    const entry = this.entries.get(key);
+    if (entry?.loaded === undefined || !this.fresh(entry, now, this.maxAgeMs)) return undefined;
+    this.refreshIfHalfAged(key, entry, now);
+    return entry.loaded;
+  }
+
   /** True when `get` would answer without a load of its own (a fresh value, or a load under way). */
   has(key: K): boolean {
     const entry = this.entries.peek(key);
-    const now = Date.now();
-    return entry !== undefined && now - entry.loadedAt < this.maxAgeMs && !(now >= entry.expiresAt!);
+    return entry !== undefined && this.fresh(entry, Date.now(), this.maxAgeMs);
+  }
+
+  /** Whether an entry may still be used: its load began less than `maxAgeMs` ago and its value has not expired. */
+  private fresh(entry: Entry<V>, now: number, maxAgeMs: number): boolean {
+    return now - entry.loadedAt < Math.min(maxAgeMs, this.maxAgeMs) && !(now >= entry.expiresAt!);
+  }
+
+  private refreshIfHalfAged(key: K, entry: Entry<V>, now: number): void {
+    if (!entry.refreshing && now - entry.loadedAt >= this.maxAgeMs / 2) this.refresh(key, entry);
   }
 
   private settle(entry: Entry<V>, value: V): void {

@@ -41,6 +41,21 @@ describe('RefreshingCache', () => {
     expect([await a, await b]).toEqual(['v1', 'v1']);
   });
 
+  it('gives a loaded, fresh value at once (and reloads it past half the age as get does), nothing while loading or past the age', async () => {
+    const { calls, load } = loader<string>();
+    const cache = new RefreshingCache(load, 500);
+    const first = cache.get('k');
+    expect(cache.loadedNow('k')).toBeUndefined();
+    calls[0]!.resolve('v1');
+    await first;
+    expect(cache.loadedNow('k')).toBe('v1');
+    vi.setSystemTime(250);
+    expect(cache.loadedNow('k')).toBe('v1');
+    expect(calls).toHaveLength(2);
+    vi.setSystemTime(500);
+    expect(cache.loadedNow('k')).toBeUndefined();
+  });
+
   it('never serves a value from the instant it says it expires, fresh as its load is: the next caller waits for a load', async () => {
     const { calls, load } = loader<{ until: number }>();
     const cache = new RefreshingCache(load, 500, 10, (value) => value.until);
