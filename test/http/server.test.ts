@@ -85,7 +85,7 @@ function useServer(options: HttpOptions) {
 }
 
 // A plain application/json body that has all arrived with its headers (one write, as here) is read by a fast path
-// (docs/decisions.md#a-check-pays-only-for-what-it-needs); a +json type goes through body-parser: both must answer alike.
+// (docs/decisions.md#a-request-pays-for-what-it-needs-and-no-more); a +json type goes through body-parser: both must answer alike.
 describe('the fast path for bodies that have arrived', () => {
   let key: string;
   beforeAll(async () => {

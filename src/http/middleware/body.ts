@@ -20,7 +20,8 @@ const parserError = (type: 'entity.parse.failed' | 'entity.too.large', status: n
  * JSON, is taken from the request's buffer and parsed at once, with body-parser's checks (the size
  * limit, strict JSON: an object or array, an empty body read as {}, a byte order mark dropped) and
  * its errors. It spares a check the stream, decoder and content-type parsing body-parser sets up for
- * any body. Undefined when the request is not one it takes.
+ * any body (docs/decisions.md#a-request-pays-for-what-it-needs-and-no-more). Undefined when the
+ * request is not one it takes.
  */
 function parseArrived(req: Request): { body: unknown } | { error: Error } | undefined {
   if (!req.complete || req.headers['content-encoding'] !== undefined || !PLAIN_JSON.has(req.headers['content-type'] ?? '')) return undefined;
