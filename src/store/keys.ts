@@ -19,6 +19,8 @@ export interface KeyPrincipal {
   tenantId: string;
   scopes: string[];
   cursorSecret: Buffer;
+  /** When the credential stops being valid by itself, in ms since the epoch: an access token's expiry (a key has none). */
+  expiresAt?: number;
 }
 
 type Tx = Prisma.TransactionClient | Db;

@@ -14,7 +14,12 @@ export const accessTokenDigest = (token: string): string => digestOf(token);
 export async function findAccessToken(db: Db, digest: string): Promise<KeyPrincipal | null> {
   const row = await db.oAuthRecord.findFirst({
     where: { kind: { in: ['AccessToken', 'ClientCredentials'] }, id: digest, expiresAt: { gt: new Date() } },
-    select: { payload: true, accountId: true, client: { select: { clientId: true, tenantId: true, tenant: { select: { cursorSecret: true } } } } },
+    select: {
+      payload: true,
+      accountId: true,
+      expiresAt: true,
+      client: { select: { clientId: true, tenantId: true, tenant: { select: { cursorSecret: true } } } },
+    },
   });
   if (!row?.client) return null;
   if (row.accountId !== null && !(await signingKeyIsLive(db, row.accountId, row.client.tenantId))) return null;
@@ -24,5 +29,6 @@ export async function findAccessToken(db: Db, digest: string): Promise<KeyPrinci
     tenantId: row.client.tenantId,
     scopes: typeof scope === 'string' ? scope.split(' ').filter(Boolean) : [],
     cursorSecret: Buffer.from(row.client.tenant.cursorSecret),
+    ...(row.expiresAt ? { expiresAt: row.expiresAt.getTime() } : {}),
   };
 }

@@ -3,6 +3,7 @@ import type { AppRoute } from '@ts-rest/core';
 import type { RouteMetadata } from '../../../contract/index.ts';
 import { hasScope, missingScopeDetail } from '../../auth/scopes.ts';
 import type { Credential, KeyVerifier } from '../../auth/verifier.ts';
+import type { KeyPrincipal } from '../../store/keys.ts';
 import type { FailedAuthentications } from '../../rate-limits.ts';
 import { clientAddress } from '../client-address.ts';
 import { sendProblem } from '../problem.ts';
@@ -32,34 +33,54 @@ export function authentication(keys: KeyVerifier, failures: FailedAuthentication
   };
   const credentials = new WeakMap<Request, Credential>();
 
-  const authenticate = async (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction): Promise<void> => {
-    const match = BEARER.exec(req.headers.authorization ?? '');
-    if (!match) return refuse(res, 'send an API key or access token as Authorization: Bearer <secret>', false);
-    const credential = keys.credentialOf(match[1]!);
-    const address = clientAddress(req.ip);
-    if (!credential || !keys.isKnown(credential)) {
-      const wait = failures.waitFor(address);
-      if (wait > 0) return tooManyFailures(res, wait, failures);
-    }
-    const principal = credential ? await keys.verify(credential) : null;
-    if (!principal) {
-      const wait = await failures.record(address);
-      return wait > 0 ? tooManyFailures(res, wait, failures) : refuse(res, 'the API key or access token is unknown, expired or revoked');
-    }
+  /** Lets the request on as `principal`, when its key may do what the route needs. */
+  const admit = (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction, credential: Credential, principal: KeyPrincipal) => {
     const { scope } = req.tsRestRoute.metadata as RouteMetadata;
     if (!hasScope(principal.scopes, scope)) {
       return sendProblem(res, 'insufficient-scope', missingScopeDetail(scope));
     }
-    credentials.set(req, credential!);
+    credentials.set(req, credential);
     req.principal = principal;
     next();
   };
 
-  const reauthenticate = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const credential = credentials.get(req);
+  const lookUp = async (
+    req: Request & { tsRestRoute: AppRoute },
+    res: Response,
+    next: NextFunction,
+    credential: Credential | null,
+  ): Promise<void> => {
+    if (!credential || !keys.isKnown(credential)) {
+      const wait = failures.waitFor(clientAddress(req.ip));
+      if (wait > 0) return tooManyFailures(res, wait, failures);
+    }
     const principal = credential ? await keys.verify(credential) : null;
+    if (!principal) {
+      const wait = await failures.record(clientAddress(req.ip));
+      return wait > 0 ? tooManyFailures(res, wait, failures) : refuse(res, 'the API key or access token is unknown, expired or revoked');
+    }
+    admit(req, res, next, credential!, principal);
+  };
+
+  // A key held verified and fresh is admitted at once, with no promise made or waited for; any other is looked up.
+  const authenticate = (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction): void | Promise<void> => {
+    const match = BEARER.exec(req.headers.authorization ?? '');
+    if (!match) return refuse(res, 'send an API key or access token as Authorization: Bearer <secret>', false);
+    const credential = keys.credentialOf(match[1]!);
+    const known = credential ? keys.verifiedNow(credential) : undefined;
+    if (known) return admit(req, res, next, credential!, known);
+    return lookUp(req, res, next, credential);
+  };
+
+  const reverify = (req: Request, res: Response, next: NextFunction, principal: KeyPrincipal | null | undefined): void => {
     if (!principal || principal.keyId !== req.principal?.keyId) return refuse(res, 'the API key was revoked while the request was being sent');
     next();
+  };
+  const reauthenticate = (req: Request, res: Response, next: NextFunction): void | Promise<void> => {
+    const credential = credentials.get(req);
+    const known = credential ? keys.verifiedNow(credential) : undefined;
+    if (known || !credential) return reverify(req, res, next, known);
+    return keys.verify(credential).then((principal) => reverify(req, res, next, principal));
   };
 
   return { authenticate, reauthenticate };
