@@ -50,6 +50,28 @@ export class Api {
   }
 }
 
+/**
+ * An access token for the API key's tenant, as an OAuth client gets one (docs/oauth.md): a new
+ * confidential client with `scopes`, then the client_credentials grant at the token endpoint, the
+ * client authenticated by HTTP Basic with its id and secret form-urlencoded (RFC 6749 2.3.1).
+ */
+export async function clientCredentialsToken(api: Api, scopes: string[]): Promise<string> {
+  const client = await api.call<{ client_id: string; client_secret: string }>('POST', '/v1/oauth/clients', {
+    name: 'bench',
+    type: 'confidential',
+    scopes,
+  });
+  const basic = Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret)}`).toString('base64');
+  const res = await fetch(`${api.url}/v1/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${basic}` },
+    body: new URLSearchParams({ grant_type: 'client_credentials', scope: scopes.join(' ') }).toString(),
+  });
+  const body = await res.text();
+  if (!res.ok) throw new Error(`token endpoint answered ${res.status}: ${body.slice(0, 300)}`);
+  return (JSON.parse(body) as { access_token: string }).access_token;
+}
+
 /** Runs `work` over `items` with at most `concurrency` in flight, in order of start. */
 export async function pool<T>(items: Iterable<T>, concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
   const iterator = items[Symbol.iterator]();

@@ -28,6 +28,8 @@ export const newKeyId = (): string => `key_${randomBase62(20)}`;
 export const KEY_ID_PATTERN = /^key_[A-Za-z0-9]+$/;
 
 export const hashSecret = (secret: string): Buffer => hash('sha256', secret, 'buffer');
+/** hashSecret's digest as base64, made by the hash itself (no Buffer to encode afterwards). */
+export const hashSecretBase64 = (secret: string): string => hash('sha256', secret, 'base64');
 
 export const secretPrefix = (secret: string): string => secret.slice(0, PREFIX_LENGTH);
 

@@ -5,7 +5,7 @@ import type { Db } from '../store/db.ts';
 import { findKey, touchKey, type KeyPrincipal } from '../store/keys.ts';
 import { accessTokenDigest, findAccessToken } from '../store/oauth-tokens.ts';
 import { ACCESS_TOKEN_PREFIX, looksLikeAccessToken } from './oauth/token-format.ts';
-import { hashSecret, looksLikeSecret, PREFIX_LENGTH, secretPrefix } from './secrets.ts';
+import { hashSecretBase64, looksLikeSecret, PREFIX_LENGTH, secretPrefix } from './secrets.ts';
 
 /**
  * What a presented secret is looked up by: its prefix and the base64 of its SHA-256 digest (an
@@ -46,19 +46,30 @@ export class KeyVerifier {
     this.touchEveryMs = touchEveryMs;
     // Date's clock, like the cache of live keys (and the tests' fake one).
     this.absent = new LRUCache({ max: absentPrefixes, ttl: maxAgeMs, ttlResolution: 0, perf: { now: () => Date.now() } });
-    this.cache = new RefreshingCache((credential) => this.lookUp(credential), maxAgeMs);
+    // An access token is not used past its expiry, even while its lookup is fresh.
+    this.cache = new RefreshingCache(
+      (credential) => this.lookUp(credential),
+      maxAgeMs,
+      undefined,
+      (principal) => principal.expiresAt,
+    );
   }
 
   /** The credential a bearer secret is looked up by; null when the secret cannot be one of our keys. */
   credentialOf(secret: string): Credential | null {
     if (looksLikeAccessToken(secret)) return `${ACCESS_TOKEN_PREFIX}${accessTokenDigest(secret)}` as Credential;
     if (!looksLikeSecret(secret)) return null;
-    return `${secretPrefix(secret)}${hashSecret(secret).toString('base64')}` as Credential;
+    return `${secretPrefix(secret)}${hashSecretBase64(secret)}` as Credential;
   }
 
   /** The live key the credential names: from this node's memory while fresh, else one query. */
   verify(credential: Credential): Promise<KeyPrincipal | null> {
     return this.cache.get(credential);
+  }
+
+  /** The live key the credential names when this node holds it verified and fresh: at once, with no promise to wait for. */
+  verifiedNow(credential: Credential): KeyPrincipal | undefined {
+    return this.cache.loadedNow(credential);
   }
 
   /** True while this node holds the credential's key as verified, or is looking it up: verifying it costs no query. */

@@ -6,6 +6,8 @@ interface Entry<V> {
   refreshing: boolean;
   /** What `value` resolved to, once it has: the next load of the key is given it. */
   loaded?: V;
+  /** When the loaded value stops being valid by itself (an access token's expiry), in ms since the epoch; never when undefined. */
+  expiresAt?: number;
 }
 
 /**
@@ -15,6 +17,8 @@ interface Entry<V> {
  * in every latency percentile above it); past `maxAgeMs` callers wait for a new load. A load that
  * fails or finds nothing (null) is not kept. At most `maxEntries` keys are held, the least recently
  * used going first. A load is given the value it replaces, if any, to reuse what has not changed.
+ * A value that says when it expires (`expiryOf`) is not used from that instant on: the next caller
+ * waits for a load, which finds it gone.
  */
 export class RefreshingCache<K extends NonNullable<unknown>, V> {
   private readonly entries: LRUCache<K, Entry<V>>;
@@ -23,6 +27,7 @@ export class RefreshingCache<K extends NonNullable<unknown>, V> {
     private readonly load: (key: K, previous: V | undefined) => Promise<V | null>,
     private readonly maxAgeMs: number,
     maxEntries = 100_000,
+    private readonly expiryOf: (value: V) => number | undefined = () => undefined,
   ) {
     this.entries = new LRUCache({ max: maxEntries });
   }
@@ -31,8 +36,8 @@ export class RefreshingCache<K extends NonNullable<unknown>, V> {
   get(key: K, { maxAgeMs = this.maxAgeMs } = {}): Promise<V | null> {
     const now = Date.now();
     const entry = this.entries.get(key);
-    if (entry && now - entry.loadedAt < Math.min(maxAgeMs, this.maxAgeMs)) {
-      if (!entry.refreshing && now - entry.loadedAt >= this.maxAgeMs / 2) this.refresh(key, entry);
+    if (entry && this.fresh(entry, now, maxAgeMs)) {
+      this.refreshIfHalfAged(key, entry, now);
       return entry.value;
     }
     const loading: Entry<V> = { value: this.load(key, entry?.loaded), loadedAt: now, refreshing: false };
@@ -40,14 +45,41 @@ export class RefreshingCache<K extends NonNullable<unknown>, V> {
     const drop = () => {
       if (this.entries.peek(key) === loading) this.entries.delete(key);
     };
-    loading.value.then((value) => (value === null ? drop() : (loading.loaded = value)), drop);
+    loading.value.then((value) => (value === null ? drop() : this.settle(loading, value)), drop);
     return loading.value;
+  }
+
+  /**
+   * What `get` would resolve to, when it is a value already loaded and fresh: given at once, with
+   * no promise to wait for (a request answered from memory need not wait a turn of the event loop).
+   * Undefined otherwise; then `get` loads it.
+   */
+  loadedNow(key: K): V | undefined {
+    const now = Date.now();
+    const entry = this.entries.get(key);
+    if (entry?.loaded === undefined || !this.fresh(entry, now, this.maxAgeMs)) return undefined;
+    this.refreshIfHalfAged(key, entry, now);
+    return entry.loaded;
   }
 
   /** True when `get` would answer without a load of its own (a fresh value, or a load under way). */
   has(key: K): boolean {
     const entry = this.entries.peek(key);
-    return entry !== undefined && Date.now() - entry.loadedAt < this.maxAgeMs;
+    return entry !== undefined && this.fresh(entry, Date.now(), this.maxAgeMs);
+  }
+
+  /** Whether an entry may still be used: its load began less than `maxAgeMs` ago and its value has not expired. */
+  private fresh(entry: Entry<V>, now: number, maxAgeMs: number): boolean {
+    return now - entry.loadedAt < Math.min(maxAgeMs, this.maxAgeMs) && !(now >= entry.expiresAt!);
+  }
+
+  private refreshIfHalfAged(key: K, entry: Entry<V>, now: number): void {
+    if (!entry.refreshing && now - entry.loadedAt >= this.maxAgeMs / 2) this.refresh(key, entry);
+  }
+
+  private settle(entry: Entry<V>, value: V): void {
+    entry.loaded = value;
+    entry.expiresAt = this.expiryOf(value);
   }
 
   private refresh(key: K, stale: Entry<V>): void {
@@ -57,7 +89,14 @@ export class RefreshingCache<K extends NonNullable<unknown>, V> {
       (value) => {
         if (this.entries.peek(key) !== stale) return; // deleted or replaced meanwhile
         if (value === null) this.entries.delete(key);
-        else this.entries.set(key, { value: Promise.resolve(value), loadedAt: startedAt, refreshing: false, loaded: value });
+        else
+          this.entries.set(key, {
+            value: Promise.resolve(value),
+            loadedAt: startedAt,
+            refreshing: false,
+            loaded: value,
+            expiresAt: this.expiryOf(value),
+          });
       },
       // Keep serving the value until it is too old; then a caller's own load reports the failure.
       () => {

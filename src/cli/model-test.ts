@@ -76,6 +76,10 @@ class ModelChecker implements Checker {
     return 20;
   }
 
+  walkScale(): number {
+    return 1;
+  }
+
   private admits(subject: Triple['subject'], namespace: string, relation: string): boolean {
     return masksAdmit(subject, namespace, relation, (id) => this.scopes.get(id));
   }

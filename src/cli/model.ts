@@ -7,45 +7,63 @@ import { testModelFile } from './model-test.ts';
 const EXIT = { ok: 0, failed: 1, unusable: 2 } as const;
 
 const describeError = (error: unknown): string =>
-  error instanceof ServiceError ? `${error.type}: ${error.detail}` : error instanceof Error ? error.message : String(error);
+  error instanceof ServiceError ? `${error.title} (${error.type}): ${error.detail}` : error instanceof Error ? error.message : String(error);
 
-/** One change `schema apply` makes to the tenant's namespaces. */
+/** One change `schema apply` makes to the tenant's namespaces, with the definition it replaces (update, delete). */
 interface Change {
   verb: 'create' | 'update' | 'delete';
   name: string;
   relations: RelationDefinitions | null;
+  previous: RelationDefinitions | null;
 }
 
 /**
  * The changes that make the tenant's namespaces those of the file: updates first, then deletes
- * (with `prune`), then creates. Only updates and deletes can be refused for grants in use, so a
- * refusal stops the apply before anything is created.
+ * (with `prune`), then creates. Updates and deletes are the changes the server refuses for grants
+ * in use, so most refusals come before anything is created.
  */
 function plan(file: Record<string, { relations?: RelationDefinitions | undefined }>, held: readonly Namespace[], prune: boolean): Change[] {
   const heldByName = new Map(held.map((ns) => [ns.name, ns]));
   const wanted = Object.entries(file)
     .filter(([name]) => !isBuiltin(name))
     .map(([name, ns]) => ({ name, relations: ns.relations ?? null }));
-  const updates = wanted.filter((ns) => heldByName.has(ns.name) && !sameDefinition(heldByName.get(ns.name)!.relations, ns.relations));
-  const deletes = prune ? held.filter((ns) => !isBuiltin(ns.name) && !(ns.name in file)).map((ns) => ({ name: ns.name, relations: null })) : [];
-  const creates = wanted.filter((ns) => !heldByName.has(ns.name));
-  return [
-    ...updates.map((c) => ({ verb: 'update' as const, ...c })),
-    ...deletes.map((c) => ({ verb: 'delete' as const, ...c })),
-    ...creates.map((c) => ({ verb: 'create' as const, ...c })),
-  ];
+  const updates = wanted
+    .filter((ns) => heldByName.has(ns.name) && !sameDefinition(heldByName.get(ns.name)!.relations, ns.relations))
+    .map((ns) => ({ verb: 'update' as const, ...ns, previous: heldByName.get(ns.name)!.relations }));
+  const deletes = prune
+    ? held
+        .filter((ns) => !isBuiltin(ns.name) && !(ns.name in file))
+        .map((ns) => ({ verb: 'delete' as const, name: ns.name, relations: null, previous: ns.relations }))
+    : [];
+  const creates = wanted.filter((ns) => !heldByName.has(ns.name)).map((ns) => ({ verb: 'create' as const, ...ns, previous: null }));
+  return [...updates, ...deletes, ...creates];
 }
 
+const definitionOf = (relations: RelationDefinitions | null) => (relations === null ? {} : { relations });
+
 async function applyChange(client: GrantdClient, change: Change): Promise<void> {
-  const definition = change.relations === null ? {} : { relations: change.relations };
-  if (change.verb === 'create') await client.namespaces.create({ name: change.name, ...definition });
-  else if (change.verb === 'update') await client.namespaces.update(change.name, definition);
+  if (change.verb === 'create') await client.namespaces.create({ name: change.name, ...definitionOf(change.relations) });
+  else if (change.verb === 'update') await client.namespaces.update(change.name, definitionOf(change.relations));
   else await client.namespaces.delete(change.name);
 }
 
-const PAST = { create: 'created', update: 'updated', delete: 'deleted' } as const;
+/** Takes a change back: the previous definition put again, a deleted namespace created again, a created one deleted. */
+async function undoChange(client: GrantdClient, change: Change): Promise<string> {
+  if (change.verb === 'create') await client.namespaces.delete(change.name);
+  else if (change.verb === 'update') await client.namespaces.update(change.name, definitionOf(change.previous));
+  else await client.namespaces.create({ name: change.name, ...definitionOf(change.previous) });
+  return `${UNDONE[change.verb]} namespace ${change.name}`;
+}
 
-/** `grantd schema apply <file> [--prune]`: makes the tenant's namespaces those of the file, through the API, printing each change. */
+const PAST = { create: 'created', update: 'updated', delete: 'deleted' } as const;
+const UNDONE = { create: 'deleted again', update: 'restored', delete: 'created again' } as const;
+
+/**
+ * `grantd schema apply <file> [--prune]`: makes the tenant's namespaces those of the file, through the
+ * API, printing each change. The file is checked whole first (as the server checks a namespace);
+ * if the server still refuses a change (grants in use, a concurrent change), the changes this run
+ * made are undone, latest first, so that nothing is left half-applied (docs/model.md#model-files).
+ */
 export async function schemaApplyCommand(client: GrantdClient, path: string, prune: boolean): Promise<number> {
   let file;
   try {
@@ -65,13 +83,11 @@ export async function schemaApplyCommand(client: GrantdClient, path: string, pru
     try {
       await applyChange(client, change);
     } catch (error) {
-      const rest = changes.length - i - 1;
-      const why = error instanceof ProblemError ? 'the server refused' : 'no answer from the server, so it may or may not have been made:';
-      return fail(
-        `grantd schema apply: ${why} to ${change.verb} namespace ${change.name} (${describeError(error)}); ` +
-          `${i} change${i === 1 ? ' was' : 's were'} made before it, ${rest} not tried. Rerunning after a fix is safe.`,
-        EXIT.failed,
-      );
+      const refused = error instanceof ProblemError;
+      const what = refused
+        ? `the server refused to ${change.verb} namespace ${change.name}: ${describeError(error)}`
+        : `no answer from the server to ${change.verb} namespace ${change.name}, so it may or may not have been made (${describeError(error)})`;
+      return fail(`grantd schema apply: ${what}\n${await undo(client, changes.slice(0, i))}`, EXIT.failed);
     }
     process.stdout.write(`${PAST[change.verb]} namespace ${change.name}\n`);
   }
@@ -80,6 +96,23 @@ export async function schemaApplyCommand(client: GrantdClient, path: string, pru
     changes.length === 0 ? `no changes: the namespaces are as in ${path}\n` : `${changes.length} changed, ${unchanged} already as in ${path}\n`,
   );
   return EXIT.ok;
+}
+
+/** Undoes the changes made, latest first, printing each; says what the tenant's namespaces are left as. */
+async function undo(client: GrantdClient, made: readonly Change[]): Promise<string> {
+  if (made.length === 0) return 'Nothing was changed.';
+  const left: string[] = [];
+  for (const change of [...made].reverse()) {
+    try {
+      process.stdout.write(`${await undoChange(client, change)}\n`);
+    } catch (error) {
+      left.push(`${PAST[change.verb]} namespace ${change.name} (undoing it failed: ${describeError(error)})`);
+    }
+  }
+  const count = `${made.length} change${made.length === 1 ? '' : 's'}`;
+  return left.length === 0
+    ? `The ${count} made before it ${made.length === 1 ? 'was' : 'were'} undone: the namespaces are as they were before.`
+    : `Of the ${count} made before it, ${left.length} could not be undone and ${left.length === 1 ? 'stays' : 'stay'}: ${left.join('; ')}.`;
 }
 
 /** `grantd schema export [--json]`: the tenant's namespaces, in the model file's format. */

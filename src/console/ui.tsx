@@ -23,13 +23,14 @@ function ProblemText({ id, problem }: { id?: string; problem: Shown }) {
 interface InputProps {
   placeholder?: string;
   required?: boolean;
+  type?: 'text' | 'datetime-local';
 }
 
 /** A labelled input; its problem (if any) is shown beneath it and announced. */
 export function Field(
   props: { label: string; name: string; value: string; onValue: (value: string) => void; problems: FormProblems; hint?: string } & InputProps,
 ) {
-  const { label, name, value, onValue, problems, hint, ...rest } = props;
+  const { label, name, value, onValue, problems, hint, type, ...rest } = props;
   const id = useId(name);
   const given = problems.fields[name];
   // A problem is about the value that was sent: once the field is edited, it no longer applies.
@@ -50,6 +51,7 @@ export function Field(
         autocomplete="off"
         spellcheck={false}
         {...rest}
+        {...(type === 'datetime-local' ? { type } : { type: 'text' as const })}
       />
       {hint && (
         <p class="hint" id={`${id}-hint`}>
@@ -90,6 +92,64 @@ export function Choices(props: {
       ))}
       {problem && <ProblemText id={`${id}-problem`} problem={problem} />}
     </fieldset>
+  );
+}
+
+/** Where the problems about a grant's triple land (a validation problem's issues name their fields by path). */
+export const TRIPLE_PROBLEMS: Record<string, string> = {
+  'invalid-subject': 'subject',
+  'agent-not-found': 'subject',
+  'invalid-object': 'object',
+  'namespace-not-found': 'object',
+  'unknown-relation': 'relation',
+};
+
+export interface Triple {
+  subject: string;
+  relation: string;
+  object: string;
+}
+export const NO_TRIPLE: Triple = { subject: '', relation: '', object: '' };
+export const trimmed = (t: Triple): Triple => ({ subject: t.subject.trim(), relation: t.relation.trim(), object: t.object.trim() });
+
+/** The Subject, Relation and Object fields of the forms that write or ask about a grant. */
+export function TripleFields({ value, onValue, problems }: { value: Triple; onValue: (value: Triple) => void; problems: FormProblems }) {
+  return (
+    <>
+      <Field
+        label="Subject"
+        name="subject"
+        value={value.subject}
+        onValue={(subject) => onValue({ ...value, subject })}
+        problems={problems}
+        placeholder="user:alice"
+      />
+      <Field
+        label="Relation"
+        name="relation"
+        value={value.relation}
+        onValue={(relation) => onValue({ ...value, relation })}
+        problems={problems}
+        placeholder="viewer"
+      />
+      <Field
+        label="Object"
+        name="object"
+        value={value.object}
+        onValue={(object) => onValue({ ...value, object })}
+        problems={problems}
+        placeholder="document:q3"
+      />
+    </>
+  );
+}
+
+/** A form's submit button, which says what is happening while the call runs. */
+export function Submit({ busy, label, busyLabel, primary = true }: { busy: boolean; label: string; busyLabel: string; primary?: boolean }) {
+  return (
+    <button type="submit" class={primary ? 'primary' : undefined} disabled={busy}>
+      {busy ? busyLabel : label}
+    </button>
   );
 }
 
@@ -224,6 +284,45 @@ export function Confirm(props: {
       </div>
     </dialog>
   );
+}
+
+/**
+ * Keyset pages walked forward and back: the cursors of the pages seen so far, the last one current.
+ * `reset` returns to the first page (after a write, or a new query).
+ */
+export function useCursors() {
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  return {
+    cursor: cursors[cursors.length - 1],
+    first: cursors.length === 1,
+    next: (cursor: string) => setCursors([...cursors, cursor]),
+    previous: () => setCursors(cursors.slice(0, -1)),
+    reset: () => setCursors([undefined]),
+  };
+}
+
+/** Previous and Next buttons over `useCursors`; Next needs the page's `next_cursor`. */
+export function Pager({ pages, nextCursor, label }: { pages: ReturnType<typeof useCursors>; nextCursor: string | null | undefined; label: string }) {
+  return (
+    <div class="pager" role="group" aria-label={label}>
+      <button type="button" disabled={pages.first} onClick={pages.previous}>
+        Previous page
+      </button>
+      <button type="button" disabled={!nextCursor} onClick={() => nextCursor && pages.next(nextCursor)}>
+        Next page
+      </button>
+    </div>
+  );
+}
+
+/**
+ * A datetime-local input's value (the browser's local time, no zone) as the RFC 3339 UTC instant the
+ * API takes; empty is absent. A value the browser could not read goes as typed, for the server to name.
+ */
+export function utcOf(local: string): string | undefined {
+  if (!local) return undefined;
+  const ms = new Date(local).getTime();
+  return Number.isNaN(ms) ? local : new Date(ms).toISOString();
 }
 
 export const when = (timestamp: string | null): string => (timestamp ? new Date(timestamp).toLocaleString() : '—');

@@ -5,7 +5,11 @@
  * (docs/decisions.md#grants-held-in-memory).
  *
  * A list lives in a slab of the arena whose capacity is a power of two, moved to one twice as large
- * when full; freed slabs are reused by size. Pairs are unordered: a short list is scanned, and a
+ * when full; freed slabs are reused by size. `compact` (after a load) packs every list into a slab
+ * of exactly its length, which drops the slack of the doubling (a third of the arena, measured on
+ * dataset L); such a list moves to a power-of-two slab on its next add and stays in those. The room
+ * it leaves is not reused: at most the compacted arena, which is what the slack would have been.
+ * Pairs are unordered: a short list is scanned, and a
  * list of `indexFrom` pairs or more also gets a map to each pair's place, so that finding a pair
  * stays constant-time on nodes of many grants.
  */
@@ -16,8 +20,8 @@ export class EdgeLists {
   private top = 0;
   private slabStart = new Int32Array(1024);
   private pairCount = new Int32Array(1024);
-  /** log2 of the slab's capacity in pairs; -1: no slab. */
-  private slabSize = new Int8Array(1024).fill(-1);
+  /** log2 of the slab's capacity in pairs; NO_SLAB, or EXACT_SLAB (as long as its pairs, or longer after removals). */
+  private slabSize = new Int8Array(1024).fill(NO_SLAB);
   /** Free slabs' starts, by log2 of their capacity. */
   private readonly freeSlabs: number[][] = [];
   /** For long lists: by node, relation and other node, the pair's number in the node's list. */
@@ -106,7 +110,10 @@ export class EdgeLists {
     this.ensureNodes(node + 1);
     const count = this.pairCount[node]!;
     const size = this.slabSize[node]!;
-    if (size < 0 || count === 1 << size) this.moveToSlab(node, size < 0 ? MIN_SLAB_SIZE : size + 1);
+    if (size === NO_SLAB) this.moveToSlab(node, MIN_SLAB_SIZE);
+    // An exact slab is taken as full: the smallest power of two above its pairs.
+    else if (size === EXACT_SLAB) this.moveToSlab(node, 32 - Math.clz32(count));
+    else if (count === 1 << size) this.moveToSlab(node, size + 1);
     const at = this.slabStart[node]! + 2 * count;
     this.arena[at] = relation;
     this.arena[at + 1] = other;
@@ -162,19 +169,53 @@ export class EdgeLists {
     this.places.set(node, places);
   }
 
+  /**
+   * Packs every list into a slab of exactly its length, in a new arena of exactly their pairs, and
+   * the per-node arrays to the last node with pairs: what a load leaves is the index's size, no more.
+   */
+  compact(): void {
+    let nodes = 0;
+    let pairs = 0;
+    for (let node = 0; node < this.pairCount.length; node++) {
+      if (this.pairCount[node]! > 0) {
+        nodes = node + 1;
+        pairs += this.pairCount[node]!;
+      }
+    }
+    const arena = new Int32Array(2 * pairs);
+    const slabStart = new Int32Array(nodes);
+    const slabSize = new Int8Array(nodes).fill(NO_SLAB);
+    let top = 0;
+    for (let node = 0; node < nodes; node++) {
+      const length = 2 * this.pairCount[node]!;
+      if (length === 0) continue;
+      arena.set(this.arena.subarray(this.slabStart[node], this.slabStart[node]! + length), top);
+      slabStart[node] = top;
+      slabSize[node] = EXACT_SLAB;
+      top += length;
+    }
+    this.arena = arena;
+    this.top = top;
+    this.slabStart = slabStart;
+    this.slabSize = slabSize;
+    this.pairCount = this.pairCount.slice(0, nodes);
+    this.freeSlabs.length = 0;
+  }
+
   private moveToSlab(node: number, size: number): void {
     const start = this.freeSlabs[size]?.pop() ?? this.claim(2 << size);
     const count = this.pairCount[node]!;
     if (count > 0) this.arena.copyWithin(start, this.slabStart[node]!, this.slabStart[node]! + 2 * count);
-    if (this.slabSize[node]! >= 0) this.freeSlab(node);
+    if (this.slabSize[node] !== NO_SLAB) this.freeSlab(node);
     this.slabStart[node] = start;
     this.slabSize[node] = size;
   }
 
+  /** Frees the node's slab for reuse by size (an exact slab is left as it is). */
   private freeSlab(node: number): void {
     const size = this.slabSize[node]!;
-    (this.freeSlabs[size] ??= []).push(this.slabStart[node]!);
-    this.slabSize[node] = -1;
+    if (size !== EXACT_SLAB) (this.freeSlabs[size] ??= []).push(this.slabStart[node]!);
+    this.slabSize[node] = NO_SLAB;
     this.slabStart[node] = 0;
   }
 
@@ -191,15 +232,18 @@ export class EdgeLists {
 
   private ensureNodes(nodes: number): void {
     if (nodes <= this.slabStart.length) return;
-    const length = Math.max(2 * this.slabStart.length, nodes);
+    // By half: after a compaction the arrays are exactly full, and a new node should not double them.
+    const length = Math.max(this.slabStart.length + (this.slabStart.length >> 1), nodes, 1024);
     this.slabStart = grown(this.slabStart, new Int32Array(length));
     this.pairCount = grown(this.pairCount, new Int32Array(length));
-    this.slabSize = grown(this.slabSize, new Int8Array(length).fill(-1));
+    this.slabSize = grown(this.slabSize, new Int8Array(length).fill(NO_SLAB));
   }
 }
 
 /** Smallest slab: 2 pairs. */
 const MIN_SLAB_SIZE = 1;
+const NO_SLAB = -1;
+const EXACT_SLAB = -2;
 
 function grown<T extends Int32Array | Int8Array>(old: T, into: T): T {
   into.set(old);

@@ -43,6 +43,11 @@ export interface Checker {
   invalidate(tenantId: string): void;
   /** What a check of the tenant costs now, in (object, relation) pairs a walk visits for the same time. */
   pairsPerCheck(tenantId: string): number;
+  /**
+   * How much farther than PostgreSQL a listing of the tenant walks for the same cost (listing
+   * budgets are in PostgreSQL's pairs): 1 there, more where a pair costs less (in memory).
+   */
+  walkScale(tenantId: string): number;
 }
 
 /** A listing walk: see Checker.reachable. */
@@ -245,7 +250,8 @@ export class AuthorizationEngine {
 
   /** A page of `limit` ids (read with one more, which tells whether there is a next page), walked or else scanned. */
   private async pageOf(tenantId: string, schema: CompiledSchema, limit: number, listing: Listing): Promise<Page> {
-    const ids = (await listing.walk(this.listingBudget)) ?? (await this.scanCandidates(tenantId, schema, limit + 1, listing));
+    const first = this.listingBudget * this.checker.walkScale(tenantId);
+    const ids = (await listing.walk(first)) ?? (await this.scanCandidates(tenantId, schema, limit + 1, listing, first));
     return { ids: ids.slice(0, limit), more: ids.length > limit };
   }
 
@@ -257,7 +263,7 @@ export class AuthorizationEngine {
    * so once the checks still to come would cost more than the first walk was allowed, it is walked
    * after all (once), with a budget about as costly as those checks.
    */
-  private async scanCandidates(tenantId: string, schema: CompiledSchema, limit: number, listing: Listing): Promise<string[]> {
+  private async scanCandidates(tenantId: string, schema: CompiledSchema, limit: number, listing: Listing, firstWalk: number): Promise<string[]> {
     const found: string[] = [];
     let after = listing.after;
     let checked = 0;
@@ -279,11 +285,11 @@ export class AuthorizationEngine {
       checked += candidates.length;
       const checksLeft = found.length > 0 ? ((limit - found.length) * checked) / found.length : Infinity;
       const pairsPerCheck = this.checker.pairsPerCheck(tenantId);
-      if (!walked && this.maxListingBudget > this.listingBudget && checksLeft * pairsPerCheck > this.listingBudget) {
+      if (!walked && this.maxListingBudget > firstWalk && checksLeft * pairsPerCheck > firstWalk) {
         // At least twice the first walk: it reached further than that, and ids cluster, so the
         // density seen so far may flatter the scan.
         walked = true;
-        const ids = await listing.walk(Math.floor(Math.min(this.maxListingBudget, Math.max(checksLeft * pairsPerCheck, 2 * this.listingBudget))));
+        const ids = await listing.walk(Math.floor(Math.min(this.maxListingBudget, Math.max(checksLeft * pairsPerCheck, 2 * firstWalk))));
         if (ids) return ids;
       }
     }

@@ -54,8 +54,8 @@ export interface ExplainGraph {
  * the check's (backwards from the object, breadth-first, each pair once, at most MAX_ARROW_DEPTH
  * arrows, the same steps against the same budget), remembering how each pair was reached, so that
  * the first level where the subject or one of its groups holds a pair gives a path of the fewest
- * grants. Grants outside their window are left out; when that leaves no path, a second walk takes
- * them in to tell whether only such grants would confer it.
+ * grants. Grants outside their window are left out; when that leaves no path, more walks take them
+ * in to tell whether only such grants would confer it (grants not yet in force first, then expired ones).
  */
 export async function explainCheck(graph: ExplainGraph, schema: CompiledSchema, query: Triple, budget: number, now: number): Promise<Explanation> {
   let scope: readonly string[] | null = null;
@@ -70,10 +70,14 @@ export async function explainCheck(graph: ExplainGraph, schema: CompiledSchema, 
     return { allowed: true, path: inForce.path.map(({ grant, via }) => ({ ...refsOf(grant), via })), reason: null };
   }
   if (!inForce.skipped) return denied('no-path');
+  // A chain without an expired grant would open by waiting: not-yet-valid. Asked of every chain, not
+  // of one shortest (which of several is found depends on the order grants are read in), so that
+  // memory and the database give the same reason.
+  const notExpired = await shortestPath(graph, schema, query, budget, (g) => grantWindow(g, now) !== 'expired');
+  if (notExpired.path !== null) return denied('not-yet-valid');
+  if (!notExpired.skipped) return denied('no-path');
   const { path } = await shortestPath(graph, schema, query, budget, () => true);
-  if (path === null) return denied('no-path');
-  // A path that waiting would open is not-yet-valid; one that a lapsed grant closed, expired.
-  return denied(path.some(({ grant }) => grantWindow(grant, now) === 'expired') ? 'expired' : 'not-yet-valid');
+  return denied(path === null ? 'no-path' : 'expired');
 }
 
 const denied = (reason: DenialReason): Explanation => ({ allowed: false, path: [], reason });
@@ -194,23 +198,57 @@ const TABLES = new WeakMap<
 
 /**
  * The explain graph of grants held in an in-memory index (a tenant held by a node, or a model file's),
- * as the index holds them at the instant it was last advanced to: grants outside their window are not
- * in its lists, so from memory a denial they would explain reads `no-path`, where the database's graph
- * (which reads every window) says `expired` or `not-yet-valid`.
+ * as the index holds them at the instant it was last advanced to. The index's lists hold the grants
+ * in force, read as unbounded; the grants outside their window come from its side map with their
+ * windows (indexed here on first use, once per explain), so that a denial reads `expired` or
+ * `not-yet-valid` from memory as it does from the database.
  */
 export function indexGraph(index: GrantIndex, scopeOf: (agentId: string) => readonly string[] | undefined): ExplainGraph {
   const unbounded = (grant: Triple): WindowedGrant => ({ ...grant, notBefore: null, expiresAt: null });
+  let aside: { bySubject: Map<string, WindowedGrant[]>; byPair: Map<string, WindowedGrant[]> } | null = null;
+  const outOfForce = () => {
+    if (aside === null) {
+      aside = { bySubject: new Map(), byPair: new Map() };
+      for (const { grant, window } of index.outOfForce()) {
+        const windowed: WindowedGrant = {
+          ...grant,
+          notBefore: window.notBefore === null ? null : new Date(window.notBefore),
+          expiresAt: window.expiresAt === null ? null : new Date(window.expiresAt),
+        };
+        push(aside.bySubject, formatRef(grant.subject), windowed);
+        push(aside.byPair, pairKey(grant.object, grant.relation), windowed);
+      }
+    }
+    return aside;
+  };
+  const onPair = (object: Ref, relation: string) => outOfForce().byPair.get(pairKey(object, relation)) ?? [];
   return {
     agentScope: async (id) => scopeOf(id) ?? null,
-    holdsAnyGrant: async (subject) => index.isSubject(subject),
-    groupsOf: async (subject) => index.groupsOfRef(subject).map((object) => unbounded({ subject, relation: MEMBER_RELATION, object })),
-    heldBy: async (pairs, holders) =>
-      pairs.flatMap(({ object, relation }) =>
-        holders.filter((subject) => index.holds({ subject, relation, object })).map((subject) => unbounded({ subject, relation, object })),
-      ),
+    holdsAnyGrant: async (subject) => index.isSubject(subject) || outOfForce().bySubject.has(formatRef(subject)),
+    groupsOf: async (subject) => [
+      ...index.groupsOfRef(subject).map((object) => unbounded({ subject, relation: MEMBER_RELATION, object })),
+      ...(outOfForce().bySubject.get(formatRef(subject)) ?? []).filter((g) => g.relation === MEMBER_RELATION),
+    ],
+    heldBy: async (pairs, holders) => {
+      const holding = new Set(holders.map(formatRef));
+      return pairs.flatMap(({ object, relation }) => [
+        ...holders.filter((subject) => index.holds({ subject, relation, object })).map((subject) => unbounded({ subject, relation, object })),
+        ...onPair(object, relation).filter((g) => holding.has(formatRef(g.subject))),
+      ]);
+    },
     related: async (items, limit) =>
       items
-        .flatMap(({ object, via }) => index.subjectsOf(object, via).map((subject) => unbounded({ subject, relation: via, object })))
+        .flatMap(({ object, via }) => [
+          ...index.subjectsOf(object, via).map((subject) => unbounded({ subject, relation: via, object })),
+          ...onPair(object, via),
+        ])
         .slice(0, limit),
   };
+}
+
+const pairKey = (object: Ref, relation: string) => `${formatRef(object)}#${relation}`;
+function push<V>(map: Map<string, V[]>, key: string, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }

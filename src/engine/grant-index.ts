@@ -4,7 +4,7 @@ import { DEFAULT_CHECK_BUDGET, isCheckTooComplex, overBudget } from './budget.ts
 import type { CheckTurns } from './check-time.ts';
 import { EdgeLists } from './edge-lists.ts';
 import type { HoldersQuery, ReachableQuery } from './engine.ts';
-import { inForce, sameWindow, type GrantWindow } from './grant-window.ts';
+import { inForce, sameWindow, windowOf, type GrantWindow } from './grant-window.ts';
 import { MEMBER_RELATION, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 
@@ -33,8 +33,9 @@ interface SchemaTables {
   /** By namespace and relation R: the relations that holding R confers (a listing walks these forwards). */
   conferred: Map<number, Map<number, number[]>>;
   /**
-   * By `via`, then by the relation held on the object X at the arrow's far end, then by the
-   * namespace of o: the relations conferred on o by a grant (X, via, o).
+   * By the relation held on the object X at the arrow's far end, then by `via`, then by the
+   * namespace of o: the relations conferred on o by a grant (X, via, o). A listing looks the
+   * relation held up once per pair, and reads X's grants only when some arrow goes out of it.
    */
   arrowsOut: Map<number, Map<number, Map<number, number[]>>>;
 }
@@ -73,9 +74,12 @@ export class GrantIndex {
   /** Namespaces and relations whose last node or grant went: forgotten by the next sweep unless used again. */
   private readonly emptiedNamespaces = new Set<number>();
   private readonly emptiedRelations = new Set<number>();
-  /** Per node: its namespace's number, its id, and how many grants name it. */
-  private readonly nodeNs: number[] = [];
-  private readonly nodeId: (string | undefined)[] = [];
+  /** Per node: its namespace's number, its id, and how many grants name it (typed arrays: no pointers for the collector). */
+  private nodeNs = new Int32Array(1024);
+  private nodeId: (string | undefined)[] = [];
+  private references = new Int32Array(1024);
+  /** Node numbers handed out so far (freed ones are reused first). */
+  private nodeCount = 0;
   /** Per object node: (relation, holder) pairs. */
   private readonly grantsOn = new EdgeLists(INDEX_FROM.holders);
   /** Per subject node: (relation, object) pairs. */
@@ -85,12 +89,11 @@ export class GrantIndex {
    * check does, reads those alone and not all the subject's grants (hundreds for a user at L).
    */
   private readonly memberships = new EdgeLists(INDEX_FROM.objects);
-  private readonly references: number[] = [];
   private readonly freeNodes: number[] = [];
   private readonly member = this.relationNumber(MEMBER_RELATION);
   private tables = new WeakMap<CompiledSchema, SchemaTables>();
   /** The walk, the subject's groups and an arrow's related objects of the check under way, reused: a check runs start to end in one go. */
-  private readonly walk = new Walk(1);
+  private readonly walk = new Walk();
   private readonly groups: number[] = [];
   private readonly related: number[] = [];
   /** How many pairs of the walk under way have been matched against the subject. */
@@ -100,10 +103,14 @@ export class GrantIndex {
   /** Bumped by every change of the grants held: what a walk found is valid for one version. */
   private version = 0;
   /**
-   * The grants with a window, by tripleKey, with their windows: one, but a catch-up may hold a grant's
-   * old and new windows for a moment (see flip); null there is the grant without a window.
+   * The grants with a window, by object node, as numbers (no object per grant): ASIDE_WIDTH of them a
+   * window, its relation, its subject node and its bounds (an open side infinite). Usually one
+   * window a grant, but a catch-up may hold a grant's old and new windows for a moment (see flip);
+   * a window open on both sides there is the grant without a window.
    */
-  private readonly windowed = new Map<string, { grant: Triple; windows: (GrantWindow | null)[] }>();
+  private readonly windowed = new Map<number, number[]>();
+  /** Grants held aside in `windowed`. */
+  private windowedGrants = 0;
   /** The instant (epoch ms) at which the lists hold exactly the windowed grants in force. */
   private windowsAt = 0;
   /** No window opens or closes in [validFrom, validUntil): the lists are right for any instant in it. */
@@ -115,31 +122,36 @@ export class GrantIndex {
    * namespace and relation names it has interned, each weighing about as much as NAME_WEIGHT grants.
    */
   get footprint(): number {
-    return this.size + WINDOW_WEIGHT * this.windowed.size + NAME_WEIGHT * (this.namespaceNumbers.size + this.relationNumbers.size);
+    return this.size + WINDOW_WEIGHT * this.windowedGrants + NAME_WEIGHT * (this.namespaceNumbers.size + this.relationNumbers.size);
   }
 
   /** Grants held with a window, in force now or not. */
   get windowedSize(): number {
-    return this.windowed.size;
+    return this.windowedGrants;
   }
 
   /** Adds the grant with its window (null: none); false when it was already held so. */
   add(grant: Triple, window: GrantWindow | null = null): boolean {
-    const entry = this.windowed.size === 0 ? undefined : this.windowed.get(tripleKey(grant));
-    if (window === null && entry === undefined) return this.addEdge(grant);
-    const windows = entry?.windows ?? this.plainWindows(grant);
+    const subject = this.nodeFor(grant.subject);
+    const object = this.nodeFor(grant.object);
+    const relation = this.relationNumber(grant.relation);
+    const aside = this.windowsAside(subject, relation, object);
+    if (window === null && aside === undefined) return this.addEdge(subject, relation, object);
+    const windows = aside ?? this.plainWindows(subject, relation, object);
     if (windows.some((held) => sameWindow(held, window))) return false;
-    this.setWindows(grant, [...windows, window]);
+    this.setWindows(subject, relation, object, [...windows, window]);
     return true;
   }
 
   /** Removes the grant, whatever its window; false when it was not held. */
   remove(grant: Triple): boolean {
-    if (this.windowed.size > 0 && this.windowed.delete(tripleKey(grant))) {
-      this.removeEdge(grant);
-      return true;
-    }
-    return this.removeEdge(grant);
+    const subject = this.nodeOf(grant.subject);
+    const object = this.nodeOf(grant.object);
+    const relation = this.relationNumbers.get(grant.relation);
+    if (subject === undefined || object === undefined || relation === undefined) return false;
+    if (this.windowsAside(subject, relation, object) === undefined) return this.removeEdge(subject, relation, object);
+    this.setWindows(subject, relation, object, []);
+    return true;
   }
 
   /**
@@ -149,14 +161,17 @@ export class GrantIndex {
    * old and new windows for a moment in a replay, never at its end.
    */
   flip(grant: Triple, window: GrantWindow | null = null): void {
-    const entry = this.windowed.size === 0 ? undefined : this.windowed.get(tripleKey(grant));
-    if (window === null && entry === undefined) {
-      if (!this.removeEdge(grant)) this.addEdge(grant);
+    const subject = this.nodeFor(grant.subject);
+    const object = this.nodeFor(grant.object);
+    const relation = this.relationNumber(grant.relation);
+    const aside = this.windowsAside(subject, relation, object);
+    if (window === null && aside === undefined) {
+      if (!this.removeEdge(subject, relation, object)) this.addEdge(subject, relation, object);
       return;
     }
-    const windows = entry?.windows ?? this.plainWindows(grant);
+    const windows = aside ?? this.plainWindows(subject, relation, object);
     const at = windows.findIndex((held) => sameWindow(held, window));
-    this.setWindows(grant, at >= 0 ? windows.filter((_, i) => i !== at) : [...windows, window]);
+    this.setWindows(subject, relation, object, at >= 0 ? windows.filter((_, i) => i !== at) : [...windows, window]);
   }
 
   /**
@@ -169,40 +184,78 @@ export class GrantIndex {
     this.windowsAt = now;
     this.validFrom = -Infinity;
     this.validUntil = Infinity;
-    for (const { grant, windows } of this.windowed.values()) {
-      for (const window of windows) this.narrowValidity(window);
-      this.holdEdge(
-        grant,
-        windows.some((window) => inForce(window, now)),
-      );
+    for (const [object, aside] of this.windowed) {
+      for (let i = 0; i < aside.length; i += ASIDE_WIDTH) this.narrowValidity(windowAt(aside, i));
+      // Once for each window of a grant, with the same answer each time: holding an edge twice changes nothing.
+      for (let i = 0; i < aside.length; i += ASIDE_WIDTH) {
+        const [relation, subject] = [aside[i]!, aside[i + 1]!];
+        this.holdEdge(
+          subject,
+          relation,
+          object,
+          this.windowsAside(subject, relation, object)!.some((window) => inForce(window, now)),
+        );
+      }
     }
+  }
+
+  /** The windows held aside for the grant (null there: the grant without one), or undefined when it is not aside. */
+  private windowsAside(subject: number, relation: number, object: number): (GrantWindow | null)[] | undefined {
+    const aside = this.windowed.size === 0 ? undefined : this.windowed.get(object);
+    if (aside === undefined) return undefined;
+    let windows: (GrantWindow | null)[] | undefined;
+    for (let i = 0; i < aside.length; i += ASIDE_WIDTH) {
+      if (aside[i] === relation && aside[i + 1] === subject) (windows ??= []).push(windowAt(aside, i));
+    }
+    return windows;
   }
 
   /** The windows of a grant not kept aside: none, or the one of a grant without a window. */
-  private plainWindows(grant: Triple): (GrantWindow | null)[] {
-    const subject = this.nodeOf(grant.subject);
-    const object = this.nodeOf(grant.object);
-    const relation = this.relationNumbers.get(grant.relation);
-    return subject !== undefined && object !== undefined && relation !== undefined && this.grantsOn.has(object, relation, subject) ? [null] : [];
+  private plainWindows(subject: number, relation: number, object: number): (GrantWindow | null)[] {
+    return this.grantsOn.has(object, relation, subject) ? [null] : [];
   }
 
-  /** Holds the grant with these windows, its edge in the lists while one is in force. */
-  private setWindows(grant: Triple, windows: (GrantWindow | null)[]): void {
-    const key = tripleKey(grant);
-    if (windows.length === 0 || (windows.length === 1 && windows[0] === null)) this.windowed.delete(key);
-    else {
-      this.windowed.set(key, { grant, windows });
-      for (const window of windows) this.narrowValidity(window);
+  /**
+   * Holds the grant with these windows, its edge in the lists while one is in force. A grant aside
+   * names its nodes and relation as a grant in the lists does, so that they keep their numbers
+   * while it is out of force.
+   */
+  private setWindows(subject: number, relation: number, object: number, windows: (GrantWindow | null)[]): void {
+    const before = this.windowed.get(object) ?? [];
+    const after: number[] = [];
+    for (let i = 0; i < before.length; i += ASIDE_WIDTH) {
+      if (before[i] !== relation || before[i + 1] !== subject) after.push(...before.slice(i, i + ASIDE_WIDTH));
+    }
+    const wasAside = after.length < before.length;
+    const aside = !(windows.length === 0 || (windows.length === 1 && windows[0] === null));
+    if (aside) {
+      for (const window of windows) {
+        after.push(relation, subject, window?.notBefore ?? -Infinity, window?.expiresAt ?? Infinity);
+        this.narrowValidity(window);
+      }
+    }
+    // A copy of exactly its length: a pushed-to array keeps room for a dozen more.
+    if (after.length > 0) this.windowed.set(object, after.slice());
+    else this.windowed.delete(object);
+    if (aside && !wasAside) {
+      this.windowedGrants++;
+      this.name(subject, relation, object);
     }
     this.holdEdge(
-      grant,
+      subject,
+      relation,
+      object,
       windows.some((window) => inForce(window, this.windowsAt)),
     );
+    if (wasAside && !aside) {
+      this.windowedGrants--;
+      this.unname(subject, relation, object);
+    }
   }
 
-  private holdEdge(grant: Triple, held: boolean): void {
-    if (held) this.addEdge(grant);
-    else this.removeEdge(grant);
+  private holdEdge(subject: number, relation: number, object: number, held: boolean): void {
+    if (held) this.addEdge(subject, relation, object);
+    else this.removeEdge(subject, relation, object);
   }
 
   /** The lists stay right at `windowsAt` until the window's next boundary, and since its last one. */
@@ -216,39 +269,42 @@ export class GrantIndex {
   }
 
   /** Puts the grant in the lists; false when it was there. */
-  private addEdge(grant: Triple): boolean {
-    const subject = this.nodeFor(grant.subject);
-    const object = this.nodeFor(grant.object);
-    const relation = this.relationNumber(grant.relation);
+  private addEdge(subject: number, relation: number, object: number): boolean {
     if (this.grantsOn.has(object, relation, subject)) return false;
     this.grantsOn.add(object, relation, subject);
     this.grantsBy.add(subject, relation, object);
     if (relation === this.member) this.memberships.add(subject, relation, object);
-    this.references[subject]!++;
-    this.references[object]!++;
-    if (this.relationGrants[relation]!++ === 0) this.emptiedRelations.delete(relation);
+    this.name(subject, relation, object);
     this.size++;
     this.version++;
     return true;
   }
 
   /** Takes the grant out of the lists; false when it was not there. */
-  private removeEdge(grant: Triple): boolean {
-    const subject = this.nodeOf(grant.subject);
-    const object = this.nodeOf(grant.object);
-    const relation = this.relationNumbers.get(grant.relation);
-    if (subject === undefined || object === undefined || relation === undefined) return false;
+  private removeEdge(subject: number, relation: number, object: number): boolean {
     if (!this.grantsOn.remove(object, relation, subject)) return false;
     this.grantsBy.remove(subject, relation, object);
     if (relation === this.member) this.memberships.remove(subject, relation, object);
+    this.unname(subject, relation, object);
+    this.size--;
+    this.version++;
+    return true;
+  }
+
+  /** One more grant (in the lists or aside) names the nodes and the relation. */
+  private name(subject: number, relation: number, object: number): void {
+    this.references[subject]!++;
+    this.references[object]!++;
+    if (this.relationGrants[relation]!++ === 0) this.emptiedRelations.delete(relation);
+  }
+
+  /** One grant naming the nodes and the relation is gone: what no grant names is forgotten. */
+  private unname(subject: number, relation: number, object: number): void {
     this.release(subject);
     this.release(object);
     this.relationGrants[relation]! -= 1;
     if (this.relationGrants[relation] === 0 && relation !== this.member) this.emptiedRelations.add(relation);
-    this.size--;
-    this.version++;
     if (this.emptiedNamespaces.size + this.emptiedRelations.size > MIN_NAMES_BEFORE_SWEEP) this.sweepNamesIfMostlyUnused();
-    return true;
   }
 
   /**
@@ -349,7 +405,7 @@ export class GrantIndex {
    */
   private walkBackwards(tables: SchemaTables, start: number, relation: number, self: number, groups: number[], budget: number): boolean {
     const walk = this.walk;
-    walk.clear(this.relationGrants.length);
+    walk.clear();
     for (const implied of this.implied(tables, start, relation)) walk.visit(start, implied);
     const grantsOn = this.grantsOn;
     const many = manyGroups(self, groups);
@@ -426,7 +482,9 @@ export class GrantIndex {
     const namespace = this.namespaceNumbers.get(query.namespace);
     const relation = this.relationNumbers.get(query.relation);
     if (self === undefined || namespace === undefined || relation === undefined) return [];
-    const walk = new Walk(this.relationGrants.length);
+    // Nothing else walks meanwhile: a listing walk runs start to end in one go, as a check does.
+    const walk = this.walk;
+    walk.clear();
     // Nothing is added during a walk, so the arena stays where it is.
     const grantsBy = this.grantsBy;
     const pairs = grantsBy.arena;
@@ -444,13 +502,22 @@ export class GrantIndex {
       const to = walk.objects.length;
       for (let i = from; i < to; i++) {
         const held = walk.objects[i]!;
-        read += (grantsBy.to(held) - grantsBy.from(held)) / 2;
-        for (let j = grantsBy.from(held), end = grantsBy.to(held); j < end; j += 2) {
-          const byNamespace = tables.arrowsOut.get(pairs[j]!)?.get(walk.relations[i]!);
-          if (byNamespace === undefined) continue;
-          const object = pairs[j + 1]!;
-          const conferred = byNamespace.get(this.nodeNs[object]!);
-          if (conferred !== undefined) for (const next of conferred) walk.visit(object, next);
+        const [start, end] = [grantsBy.from(held), grantsBy.to(held)];
+        read += (end - start) / 2;
+        // Most pairs of a listing are on objects that are the subject of no grant: nothing to look up.
+        const byVia = end > start ? tables.arrowsOut.get(walk.relations[i]!) : undefined;
+        if (byVia !== undefined) {
+          // A node's grants mostly share their relation and their objects' namespace: looked up when they change.
+          let [via, ns] = [-1, -1];
+          let byNamespace: Map<number, number[]> | undefined;
+          let conferred: number[] | undefined;
+          for (let j = start; j < end; j += 2) {
+            if (pairs[j] !== via) [via, byNamespace, ns] = [pairs[j]!, byVia.get(pairs[j]!), -1];
+            if (byNamespace === undefined) continue;
+            const object = pairs[j + 1]!;
+            if (this.nodeNs[object] !== ns) [ns, conferred] = [this.nodeNs[object]!, byNamespace.get(this.nodeNs[object]!)];
+            if (conferred !== undefined) for (const next of conferred) walk.visit(object, next);
+          }
         }
         if (Math.max(walk.objects.length, read) > query.budget) return null;
       }
@@ -506,6 +573,29 @@ export class GrantIndex {
       }
     }
     return smallest([...ids], query.limit);
+  }
+
+  /**
+   * The grants kept aside whose windows are none in force at the instant the lists were last
+   * advanced to, each with one of its windows: what explain names as `expired` or `not-yet-valid`
+   * (the lists hold only grants in force). Goes over every windowed grant: for explain, not checks.
+   */
+  outOfForce(): { grant: Triple; window: GrantWindow }[] {
+    const out: { grant: Triple; window: GrantWindow }[] = [];
+    const relationNames = new Map([...this.relationNumbers].map(([name, relation]) => [relation, name]));
+    for (const [object, aside] of this.windowed) {
+      const seen = new Set<string>();
+      for (let i = 0; i < aside.length; i += ASIDE_WIDTH) {
+        const [relation, subject] = [aside[i]!, aside[i + 1]!];
+        if (seen.has(`${relation} ${subject}`)) continue;
+        seen.add(`${relation} ${subject}`);
+        const windows = this.windowsAside(subject, relation, object)!;
+        if (windows.some((window) => inForce(window, this.windowsAt))) continue;
+        const window = windows.find((w): w is GrantWindow => w !== null);
+        if (window) out.push({ grant: { subject: this.refOf(subject), relation: relationNames.get(relation)!, object: this.refOf(object) }, window });
+      }
+    }
+    return out;
   }
 
   /** Whether the grant is held. */
@@ -575,10 +665,10 @@ export class GrantIndex {
           ?.find((arrows) => arrows.via === via);
         if (throughVia) throughVia.targets.push(target);
         else append(tables.arrows, ns, rel, { via, targets: [target] });
-        let byTarget = tables.arrowsOut.get(via);
-        if (!byTarget) tables.arrowsOut.set(via, (byTarget = new Map<number, Map<number, number[]>>()));
-        let byNamespace = byTarget.get(target);
-        if (!byNamespace) byTarget.set(target, (byNamespace = new Map<number, number[]>()));
+        let byVia = tables.arrowsOut.get(target);
+        if (!byVia) tables.arrowsOut.set(target, (byVia = new Map<number, Map<number, number[]>>()));
+        let byNamespace = byVia.get(via);
+        if (!byNamespace) byVia.set(via, (byNamespace = new Map<number, number[]>()));
         // An arrow's relation is declared, so the closure confers it on itself too.
         const conferred = new Set([...(byNamespace.get(ns) ?? []), ...(tables.conferred.get(ns)?.get(rel) ?? [rel])]);
         byNamespace.set(ns, [...conferred]);
@@ -597,13 +687,36 @@ export class GrantIndex {
     const existing = this.nodeOf(ref);
     if (existing !== undefined) return existing;
     const ns = this.namespaceNumber(ref.ns);
-    const node = this.freeNodes.pop() ?? this.nodeNs.length;
+    const node = this.freeNodes.pop() ?? this.newNode();
     this.nodesByNs[ns]!.set(ref.id, node);
     this.emptiedNamespaces.delete(ns);
     this.nodeNs[node] = ns;
     this.nodeId[node] = ref.id;
     this.references[node] = 0;
     return node;
+  }
+
+  private newNode(): number {
+    if (this.nodeCount === this.nodeNs.length) {
+      // By half: after a compaction the arrays are exactly full, and a new node should not double them.
+      const length = this.nodeCount + (this.nodeCount >> 1) + 1024;
+      this.nodeNs = grown(this.nodeNs, length);
+      this.references = grown(this.references, length);
+    }
+    return this.nodeCount++;
+  }
+
+  /**
+   * Packs the lists and the per-node arrays to exactly what they hold (EdgeLists.compact): a load
+   * calls it once all grants are in, so that a held tenant costs its grants, not the slack of growing.
+   */
+  compact(): void {
+    this.grantsOn.compact();
+    this.grantsBy.compact();
+    this.memberships.compact();
+    this.nodeNs = this.nodeNs.slice(0, this.nodeCount);
+    this.references = this.references.slice(0, this.nodeCount);
+    this.nodeId = this.nodeId.slice(0, this.nodeCount);
   }
 
   /** One grant naming the node is gone: a node no grant names is forgotten. */
@@ -666,38 +779,79 @@ export class GrantIndex {
 
 /**
  * The (object, relation) pairs of a walk, in the order visited, each once. Most checks visit a
- * handful, found faster by scanning than by hashing; a long walk switches to a set.
+ * handful, found faster by scanning than by hashing; a long walk (a listing's: tens of thousands)
+ * switches to an open-addressing table of typed arrays, kept from walk to walk and stamped with
+ * the walk's number, so that it is neither cleared nor allocated again, and holds no object.
  */
 class Walk {
   readonly objects: number[] = [];
   readonly relations: number[] = [];
-  private seen: Set<number> | null = null;
+  private hashed = false;
+  /** Per slot: the pair's object and relation, and the number of the walk that put it there. */
+  private slotObject = new Int32Array(0);
+  private slotRelation = new Int32Array(0);
+  private slotWalk = new Int32Array(0);
+  private walkNumber = 0;
 
-  /** `width`: more than the highest relation number, so that a pair's key is `object * width + relation`. */
-  constructor(private width: number) {}
-
-  clear(width: number): void {
+  clear(): void {
     this.objects.length = 0;
     this.relations.length = 0;
-    this.seen = null;
-    this.width = width;
+    this.hashed = false;
+    // A very long walk's table is let go rather than kept for all walks after it.
+    if (this.slotWalk.length > MAX_KEPT_SLOTS) this.resize(0);
+    if (++this.walkNumber === 0x7fffffff) {
+      this.walkNumber = 1;
+      this.slotWalk.fill(0);
+    }
   }
 
   visit(object: number, relation: number): void {
-    if (this.seen === null) {
+    if (!this.hashed) {
       for (let i = 0; i < this.objects.length; i++) if (this.objects[i] === object && this.relations[i] === relation) return;
-      if (this.objects.length === SCAN_VISITS) this.seen = new Set(this.objects.map((o, i) => o * this.width + this.relations[i]!));
+      if (this.objects.length === SCAN_VISITS) {
+        this.hashed = true;
+        this.resize(Math.max(this.slotWalk.length, 4 * SCAN_VISITS));
+        for (let i = 0; i < this.objects.length; i++) this.put(this.objects[i]!, this.relations[i]!);
+      }
     }
-    if (this.seen !== null) {
-      const key = object * this.width + relation;
-      if (this.seen.has(key)) return;
-      this.seen.add(key);
+    if (this.hashed) {
+      // Kept under half full, so that probes stay short.
+      if (2 * (this.objects.length + 1) > this.slotWalk.length) this.rehash(2 * this.slotWalk.length);
+      if (!this.put(object, relation)) return;
     }
     this.objects.push(object);
     this.relations.push(relation);
   }
+
+  /** Puts the pair in the table; false when it was there. */
+  private put(object: number, relation: number): boolean {
+    const mask = this.slotWalk.length - 1;
+    for (let slot = (Math.imul(object, 0x9e3779b1) ^ Math.imul(relation, 0x85ebca6b)) & mask; ; slot = (slot + 1) & mask) {
+      if (this.slotWalk[slot] !== this.walkNumber) {
+        this.slotWalk[slot] = this.walkNumber;
+        this.slotObject[slot] = object;
+        this.slotRelation[slot] = relation;
+        return true;
+      }
+      if (this.slotObject[slot] === object && this.slotRelation[slot] === relation) return false;
+    }
+  }
+
+  private rehash(slots: number): void {
+    this.resize(slots);
+    for (let i = 0; i < this.objects.length; i++) this.put(this.objects[i]!, this.relations[i]!);
+  }
+
+  private resize(slots: number): void {
+    if (slots === this.slotWalk.length) return;
+    this.slotObject = new Int32Array(slots);
+    this.slotRelation = new Int32Array(slots);
+    this.slotWalk = new Int32Array(slots);
+  }
 }
 const SCAN_VISITS = 32;
+/** Slots of a walk's table kept for the next walk at most (768 KB): a first listing walk's. */
+const MAX_KEPT_SLOTS = 1 << 16;
 
 /**
  * The `limit` smallest of `ids`, ascending. A listing page takes 100 of maybe a million: a bounded
@@ -726,6 +880,12 @@ function smallest(ids: string[], limit: number): string[] {
     }
   }
   return heap.sort();
+}
+
+function grown(old: Int32Array<ArrayBuffer>, length: number): Int32Array<ArrayBuffer> {
+  const into = new Int32Array(length);
+  into.set(old);
+  return into;
 }
 
 function append<V>(map: Map<number, Map<number, V[]>>, ns: number, relation: number, value: V): void {
@@ -804,10 +964,13 @@ const FEW_GROUPS = 8;
 const NO_NODE = -1;
 /** How long `checkAll` runs before it lets other requests in. */
 const YIELD_AFTER_MS = 2;
-/** A grant kept aside with its window costs about this many grants' memory (its key, triple and window objects). */
-const WINDOW_WEIGHT = 8;
-/** Ids cannot hold NUL, so joining with it is unambiguous. */
-const tripleKey = (t: Triple): string => `${t.subject.ns}\0${t.subject.id}\0${t.relation}\0${t.object.ns}\0${t.object.id}`;
+/** A grant kept aside with its window costs about this many grants' memory (its numbers aside: 116 bytes at L, against 48 a grant). */
+const WINDOW_WEIGHT = 3;
+/** Numbers a window held aside takes in `windowed`: relation, subject node, not before, expires at. */
+const ASIDE_WIDTH = 4;
+/** The window held aside at `i`; open on both sides, the grant without one (null). */
+const windowAt = (aside: readonly number[], i: number): GrantWindow | null =>
+  windowOf(aside[i + 2] === -Infinity ? null : aside[i + 2]!, aside[i + 3] === Infinity ? null : aside[i + 3]!);
 /** A name interned costs about this many grants' memory (its map entries and its namespace's node map). */
 const NAME_WEIGHT = 4;
 /** Unused names tolerated before a sweep is considered: a few hundred KB, fewer than a sweep would cost to repeat. */

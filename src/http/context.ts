@@ -38,6 +38,8 @@ declare module 'express-serve-static-core' {
   interface Request {
     principal?: KeyPrincipal;
     id?: string;
+    /** performance.now() when the app began the request: the request log and metrics time it from there. */
+    startedAt?: number;
   }
 }
 

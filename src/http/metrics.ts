@@ -1,17 +1,36 @@
 import type { Server } from 'node:http';
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { HeldTenants } from '../store/held-tenants.ts';
 
+interface Series {
+  labels: { route: string; method: string; status: string };
+  pending: number;
+  latency: Histogram.Internal<string>;
+}
+
 /** The Prometheus metrics of one grantd process (its own registry, so that tests can build many apps). */
 export class Metrics {
   readonly registry = new Registry();
+  /** Each (route, method, status) seen: its labels, its requests counted since the last scrape, its latency histogram. */
+  private readonly series = new Map<string, Map<string, Map<number, Series>>>();
   private readonly requests = new Counter({
     name: 'grantd_http_requests_total',
     help: 'HTTP requests answered, by route, method and status',
     labelNames: ['route', 'method', 'status'],
     registers: [this.registry],
+    // prom-client hashes the labels on every increment: requests are counted in `series` and handed over when scraped.
+    collect: () => {
+      for (const byMethod of this.series.values()) {
+        for (const byStatus of byMethod.values()) {
+          for (const series of byStatus.values()) {
+            if (series.pending > 0) this.requests.inc(series.labels, series.pending);
+            series.pending = 0;
+          }
+        }
+      }
+    },
   });
   private readonly latency = new Histogram({
     name: 'grantd_http_request_duration_seconds',
@@ -25,11 +44,19 @@ export class Metrics {
     help: 'Connections closed as soon as accepted, the process holding GRANTD_MAX_CONNECTIONS already',
     registers: [this.registry],
   });
+  /** Check answers counted since the last scrape, handed over to `decisions` when scraped (as requests are). */
+  private readonly pendingDecisions = { allowed: 0, denied: 0 };
   private readonly decisions = new Counter({
     name: 'grantd_check_decisions_total',
     help: 'Check answers (single and bulk items), by outcome',
     labelNames: ['allowed'],
     registers: [this.registry],
+    collect: () => {
+      const { allowed, denied } = this.pendingDecisions;
+      if (allowed > 0) this.decisions.inc({ allowed: 'true' }, allowed);
+      if (denied > 0) this.decisions.inc({ allowed: 'false' }, denied);
+      this.pendingDecisions.allowed = this.pendingDecisions.denied = 0;
+    },
   });
 
   /**
@@ -41,6 +68,10 @@ export class Metrics {
     heldTenants: HeldTenants,
     private readonly ofCluster?: () => Promise<string>,
   ) {
+    const record = (res: Response) => this.record(res);
+    this.finished = function (this: Response) {
+      record(this);
+    };
     collectDefaultMetrics({ register: this.registry, prefix: 'grantd_' });
     const gauge = (name: string, help: string, read: () => number) =>
       new Gauge({
@@ -65,30 +96,37 @@ export class Metrics {
     );
   }
 
-  /** The counter and histogram of each (route, method, status), resolved once: prom-client hashes labels on every lookup. */
-  private readonly series = new Map<string, { requests: Counter.Internal; latency: Histogram.Internal<string> }>();
-
-  /** Counts and times every request, labelled by the contract route (not the raw path). */
-  observe = (req: Request, res: Response, next: NextFunction): void => {
-    const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      // Never the raw path: a label per path a client makes up would grow the registry without bound.
-      const route =
-        (req as Request & { tsRestRoute?: { path: string } }).tsRestRoute?.path ??
-        (req.route as { path?: string } | undefined)?.path ??
-        (res.statusCode === 404 ? 'unmatched' : 'other');
-      const key = `${route} ${req.method} ${res.statusCode}`;
-      let series = this.series.get(key);
-      if (!series) {
-        const labels = { route, method: req.method, status: String(res.statusCode) };
-        series = { requests: this.requests.labels(labels), latency: this.latency.labels(labels) };
-        this.series.set(key, series);
-      }
-      series.requests.inc();
-      series.latency.observe(Number(process.hrtime.bigint() - started) / 1e9);
-    });
-    next();
+  /**
+   * Counts and times every request, labelled by the contract route (not the raw path): a hook of
+   * the app's one per-request middleware; one listener shared by all requests, no closure each.
+   */
+  observe = (_req: Request, res: Response): void => {
+    res.on('finish', this.finished);
   };
+
+  /** What a response's 'finish' event calls, with the response as `this` (set in the constructor). */
+  private readonly finished: (this: Response) => void;
+
+  private record(res: Response): void {
+    const req = res.req;
+    // Never the raw path: a label per path a client makes up would grow the registry without bound.
+    const route =
+      (req as Request & { tsRestRoute?: { path: string } }).tsRestRoute?.path ??
+      (req.route as { path?: string } | undefined)?.path ??
+      (res.statusCode === 404 ? 'unmatched' : 'other');
+    // Nested maps rather than one keyed by a joined string: no string made per request.
+    let byMethod = this.series.get(route);
+    if (!byMethod) this.series.set(route, (byMethod = new Map<string, Map<number, Series>>()));
+    let byStatus = byMethod.get(req.method);
+    if (!byStatus) byMethod.set(req.method, (byStatus = new Map<number, Series>()));
+    let series = byStatus.get(res.statusCode);
+    if (!series) {
+      const labels = { route, method: req.method, status: String(res.statusCode) };
+      byStatus.set(res.statusCode, (series = { labels, pending: 0, latency: this.latency.labels(labels) }));
+    }
+    series.pending++;
+    series.latency.observe((performance.now() - req.startedAt!) / 1000);
+  }
 
   /** Counts the connections the server drops past its cap. */
   countDrops(server: Server): void {
@@ -101,8 +139,9 @@ export class Metrics {
   }
 
   countDecisions(allowed: readonly boolean[]): void {
-    const granted = allowed.filter(Boolean).length;
-    if (granted > 0) this.decisions.inc({ allowed: 'true' }, granted);
-    if (allowed.length > granted) this.decisions.inc({ allowed: 'false' }, allowed.length - granted);
+    for (const one of allowed) {
+      if (one) this.pendingDecisions.allowed++;
+      else this.pendingDecisions.denied++;
+    }
   }
 }

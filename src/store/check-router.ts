@@ -95,4 +95,8 @@ export class CheckRouter implements Checker {
   pairsPerCheck(tenantId: string): number {
     return this.memory?.holds(tenantId) ? this.memory.pairsPerCheck : this.sql.pairsPerCheck;
   }
+
+  walkScale(tenantId: string): number {
+    return this.memory?.holds(tenantId) ? this.memory.walkScale : 1;
+  }
 }

@@ -307,6 +307,7 @@ export class HeldTenants {
       this.refusedUntil.set(tenantId, Date.now() + RETRY_TOO_LARGE_MS);
       return;
     }
+    index.compact();
     this.held.set(tenantId, {
       index,
       agents,

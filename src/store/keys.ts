@@ -23,6 +23,8 @@ export interface KeyPrincipal {
   /** For an access token: its client, and the subject it speaks for when not the client itself (the changes feed's actor). */
   clientId?: string;
   sub?: string;
+  /** When the credential stops being valid by itself, in ms since the epoch: an access token's expiry (a key has none). */
+  expiresAt?: number;
 }
 
 type Tx = Prisma.TransactionClient | Db;

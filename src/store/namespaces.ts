@@ -83,8 +83,8 @@ export async function deleteNamespace(db: Db, tenantId: string, name: string): P
       SELECT (SELECT count(*) FROM grants WHERE tenant_id = ${tenantId}::uuid AND object_ns = ${name})::int AS objects,
              (SELECT count(*) FROM grants WHERE tenant_id = ${tenantId}::uuid AND subject_ns = ${name})::int AS subjects`;
     const uses = [
-      used!.objects > 0 ? `${grants(used!.objects)} name an object in it` : null,
-      used!.subjects > 0 ? `${grants(used!.subjects)} name a subject in it` : null,
+      used!.objects > 0 ? `${grants(used!.objects)} ${used!.objects === 1 ? 'names' : 'name'} an object in it` : null,
+      used!.subjects > 0 ? `${grants(used!.subjects)} ${used!.subjects === 1 ? 'names' : 'name'} a subject in it` : null,
     ].filter((use) => use !== null);
     if (uses.length > 0) {
       throw new DomainError('namespace-in-use', `namespace ${name} is in use: ${uses.join(' and ')}; revoke them before deleting it`);

@@ -17,6 +17,7 @@ export async function findAccessToken(db: Db, digest: string): Promise<KeyPrinci
     select: {
       payload: true,
       accountId: true,
+      expiresAt: true,
       client: { select: { clientId: true, tenantId: true, agentExternalId: true, tenant: { select: { cursorSecret: true } } } },
     },
   });
@@ -32,5 +33,6 @@ export async function findAccessToken(db: Db, digest: string): Promise<KeyPrinci
     tenantId: row.client.tenantId,
     scopes: typeof scope === 'string' ? scope.split(' ').filter(Boolean) : [],
     cursorSecret: Buffer.from(row.client.tenant.cursorSecret),
+    ...(row.expiresAt ? { expiresAt: row.expiresAt.getTime() } : {}),
   };
 }

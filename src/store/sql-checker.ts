@@ -225,7 +225,7 @@ export class SqlChecker {
   }
 }
 
-/** The explain graph of a tenant in PostgreSQL, read by `read` (one snapshot); grants carry no validity window yet. */
+/** The explain graph of a tenant in PostgreSQL, read by `read` (one snapshot), each grant with its validity window. */
 function sqlGraph(tenantId: string, read: <R extends pg.QueryResultRow>(config: pg.QueryConfig) => Promise<R[]>): ExplainGraph {
   const grants = async (text: string, values: unknown[]): Promise<WindowedGrant[]> =>
     (await read<GrantRow>({ text, values: [tenantId, ...values] })).map((g) => ({

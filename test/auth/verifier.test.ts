@@ -123,6 +123,28 @@ describe('KeyVerifier', () => {
     ]);
   });
 
+  it('verifies an access token from memory as a key, but not from its expiry on: then it is looked up, and refused', async () => {
+    const token = `svc_at_${'t'.repeat(43)}`;
+    const row = {
+      payload: { scope: 'check:read' },
+      accountId: null,
+      expiresAt: new Date(T0 + 300),
+      client: { clientId: 'c1', tenantId: 'tenant', tenant: { cursorSecret: new Uint8Array(32) } },
+    };
+    // The store asks for a token unexpired at the time of the query.
+    const findFirst = vi.fn(async ({ where }: { where: { expiresAt: { gt: Date } } }) => (where.expiresAt.gt < row.expiresAt ? row : null));
+    const keys = new KeyVerifier({ oAuthRecord: { findFirst } } as unknown as Db);
+    const presented = credential(keys, token);
+    expect((await keys.verify(presented))?.keyId).toBe('c1');
+    vi.setSystemTime(T0 + 249);
+    expect((await keys.verify(presented))?.keyId).toBe('c1');
+    expect(findFirst).toHaveBeenCalledTimes(1);
+    vi.setSystemTime(T0 + 300);
+    expect(keys.isKnown(presented)).toBe(false);
+    expect(await keys.verify(presented)).toBeNull();
+    expect(findFirst).toHaveBeenCalledTimes(2);
+  });
+
   it('keys its memory by digest, never by the secret', () => {
     const secret = newSecret();
     const presented = credential(new KeyVerifier(databaseWith().db), secret);

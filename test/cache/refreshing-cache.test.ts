@@ -41,6 +41,39 @@ describe('RefreshingCache', () => {
     expect([await a, await b]).toEqual(['v1', 'v1']);
   });
 
+  it('gives a loaded, fresh value at once (and reloads it past half the age as get does), nothing while loading or past the age', async () => {
+    const { calls, load } = loader<string>();
+    const cache = new RefreshingCache(load, 500);
+    const first = cache.get('k');
+    expect(cache.loadedNow('k')).toBeUndefined();
+    calls[0]!.resolve('v1');
+    await first;
+    expect(cache.loadedNow('k')).toBe('v1');
+    vi.setSystemTime(250);
+    expect(cache.loadedNow('k')).toBe('v1');
+    expect(calls).toHaveLength(2);
+    vi.setSystemTime(500);
+    expect(cache.loadedNow('k')).toBeUndefined();
+  });
+
+  it('never serves a value from the instant it says it expires, fresh as its load is: the next caller waits for a load', async () => {
+    const { calls, load } = loader<{ until: number }>();
+    const cache = new RefreshingCache(load, 500, 10, (value) => value.until);
+    const first = cache.get('k');
+    calls[0]!.resolve({ until: 100 });
+    await first;
+    vi.setSystemTime(99);
+    expect(cache.has('k')).toBe(true);
+    expect(await cache.get('k')).toEqual({ until: 100 });
+    expect(calls).toHaveLength(1);
+    vi.setSystemTime(100);
+    expect(cache.has('k')).toBe(false);
+    const again = cache.get('k');
+    expect(calls).toHaveLength(2);
+    calls[1]!.resolve(null);
+    expect(await again).toBeNull();
+  });
+
   it('reloads in the background past half the age, and never serves a value past the age', async () => {
     const { cache, calls } = await cacheHoldingV1();
     vi.setSystemTime(249);

@@ -3,6 +3,7 @@ import { ProblemError } from '../../src/client/index.ts';
 import { parseNdjson } from '../../src/console/ndjson.ts';
 import { problemsOf } from '../../src/console/problems.ts';
 import { bodyOf, draftProblems } from '../../src/console/relations.ts';
+import { utcOf } from '../../src/console/ui.tsx';
 
 describe("the namespace form's live check", () => {
   const draft = (rows: [string, string][], name = 'document') => ({ name, open: false, rows: rows.map(([n, includes]) => ({ name: n, includes })) });
@@ -105,5 +106,14 @@ describe('where a problem is shown', () => {
     expect(problemsOf(problem('rate-limited'), ['relation'])).toEqual({ fields: {}, form: { title: 'Some title', detail: 'some detail' } });
     expect(problemsOf(problem('invalid-request', [{ path: 'body.other', message: 'x' }]), ['relation']).form).toBeDefined();
     expect(problemsOf(new Error('boom'), [])).toEqual({ fields: {}, form: { title: 'Unexpected error', detail: 'boom' } });
+  });
+});
+
+describe("the grant form's times", () => {
+  it('sends a datetime-local value as the UTC instant it names in local time, nothing for an empty one, and an unreadable one as typed', () => {
+    expect(utcOf('2099-01-01T12:30')).toBe(new Date(2099, 0, 1, 12, 30).toISOString());
+    expect(utcOf('2099-01-01T12:30')).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(utcOf('')).toBeUndefined();
+    expect(utcOf('tomorrow')).toBe('tomorrow');
   });
 });

@@ -236,6 +236,29 @@ describe('the console in headless Chromium', () => {
     await page.getByText('Granted user:alice owner on document:q3.').waitFor();
     await grant('agent:release-bot', 'viewer', 'document:q3');
     await page.getByText('Granted agent:release-bot viewer on document:q3.').waitFor();
+    // A window: an expiry in the past, or before the start, is the server's problem at the expiry field.
+    const notBefore = add.getByLabel('In force from (optional)', { exact: true });
+    const expiresAt = add.getByLabel('Expires at (optional)', { exact: true });
+    await refused(async () => {
+      await expiresAt.fill('2020-01-01T00:00');
+      await grant('user:dave', 'viewer', 'document:q3');
+      await expectFieldProblem(add, 'Expires at (optional)', /must be in the future/);
+    });
+    await refused(async () => {
+      await notBefore.fill('2099-06-01T00:00');
+      await expiresAt.fill('2099-01-01T00:00');
+      await grant('user:dave', 'viewer', 'document:q3');
+      await expectFieldProblem(add, 'Expires at (optional)', /must be after not_before/);
+    });
+    await notBefore.fill('2099-01-01T00:00');
+    await expiresAt.fill('2099-06-01T00:00');
+    await grant('user:dave', 'viewer', 'document:q3');
+    await page.getByText(/^Granted user:dave viewer on document:q3 from .*2099.* until .*2099.*\.$/).waitFor();
+    const daves = await api(server.issuer, tenant.adminKey, 'GET', '/v1/grants?subject=user:dave');
+    expect(daves.body!.grants).toMatchObject([
+      { not_before: new Date('2099-01-01T00:00').toISOString(), expires_at: new Date('2099-06-01T00:00').toISOString() },
+    ]);
+    expect(await notBefore.inputValue()).toBe('');
 
     const importer = section(page, 'Import grants');
     const file = importer.getByLabel(/NDJSON file/);
@@ -276,7 +299,8 @@ describe('the console in headless Chromium', () => {
     await poll(() => list.getByText('No grant matches these filters.').count()).toBe(1);
     await list.getByLabel('Subject', { exact: true }).fill('');
     await list.getByRole('button', { name: 'Filter' }).click();
-    await poll(() => list.locator('tbody tr').count()).toBe(3);
+    await poll(() => list.locator('tbody tr').count()).toBe(4);
+    expect(await list.getByRole('row', { name: /user:dave/ }).textContent()).toMatch(/2099.*2099/);
     await expectAccessible(page, 'grants');
     await shoot(page, 'grants');
 
@@ -288,18 +312,48 @@ describe('the console in headless Chromium', () => {
       await page.getByLabel('Object', { exact: true }).fill(object);
       await page.getByRole('button', { name: 'Check', exact: true }).click();
     };
+    const why = section(page, 'Why');
+    const steps = why.getByRole('list', { name: 'The explain path, step by step' });
     await ask('user:alice', 'viewer', 'document:q3');
     await page.locator('.answer.allowed').waitFor();
+    await poll(() => steps.locator('li').allTextContents()).toEqual([
+      'user:alice holds owner on document:q3 (owner is included by the relation asked)',
+    ]);
+    const graph = why.getByRole('img', { name: /explain path as a graph: 1 grant from user:alice to document:q3/ });
+    expect(await graph.locator('.node').allTextContents()).toEqual(['user:alice', 'document:q3']);
+    expect(await graph.locator('.edge text').allTextContents()).toEqual(['owner (includes:owner)']);
     await ask('user:carol', 'viewer', 'document:q3');
     await page.locator('.answer.denied').waitFor();
+    await why.getByText(/no-path/).waitFor();
+    await ask('user:dave', 'viewer', 'document:q3');
+    await why.getByText(/not-yet-valid/).waitFor();
+    await shoot(page, 'check-denied');
     await refused(async () => {
       await ask('user:alice', 'viewer', 'q3');
       await expectFieldProblem(page.locator('main'), 'Object', /namespace>:<id>|must be/);
     });
+    // Who can access: a page of 20 subjects, then the rest; another namespace; an empty one.
+    const readers = Array.from({ length: 24 }, (_, i) => `user:reader${String(i).padStart(2, '0')}`);
+    const batch = await api(server.issuer, tenant.adminKey, 'POST', '/v1/grants/batch', {
+      writes: readers.map((subject) => ({ subject, relation: 'viewer', object: 'document:q3' })),
+    });
+    expect(batch.status).toBe(200);
     await ask('user:alice', 'viewer', 'document:q3');
     await page.locator('.answer.allowed').waitFor();
+    const who = section(page, 'Who holds viewer on document:q3');
+    const subjects = who.getByRole('list', { name: 'Subjects of namespace user' });
+    await poll(() => subjects.locator('li').allTextContents()).toEqual(['user:alice', ...readers.slice(0, 19)]);
     await expectAccessible(page, 'check');
     await shoot(page, 'check');
+    await who.getByRole('button', { name: 'Next page' }).click();
+    await poll(() => subjects.locator('li').allTextContents()).toEqual(readers.slice(19));
+    expect(await who.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+    await who.getByRole('button', { name: 'Previous page' }).click();
+    await poll(() => subjects.locator('li').count()).toBe(20);
+    await who.getByLabel('Subject namespace').selectOption('agent');
+    await poll(() => who.getByRole('list', { name: 'Subjects of namespace agent' }).locator('li').allTextContents()).toEqual(['agent:release-bot']);
+    await who.getByLabel('Subject namespace').selectOption('document');
+    await who.getByText(/No subject of namespace document holds it/).waitFor();
 
     // The killswitch: the dialog says what goes, then how much went.
     await go(page, 'agents', 'Agents');
@@ -366,6 +420,14 @@ describe('the console in headless Chromium', () => {
       await shoot(page, `${path || 'overview'}-390`);
     }
     await expectAccessible(page, 'namespaces at 390 px');
+    // The explain graph shrinks to a phone's width.
+    await go(page, 'check', 'Check');
+    await ask('user:alice', 'viewer', 'document:q3');
+    await page.locator('.answer.allowed').waitFor();
+    await section(page, 'Who holds viewer on document:q3').getByRole('list').waitFor();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    expect((await why.getByRole('img').boundingBox())!.width).toBeLessThanOrEqual(390);
+    await shoot(page, 'check-390');
 
     // Sign-out revokes the session's grant: its refresh token no longer works.
     await page.getByRole('button', { name: 'Sign out' }).click();

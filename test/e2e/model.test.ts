@@ -111,15 +111,59 @@ describe('grantd schema and grantd test', { timeout: 120_000 }, () => {
       );
       expect(refused.code).toBe(1);
       expect(refused.stdout).toBe('');
-      expect(refused.stderr).toContain('the server refused to update namespace folder (namespace-in-use: ');
+      expect(refused.stderr).toContain('the server refused to update namespace folder: Namespace in use (namespace-in-use): ');
       expect(refused.stderr).toContain('owner (1 grant)');
-      expect(refused.stderr).toContain('0 changes were made before it, 1 not tried');
+      expect(refused.stderr).toMatch(/\nNothing was changed\.\n$/);
       expect((await api('GET', '/v1/namespaces/fresh')).status).toBe(404);
 
       // Without grant:write, the first change is refused.
       const readOnly = await runGrantd(['schema', 'apply', EXAMPLE], env(reader));
       expect(readOnly.code).toBe(1);
       expect(readOnly.stderr).toContain('insufficient-scope');
+    });
+
+    it('undoes what it changed when the server refuses a later change, so that nothing is half-applied', async () => {
+      await api('POST', '/v1/namespaces', { name: 'ledger', relations: { auditor: {}, owner: {} } });
+      expect((await api('POST', '/v1/grants', { subject: 'user:a', relation: 'auditor', object: 'ledger:l1' })).status).toBe(201);
+      const namespaces = async () => (await api('GET', '/v1/namespaces')).body!.namespaces as { name: string; relations: unknown }[];
+      const definitions = async () => (await namespaces()).map(({ name, relations }) => ({ name, relations }));
+      const before = await definitions();
+      expect(before.map((ns) => ns.name)).toEqual(expect.arrayContaining(['document', 'folder', 'ledger']));
+
+      // folder is updated, then ledger's update is refused (its auditor relation holds a grant); newbie is never created.
+      const drop = file(
+        'half.yaml',
+        [
+          'namespaces:',
+          '  folder: {relations: {viewer: {}, owner: {}, editor: {}}}',
+          '  ledger: {relations: {owner: {}}}',
+          '  newbie: {}',
+          '  document: {}',
+          '',
+        ].join('\n'),
+      );
+      const run = await runGrantd(['schema', 'apply', drop], env(admin));
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('updated namespace folder\nrestored namespace folder\n');
+      expect(run.stderr).toBe(
+        `grantd schema apply: the server refused to update namespace ledger: Namespace in use (namespace-in-use): ${run.stderr.split('(namespace-in-use): ')[1]!.split('\n')[0]}\n` +
+          'The 1 change made before it was undone: the namespaces are as they were before.\n',
+      );
+      expect(run.stderr).toContain('auditor (1 grant)');
+      expect(await definitions()).toEqual(before);
+
+      // With --prune: folder updated, archive deleted, then ledger (in use) cannot be deleted: both undone.
+      await api('POST', '/v1/namespaces', { name: 'archive', relations: { reader: {} } });
+      const withArchive = await definitions();
+      const prune = file('prune.yaml', 'namespaces:\n  folder: {relations: {viewer: {}, owner: {}, editor: {}}}\n  document: {}\n  brand_new: {}\n');
+      const pruned = await runGrantd(['schema', 'apply', prune, '--prune'], env(admin));
+      expect(pruned.code).toBe(1);
+      expect(pruned.stderr).toContain('the server refused to delete namespace ledger: Namespace in use (namespace-in-use): ');
+      expect(pruned.stderr).toContain('The 2 changes made before it were undone');
+      expect(pruned.stdout).toBe('updated namespace folder\ndeleted namespace archive\ncreated again namespace archive\nrestored namespace folder\n');
+      expect(await definitions()).toEqual(withArchive);
+      expect((await api('GET', '/v1/namespaces/brand_new')).status).toBe(404);
+      await api('DELETE', '/v1/namespaces/archive');
     });
 
     it('validates the whole file before changing anything', async () => {

@@ -38,6 +38,8 @@ describe('EdgeLists', () => {
     let longest = 0;
     // Few nodes and relations, many others: lists grow to a few hundred pairs, then shrink to none, twice.
     for (let step = 0; step < 40_000; step++) {
+      // Compacted now and then, so that lists in exact slabs grow, shrink and empty as well.
+      if (step % 3_000 === 1_500) lists.compact();
       const node = random(6) * random(6);
       let held = expected.get(node);
       if (held === undefined) expected.set(node, (held = new Set()));
@@ -82,5 +84,24 @@ describe('EdgeLists', () => {
     expect(lists.arena.length).toBe(arenaLength);
     expect(pairsOf(lists, 2042)).toHaveLength(50);
     expect(pairsOf(lists, 42)).toEqual([]);
+  });
+
+  it('packs every list into exactly its pairs, which then grow and empty as before', () => {
+    const lists = new EdgeLists(1024);
+    // 3 pairs a node: slabs of 4 before compacting.
+    for (let node = 0; node < 30_000; node++) for (let other = 0; other < 3; other++) lists.add(node, 1, other);
+    expect(lists.arena.length).toBeGreaterThan(2 * 3 * 30_000);
+    lists.compact();
+    expect(lists.arena.length).toBe(2 * 3 * 30_000);
+    expect(pairsOf(lists, 29_999)).toEqual(['1:0', '1:1', '1:2']);
+    expect(lists.hasAny(123, 1, 7, [2])).toBe(true);
+    for (let node = 0; node < 30_000; node += 2) lists.add(node, 2, 9);
+    for (let node = 1; node < 30_000; node += 2) lists.remove(node, 1, 1);
+    for (let node = 0; node < 30_000; node += 997) {
+      expect(pairsOf(lists, node)).toEqual(node % 2 === 0 ? ['1:0', '1:1', '1:2', '2:9'] : ['1:0', '1:2']);
+    }
+    lists.compact();
+    expect(lists.arena.length).toBe(2 * (15_000 * 4 + 15_000 * 2));
+    expect(pairsOf(lists, 29_999)).toEqual(['1:0', '1:2']);
   });
 });

@@ -26,6 +26,7 @@ interface FakeOptions {
   /** The ids of subjects named by some grant, for candidates. */
   subjects?: string[];
   pairsPerCheck?: number;
+  walkScale?: number;
 }
 
 function fakeStore({
@@ -36,6 +37,7 @@ function fakeStore({
   objects = [],
   subjects = [],
   pairsPerCheck = 1,
+  walkScale = 1,
 }: FakeOptions = {}) {
   const calls = {
     schema: [] as (number | undefined)[],
@@ -80,6 +82,7 @@ function fakeStore({
     },
     invalidate: (tenantId) => calls.invalidated.push(tenantId),
     pairsPerCheck: () => pairsPerCheck,
+    walkScale: () => walkScale,
   };
   return { store, calls };
 }
@@ -236,6 +239,20 @@ describe('a listing', () => {
       expect(await listPage(engine, 10)).toEqual({ ids: ['d0005', 'd0900'], more: false });
       expect(calls.walks.map((w) => w.budget)).toEqual([10, 220]);
       expect(calls.candidates).toHaveLength(1);
+    });
+
+    it('scales both walks by how much farther the checker walks for the same cost (in memory)', async () => {
+      // A first walk of 25 pairs; 110 checks at 2 pairs each are past it, so a second of 220.
+      const { store, calls } = fakeStore({
+        walk: (budget) => (budget > 25 ? ['d0005', 'd0900'] : null),
+        objects: docIds(1000),
+        answers: viewing(['d0005', 'd0900']),
+        pairsPerCheck: 2,
+        walkScale: 2.5,
+      });
+      const engine = new AuthorizationEngine(store, { listingBudget: 10, maxListingBudget: 1000 });
+      expect(await listPage(engine, 10)).toEqual({ ids: ['d0005', 'd0900'], more: false });
+      expect(calls.walks.map((w) => w.budget)).toEqual([25, 220]);
     });
 
     it('walks at least twice the first budget, and at most the largest', async () => {

@@ -7,8 +7,7 @@ import { DOCUMENT_RELATIONS, FOLDER_RELATIONS } from './fixtures.ts';
 /**
  * explainCheck over a graph that answers from a list of grants with validity windows: how it
  * chooses the path and the reason (the stores' graphs are subjects-explain.test.ts's and the
- * property tests'). Grants cannot carry a window through the API yet; these windows stand for
- * what time-bound grants will give it.
+ * property tests').
  */
 const NOW = Date.parse('2026-11-24T12:00:00Z');
 const HOUR = 3_600_000;
@@ -114,6 +113,10 @@ describe('explainCheck', () => {
     // The membership has expired, the group's grant has not started: waiting would not open this path.
     const both = [grant('user:alice', 'member', 'group:eng', past), grant('group:eng', 'viewer', 'document:d1', future)];
     expect((await explain(both, viewD1())).reason).toBe('expired');
+    // Two chains, one that waiting opens and one closed for good: not-yet-valid, in whichever order they are read.
+    const two = [grant('user:alice', 'viewer', 'document:d1', past), grant('user:alice', 'editor', 'document:d1', future)];
+    expect((await explain(two, viewD1())).reason).toBe('not-yet-valid');
+    expect((await explain(two.reverse(), viewD1())).reason).toBe('not-yet-valid');
     // A grant out of its window that confers nothing here does not change no-path.
     expect((await explain([grant('user:alice', 'viewer', 'document:d2', past)], viewD1())).reason).toBe('no-path');
   });

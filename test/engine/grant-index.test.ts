@@ -136,6 +136,35 @@ describe('GrantIndex', () => {
     }
     expect(index.size).toBe(3);
   });
+
+  it('answers the same once compacted, and through changes after', () => {
+    const grants: [string, string, string][] = [
+      ['folder:f0', 'parent', 'folder:f1'],
+      ['folder:f1', 'parent', 'document:a'],
+      ['user:ann', 'viewer', 'folder:f0'],
+      ['user:ann', 'member', 'group:eng'],
+      ['group:eng', 'editor', 'document:b'],
+      ['user:bob', 'owner', 'document:a'],
+      ...Array.from({ length: 40 }, (_, i): [string, string, string] => [`user:u${i}`, 'viewer', 'document:b']),
+    ];
+    const [plain, compacted] = [indexOf(...grants), indexOf(...grants)];
+    compacted.compact();
+    const answers = (index: GrantIndex) =>
+      ['user:ann', 'user:bob', 'user:u3', 'user:cat', 'group:eng'].flatMap((s) =>
+        ['viewer', 'editor', 'owner'].flatMap((r) => ['document:a', 'document:b', 'document:c'].map((o) => check(index, s, r, o))),
+      );
+    expect(answers(compacted)).toEqual(answers(plain));
+    for (const index of [plain, compacted]) {
+      index.remove(grant('user:ann', 'member', 'group:eng'));
+      index.remove(grant('user:u3', 'viewer', 'document:b'));
+      index.add(grant('user:cat', 'member', 'group:eng'));
+      index.add(grant('user:bob', 'viewer', 'document:c'));
+    }
+    expect(answers(compacted)).toEqual(answers(plain));
+    expect(check(compacted, 'user:cat', 'editor', 'document:b')).toBe(true);
+    expect(check(compacted, 'user:ann', 'editor', 'document:b')).toBe(false);
+    expect(compacted.size).toBe(plain.size);
+  });
 });
 
 describe('GrantIndex listing walk', () => {

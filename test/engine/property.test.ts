@@ -47,10 +47,20 @@ const relationsArb: fc.Arbitrary<RelationDefinitions> = fc
     r2: { includes: [...r2same, ...r2arrows] },
   }));
 
-const tripleArb: fc.Arbitrary<Triple> = fc.tuple(
-  fc.constantFrom(...REFS),
-  fc.constantFrom(...RELATIONS),
-  fc.constantFrom(...REFS.filter((r) => !r.startsWith('agent:'))),
+/** Any grant, or (a third of the time) a membership of a team, so that paths through groups are common. */
+const tripleArb: fc.Arbitrary<Triple> = fc.oneof(
+  {
+    weight: 2,
+    arbitrary: fc.tuple(fc.constantFrom(...REFS), fc.constantFrom(...RELATIONS), fc.constantFrom(...REFS.filter((r) => !r.startsWith('agent:')))),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(
+      fc.constantFrom(...REFS.filter((r) => /^(user|agent|folder):/.test(r))),
+      fc.constant('member'),
+      fc.constantFrom(...REFS.filter((r) => r.startsWith('team:'))),
+    ),
+  },
 );
 
 const tenantArb = fc.record({
@@ -324,6 +334,34 @@ describe('engine against the reference evaluator with time-bound grants', () => 
             const want = IDS.doc!.filter((id) => expected(subject, 'r2', `doc:${id}`)).sort();
             expect(await g.listAll(subject, 'doc', 'r2', 2)).toEqual(want);
             expect(await g.listAll(subject, 'doc', 'r2', 2, { on: databaseOnly })).toEqual(want);
+          }
+          // Explain names the same reason in memory as in the database: every check that some grants,
+          // in their window or not, would confer (the others are no-path), and one that none would.
+          const inForceNow = grants.filter(({ window }) => inForce(window, T + ms)).map(({ triple }) => triple);
+          const [shortestNow, shortestEver] = [referenceShortest({ ...model, grants: inForceNow }), referenceShortest(model)];
+          const explained = queries.filter((q) => shortestEver(...q) < Infinity);
+          for (const [subject, rel, object] of [...explained, ['user:u2', 'r0', 'doc:d2'] as Triple]) {
+            const allowed = expected(subject, rel, object);
+            const reason = allowed
+              ? null
+              : shortestNow(subject, rel, object) < Infinity
+                ? 'agent-scope'
+                : shortestEver(subject, rel, object) < Infinity
+                  ? 'in time'
+                  : 'no-path';
+            const reasons = [];
+            for (const on of [services, loadedLater, databaseOnly]) {
+              const explanation = await g.explain(subject, rel, object, on);
+              expect(explanation.allowed).toBe(allowed);
+              if (reason === 'in time') expect(['expired', 'not-yet-valid']).toContain(explanation.reason);
+              else expect(explanation.reason).toBe(reason);
+              reasons.push(explanation.reason);
+              // An allowed path is made of grants in force now, which alone confer the check.
+              const path = explanation.path.map((step): Triple => [step.subject, step.relation, step.object]);
+              expect(path.every((t) => inForceNow.some((n) => n.join(' ') === t.join(' ')))).toBe(true);
+              if (allowed) expect(reference({ ...model, grants: path })(subject, rel, object)).toBe(true);
+            }
+            expect(new Set(reasons).size, `${subject} ${rel} ${object} at +${ms} ms: ${reasons.join(', ')}`).toBe(1);
           }
         }
       }),

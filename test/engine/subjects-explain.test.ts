@@ -1,5 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { AppDeps } from '../../src/http/context.ts';
+import { parseRef } from '../../src/engine/refs.ts';
+import { applyBatch } from '../../src/store/grants.ts';
 import { useServices } from '../helpers.ts';
 import { DOCUMENT_RELATIONS, FOLDER_RELATIONS, tenantGraph } from './fixtures.ts';
 
@@ -9,6 +11,14 @@ import { DOCUMENT_RELATIONS, FOLDER_RELATIONS, tenantGraph } from './fixtures.ts
  */
 const inMemory = useServices();
 const inDatabase = useServices({ graphMemory: 0 });
+const HOUR = 3_600_000;
+/** A grant with a window, as the store writes it (an expired one too, which the API refuses). */
+const windowed = (subject: string, relation: string, object: string, window: { notBefore: number | null; expiresAt: number | null }) => ({
+  subject: parseRef(subject, 'subject'),
+  relation,
+  object: parseRef(object, 'object'),
+  window,
+});
 
 describe.each([
   ['in memory', inMemory],
@@ -99,6 +109,36 @@ describe.each([
       expect(await g.explain('agent:ghost', 'viewer', 'document:d1')).toEqual({ allowed: false, path: [], reason: 'agent-not-registered' });
       expect(await g.explain('agent:bot', 'viewer', 'document:d1')).toEqual({ allowed: false, path: [], reason: 'agent-scope' });
       expect(await g.explain('agent:bot', 'viewer', 'folder:f1')).toEqual({ allowed: false, path: [], reason: 'no-path' });
+    });
+
+    it('names the grants outside their window that alone would confer it, directly, through a group or an arrow', async () => {
+      const now = Date.now();
+      const [ahead, lapsed] = [
+        { notBefore: now + HOUR, expiresAt: null },
+        { notBefore: null, expiresAt: now - HOUR },
+      ];
+      await applyBatch(
+        services.db,
+        g.tenantId,
+        [
+          windowed('user:ann', 'viewer', 'document:d1', ahead),
+          windowed('user:bob', 'member', 'group:eng', lapsed),
+          windowed('folder:f2', 'parent', 'document:d2', lapsed),
+          windowed('user:dee', 'viewer', 'document:d3', { notBefore: now - HOUR, expiresAt: now + HOUR }),
+        ],
+        [],
+      );
+      await g.grant(['group:eng', 'viewer', 'document:d1'], ['user:cy', 'viewer', 'folder:f2']);
+      expect(await g.explain('user:ann', 'viewer', 'document:d1')).toEqual({ allowed: false, path: [], reason: 'not-yet-valid' });
+      expect(await g.explain('user:bob', 'viewer', 'document:d1')).toEqual({ allowed: false, path: [], reason: 'expired' });
+      expect(await g.explain('user:cy', 'viewer', 'document:d2')).toEqual({ allowed: false, path: [], reason: 'expired' });
+      expect(await g.explain('user:ann', 'viewer', 'document:d2')).toEqual({ allowed: false, path: [], reason: 'no-path' });
+      expect(await g.explain('user:dee', 'viewer', 'document:d3')).toEqual({
+        allowed: true,
+        reason: null,
+        path: [{ subject: 'user:dee', relation: 'viewer', object: 'document:d3', via: 'direct' }],
+      });
+      if (services === inMemory) expect(services.heldTenants.holds(g.tenantId)).toBe(true);
     });
   });
 });

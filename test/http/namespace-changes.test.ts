@@ -229,7 +229,7 @@ describe('DELETE /v1/namespaces/{name}', () => {
     expect(both.status).toBe(409);
     expect(both.body).toMatchObject({
       type: 'namespace-in-use',
-      detail: 'namespace team is in use: 1 grant name an object in it and 2 grants name a subject in it; revoke them before deleting it',
+      detail: 'namespace team is in use: 1 grant names an object in it and 2 grants name a subject in it; revoke them before deleting it',
     });
     await api.delete('/v1/grants', grant('user:a', 'member', 'team:eng')).expect(204);
     expect((await api.delete('/v1/namespaces/team')).body.detail).toBe(
@@ -320,7 +320,7 @@ describe('a change racing grant writes', () => {
     await untilBlockedBy(locker, 2);
     await release();
     expect((await write).status).toBe(201);
-    expect((await remove).body).toMatchObject({ type: 'namespace-in-use', detail: expect.stringContaining('1 grant name a subject in it') });
+    expect((await remove).body).toMatchObject({ type: 'namespace-in-use', detail: expect.stringContaining('1 grant names a subject in it') });
   });
 
   it('unforced: of grant writes racing a change that removes their relation, none survives a change that succeeded', async () => {

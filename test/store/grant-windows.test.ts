@@ -78,4 +78,30 @@ describe('windows in the database', () => {
     await sweepExpiredGrants(services.db, 0, new Date(expiresAt + 1));
     expect(await left()).toEqual(['cat']);
   });
+
+  it('explain the same from memory as from the database while a window opens and closes', async () => {
+    const T = Math.ceil(Date.now() / 1000) * 1000 + 5_000;
+    vi.useFakeTimers({ toFake: ['Date'], now: T });
+    const g = await tenantGraph(services);
+    await g.namespace('document');
+    await g.namespace('group');
+    expect(await services.heldTenants.load(g.tenantId)).toBe(true);
+    // ann reaches d1 through a group whose membership is in force from T + 1000 to T + 2000.
+    await createGrant(services.db, g.tenantId, {
+      ...triple('user:ann', 'member', 'group:eng'),
+      window: { notBefore: T + 1000, expiresAt: T + 2000 },
+    });
+    await g.grant(['group:eng', 'viewer', 'document:d1']);
+    const reasons = async (ms: number) => {
+      vi.setSystemTime(T + ms);
+      const query = { subject: 'user:ann', relation: 'viewer', object: 'document:d1' };
+      const [memory, database] = [await services.engine.explain(g.tenantId, query), await databaseOnly.engine.explain(g.tenantId, query)];
+      expect(services.heldTenants.holds(g.tenantId)).toBe(true);
+      expect(memory).toEqual(database);
+      return memory.reason;
+    };
+    expect(await reasons(999)).toBe('not-yet-valid');
+    expect(await reasons(1000)).toBeNull();
+    expect(await reasons(2000)).toBe('expired');
+  });
 });

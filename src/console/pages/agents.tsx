@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { Agent, AgentDeletion, GrantdClient } from '../../client/index.ts';
 import type { PageProps } from '../app.tsx';
-import { Confirm, Empty, Field, FormProblem, LoadProblem, Loading, Notice, useLoad, useSubmit, when } from '../ui.tsx';
+import { Confirm, Empty, Field, FormProblem, Loading, LoadProblem, Notice, Pager, Submit, useCursors, useLoad, useSubmit, when } from '../ui.tsx';
 
 const PAGE_SIZE = 50;
 /** The killswitch's preview lists this many of the agent's grants and counts up to ten times more. */
@@ -9,12 +9,12 @@ const PREVIEW_SHOWN = 10;
 const PREVIEW_COUNTED = 1000;
 
 export function AgentsPage({ session }: PageProps) {
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = useCursors();
+  const { cursor } = pages;
   const page = useLoad(() => session.api.agents.list({ limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) }), [cursor]);
   const [killing, setKilling] = useState<Agent | null>(null);
   const [notice, setNotice] = useState('');
-  const reload = () => (setCursors([undefined]), page.reload());
+  const reload = () => (pages.reset(), page.reload());
   return (
     <>
       <section aria-labelledby="agents-list">
@@ -59,18 +59,7 @@ export function AgentsPage({ session }: PageProps) {
             </table>
           </div>
         )}
-        <div class="pager">
-          <button type="button" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
-            Previous page
-          </button>
-          <button
-            type="button"
-            disabled={!page.data?.next_cursor}
-            onClick={() => page.data?.next_cursor && setCursors([...cursors, page.data.next_cursor])}
-          >
-            Next page
-          </button>
-        </div>
+        <Pager pages={pages} nextCursor={page.data?.next_cursor} label="Agent pages" />
       </section>
       {killing && (
         <Killswitch
@@ -196,9 +185,7 @@ function RegisterAgent({ session, onRegistered }: PageProps & { onRegistered: (i
           hint="What the agent may ever be granted: namespace:relation entries separated by commas; * matches any, e.g. document:viewer."
         />
         <FormProblem problems={problems} />
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? 'Registering…' : 'Register agent'}
-        </button>
+        <Submit busy={busy} label="Register agent" busyLabel="Registering…" />
       </form>
     </section>
   );

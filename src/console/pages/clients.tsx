@@ -2,7 +2,22 @@ import { useState } from 'preact/hooks';
 import { KEY_SCOPES } from '../../../contract/index.ts';
 import type { CreatedOAuthClient, OAuthClientInput } from '../../client/index.ts';
 import type { PageProps } from '../app.tsx';
-import { Choices, Confirm, Empty, Field, FormProblem, LoadProblem, Loading, Notice, Secret, useId, useLoad, useSubmit, when } from '../ui.tsx';
+import {
+  Choices,
+  Confirm,
+  Empty,
+  Field,
+  FormProblem,
+  Loading,
+  LoadProblem,
+  Notice,
+  Secret,
+  Submit,
+  useId,
+  useLoad,
+  useSubmit,
+  when,
+} from '../ui.tsx';
 
 interface ClientSummary {
   client_id: string;
@@ -148,9 +163,7 @@ function CreateClient({ session, onCreated }: PageProps & { onCreated: () => voi
           hint="A registered agent's external id: the client's tokens then act as agent:<id>."
         />
         <FormProblem problems={problems} />
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? 'Creating…' : 'Create client'}
-        </button>
+        <Submit busy={busy} label="Create client" busyLabel="Creating…" />
       </form>
       {created && (
         <Notice>

@@ -2,28 +2,40 @@ import { useState } from 'preact/hooks';
 import type { Grant, GrantsQuery } from '../../client/index.ts';
 import type { PageProps } from '../app.tsx';
 import { importGrants, parseNdjson, type ImportProgress, type ParsedFile } from '../ndjson.ts';
-import { Confirm, Empty, Field, FormProblem, LoadProblem, Loading, Notice, useId, useLoad, useSubmit, when } from '../ui.tsx';
+import {
+  Confirm,
+  Empty,
+  Field,
+  FormProblem,
+  LoadProblem,
+  Loading,
+  NO_TRIPLE,
+  Notice,
+  Pager,
+  Submit,
+  TRIPLE_PROBLEMS,
+  trimmed,
+  TripleFields,
+  useCursors,
+  useId,
+  useLoad,
+  useSubmit,
+  utcOf,
+  when,
+} from '../ui.tsx';
 
 const PAGE_SIZE = 50;
 const FILTERS = ['subject', 'relation', 'object', 'namespace'] as const;
 type Filters = Record<(typeof FILTERS)[number], string>;
 const NO_FILTERS: Filters = { subject: '', relation: '', object: '', namespace: '' };
-const TRIPLE_PROBLEMS = {
-  'invalid-subject': 'subject',
-  'agent-not-found': 'subject',
-  'invalid-object': 'object',
-  'namespace-not-found': 'object',
-  'unknown-relation': 'relation',
-};
 
 const queryOf = (filters: Filters): GrantsQuery => Object.fromEntries(Object.entries(filters).flatMap(([k, v]) => (v.trim() ? [[k, v.trim()]] : [])));
 
 export function GrantsPage({ session }: PageProps) {
   const [draft, setDraft] = useState<Filters>(NO_FILTERS);
   const [filters, setFilters] = useState<Filters>(NO_FILTERS);
-  // The cursors of the pages seen so far: Previous goes back along them.
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = useCursors();
+  const { cursor } = pages;
   const filterForm = useSubmit(FILTERS, { 'invalid-subject': 'subject', 'invalid-object': 'object', 'namespace-not-found': 'namespace' });
   const page = useLoad(() => session.api.grants.list({ ...queryOf(filters), limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) }), [filters, cursor]);
   const [revoking, setRevoking] = useState<Grant | null>(null);
@@ -34,11 +46,11 @@ export function GrantsPage({ session }: PageProps) {
     // Asked once here so that a bad filter's problem lands at its field.
     if (await filterForm.run(() => session.api.grants.list({ ...queryOf(draft), limit: 1 }))) {
       setFilters(draft);
-      setCursors([undefined]);
+      pages.reset();
     }
   };
   const reload = () => {
-    setCursors([undefined]);
+    pages.reset();
     page.reload();
   };
 
@@ -58,16 +70,14 @@ export function GrantsPage({ session }: PageProps) {
             />
           ))}
           <FormProblem problems={filterForm.problems} />
-          <button type="submit" disabled={filterForm.busy}>
-            Filter
-          </button>
+          <Submit busy={filterForm.busy} label="Filter" busyLabel="Filtering…" primary={false} />
         </form>
         {notice && <Notice>{notice}</Notice>}
         {page.loading && <Loading what="grants" />}
         <LoadProblem problem={page.problem} />
         {page.data?.grants.length === 0 && (
           <Empty>
-            {cursors.length > 1 || Object.values(filters).some(Boolean)
+            {!pages.first || Object.values(filters).some(Boolean)
               ? 'No grant matches these filters.'
               : 'No grants yet: add one below or import a file.'}
           </Empty>
@@ -81,6 +91,8 @@ export function GrantsPage({ session }: PageProps) {
                   <th scope="col">Relation</th>
                   <th scope="col">Object</th>
                   <th scope="col">Created</th>
+                  <th scope="col">In force from</th>
+                  <th scope="col">Expires</th>
                   <th scope="col">
                     <span class="visually-hidden">Actions</span>
                   </th>
@@ -93,6 +105,8 @@ export function GrantsPage({ session }: PageProps) {
                     <td>{g.relation}</td>
                     <td>{g.object}</td>
                     <td>{when(g.created_at)}</td>
+                    <td>{g.not_before ? when(g.not_before) : 'creation'}</td>
+                    <td>{g.expires_at ? when(g.expires_at) : 'never'}</td>
                     <td>
                       <button
                         type="button"
@@ -109,18 +123,7 @@ export function GrantsPage({ session }: PageProps) {
             </table>
           </div>
         )}
-        <div class="pager">
-          <button type="button" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
-            Previous page
-          </button>
-          <button
-            type="button"
-            disabled={!page.data?.next_cursor}
-            onClick={() => page.data?.next_cursor && setCursors([...cursors, page.data.next_cursor])}
-          >
-            Next page
-          </button>
-        </div>
+        <Pager pages={pages} nextCursor={page.data?.next_cursor} label="Grant pages" />
       </section>
       {revoking && (
         <Confirm
@@ -146,51 +149,50 @@ export function GrantsPage({ session }: PageProps) {
   );
 }
 
+/** The add form's window: datetime-local values, in the browser's time zone. */
+const NO_WINDOW = { not_before: '', expires_at: '' };
+
 function AddGrant({ session, onAdded }: PageProps & { onAdded: (text: string) => void }) {
-  const [triple, setTriple] = useState({ subject: '', relation: '', object: '' });
-  const { busy, problems, run } = useSubmit(['subject', 'relation', 'object'], TRIPLE_PROBLEMS);
+  const [triple, setTriple] = useState(NO_TRIPLE);
+  const [validity, setValidity] = useState(NO_WINDOW);
+  const { busy, problems, run } = useSubmit(['subject', 'relation', 'object', 'not_before', 'expires_at'], TRIPLE_PROBLEMS);
   const submit = async (e: Event) => {
     e.preventDefault();
-    const input = { subject: triple.subject.trim(), relation: triple.relation.trim(), object: triple.object.trim() };
-    if (await run(() => session.api.grants.create(input))) {
-      setTriple({ subject: '', relation: '', object: '' });
-      onAdded(`Granted ${input.subject} ${input.relation} on ${input.object}.`);
+    const input = trimmed(triple);
+    const [notBefore, expiresAt] = [utcOf(validity.not_before), utcOf(validity.expires_at)];
+    const times = { ...(notBefore ? { not_before: notBefore } : {}), ...(expiresAt ? { expires_at: expiresAt } : {}) };
+    if (await run(() => session.api.grants.create({ ...input, ...times }))) {
+      setTriple(NO_TRIPLE);
+      setValidity(NO_WINDOW);
+      const span = [notBefore && `from ${when(notBefore)}`, expiresAt && `until ${when(expiresAt)}`].filter(Boolean).join(' ');
+      onAdded(`Granted ${input.subject} ${input.relation} on ${input.object}${span ? ` ${span}` : ''}.`);
     }
   };
   return (
     <section aria-labelledby="grants-add">
       <h2 id="grants-add">Add a grant</h2>
       <form onSubmit={(e) => void submit(e)} noValidate>
+        <TripleFields value={triple} onValue={setTriple} problems={problems} />
         <Field
-          label="Subject"
-          name="subject"
-          value={triple.subject}
-          onValue={(subject) => setTriple({ ...triple, subject })}
+          label="In force from (optional)"
+          name="not_before"
+          type="datetime-local"
+          value={validity.not_before}
+          onValue={(not_before) => setValidity({ ...validity, not_before })}
           problems={problems}
-          placeholder="user:alice"
+          hint="Your local time. Empty: at once."
         />
         <Field
-          label="Relation"
-          name="relation"
-          value={triple.relation}
-          onValue={(relation) => setTriple({ ...triple, relation })}
+          label="Expires at (optional)"
+          name="expires_at"
+          type="datetime-local"
+          value={validity.expires_at}
+          onValue={(expires_at) => setValidity({ ...validity, expires_at })}
           problems={problems}
-          placeholder="viewer"
+          hint="Your local time; from then on the grant confers nothing. Empty: never."
         />
-        <Field
-          label="Object"
-          name="object"
-          value={triple.object}
-          onValue={(object) => setTriple({ ...triple, object })}
-          problems={problems}
-          placeholder="document:q3"
-        />
-        {/* Time-bound grants: the inputs for expires_at and not_before go here once the contract's
-            grant has them (docs/console.md#grants); the contract on main has neither yet. */}
         <FormProblem problems={problems} />
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? 'Adding…' : 'Add grant'}
-        </button>
+        <Submit busy={busy} label="Add grant" busyLabel="Adding…" />
       </form>
     </section>
   );

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { KEY_SCOPES } from '../../../contract/index.ts';
 import type { CreatedKey } from '../../client/index.ts';
 import type { PageProps } from '../app.tsx';
-import { Choices, Confirm, Empty, Field, FormProblem, LoadProblem, Loading, Notice, Secret, useLoad, useSubmit, when } from '../ui.tsx';
+import { Choices, Confirm, Empty, Field, FormProblem, Loading, LoadProblem, Notice, Secret, Submit, useLoad, useSubmit, when } from '../ui.tsx';
 
 interface KeySummary {
   id: string;
@@ -106,9 +106,7 @@ function CreateKey({ session, onCreated }: PageProps & { onCreated: () => void }
         <Field label="Label" name="label" value={label} onValue={setLabel} problems={problems} placeholder="billing service" />
         <Choices legend="Scopes" name="scopes" options={KEY_SCOPES} chosen={scopes} onChosen={setScopes} problems={problems} />
         <FormProblem problems={problems} />
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? 'Creating…' : 'Create key'}
-        </button>
+        <Submit busy={busy} label="Create key" busyLabel="Creating…" />
       </form>
       {created && (
         <Notice>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../app.tsx';
 import { bodyOf, draftProblems, type NamespaceDraft, type RelationRow } from '../relations.ts';
-import { Empty, Field, FormProblem, LoadProblem, Loading, Notice, useId, useLoad, useSubmit, when } from '../ui.tsx';
+import { Empty, Field, FormProblem, Loading, LoadProblem, Notice, Submit, useId, useLoad, useSubmit, when } from '../ui.tsx';
 
 const describe = (relations: Record<string, { includes?: string[] | undefined }> | null): string =>
   relations === null
@@ -141,9 +141,7 @@ function CreateNamespace({ session, onCreated }: PageProps & { onCreated: (name:
           {JSON.stringify(bodyOf(draft), null, 2)}
         </pre>
         <FormProblem problems={problems} />
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? 'Creating…' : 'Create namespace'}
-        </button>
+        <Submit busy={busy} label="Create namespace" busyLabel="Creating…" />
       </form>
     </section>
   );

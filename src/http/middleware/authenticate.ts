@@ -42,40 +42,78 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
   };
   const credentials = new WeakMap<Request, Credential>();
 
-  const authenticate = async (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction): Promise<void> => {
-    const match = BEARER.exec(req.headers.authorization ?? '');
-    if (!match) return refuse(res, 'send an API key or access token as Authorization: Bearer <secret>', false);
-    const credential = keys.credentialOf(match[1]!);
-    const address = clientAddress(req.ip);
-    if (!credential || !keys.isKnown(credential)) {
-      const wait = failures.waitFor(address);
-      if (wait > 0) return tooManyFailures(res, wait, failures);
-    }
-    const principal = credential ? await keys.verify(credential) : null;
-    if (!principal) {
-      const wait = await failures.record(address);
-      return wait > 0 ? tooManyFailures(res, wait, failures) : refuse(res, 'the API key or access token is unknown, expired or revoked');
-    }
+  /** Lets the request on as `principal`, when its key may do what the route needs (and, reading at a revision, once there). */
+  const admit = (
+    req: Request & { tsRestRoute: AppRoute },
+    res: Response,
+    next: NextFunction,
+    credential: Credential,
+    principal: KeyPrincipal,
+  ): void | Promise<void> => {
     const { scope, revisions } = req.tsRestRoute.metadata as RouteMetadata;
     if (!hasScope(principal.scopes, scope)) {
       return sendProblem(res, 'insufficient-scope', missingScopeDetail(scope));
     }
-    const consistency = req.get(CONSISTENCY_HEADER);
-    if (revisions === 'reads' && consistency !== undefined) {
-      const wanted = readConsistency(principal.cursorSecret, consistency);
-      if (await freshness.reach(principal.tenantId, wanted)) {
-        const current = await keys.verify(credential!);
-        if (current?.keyId !== principal.keyId) return refuse(res, 'the API key or access token is unknown, expired or revoked');
-      }
-    }
-    credentials.set(req, credential!);
+    const consistency = revisions === 'reads' ? req.get(CONSISTENCY_HEADER) : undefined;
+    if (consistency !== undefined) return admitAt(consistency, req, res, next, credential, principal);
+    credentials.set(req, credential);
     req.principal = principal;
     next();
   };
 
-  const reauthenticate = async (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction): Promise<void> => {
-    const credential = credentials.get(req);
+  /** A read's Grantd-Consistency: this process's caches are brought to its state first, the key's verification included. */
+  const admitAt = async (
+    consistency: string,
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    credential: Credential,
+    principal: KeyPrincipal,
+  ): Promise<void> => {
+    const wanted = readConsistency(principal.cursorSecret, consistency);
+    if (await freshness.reach(principal.tenantId, wanted)) {
+      const current = await keys.verify(credential);
+      if (current?.keyId !== principal.keyId) return refuse(res, 'the API key or access token is unknown, expired or revoked');
+    }
+    credentials.set(req, credential);
+    req.principal = principal;
+    next();
+  };
+
+  const lookUp = async (
+    req: Request & { tsRestRoute: AppRoute },
+    res: Response,
+    next: NextFunction,
+    credential: Credential | null,
+  ): Promise<void> => {
+    if (!credential || !keys.isKnown(credential)) {
+      const wait = failures.waitFor(clientAddress(req.ip));
+      if (wait > 0) return tooManyFailures(res, wait, failures);
+    }
     const principal = credential ? await keys.verify(credential) : null;
+    if (!principal) {
+      const wait = await failures.record(clientAddress(req.ip));
+      return wait > 0 ? tooManyFailures(res, wait, failures) : refuse(res, 'the API key or access token is unknown, expired or revoked');
+    }
+    return admit(req, res, next, credential!, principal);
+  };
+
+  // A key held verified and fresh is admitted at once, with no promise made or waited for; any other is looked up.
+  const authenticate = (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction): void | Promise<void> => {
+    const match = BEARER.exec(req.headers.authorization ?? '');
+    if (!match) return refuse(res, 'send an API key or access token as Authorization: Bearer <secret>', false);
+    const credential = keys.credentialOf(match[1]!);
+    const known = credential ? keys.verifiedNow(credential) : undefined;
+    if (known) return admit(req, res, next, credential!, known);
+    return lookUp(req, res, next, credential);
+  };
+
+  const reverify = (
+    req: Request & { tsRestRoute: AppRoute },
+    res: Response,
+    next: NextFunction,
+    principal: KeyPrincipal | null | undefined,
+  ): void => {
     if (!principal || principal.keyId !== req.principal?.keyId) return refuse(res, 'the API key was revoked while the request was being sent');
     if ((req.tsRestRoute.metadata as RouteMetadata).revisions !== 'writes') return next();
     let revision: () => Position | null = () => null;
@@ -84,6 +122,12 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
       if (written && res.statusCode < 300) res.setHeader(REVISION_HEADER, encodeRevision(principal.cursorSecret, written));
     });
     ({ revision } = recordingWrites(actorOf(principal), next));
+  };
+  const reauthenticate = (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction): void | Promise<void> => {
+    const credential = credentials.get(req);
+    const known = credential ? keys.verifiedNow(credential) : undefined;
+    if (known || !credential) return reverify(req, res, next, known);
+    return keys.verify(credential).then((principal) => reverify(req, res, next, principal));
   };
 
   return { authenticate, reauthenticate };
