@@ -45,7 +45,7 @@ export const agentsContract = c.router({
       ...bodyProblems,
       ...commonProblems,
     },
-    metadata: requires('grant:write'),
+    metadata: requires('grant:write', 'writes'),
   },
   list: {
     method: 'GET',
@@ -55,10 +55,10 @@ export const agentsContract = c.router({
     query: z.object({ cursor: CursorSchema.optional(), limit: LimitSchema }).strict(),
     responses: {
       200: z.object({ agents: z.array(AgentSchema), next_cursor: NextCursorSchema }),
-      ...badRequest(['invalid-request', 'invalid-cursor']),
+      ...badRequest(['invalid-request', 'invalid-cursor', 'invalid-revision']),
       ...commonProblems,
     },
-    metadata: requires('grant:read'),
+    metadata: requires('grant:read', 'reads'),
   },
   get: {
     method: 'GET',
@@ -67,11 +67,11 @@ export const agentsContract = c.router({
     pathParams: AgentPathSchema,
     responses: {
       200: AgentSchema,
-      ...badRequest(['invalid-request']),
+      ...badRequest(['invalid-request', 'invalid-revision']),
       ...notFound(['agent-not-found']),
       ...commonProblems,
     },
-    metadata: requires('grant:read'),
+    metadata: requires('grant:read', 'reads'),
   },
   delete: {
     method: 'DELETE',
@@ -92,6 +92,6 @@ export const agentsContract = c.router({
       ...notFound(['agent-not-found']),
       ...commonProblems,
     },
-    metadata: requires('grant:write'),
+    metadata: requires('grant:write', 'writes'),
   },
 });

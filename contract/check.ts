@@ -52,13 +52,13 @@ export const checkContract = c.router({
     body: CheckRequestSchema,
     responses: {
       200: CheckResultSchema,
-      ...badRequest(['invalid-request', 'invalid-subject', 'invalid-object', 'unknown-relation']),
+      ...badRequest(['invalid-request', 'invalid-subject', 'invalid-object', 'unknown-relation', 'invalid-revision']),
       ...notFound(['namespace-not-found']),
       ...tooComplex,
       ...bodyProblems,
       ...commonProblems,
     },
-    metadata: requires('check:read'),
+    metadata: requires('check:read', 'reads'),
   },
   explain: {
     method: 'POST',
@@ -70,13 +70,13 @@ export const checkContract = c.router({
     body: CheckRequestSchema,
     responses: {
       200: ExplainResultSchema,
-      ...badRequest(['invalid-request', 'invalid-subject', 'invalid-object', 'unknown-relation']),
+      ...badRequest(['invalid-request', 'invalid-subject', 'invalid-object', 'unknown-relation', 'invalid-revision']),
       ...notFound(['namespace-not-found']),
       ...tooComplex,
       ...bodyProblems,
       ...commonProblems,
     },
-    metadata: requires('check:read'),
+    metadata: requires('check:read', 'reads'),
   },
   checkBulk: {
     method: 'POST',
@@ -88,10 +88,10 @@ export const checkContract = c.router({
     body: BulkCheckRequestSchema,
     responses: {
       200: BulkCheckResultSchema,
-      ...badRequest(['invalid-request', 'invalid-subject', 'invalid-object']),
+      ...badRequest(['invalid-request', 'invalid-subject', 'invalid-object', 'invalid-revision']),
       ...bodyProblems,
       ...commonProblems,
     },
-    metadata: requires('check:read'),
+    metadata: requires('check:read', 'reads'),
   },
 });

@@ -89,7 +89,7 @@ export const grantsContract = c.router({
       'and an agent named as subject or object must be registered.',
     body: GrantWriteSchema,
     responses: { 201: GrantSchema, 200: GrantSchema, ...grantProblems },
-    metadata: requires('grant:write'),
+    metadata: requires('grant:write', 'writes'),
   },
   revoke: {
     method: 'DELETE',
@@ -106,7 +106,7 @@ export const grantsContract = c.router({
       ...bodyProblems,
       ...commonProblems,
     },
-    metadata: requires('grant:write'),
+    metadata: requires('grant:write', 'writes'),
   },
   list: {
     method: 'GET',
@@ -117,10 +117,10 @@ export const grantsContract = c.router({
     query: ListGrantsQuerySchema,
     responses: {
       200: GrantPageSchema,
-      ...badRequest(['invalid-request', 'invalid-subject', 'invalid-object', 'invalid-cursor']),
+      ...badRequest(['invalid-request', 'invalid-subject', 'invalid-object', 'invalid-cursor', 'invalid-revision']),
       ...commonProblems,
     },
-    metadata: requires('grant:read'),
+    metadata: requires('grant:read', 'reads'),
   },
   batch: {
     method: 'POST',
@@ -129,6 +129,6 @@ export const grantsContract = c.router({
     description: '1 to 1000 triples in all, applied all or nothing: one invalid item rejects the batch with its problem.',
     body: BatchRequestSchema,
     responses: { 200: BatchResultSchema, ...grantProblems },
-    metadata: requires('grant:write'),
+    metadata: requires('grant:write', 'writes'),
   },
 });

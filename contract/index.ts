@@ -1,5 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { agentsContract } from './agents.ts';
+import { changesContract } from './changes.ts';
 import { checkContract } from './check.ts';
 import { grantsContract } from './grants.ts';
 import { keysContract } from './keys.ts';
@@ -25,11 +26,13 @@ export const contract = c.router(
     namespaces: namespacesContract,
     agents: agentsContract,
     keys: keysContract,
+    changes: changesContract,
     oauth: { clients: oauthClientsContract, ...oauthProtocolRoutes },
   },
   { pathPrefix: '/v1', strictStatusCodes: true },
 );
 
+export * from './changes.ts';
 export * from './problems.ts';
 export * from './schemas.ts';
 export * from './scopes.ts';

@@ -34,7 +34,7 @@ export const keysContract = c.router({
     description: 'The secret is in this response only and cannot be retrieved again.',
     body: CreateKeySchema,
     responses: { 201: CreatedKeySchema, ...badRequest(['invalid-request']), ...bodyProblems, ...commonProblems },
-    metadata: requires('admin'),
+    metadata: requires('admin', 'writes'),
   },
   list: {
     method: 'GET',
@@ -52,6 +52,6 @@ export const keysContract = c.router({
     pathParams: z.object({ id: z.string().min(1).max(128) }),
     body: c.noBody(),
     responses: { 204: c.noBody(), ...badRequest(['invalid-request']), ...notFound(['key-not-found']), ...commonProblems },
-    metadata: requires('admin'),
+    metadata: requires('admin', 'writes'),
   },
 });

@@ -75,15 +75,15 @@ export const namespacesContract = c.router({
       ...bodyProblems,
       ...commonProblems,
     },
-    metadata: requires('grant:write'),
+    metadata: requires('grant:write', 'writes'),
   },
   list: {
     method: 'GET',
     path: '/namespaces',
     summary: 'List namespaces',
     description: 'Every namespace of the tenant, by name, including the built-in open namespaces `user` and `agent`.',
-    responses: { 200: z.object({ namespaces: z.array(NamespaceSchema) }), ...commonProblems },
-    metadata: requires('grant:read'),
+    responses: { 200: z.object({ namespaces: z.array(NamespaceSchema) }), ...badRequest(['invalid-request', 'invalid-revision']), ...commonProblems },
+    metadata: requires('grant:read', 'reads'),
   },
   get: {
     method: 'GET',
@@ -92,11 +92,11 @@ export const namespacesContract = c.router({
     pathParams: NamespacePathSchema,
     responses: {
       200: NamespaceSchema,
-      ...badRequest(['invalid-request']),
+      ...badRequest(['invalid-request', 'invalid-revision']),
       ...notFound(['namespace-not-found']),
       ...commonProblems,
     },
-    metadata: requires('grant:read'),
+    metadata: requires('grant:read', 'reads'),
   },
   update: {
     method: 'PUT',
@@ -118,7 +118,7 @@ export const namespacesContract = c.router({
       ...bodyProblems,
       ...commonProblems,
     },
-    metadata: requires('grant:write'),
+    metadata: requires('grant:write', 'writes'),
   },
   delete: {
     method: 'DELETE',
@@ -136,6 +136,6 @@ export const namespacesContract = c.router({
       ...conflict(['namespace-in-use']),
       ...commonProblems,
     },
-    metadata: requires('grant:write'),
+    metadata: requires('grant:write', 'writes'),
   },
 });

@@ -153,7 +153,7 @@ export const oauthClientsContract = c.router({
       ...bodyProblems,
       ...commonProblems,
     },
-    metadata: requires('admin'),
+    metadata: requires('admin', 'writes'),
   },
   list: {
     method: 'GET',
@@ -171,7 +171,7 @@ export const oauthClientsContract = c.router({
     pathParams: z.object({ client_id: z.string().min(1).max(128) }),
     body: c.noBody(),
     responses: { 204: c.noBody(), ...badRequest(['invalid-request']), ...notFound(['client-not-found']), ...commonProblems },
-    metadata: requires('admin'),
+    metadata: requires('admin', 'writes'),
   },
 });
 

@@ -33,11 +33,11 @@ export const objectsContract = c.router({
     query: ListObjectsQuerySchema,
     responses: {
       200: ObjectPageSchema,
-      ...badRequest(['invalid-request', 'invalid-subject', 'unknown-relation', 'invalid-cursor']),
+      ...badRequest(['invalid-request', 'invalid-subject', 'unknown-relation', 'invalid-cursor', 'invalid-revision']),
       ...notFound(['namespace-not-found']),
       ...tooComplex,
       ...commonProblems,
     },
-    metadata: requires('check:read'),
+    metadata: requires('check:read', 'reads'),
   },
 });

@@ -39,6 +39,12 @@ export const PROBLEMS = {
     headers: [],
   },
   'invalid-cursor': { status: 400, title: 'Invalid cursor', meaning: 'a cursor this server did not issue for this query', headers: [] },
+  'invalid-revision': {
+    status: 400,
+    title: 'Invalid revision',
+    meaning: "a revision (Grantd-Consistency's or the changes feed's `after`) that this server did not issue for the caller's tenant",
+    headers: [],
+  },
   unauthenticated: { status: 401, title: 'Unauthenticated', meaning: 'the API key is missing, unknown or revoked', headers: ['WWW-Authenticate'] },
   'insufficient-scope': { status: 403, title: 'Insufficient scope', meaning: "the API key lacks the operation's scope", headers: [] },
   'not-found': { status: 404, title: 'Not found', meaning: 'no such route', headers: [] },
@@ -75,6 +81,12 @@ export const PROBLEMS = {
     headers: [],
   },
   'agent-exists': { status: 409, title: 'Agent exists', meaning: 'an agent with that external_id is registered', headers: [] },
+  'changes-expired': {
+    status: 410,
+    title: 'Changes expired',
+    meaning: 'the changes after this revision are no longer kept (GRANTD_CHANGES_RETENTION); read the feed again from its start',
+    headers: [],
+  },
   'payload-too-large': { status: 413, title: 'Payload too large', meaning: 'the body is over 1 MiB', headers: [] },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type', meaning: 'the body is not JSON', headers: [] },
   'check-too-complex': {
@@ -159,4 +171,6 @@ export const badRequest = <const T extends ProblemTypes>(types: T) => ({ 400: pr
 export const notFound = <const T extends ProblemTypes>(types: T) => ({ 404: problemResponse(types) });
 /** A check whose walk would exceed the work budget of one check. */
 export const tooComplex = { 422: problemResponse(['check-too-complex']) };
+/** A feed position whose changes were pruned. */
+export const gone = { 410: problemResponse(['changes-expired']) };
 export const conflict = <const T extends ProblemTypes>(types: T) => ({ 409: problemResponse(types) });

@@ -35,11 +35,11 @@ export const subjectsContract = c.router({
     query: ListSubjectsQuerySchema,
     responses: {
       200: SubjectPageSchema,
-      ...badRequest(['invalid-request', 'invalid-object', 'unknown-relation', 'invalid-cursor']),
+      ...badRequest(['invalid-request', 'invalid-object', 'unknown-relation', 'invalid-cursor', 'invalid-revision']),
       ...notFound(['namespace-not-found']),
       ...tooComplex,
       ...commonProblems,
     },
-    metadata: requires('check:read'),
+    metadata: requires('check:read', 'reads'),
   },
 });

@@ -335,6 +335,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the changes feed
+         * @description Every change of the tenant's grants, agents, namespaces, keys and OAuth clients, exactly once and in commit order, each with its actor. Changes are kept GRANTD_CHANGES_RETENTION (7 days); an `after` older than that is 410 changes-expired. Poll with next_revision to follow.
+         *
+         *     Requires an API key with scope `grant:read` (or `admin`).
+         */
+        get: operations["changesList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/oauth/clients": {
         parameters: {
             query?: never;
@@ -891,7 +913,7 @@ export interface components {
              * @description Short, stable identifier of the problem
              * @enum {string}
              */
-            type: "invalid-request" | "invalid-subject" | "invalid-object" | "unknown-relation" | "invalid-namespace" | "invalid-cursor" | "unauthenticated" | "insufficient-scope" | "not-found" | "namespace-not-found" | "agent-not-found" | "key-not-found" | "client-not-found" | "namespace-exists" | "namespace-in-use" | "agent-exists" | "payload-too-large" | "unsupported-media-type" | "check-too-complex" | "rate-limited" | "internal" | "unavailable";
+            type: "invalid-request" | "invalid-subject" | "invalid-object" | "unknown-relation" | "invalid-namespace" | "invalid-cursor" | "invalid-revision" | "unauthenticated" | "insufficient-scope" | "not-found" | "namespace-not-found" | "agent-not-found" | "key-not-found" | "client-not-found" | "namespace-exists" | "namespace-in-use" | "agent-exists" | "changes-expired" | "payload-too-large" | "unsupported-media-type" | "check-too-complex" | "rate-limited" | "internal" | "unavailable";
             /** @description Short human-readable summary of the problem type */
             title: string;
             /** @description HTTP status of this response */
@@ -926,6 +948,19 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"] & {
                     /** @enum {string} */
                     type?: "agent-not-found";
+                };
+            };
+        };
+        /** @description Gone, `changes-expired`: the changes after this revision are no longer kept (GRANTD_CHANGES_RETENTION); read the feed again from its start. */
+        ChangesExpired: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    type?: "changes-expired";
                 };
             };
         };
@@ -1163,6 +1198,8 @@ export interface components {
         "WWW-Authenticate": string;
         /** @description Where the browser goes next. */
         Location: string;
+        /** @description The revision that includes this write: send it as `Grantd-Consistency: at-least <revision>` to read it on any node. */
+        "Grantd-Revision": string;
         /** @description Seconds to wait before retrying. */
         "Retry-After": number;
     };
@@ -1173,7 +1210,10 @@ export interface operations {
     check: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description `at-least <revision>`: answer from a state that includes the revision (a write's Grantd-Revision, or the changes feed's), waiting at most 2 s, else 503 unavailable; `full`: from the database's state when the request arrived. Without it, a write on another node shows within 1 s. */
+                "Grantd-Consistency"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1213,6 +1253,7 @@ export interface operations {
              *     - `invalid-subject`: a malformed subject: it must be `<namespace>:<id>`
              *     - `invalid-object`: a malformed object: it must be `<namespace>:<id>`
              *     - `unknown-relation`: the relation is not declared by the object's namespace (one that declares relations)
+             *     - `invalid-revision`: a revision (Grantd-Consistency's or the changes feed's `after`) that this server did not issue for the caller's tenant
              */
             400: {
                 headers: {
@@ -1222,7 +1263,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        type?: "invalid-request" | "invalid-subject" | "invalid-object" | "unknown-relation";
+                        type?: "invalid-request" | "invalid-subject" | "invalid-object" | "unknown-relation" | "invalid-revision";
                     };
                 };
             };
@@ -1240,7 +1281,10 @@ export interface operations {
     checkBulk: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description `at-least <revision>`: answer from a state that includes the revision (a write's Grantd-Revision, or the changes feed's), waiting at most 2 s, else 503 unavailable; `full`: from the database's state when the request arrived. Without it, a write on another node shows within 1 s. */
+                "Grantd-Consistency"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1307,6 +1351,7 @@ export interface operations {
              *     - `invalid-request`: the body, query or path fails the schema (a missing, unknown or mistyped field, a bad `limit`), or the body is not valid JSON
              *     - `invalid-subject`: a malformed subject: it must be `<namespace>:<id>`
              *     - `invalid-object`: a malformed object: it must be `<namespace>:<id>`
+             *     - `invalid-revision`: a revision (Grantd-Consistency's or the changes feed's `after`) that this server did not issue for the caller's tenant
              */
             400: {
                 headers: {
@@ -1316,7 +1361,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        type?: "invalid-request" | "invalid-subject" | "invalid-object";
+                        type?: "invalid-request" | "invalid-subject" | "invalid-object" | "invalid-revision";
                     };
                 };
             };
@@ -1332,7 +1377,10 @@ export interface operations {
     explain: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description `at-least <revision>`: answer from a state that includes the revision (a write's Grantd-Revision, or the changes feed's), waiting at most 2 s, else 503 unavailable; `full`: from the database's state when the request arrived. Without it, a write on another node shows within 1 s. */
+                "Grantd-Consistency"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1367,6 +1415,7 @@ export interface operations {
              *     - `invalid-subject`: a malformed subject: it must be `<namespace>:<id>`
              *     - `invalid-object`: a malformed object: it must be `<namespace>:<id>`
              *     - `unknown-relation`: the relation is not declared by the object's namespace (one that declares relations)
+             *     - `invalid-revision`: a revision (Grantd-Consistency's or the changes feed's `after`) that this server did not issue for the caller's tenant
              */
             400: {
                 headers: {
@@ -1376,7 +1425,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        type?: "invalid-request" | "invalid-subject" | "invalid-object" | "unknown-relation";
+                        type?: "invalid-request" | "invalid-subject" | "invalid-object" | "unknown-relation" | "invalid-revision";
                     };
                 };
             };
@@ -1414,7 +1463,10 @@ export interface operations {
                 /** @description Page size, 1 to 1000 (default 100) */
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                /** @description `at-least <revision>`: answer from a state that includes the revision (a write's Grantd-Revision, or the changes feed's), waiting at most 2 s, else 503 unavailable; `full`: from the database's state when the request arrived. Without it, a write on another node shows within 1 s. */
+                "Grantd-Consistency"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1437,6 +1489,7 @@ export interface operations {
              *     - `invalid-subject`: a malformed subject: it must be `<namespace>:<id>`
              *     - `unknown-relation`: the relation is not declared by the object's namespace (one that declares relations)
              *     - `invalid-cursor`: a cursor this server did not issue for this query
+             *     - `invalid-revision`: a revision (Grantd-Consistency's or the changes feed's `after`) that this server did not issue for the caller's tenant
              */
             400: {
                 headers: {
@@ -1446,7 +1499,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        type?: "invalid-request" | "invalid-subject" | "unknown-relation" | "invalid-cursor";
+                        type?: "invalid-request" | "invalid-subject" | "unknown-relation" | "invalid-cursor" | "invalid-revision";
                     };
                 };
             };
@@ -1482,7 +1535,10 @@ export interface operations {
                 /** @description Page size, 1 to 1000 (default 100) */
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                /** @description `at-least <revision>`: answer from a state that includes the revision (a write's Grantd-Revision, or the changes feed's), waiting at most 2 s, else 503 unavailable; `full`: from the database's state when the request arrived. Without it, a write on another node shows within 1 s. */
+                "Grantd-Consistency"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1505,6 +1561,7 @@ export interface operations {
              *     - `invalid-object`: a malformed object: it must be `<namespace>:<id>`
              *     - `unknown-relation`: the relation is not declared by the object's namespace (one that declares relations)
              *     - `invalid-cursor`: a cursor this server did not issue for this query
+             *     - `invalid-revision`: a revision (Grantd-Consistency's or the changes feed's `after`) that this server did not issue for the caller's tenant
              */
             400: {
                 headers: {
@@ -1514,7 +1571,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        type?: "invalid-request" | "invalid-object" | "unknown-relation" | "invalid-cursor";
+                        type?: "invalid-request" | "invalid-object" | "unknown-relation" | "invalid-cursor" | "invalid-revision";
                     };
                 };
             };
@@ -1545,7 +1602,10 @@ export interface operations {
                 /** @description Page size, 1 to 1000 (default 100) */
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                /** @description `at-least <revision>`: answer from a state that includes the revision (a write's Grantd-Revision, or the changes feed's), waiting at most 2 s, else 503 unavailable; `full`: from the database's state when the request arrived. Without it, a write on another node shows within 1 s. */
+                "Grantd-Consistency"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1591,6 +1651,7 @@ export interface operations {
              *     - `invalid-subject`: a malformed subject: it must be `<namespace>:<id>`
              *     - `invalid-object`: a malformed object: it must be `<namespace>:<id>`
              *     - `invalid-cursor`: a cursor this server did not issue for this query
+             *     - `invalid-revision`: a revision (Grantd-Consistency's or the changes feed's `after`) that this server did not issue for the caller's tenant
              */
             400: {
                 headers: {
@@ -1600,7 +1661,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        type?: "invalid-request" | "invalid-subject" | "invalid-object" | "invalid-cursor";
+                        type?: "invalid-request" | "invalid-subject" | "invalid-object" | "invalid-cursor" | "invalid-revision";
                     };
                 };
             };
@@ -1640,6 +1701,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Grantd-Revision": components["headers"]["Grantd-Revision"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1660,6 +1722,7 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Grantd-Revision": components["headers"]["Grantd-Revision"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1755,6 +1818,7 @@ export interface operations {
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Grantd-Revision": components["headers"]["Grantd-Revision"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1828,6 +1892,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Grantd-Revision": components["headers"]["Grantd-Revision"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1890,7 +1955,10 @@ export interface operations {
     namespacesList: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description `at-least <revision>`: answer from a state that includes the revision (a write's Grantd-Revision, or the changes feed's), waiting at most 2 s, else 503 unavailable; `full`: from the database's state when the request arrived. Without it, a write on another node shows within 1 s. */
+                "Grantd-Consistency"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1944,6 +2012,24 @@ export interface operations {
                     "application/json": components["schemas"]["NamespaceList"];
                 };
             };
+            /**
+             * @description Bad Request, one of these problem types:
+             *
+             *     - `invalid-request`: the body, query or path fails the schema (a missing, unknown or mistyped field, a bad `limit`), or the body is not valid JSON
+             *     - `invalid-revision`: a revision (Grantd-Consistency's or the changes feed's `after`) that this server did not issue for the caller's tenant
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "invalid-request" | "invalid-revision";
+                    };
+                };
+            };
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScopeGrantRead"];
             429: components["responses"]["RateLimited"];
@@ -1969,6 +2055,7 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Grantd-Revision": components["headers"]["Grantd-Revision"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2028,7 +2115,10 @@ export interface operations {
     namespacesGet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description `at-least <revision>`: answer from a state that includes the revision (a write's Grantd-Revision, or the changes feed's), waiting at most 2 s, else 503 unavailable; `full`: from the database's state when the request arrived. Without it, a write on another node shows within 1 s. */
+                "Grantd-Consistency"?: string;
+            };
             path: {
                 /** @description The namespace's name */
                 name: string;
@@ -2069,7 +2159,24 @@ export interface operations {
                     "application/json": components["schemas"]["Namespace"];
                 };
             };
-            400: components["responses"]["InvalidRequest"];
+            /**
+             * @description Bad Request, one of these problem types:
+             *
+             *     - `invalid-request`: the body, query or path fails the schema (a missing, unknown or mistyped field, a bad `limit`), or the body is not valid JSON
+             *     - `invalid-revision`: a revision (Grantd-Consistency's or the changes feed's `after`) that this server did not issue for the caller's tenant
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "invalid-request" | "invalid-revision";
+                    };
+                };
+            };
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScopeGrantRead"];
             404: components["responses"]["NamespaceNotFound"];
@@ -2128,6 +2235,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Grantd-Revision": components["headers"]["Grantd-Revision"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2206,6 +2314,7 @@ export interface operations {
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Grantd-Revision": components["headers"]["Grantd-Revision"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2245,7 +2354,10 @@ export interface operations {
                 /** @description Page size, 1 to 1000 (default 100) */
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                /** @description `at-least <revision>`: answer from a state that includes the revision (a write's Grantd-Revision, or the changes feed's), waiting at most 2 s, else 503 unavailable; `full`: from the database's state when the request arrived. Without it, a write on another node shows within 1 s. */
+                "Grantd-Consistency"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2283,6 +2395,7 @@ export interface operations {
              *
              *     - `invalid-request`: the body, query or path fails the schema (a missing, unknown or mistyped field, a bad `limit`), or the body is not valid JSON
              *     - `invalid-cursor`: a cursor this server did not issue for this query
+             *     - `invalid-revision`: a revision (Grantd-Consistency's or the changes feed's `after`) that this server did not issue for the caller's tenant
              */
             400: {
                 headers: {
@@ -2292,7 +2405,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        type?: "invalid-request" | "invalid-cursor";
+                        type?: "invalid-request" | "invalid-cursor" | "invalid-revision";
                     };
                 };
             };
@@ -2331,6 +2444,7 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Grantd-Revision": components["headers"]["Grantd-Revision"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2380,7 +2494,10 @@ export interface operations {
     agentsGet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description `at-least <revision>`: answer from a state that includes the revision (a write's Grantd-Revision, or the changes feed's), waiting at most 2 s, else 503 unavailable; `full`: from the database's state when the request arrived. Without it, a write on another node shows within 1 s. */
+                "Grantd-Consistency"?: string;
+            };
             path: {
                 /**
                  * @description The agent's external_id
@@ -2414,7 +2531,24 @@ export interface operations {
                     "application/json": components["schemas"]["Agent"];
                 };
             };
-            400: components["responses"]["InvalidRequest"];
+            /**
+             * @description Bad Request, one of these problem types:
+             *
+             *     - `invalid-request`: the body, query or path fails the schema (a missing, unknown or mistyped field, a bad `limit`), or the body is not valid JSON
+             *     - `invalid-revision`: a revision (Grantd-Consistency's or the changes feed's `after`) that this server did not issue for the caller's tenant
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "invalid-request" | "invalid-revision";
+                    };
+                };
+            };
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScopeGrantRead"];
             404: components["responses"]["AgentNotFound"];
@@ -2442,6 +2576,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Grantd-Revision": components["headers"]["Grantd-Revision"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2544,6 +2679,7 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Grantd-Revision": components["headers"]["Grantd-Revision"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2592,6 +2728,7 @@ export interface operations {
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Grantd-Revision": components["headers"]["Grantd-Revision"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2600,6 +2737,121 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScopeAdmin"];
             404: components["responses"]["KeyNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    changesList: {
+        parameters: {
+            query?: {
+                /** @description Changes after this revision (a write's Grantd-Revision, a change's revision, or next_revision); from the oldest kept without it */
+                after?: string;
+                /** @description Page size, 1 to 1000 (default 100) */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "changes": [
+                     *         {
+                     *           "revision": "WyI3NDIxIiwiOTIyMzM3MjAzNjg1NDc3NTgwNyJd.q8Jm2Xc0Lr5Tz7Wv1Nb4Ag",
+                     *           "at": "2025-03-14T09:26:53.589Z",
+                     *           "kind": "grant",
+                     *           "op": "create",
+                     *           "subject": "user:alice",
+                     *           "relation": "owner",
+                     *           "object": "document:q3",
+                     *           "created_at": "2025-03-14T09:26:53.589Z",
+                     *           "not_before": null,
+                     *           "expires_at": null,
+                     *           "actor": {
+                     *             "key_id": "key_4Vq8ZrT1mX"
+                     *           }
+                     *         },
+                     *         {
+                     *           "revision": "WyI3NDMwIiwiOTIyMzM3MjAzNjg1NDc3NTgwNyJd.Zt3Kp9Qs2Vx6Ye0Hu8Rc1w",
+                     *           "at": "2025-03-15T11:02:17.204Z",
+                     *           "kind": "agent",
+                     *           "op": "delete",
+                     *           "external_id": "release-bot",
+                     *           "subject": "agent:release-bot",
+                     *           "display_name": "Release bot",
+                     *           "owner": "user:alice",
+                     *           "scope": [
+                     *             "document:viewer"
+                     *           ],
+                     *           "created_at": "2025-03-14T09:26:53.589Z",
+                     *           "actor": {
+                     *             "client_id": "oc_4Vq8ZrT1mXa2Bc3De4Fg",
+                     *             "sub": "key_4Vq8ZrT1mX"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "next_revision": "WyI3NDMwIiwiOTIyMzM3MjAzNjg1NDc3NTgwNyJd.Zt3Kp9Qs2Vx6Ye0Hu8Rc1w"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description In commit order, each change of the tenant exactly once */
+                        changes: ({
+                            /** @description Opaque revision: a position in the tenant's changes, signed; from Grantd-Revision or the feed */
+                            revision: string;
+                            /** @description When the change was written (ISO 8601 UTC) */
+                            at: string;
+                            /** @enum {string} */
+                            kind: "grant" | "agent" | "namespace" | "key" | "oauth_client";
+                            /** @enum {string} */
+                            op: "create" | "update" | "delete";
+                            /** @description Who made the change; null for changes made outside the API (the expired-grant sweep, the CLI) */
+                            actor: {
+                                /** @description The API key that made the change */
+                                key_id?: string;
+                                /** @description The OAuth client whose access token made the change */
+                                client_id?: string;
+                                /** @description The subject the client's token speaks for, when not the client itself */
+                                sub?: string;
+                            } | null;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        /** @description What to pass as `after` next; with no newer change, the position read up to */
+                        next_revision: string;
+                    };
+                };
+            };
+            /**
+             * @description Bad Request, one of these problem types:
+             *
+             *     - `invalid-request`: the body, query or path fails the schema (a missing, unknown or mistyped field, a bad `limit`), or the body is not valid JSON
+             *     - `invalid-revision`: a revision (Grantd-Consistency's or the changes feed's `after`) that this server did not issue for the caller's tenant
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        type?: "invalid-request" | "invalid-revision";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScopeGrantRead"];
+            410: components["responses"]["ChangesExpired"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -2676,6 +2928,7 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Grantd-Revision": components["headers"]["Grantd-Revision"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2726,6 +2979,7 @@ export interface operations {
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Grantd-Revision": components["headers"]["Grantd-Revision"];
                     [name: string]: unknown;
                 };
                 content?: never;

@@ -58,6 +58,17 @@ const seconds = (name: string) =>
     .regex(/^[1-9][0-9]{0,4}$/, `${name} must be a whole number of seconds from 1 to 99999`)
     .transform(Number);
 
+const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
+/** A duration in seconds: a whole number, alone (seconds) or followed by s, m, h or d (`7d`). */
+const duration = (name: string) =>
+  z
+    .string()
+    .regex(/^[1-9][0-9]{0,7}[smhd]?$/, `${name} must be a whole number of seconds, or of minutes, hours or days with m, h or d (7d)`)
+    .transform((value) => {
+      const unit = /[smhd]$/.test(value) ? (value.at(-1) as keyof typeof UNIT_SECONDS) : 's';
+      return Number.parseInt(value, 10) * UNIT_SECONDS[unit];
+    });
+
 /** Every setting grantd reads from the environment. */
 export const EnvSchema = z.object({
   PORT: z
@@ -117,6 +128,8 @@ export const EnvSchema = z.object({
   GRANTD_OAUTH_ACCESS_TTL: seconds('GRANTD_OAUTH_ACCESS_TTL').default('3600'),
   // How long an expired grant is kept (it confers nothing) before the background sweep deletes it.
   GRANTD_EXPIRED_RETENTION: nonNegativeInt('GRANTD_EXPIRED_RETENTION').default('3600'),
+  // How long the changes feed keeps a change (GET /v1/changes); older positions are 410 changes-expired.
+  GRANTD_CHANGES_RETENTION: duration('GRANTD_CHANGES_RETENTION').default('7d'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

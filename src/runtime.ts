@@ -12,6 +12,8 @@ import { CheckRouter } from './store/check-router.ts';
 import { SchemaCache } from './store/schema-cache.ts';
 import { HeldTenants } from './store/held-tenants.ts';
 import { startExpiredGrantSweep } from './store/expired-grants.ts';
+import { Freshness } from './store/freshness.ts';
+import { startChangesSweep } from './store/revisions.ts';
 import { createLimits } from './rate-limits.ts';
 import { openGraphPool } from './store/graph-statements.ts';
 
@@ -46,6 +48,8 @@ export interface ServicesOptions {
   tenantPoolShare?: number | undefined;
   /** Seconds an expired grant is kept before the background sweep deletes it (GRANTD_EXPIRED_RETENTION). */
   expiredRetention?: number | undefined;
+  /** Seconds the changes feed is kept (GRANTD_CHANGES_RETENTION). */
+  changesRetention?: number | undefined;
   primary?: PrimaryLink | undefined;
 }
 
@@ -78,10 +82,21 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
   });
   const caches = { schemas, engine: new AuthorizationEngine(checker), keys: new KeyVerifier(db) };
   const stopSweep = startExpiredGrantSweep(db, { retentionMs: 1000 * (options.expiredRetention ?? DEFAULT_CONFIG.GRANTD_EXPIRED_RETENTION) }, logger);
+  const stopChangesSweep = startChangesSweep(
+    db,
+    { retentionMs: 1000 * (options.changesRetention ?? DEFAULT_CONFIG.GRANTD_CHANGES_RETENTION) },
+    logger,
+  );
+  // A read at a revision this process has not reached drops what a write of the tenant here would, and every key.
+  const freshness = new Freshness(db, (tenantId) => {
+    forgetBefore(caches, { kind: 'namespaces', tenantId });
+    forgetBefore(caches, { kind: 'keys' });
+  });
   return {
     db,
     close: async () => {
       stopSweep();
+      stopChangesSweep();
       await heldTenants.close();
       await limits.close();
       await close();
@@ -92,6 +107,7 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
     trustProxy: options.trustProxy ?? false,
     ...caches,
     heldTenants,
+    freshness,
     announce: async (change: Change) => {
       forgetBefore(caches, change);
       await primary?.announce(change);

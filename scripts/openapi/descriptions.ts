@@ -1,5 +1,5 @@
 import type { HeaderObject, ParameterObject, ReferenceObject } from 'openapi3-ts/oas30';
-import type { ProblemHeader } from '../../contract/index.ts';
+import { CONSISTENCY_HEADER, REVISION_HEADER, type ProblemHeader } from '../../contract/index.ts';
 import type { Json } from './json.ts';
 
 /*
@@ -32,13 +32,18 @@ opaque and bound to the query they were issued for.
 \`application/x-www-form-urlencoded\` bodies and answer errors as RFC 6749 \`{error, error_description}\`;
 \`/v1/oauth/authorize\` and the consent page are for browsers (docs/oauth.md).
 
+**Revisions.** Every write answers with \`Grantd-Revision\`, an opaque token naming a state that
+includes it. A read may send \`Grantd-Consistency: at-least <revision>\` (answered, on any node, from a
+state that includes it, waiting at most 2 s, else 503 \`unavailable\`) or \`Grantd-Consistency: full\`.
+\`GET /v1/changes\` is the tenant's changes in commit order.
+
 **Limits.** Bodies up to 1 MiB; bulk checks 1000 items; batches 1000 triples.
 
 Every response carries \`X-Request-Id\`. Unauthenticated: \`GET /openapi.json\` (this document),
 \`GET /docs\`, \`GET /healthz\`, \`GET /readyz\`, \`GET /metrics\`. A grantd listens on port 8080 by default.`;
 
 /** components/headers. */
-export const HEADERS: Record<'X-Request-Id' | 'Location' | ProblemHeader, HeaderObject> = {
+export const HEADERS: Record<'X-Request-Id' | 'Location' | typeof REVISION_HEADER | ProblemHeader, HeaderObject> = {
   'X-Request-Id': {
     description: "Id of this request, also in the server's log line for it: the caller's `X-Request-Id` when sane, else a new UUID.",
     schema: { type: 'string' },
@@ -48,10 +53,25 @@ export const HEADERS: Record<'X-Request-Id' | 'Location' | ProblemHeader, Header
     schema: { type: 'string' },
   },
   Location: { description: 'Where the browser goes next.', schema: { type: 'string' } },
+  [REVISION_HEADER]: {
+    description: 'The revision that includes this write: send it as `Grantd-Consistency: at-least <revision>` to read it on any node.',
+    schema: { type: 'string' },
+  },
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
 };
 
 export const headerRef = (name: keyof typeof HEADERS): ReferenceObject => ({ $ref: `#/components/headers/${name}` });
+
+/** The header a read may send (docs/consistency.md#revisions). */
+export const CONSISTENCY_PARAMETER: ParameterObject = {
+  name: CONSISTENCY_HEADER,
+  in: 'header',
+  description:
+    "`at-least <revision>`: answer from a state that includes the revision (a write's Grantd-Revision, or the changes feed's), " +
+    "waiting at most 2 s, else 503 unavailable; `full`: from the database's state when the request arrived. Without it, a write " +
+    'on another node shows within 1 s.',
+  schema: { type: 'string', example: 'at-least WyI3NDIxIiwiOTIyMzM3MjAzNjg1NDc3NTgwNyJd.q8Jm2Xc0Lr5Tz7Wv1Nb4Ag' },
+};
 
 /** The header every response carries. */
 export const REQUEST_ID_HEADER: Record<string, ReferenceObject> = { 'X-Request-Id': headerRef('X-Request-Id') };
@@ -67,6 +87,7 @@ export const STATUS_TEXT: Record<string, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   409: 'Conflict',
+  410: 'Gone',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
   422: 'Unprocessable Content',

@@ -26,6 +26,8 @@ const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
   'unknown-relation': problemBody('unknown-relation', 'namespace document declares no relation approver'),
   'invalid-namespace': problemBody('invalid-namespace', 'relation viewer includes "parent->viewer", but parent is not declared'),
   'invalid-cursor': problemBody('invalid-cursor', 'the cursor was not issued for this query'),
+  'invalid-revision': problemBody('invalid-revision', 'the revision was not issued by this server for this tenant'),
+  'changes-expired': problemBody('changes-expired', 'the changes after this revision are no longer kept; read the feed again from its start'),
   unauthenticated: problemBody('unauthenticated', 'send an API key or access token as Authorization: Bearer <secret>'),
   'insufficient-scope': problemBody('insufficient-scope', missingScopeDetail('admin')),
   'not-found': problemBody('not-found', 'no route GET /v1/nothing'),
@@ -52,6 +54,8 @@ const CREATED_AT = '2025-03-14T09:26:53.589Z';
 const UPDATED_AT = '2025-03-15T11:02:17.204Z';
 const OBJECTS_CURSOR = 'WyJxMyJd.n3QqM0vJ8f5xYx8s0Rk7Lw';
 const SUBJECTS_CURSOR = 'WyJib2IiXQ.Xk2v9QmL0pR7sT4wYb1c8A';
+const REVISION = 'WyI3NDIxIiwiOTIyMzM3MjAzNjg1NDc3NTgwNyJd.q8Jm2Xc0Lr5Tz7Wv1Nb4Ag';
+const NEXT_REVISION = 'WyI3NDMwIiwiOTIyMzM3MjAzNjg1NDc3NTgwNyJd.Zt3Kp9Qs2Vx6Ye0Hu8Rc1w';
 const AGENT = {
   external_id: 'release-bot',
   subject: 'agent:release-bot',
@@ -159,6 +163,34 @@ export const EXAMPLES: Record<string, Record<string, MediaTypeObject>> = {
     }),
     201: single({ subject: 'user:alice', relation: 'owner', object: 'document:q3', created_at: CREATED_AT, not_before: null, expires_at: null }),
     200: single({ subject: 'user:alice', relation: 'owner', object: 'document:q3', created_at: CREATED_AT, not_before: null, expires_at: null }),
+  },
+  changesList: {
+    200: single({
+      changes: [
+        {
+          revision: REVISION,
+          at: CREATED_AT,
+          kind: 'grant',
+          op: 'create',
+          subject: 'user:alice',
+          relation: 'owner',
+          object: 'document:q3',
+          created_at: CREATED_AT,
+          not_before: null,
+          expires_at: null,
+          actor: { key_id: 'key_4Vq8ZrT1mX' },
+        },
+        {
+          revision: NEXT_REVISION,
+          at: UPDATED_AT,
+          kind: 'agent',
+          op: 'delete',
+          ...AGENT,
+          actor: { client_id: 'oc_4Vq8ZrT1mXa2Bc3De4Fg', sub: 'key_4Vq8ZrT1mX' },
+        },
+      ],
+      next_revision: NEXT_REVISION,
+    }),
   },
   grantsRevoke: { request: single({ subject: 'user:alice', relation: 'owner', object: 'document:q3' }) },
   grantsList: {

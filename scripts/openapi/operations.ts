@@ -10,8 +10,8 @@ import type {
   SchemaObject,
   SecurityRequirementObject,
 } from 'openapi3-ts/oas30';
-import { oauthServerOf, PROBLEM_CONTENT_TYPE, type RouteMetadata } from '../../contract/index.ts';
-import { headerRef, parameterDocs, REQUEST_ID_HEADER, successDescription } from './descriptions.ts';
+import { oauthServerOf, PROBLEM_CONTENT_TYPE, REVISION_HEADER, type RouteMetadata } from '../../contract/index.ts';
+import { CONSISTENCY_PARAMETER, headerRef, parameterDocs, REQUEST_ID_HEADER, successDescription } from './descriptions.ts';
 import { EXAMPLES } from './examples.ts';
 import type { ProblemResponses } from './problems.ts';
 import { operationIdOf, tagOf, type RouteEntry } from './routes.ts';
@@ -82,6 +82,7 @@ function decorateOperation(op: OperationObject, entry: RouteEntry, context: Oper
   const { note, ...security } = securityOf(entry, operationId);
   const examples = EXAMPLES[operationId] ?? {};
   const parameters = parametersOf(op, operationId, context.named);
+  if ((entry.route.metadata as RouteMetadata | undefined)?.revisions === 'reads') parameters.push(CONSISTENCY_PARAMETER);
   const requestBody = requestBodyOf(op, examples, context.named);
   return {
     operationId,
@@ -129,6 +130,9 @@ function responsesOf(
 ): Record<string, ResponseObject | ReferenceObject> {
   const operationId = operationIdOf(entry.keys);
   const responses: Record<string, ResponseObject | ReferenceObject> = {};
+  // A write's successes carry the revision that includes it.
+  const revision: Record<string, ReferenceObject> =
+    (entry.route.metadata as RouteMetadata | undefined)?.revisions === 'writes' ? { [REVISION_HEADER]: headerRef(REVISION_HEADER) } : {};
   for (const [status, response] of Object.entries(op.responses) as [string, ResponseObject][]) {
     const declared = entry.route.responses[Number(status)];
     if (declared === undefined) throw new Error(`${operationId}: no response ${status} in the contract`);
@@ -145,12 +149,12 @@ function responsesOf(
     } else if (isZodType(declared)) {
       responses[status] = {
         description: successDescription(operationId, status),
-        headers: { ...REQUEST_ID_HEADER },
+        headers: { ...REQUEST_ID_HEADER, ...revision },
         content: { 'application/json': { schema: named.asComponent(media!.schema!), ...examples[status] } },
       };
     } else if (isAppRouteNoBody(declared)) {
       const redirect: Record<string, ReferenceObject> = status.startsWith('3') ? { Location: headerRef('Location') } : {};
-      responses[status] = { description: successDescription(operationId, status), headers: { ...REQUEST_ID_HEADER, ...redirect } };
+      responses[status] = { description: successDescription(operationId, status), headers: { ...REQUEST_ID_HEADER, ...redirect, ...revision } };
     } else {
       throw new Error(`${operationId} ${status}: only zod schemas, c.noBody() and problem responses can be documented`);
     }

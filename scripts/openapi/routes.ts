@@ -40,6 +40,7 @@ export const TAGS: Record<string, TagObject> = {
   namespaces: { name: 'Namespaces', description: 'Kinds of objects, and the relations they declare.' },
   agents: { name: 'Agents', description: 'Non-human subjects with a scope mask, and their killswitch.' },
   keys: { name: 'Keys', description: 'API keys of the tenant. Every operation needs the `admin` scope.' },
+  changes: { name: 'Changes', description: "The tenant's changes in commit order, each with its actor: a feed to follow." },
   oauth: {
     name: 'OAuth',
     description:

@@ -47,7 +47,7 @@ export function registerAgents(program: Command): void {
     .requiredOption('--scope <entries>', 'comma-separated <namespace>:<relation> entries it may use, * for any side, e.g. document:viewer', commaList)
     .option('--display-name <text>', 'a name for people')
     .option('--owner <subject>', 'the user it acts for, user:<id>')
-    .option('--json', 'print the agent as the API answers it')
+    .option('--json', 'print the agent as the API answers it, with the revision that includes it')
     .addHelpText('after', `${API_ENVIRONMENT}\nExample:\n  grantd agents create summariser --scope document:viewer --owner user:alice\n`)
     .action(async (externalId: string, options: CreateOptions, command: Command) => {
       const { client } = apiClient(command, 'grant:write');
@@ -65,7 +65,7 @@ export function registerAgents(program: Command): void {
     .command('delete')
     .description('the killswitch: removes the agent and every grant that names it, at once (scope grant:write)')
     .argument('<external_id>', "the agent's own id")
-    .option('--json', 'print {"external_id", "grants_removed", "clients_removed"} as the API answers it')
+    .option('--json', 'print {"external_id", "grants_removed", "clients_removed", "revision"} as the API answers it')
     .addHelpText('after', API_ENVIRONMENT)
     .action(async (externalId: string, options: { json?: boolean }, command: Command) => {
       const { client } = apiClient(command, 'grant:write');

@@ -38,6 +38,8 @@ const HINTS: Record<string, string> = {
   'network-error': 'is grantd running there? Set GRANTD_URL to where it listens',
   timeout: 'grantd did not answer in time; retry, or check its health at /readyz',
   'rate-limited': 'the key is over its rate limit; retry later',
+  'changes-expired': 'the feed no longer keeps the changes after that revision: read it again from its start (without --after)',
+  'invalid-revision': 'pass a revision this tenant was given: a change\'s "revision", or a write\'s Grantd-Revision',
 };
 
 /** A failed call as the lines the user reads: what went wrong (the problem's type and detail), each item at fault, and what to do. */
@@ -50,6 +52,12 @@ export function explainCallError(command: Command, error: ServiceError): CliErro
   const hint = HINTS[error.type];
   if (hint) lines.push(`  ${hint}`);
   return new CliError(lines.join('\n'));
+}
+
+/** Writes lines to standard output, waiting while it is full (a slow pipe). */
+export async function writeLines(lines: string[]): Promise<void> {
+  if (lines.length === 0) return;
+  if (!process.stdout.write(`${lines.join('\n')}\n`)) await new Promise((resolve) => process.stdout.once('drain', resolve));
 }
 
 /** Writes one JSON document, for `--json`. */

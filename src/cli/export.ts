@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Grant } from '../client/index.ts';
-import { API_ENVIRONMENT, apiClient } from './api.ts';
+import { API_ENVIRONMENT, apiClient, writeLines } from './api.ts';
 import { grantsQuery, withGrantFilters } from './grants.ts';
 
 /** Grants a page: the most GET /v1/grants gives at once. */
@@ -25,11 +25,11 @@ export function registerExport(program: Command): void {
         lines.push(JSON.stringify(lineOf(grant)));
         count++;
         if (lines.length === PAGE) {
-          await write(lines);
+          await writeLines(lines);
           lines = [];
         }
       }
-      await write(lines);
+      await writeLines(lines);
       process.stderr.write(`grantd export: ${count} grants\n`);
     });
 }
@@ -42,9 +42,3 @@ const lineOf = ({ subject, relation, object, not_before, expires_at }: Grant) =>
   ...(not_before === null ? {} : { not_before }),
   ...(expires_at === null ? {} : { expires_at }),
 });
-
-/** Writes lines to standard output, waiting while it is full (a slow pipe). */
-async function write(lines: string[]): Promise<void> {
-  if (lines.length === 0) return;
-  if (!process.stdout.write(`${lines.join('\n')}\n`)) await new Promise((resolve) => process.stdout.once('drain', resolve));
-}

@@ -68,7 +68,7 @@ export function registerGrants(program: Command): void {
     });
 
   TRIPLE_ARGUMENTS(grants.command('write').description('write a grant; writing one that exists changes nothing (scope grant:write)'))
-    .option('--json', 'print the grant as the API answers it')
+    .option('--json', 'print the grant as the API answers it, with the revision that includes it')
     .addHelpText('after', `${API_ENVIRONMENT}\nExample:\n  grantd grants write user:alice viewer document:q3\n`)
     .action(async (subject: string, relation: string, object: string, options: TripleOptions, command: Command) => {
       const { client } = apiClient(command, 'grant:write');

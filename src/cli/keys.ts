@@ -30,7 +30,7 @@ export function registerKeys(program: Command): void {
     .description('create a key and print its secret, once (scope admin)')
     .option('--scopes <scopes>', `comma-separated, of ${KEY_SCOPES.join(', ')}`, commaList, ['check:read'])
     .option('--label <text>', 'a name for people', '')
-    .option('--json', 'print the key as the API answers it, secret included')
+    .option('--json', 'print the key as the API answers it, secret and revision included')
     .addHelpText('after', `${API_ENVIRONMENT}\nExample:\n  grantd keys create --scopes grant:read,grant:write --label deploy\n`)
     .action(async (options: { scopes: string[]; label: string; json?: boolean }, command: Command) => {
       const { client } = apiClient(command, 'admin');

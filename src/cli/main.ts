@@ -7,6 +7,7 @@ import { DomainError } from '../errors.ts';
 import { packageRoot } from '../package-root.ts';
 import { API_ENVIRONMENT, explainCallError } from './api.ts';
 import { registerAgents } from './agents.ts';
+import { registerChanges } from './changes.ts';
 import { registerCheck } from './check.ts';
 import { CliError } from './errors.ts';
 import { registerExport } from './export.ts';
@@ -33,6 +34,7 @@ const COMMANDS = [
   registerKeys,
   registerImport,
   registerExport,
+  registerChanges,
   registerModel,
 ];
 
@@ -54,7 +56,7 @@ function program(): Command {
   }
   root.addHelpText(
     'after',
-    `${SERVER_ENVIRONMENT}${API_ENVIRONMENT.replace('Environment:', 'Environment of the API commands (check, grants, namespaces, agents, keys, import, export, schema):')}`,
+    `${SERVER_ENVIRONMENT}${API_ENVIRONMENT.replace('Environment:', 'Environment of the API commands (check, grants, namespaces, agents, keys, import, export, changes, schema):')}`,
   );
   return root;
 }

@@ -102,6 +102,7 @@ const servicesOptions = (config: Config) => ({
   checkBudget: config.GRANTD_CHECK_BUDGET,
   tenantPoolShare: config.GRANTD_TENANT_POOL_SHARE,
   expiredRetention: config.GRANTD_EXPIRED_RETENTION,
+  changesRetention: config.GRANTD_CHANGES_RETENTION,
 });
 
 /** Applies pending migrations and, on an empty database, creates tenant `default` and prints its admin key once. */

@@ -24,6 +24,7 @@ const SETTINGS: Record<keyof Config, string> = {
   GRANTD_PUBLIC_URL: 'URL clients reach grantd at: the OAuth issuer (default http://localhost:<PORT>)',
   GRANTD_OAUTH_ACCESS_TTL: `seconds an OAuth access token lives (default ${D.GRANTD_OAUTH_ACCESS_TTL})`,
   GRANTD_EXPIRED_RETENTION: `seconds an expired grant is kept before the background sweep deletes it (default ${D.GRANTD_EXPIRED_RETENTION})`,
+  GRANTD_CHANGES_RETENTION: `seconds the changes feed keeps a change, or a number with m, h or d such as 7d (default ${D.GRANTD_CHANGES_RETENTION})`,
   LOG_LEVEL: `fatal, error, warn, info, debug, trace or silent (default ${D.LOG_LEVEL})`,
 };
 

@@ -19,6 +19,7 @@ import { tracingOn } from '../tracing.ts';
 import { setApiSecurityHeaders } from './middleware/security-headers.ts';
 import { sendProblem } from './problem.ts';
 import { agentRoutes } from './routes/agents.ts';
+import { changeRoutes } from './routes/changes.ts';
 import { checkRoutes } from './routes/check.ts';
 import { grantRoutes } from './routes/grants.ts';
 import { keyRoutes } from './routes/keys.ts';
@@ -59,11 +60,12 @@ export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPT
     namespaces: namespaceRoutes(deps),
     agents: agentRoutes(deps),
     keys: keyRoutes(deps),
+    changes: changeRoutes(deps),
     oauth: { clients: oauthClientRoutes(deps) },
   });
   // The key is checked before the body is read and again once it has arrived (a slow sender's key may be revoked meanwhile).
   const resourceMetadata = `${options.publicUrl}${PROTECTED_RESOURCE_METADATA}`;
-  const { authenticate, reauthenticate } = authentication(deps.keys, deps.limits.authFailures, resourceMetadata);
+  const { authenticate, reauthenticate } = authentication(deps.keys, deps.freshness, deps.limits.authFailures, resourceMetadata);
   const perKey = deps.limits.perKey ? [rateLimit(deps.limits.perKey)] : [];
   createExpressEndpoints(served, router, app, {
     globalMiddleware: [authenticate, ...perKey, jsonBody(options.bodyTimeoutMs), reauthenticate],

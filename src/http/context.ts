@@ -5,6 +5,7 @@ import type { AuthorizationEngine } from '../engine/engine.ts';
 import type { Db } from '../store/db.ts';
 import type { SchemaCache } from '../store/schema-cache.ts';
 import type { HeldTenants } from '../store/held-tenants.ts';
+import type { Freshness } from '../store/freshness.ts';
 import type { Metrics } from './metrics.ts';
 import type { KeyPrincipal } from '../store/keys.ts';
 import type { Limits } from '../rate-limits.ts';
@@ -24,6 +25,8 @@ export interface AppDeps {
   /** The tenants held in memory, which answer checks when current. */
   heldTenants: HeldTenants;
   keys: KeyVerifier;
+  /** Brings this process's caches to the state a read's Grantd-Consistency asks for. */
+  freshness: Freshness;
   /** After a committed write: this process's caches forget what it changed, then every other worker's (resolves once they have). */
   announce: (change: Change) => Promise<void>;
   logger: Logger;

@@ -20,7 +20,7 @@ export async function createAgent(
   agent: { externalId: string; displayName: string | null; owner: string | null; scope: string[] },
 ): Promise<AgentRow> {
   try {
-    return await db.agent.create({ data: { tenantId, ...agent }, select: agentColumns });
+    return await transaction(db, (tx) => tx.agent.create({ data: { tenantId, ...agent }, select: agentColumns }));
   } catch (error) {
     if (isUniqueViolation(error)) {
       throw new DomainError('agent-exists', `agent ${agent.externalId} already exists`);

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
 import type { Db } from './db.ts';
+import { startSweep } from './sweep.ts';
 
 /**
  * Deletes, across tenants, the grants that expired `retentionMs` or more before `now`, at most
@@ -15,35 +16,17 @@ export async function sweepExpiredGrants(db: Db, retentionMs: number, now: Date,
       SELECT ctid FROM grants WHERE expires_at <= ${cutoff} LIMIT ${limit} FOR UPDATE SKIP LOCKED))`;
 }
 
-/**
- * Sweeps expired grants every `intervalMs` in the background, chunk after chunk while chunks come
- * back full, so that a large backlog neither holds locks long nor waits for many intervals.
- * Returns what stops it.
- */
+/** Sweeps expired grants every `intervalMs` in the background (startSweep); returns what stops it. */
 export function startExpiredGrantSweep(
   db: Db,
   { retentionMs, intervalMs = SWEEP_INTERVAL_MS, clock = SYSTEM_CLOCK }: { retentionMs: number; intervalMs?: number; clock?: WallClock },
   logger: Logger,
 ): () => void {
-  let running = false;
-  const sweep = async () => {
-    if (running) return;
-    running = true;
-    try {
-      let deleted = 0;
-      for (let chunk = SWEEP_CHUNK; chunk === SWEEP_CHUNK; deleted += chunk) {
-        chunk = await sweepExpiredGrants(db, retentionMs, new Date(clock.now()));
-      }
-      if (deleted > 0) logger.info({ deleted }, 'expired grants deleted');
-    } catch (error) {
-      logger.warn({ err: { message: (error as Error).message } }, 'sweep of expired grants failed; retried at the next interval');
-    } finally {
-      running = false;
-    }
-  };
-  const timer = setInterval(() => void sweep(), intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  return startSweep(
+    { intervalMs, chunk: SWEEP_CHUNK, what: 'expired grants' },
+    () => sweepExpiredGrants(db, retentionMs, new Date(clock.now())),
+    logger,
+  );
 }
 
 /** Grants one statement of the sweep deletes at most. */

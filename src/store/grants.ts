@@ -108,7 +108,7 @@ export async function createGrant(db: Db, tenantId: string, triple: GrantWrite):
 }
 
 export async function deleteGrant(db: Db, tenantId: string, triple: Triple): Promise<void> {
-  await db.grant.deleteMany({ where: toData(tenantId, triple) });
+  await transaction(db, (tx) => tx.grant.deleteMany({ where: toData(tenantId, triple) }));
 }
 
 /**

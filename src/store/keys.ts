@@ -15,10 +15,14 @@ export interface CreatedKey {
 
 /** Who a verified secret speaks for. */
 export interface KeyPrincipal {
+  /** The API key's id; for an OAuth access token, its client's id (what rate limits count by). */
   keyId: string;
   tenantId: string;
   scopes: string[];
   cursorSecret: Buffer;
+  /** For an access token: its client, and the subject it speaks for when not the client itself (the changes feed's actor). */
+  clientId?: string;
+  sub?: string;
   /** When the credential stops being valid by itself, in ms since the epoch: an access token's expiry (a key has none). */
   expiresAt?: number;
 }

@@ -3,6 +3,7 @@ import { hashSecret, randomBase62 } from '../auth/secrets.ts';
 import { DomainError } from '../errors.ts';
 import type { Db } from './db.ts';
 import { isForeignKeyViolation } from './errors.ts';
+import { transaction } from './transaction.ts';
 
 export const CLIENT_SECRET_PREFIX = 'svc_cs_';
 /** 43 base62 characters carry 256 random bits, as an API key's do. */
@@ -34,18 +35,20 @@ export interface NewOAuthClient {
 export async function createOAuthClient(db: Db, tenantId: string, client: NewOAuthClient): Promise<{ row: OAuthClientRow; secret: string | null }> {
   const secret = client.type === 'confidential' ? CLIENT_SECRET_PREFIX + randomBase62(CLIENT_SECRET_LENGTH) : null;
   try {
-    const row = await db.oAuthClient.create({
-      data: {
-        clientId: `oc_${randomBase62(20)}`,
-        tenantId,
-        secretHash: secret === null ? null : new Uint8Array(hashSecret(secret)),
-        name: client.name,
-        type: client.type,
-        redirectUris: [...new Set(client.redirectUris)],
-        scopes: [...new Set(client.scopes)],
-        agentExternalId: client.agent,
-      },
-    });
+    const row = await transaction(db, (tx) =>
+      tx.oAuthClient.create({
+        data: {
+          clientId: `oc_${randomBase62(20)}`,
+          tenantId,
+          secretHash: secret === null ? null : new Uint8Array(hashSecret(secret)),
+          name: client.name,
+          type: client.type,
+          redirectUris: [...new Set(client.redirectUris)],
+          scopes: [...new Set(client.scopes)],
+          agentExternalId: client.agent,
+        },
+      }),
+    );
     return { row, secret };
   } catch (error) {
     // The agent's row is the foreign key's: absent, or deleted by a killswitch meanwhile.
@@ -68,6 +71,6 @@ export function findOAuthClient(db: Db, clientId: string): Promise<OAuthClientRo
 /** Deletes a client of the tenant and, by the foreign key, every token, code and grant of it; false when there is none. */
 export async function deleteOAuthClient(db: Db, tenantId: string, clientId: string): Promise<boolean> {
   if (!CLIENT_ID_PATTERN.test(clientId)) return false;
-  const { count } = await db.oAuthClient.deleteMany({ where: { clientId, tenantId } });
+  const { count } = await transaction(db, (tx) => tx.oAuthClient.deleteMany({ where: { clientId, tenantId } }));
   return count === 1;
 }

@@ -18,14 +18,18 @@ export async function findAccessToken(db: Db, digest: string): Promise<KeyPrinci
       payload: true,
       accountId: true,
       expiresAt: true,
-      client: { select: { clientId: true, tenantId: true, tenant: { select: { cursorSecret: true } } } },
+      client: { select: { clientId: true, tenantId: true, agentExternalId: true, tenant: { select: { cursorSecret: true } } } },
     },
   });
   if (!row?.client) return null;
   if (row.accountId !== null && !(await signingKeyIsLive(db, row.accountId, row.client.tenantId))) return null;
   const scope = (row.payload as { scope?: unknown }).scope;
+  // As introspection's sub: the agent, or the key that signed in for an authorization-code grant.
+  const sub = row.client.agentExternalId !== null ? `agent:${row.client.agentExternalId}` : (row.accountId ?? undefined);
   return {
     keyId: row.client.clientId,
+    clientId: row.client.clientId,
+    ...(sub === undefined ? {} : { sub }),
     tenantId: row.client.tenantId,
     scopes: typeof scope === 'string' ? scope.split(' ').filter(Boolean) : [],
     cursorSecret: Buffer.from(row.client.tenant.cursorSecret),

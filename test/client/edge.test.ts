@@ -143,6 +143,7 @@ describe.each(entries)('grantd/client from %s', (_, entry, available) => {
       created_at: expect.any(String),
       not_before: null,
       expires_at: null,
+      revision: expect.any(String),
     });
     expect(result.after).toEqual({ allowed: true });
     expect(result.page).toEqual({ namespace: 'document', objects: ['e1', 'e2'], next_cursor: expect.any(String) });

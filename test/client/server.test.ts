@@ -9,7 +9,8 @@ import {
   type FetchLike,
   type GrantdClient,
 } from '../../src/client/index.ts';
-import { DOCUMENT_NAMESPACE, newTenant, type TestTenant } from '../helpers.ts';
+import { createApp } from '../../src/http/app.ts';
+import { DOCUMENT_NAMESPACE, listen, newTenant, useServices, type TestTenant } from '../helpers.ts';
 import { failure, useRealServer } from './support.ts';
 
 // Every client method against the real grantd app on a real socket.
@@ -17,6 +18,8 @@ const server = useRealServer();
 let tenant: TestTenant;
 let grantd: GrantdClient;
 const TIMESTAMP = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+/** What every write resolves with beside its body (docs/consistency.md#revisions). */
+const REVISION = expect.any(String);
 
 /** A client that counts the HTTP requests it makes. */
 function counting(apiKey: string) {
@@ -44,12 +47,13 @@ beforeAll(async () => {
 describe('namespaces', () => {
   it('create returns the namespace record; list returns { namespaces }', async () => {
     const created = await grantd.namespaces.create(DOCUMENT_NAMESPACE);
-    expect(created).toEqual({ ...DOCUMENT_NAMESPACE, created_at: TIMESTAMP, updated_at: created.created_at });
+    expect(created).toEqual({ ...DOCUMENT_NAMESPACE, created_at: TIMESTAMP, updated_at: created.created_at, revision: REVISION });
     expect(await grantd.namespaces.create({ name: 'folder' })).toEqual({
       name: 'folder',
       relations: null,
       created_at: TIMESTAMP,
       updated_at: TIMESTAMP,
+      revision: REVISION,
     });
     expect(await grantd.namespaces.create({ name: 'team', relations: { member: {} } })).toMatchObject({ name: 'team' });
     const { namespaces } = await grantd.namespaces.list();
@@ -59,14 +63,16 @@ describe('namespaces', () => {
   it('get, update and delete one namespace; their refusals are ProblemErrors', async () => {
     expect(await grantd.namespaces.get('document')).toMatchObject(DOCUMENT_NAMESPACE);
     const updated = await grantd.namespaces.update('team', { relations: { member: {}, admin: {} } });
-    expect(updated).toEqual({ name: 'team', relations: { member: {}, admin: {} }, created_at: TIMESTAMP, updated_at: TIMESTAMP });
-    expect(await grantd.namespaces.get('team')).toEqual(updated);
+    const { revision, ...body } = updated;
+    expect(revision).toEqual(REVISION);
+    expect(body).toEqual({ name: 'team', relations: { member: {}, admin: {} }, created_at: TIMESTAMP, updated_at: TIMESTAMP });
+    expect(await grantd.namespaces.get('team')).toEqual(body);
     await grantd.grants.create({ subject: 'user:alice', relation: 'admin', object: 'team:eng' });
     const inUse = await problemOf(() => grantd.namespaces.update('team', { relations: { member: {} } }));
     expect(inUse).toMatchObject({ type: 'namespace-in-use', status: 409, detail: expect.stringContaining('admin (1 grant)') });
     expect(await problemOf(() => grantd.namespaces.delete('team'))).toMatchObject({ type: 'namespace-in-use', status: 409 });
     await grantd.grants.revoke({ subject: 'user:alice', relation: 'admin', object: 'team:eng' });
-    await expect(grantd.namespaces.delete('team')).resolves.toBeUndefined();
+    await expect(grantd.namespaces.delete('team')).resolves.toEqual({ revision: REVISION });
     expect(await problemOf(() => grantd.namespaces.get('team'))).toMatchObject({ type: 'namespace-not-found', status: 404 });
     expect(await problemOf(() => grantd.namespaces.update('user', {}))).toMatchObject({ type: 'invalid-namespace', status: 400 });
     await grantd.namespaces.create({ name: 'team', relations: { member: {} } });
@@ -95,8 +101,8 @@ describe('check, checkBulk and grants', () => {
   it('check answers { allowed } before and after grants.create, which is idempotent', async () => {
     expect(await grantd.check({ ...alice, relation: 'viewer' })).toEqual({ allowed: false });
     const grant = await grantd.grants.create(alice);
-    expect(grant).toEqual({ ...alice, created_at: TIMESTAMP, not_before: null, expires_at: null });
-    expect(await grantd.grants.create(alice)).toEqual(grant);
+    expect(grant).toEqual({ ...alice, created_at: TIMESTAMP, not_before: null, expires_at: null, revision: REVISION });
+    expect(await grantd.grants.create(alice)).toEqual({ ...grant, revision: REVISION });
     expect(await grantd.check({ ...alice, relation: 'viewer' })).toEqual({ allowed: true });
   });
 
@@ -128,19 +134,19 @@ describe('check, checkBulk and grants', () => {
     ]);
   });
 
-  it('grants.revoke resolves to nothing, also for an absent grant', async () => {
+  it('grants.revoke resolves to its revision alone, also for an absent grant', async () => {
     const bob = { subject: 'user:bob', relation: 'viewer', object: 'document:tmp' };
     await grantd.grants.create(bob);
     expect(await grantd.check(bob)).toEqual({ allowed: true });
-    await expect(grantd.grants.revoke(bob)).resolves.toBeUndefined();
-    await expect(grantd.grants.revoke(bob)).resolves.toBeUndefined();
+    await expect(grantd.grants.revoke(bob)).resolves.toEqual({ revision: REVISION });
+    await expect(grantd.grants.revoke(bob)).resolves.toEqual({ revision: REVISION });
     expect(await grantd.check(bob)).toEqual({ allowed: false });
   });
 
   it('grants.batch writes and deletes all or nothing', async () => {
     const writes = ['b1', 'b2', 'b3'].map((id) => ({ subject: 'user:carol', relation: 'viewer', object: `document:${id}` }));
-    expect(await grantd.grants.batch({ writes })).toEqual({ written: 3, deleted: 0 });
-    expect(await grantd.grants.batch({ writes: [writes[0]!], deletes: [writes[1]!] })).toEqual({ written: 0, deleted: 1 });
+    expect(await grantd.grants.batch({ writes })).toEqual({ written: 3, deleted: 0, revision: REVISION });
+    expect(await grantd.grants.batch({ writes: [writes[0]!], deletes: [writes[1]!] })).toEqual({ written: 0, deleted: 1, revision: REVISION });
     const error = await problemOf(() => grantd.grants.batch({ writes: [{ ...writes[2]!, object: 'nowhere:x' }], deletes: [writes[0]!] }));
     expect(error).toMatchObject({ type: 'namespace-not-found', status: 404 });
     expect((await grantd.grants.list({ subject: 'user:carol' })).grants.map((g) => g.object)).toEqual(['document:b1', 'document:b3']);
@@ -176,9 +182,13 @@ describe('check, checkBulk and grants', () => {
     const later = new Date(Date.now() + 3_600_000);
     const end = new Date(Date.now() + 7_200_000);
     const created = await grantd.grants.create({ ...fay, not_before: later, expires_at: end.toISOString() });
-    expect(created).toEqual({ ...fay, created_at: TIMESTAMP, not_before: later.toISOString(), expires_at: end.toISOString() });
+    expect(created).toEqual({ ...fay, created_at: TIMESTAMP, not_before: later.toISOString(), expires_at: end.toISOString(), revision: REVISION });
     expect(await grantd.check(fay)).toEqual({ allowed: false });
-    expect(await grantd.grants.batch({ writes: [{ ...fay, not_before: null, expires_at: end }] })).toEqual({ written: 1, deleted: 0 });
+    expect(await grantd.grants.batch({ writes: [{ ...fay, not_before: null, expires_at: end }] })).toEqual({
+      written: 1,
+      deleted: 0,
+      revision: REVISION,
+    });
     expect(await grantd.check(fay)).toEqual({ allowed: true });
     await grantd.grants.batch({ writes: [{ ...fay, object: 'document:q4', not_before: later }] });
     const listed = async (active?: boolean) =>
@@ -300,7 +310,13 @@ describe('subjects and explain', () => {
 
 describe('agents', () => {
   it('create, get, list, iterate and delete', async () => {
-    const bot = await grantd.agents.create({ external_id: 'bot-1', display_name: 'Bot', owner: 'user:alice', scope: ['document:*'] });
+    const { revision, ...bot } = await grantd.agents.create({
+      external_id: 'bot-1',
+      display_name: 'Bot',
+      owner: 'user:alice',
+      scope: ['document:*'],
+    });
+    expect(revision).toEqual(REVISION);
     expect(bot).toEqual({
       external_id: 'bot-1',
       subject: 'agent:bot-1',
@@ -321,7 +337,7 @@ describe('agents', () => {
 
     await grantd.grants.create({ subject: 'agent:bot-1', relation: 'viewer', object: 'document:a1' });
     expect(await grantd.check({ subject: 'agent:bot-1', relation: 'viewer', object: 'document:a1' })).toEqual({ allowed: true });
-    expect(await grantd.agents.delete('bot-1')).toEqual({ external_id: 'bot-1', grants_removed: 1, clients_removed: 0 });
+    expect(await grantd.agents.delete('bot-1')).toEqual({ external_id: 'bot-1', grants_removed: 1, clients_removed: 0, revision: REVISION });
     expect(await grantd.check({ subject: 'agent:bot-1', relation: 'viewer', object: 'document:a1' })).toEqual({ allowed: false });
   });
 
@@ -339,12 +355,12 @@ describe('agents', () => {
     const id = 'svc|east@corp+1=~';
     await grantd.agents.create({ external_id: id, scope: [] });
     expect(await grantd.agents.get(id)).toMatchObject({ external_id: id, subject: `agent:${id}` });
-    expect(await grantd.agents.delete(id)).toEqual({ external_id: id, grants_removed: 0, clients_removed: 0 });
+    expect(await grantd.agents.delete(id)).toEqual({ external_id: id, grants_removed: 0, clients_removed: 0, revision: REVISION });
   });
 });
 
 describe('keys and scopes', () => {
-  it('create returns the secret once; list never shows it; revoke resolves to nothing', async () => {
+  it('create returns the secret once; list never shows it; revoke resolves to its revision alone', async () => {
     const key = await grantd.keys.create({ label: 'ci', scopes: ['check:read', 'grant:read'] });
     expect(key).toEqual({
       id: expect.stringMatching(/^key_/),
@@ -353,6 +369,7 @@ describe('keys and scopes', () => {
       label: 'ci',
       scopes: ['check:read', 'grant:read'],
       created_at: TIMESTAMP,
+      revision: REVISION,
     });
     const { keys } = await grantd.keys.list();
     const listed = keys.find((k) => k.id === key.id);
@@ -369,7 +386,7 @@ describe('keys and scopes', () => {
     const withKey = createClient({ apiKey: key.secret, baseUrl: server.url });
     expect(await withKey.check({ subject: 'user:alice', relation: 'viewer', object: 'document:q3' })).toEqual({ allowed: true });
 
-    await expect(grantd.keys.revoke(key.id)).resolves.toBeUndefined();
+    await expect(grantd.keys.revoke(key.id)).resolves.toEqual({ revision: REVISION });
     expect((await grantd.keys.list()).keys.map((k) => k.id)).not.toContain(key.id);
     expect(await problemOf(() => grantd.keys.revoke(key.id))).toMatchObject({ type: 'key-not-found', status: 404 });
     expect(await problemOf(() => withKey.check({ subject: 'user:alice', relation: 'viewer', object: 'document:q3' }))).toMatchObject({
@@ -465,5 +482,62 @@ describe('client behaviour against the real server', () => {
 
   it('error classes are distinct families of ServiceError', () => {
     for (const E of [ProblemError, UnexpectedResponseError, TimeoutError, NetworkError]) expect(E.prototype).toBeInstanceOf(ServiceError);
+  });
+});
+
+describe('revisions and the changes feed', () => {
+  // Another node: the app over services of its own (its own caches), on a socket of its own.
+  const otherServices = useServices();
+
+  it('a write names its revision; a read at least that revision sees it at once on another node', async () => {
+    const key = (await newTenant(server.services)).adminKey;
+    const here = createClient({ apiKey: key, baseUrl: server.url });
+    const other = await listen(createApp(otherServices));
+    try {
+      const there = createClient({ apiKey: key, baseUrl: other.baseUrl });
+      await here.namespaces.create({ name: 'doc' });
+      const grant = { subject: 'user:a', relation: 'viewer', object: 'doc:1' };
+      for (let i = 0; i < 10; i++) {
+        expect(await there.check(grant)).toEqual({ allowed: false });
+        const { revision } = await here.grants.create(grant);
+        expect(await there.check(grant, { consistency: { atLeast: revision! } })).toEqual({ allowed: true });
+        const revoked = await here.grants.revoke(grant);
+        expect(await there.check(grant, { consistency: { atLeast: revoked.revision! } })).toEqual({ allowed: false });
+      }
+      expect(await there.namespaces.list({ consistency: 'full' })).toMatchObject({ namespaces: expect.any(Array) });
+      const forged = await problemOf(() => there.check(grant, { consistency: { atLeast: 'WyIxIiwiMSJd.forged' } }));
+      expect(forged).toMatchObject({ type: 'invalid-revision', status: 400 });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('changes.list reads a page; changes.follow yields every change once, then new ones, until aborted', async () => {
+    const own = createClient({ apiKey: (await newTenant(server.services)).adminKey, baseUrl: server.url });
+    await own.namespaces.create({ name: 'doc' });
+    const first = await own.changes.list({ limit: 1 });
+    expect(first.changes).toHaveLength(1);
+    expect(first.next_revision).toEqual(expect.any(String));
+
+    const stop = new AbortController();
+    const seen: string[] = [];
+    const following = (async () => {
+      for await (const change of own.changes.follow({ limit: 2, intervalMs: 20, signal: stop.signal })) {
+        seen.push(`${change.kind} ${change.op} ${String(change.name ?? change.subject ?? change.label)}`);
+        if (seen.length === 6) stop.abort();
+      }
+    })();
+    await expect.poll(() => seen.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(4);
+    await own.grants.create({ subject: 'user:a', relation: 'viewer', object: 'doc:1' });
+    await own.grants.revoke({ subject: 'user:a', relation: 'viewer', object: 'doc:1' });
+    await following;
+    expect(seen).toEqual([
+      'namespace create agent',
+      'namespace create user',
+      'key create admin',
+      'namespace create doc',
+      'grant create user:a',
+      'grant delete user:a',
+    ]);
   });
 });

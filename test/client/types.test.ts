@@ -21,6 +21,7 @@ import type {
   NamespaceInput,
   ObjectPage,
   ObjectsQuery,
+  Written,
 } from '../../src/client/index.ts';
 
 // Compile-time checks (run by `tsc -p tsconfig.json`): the client's types are the contract's.
@@ -98,12 +99,17 @@ describe('client types derived from the contract', () => {
     }>();
   });
 
-  it('returns bodies directly, nothing for the 204 endpoints, and iterates items', () => {
-    expectTypeOf<ReturnType<GrantdClient['grants']['revoke']>>().toEqualTypeOf<Promise<void>>();
-    expectTypeOf<ReturnType<GrantdClient['keys']['revoke']>>().toEqualTypeOf<Promise<void>>();
+  it('returns bodies directly, with the revision of a write (alone for the 204 endpoints), and iterates items', () => {
+    expectTypeOf<ReturnType<GrantdClient['grants']['revoke']>>().toEqualTypeOf<Promise<Written>>();
+    expectTypeOf<ReturnType<GrantdClient['keys']['revoke']>>().toEqualTypeOf<Promise<Written>>();
+    expectTypeOf<Written['revision']>().toEqualTypeOf<string | null>();
+    expectTypeOf<Awaited<ReturnType<GrantdClient['grants']['create']>>>().toEqualTypeOf<Grant & { revision: string | null }>();
     expectTypeOf<ReturnType<GrantdClient['check']>>().toEqualTypeOf<Promise<{ allowed: boolean }>>();
     expectTypeOf<ReturnType<GrantdClient['objects']['iterate']>>().toEqualTypeOf<AsyncGenerator<string, void, undefined>>();
     expectTypeOf<ReturnType<GrantdClient['grants']['iterate']>>().toEqualTypeOf<AsyncGenerator<Grant, void, undefined>>();
-    expectTypeOf<Parameters<GrantdClient['namespaces']['list']>>().toEqualTypeOf<[options?: { timeoutMs?: number }]>();
+    expectTypeOf<Parameters<GrantdClient['namespaces']['list']>>().toEqualTypeOf<
+      [options?: { timeoutMs?: number; consistency?: { atLeast: string } | 'full' }]
+    >();
+    expectTypeOf<Parameters<GrantdClient['keys']['list']>>().toEqualTypeOf<[options?: { timeoutMs?: number }]>();
   });
 });

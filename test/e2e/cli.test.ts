@@ -45,7 +45,7 @@ describe('the grantd command line', { timeout: 180_000 }, () => {
     expect(await runGrantd(['--version'], {})).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
     const help = await runGrantd(['--help'], {});
     expect(help.code).toBe(0);
-    for (const command of ['serve', 'migrate', 'tenant', 'key', 'check', 'grants', 'namespaces', 'agents', 'keys', 'import', 'export']) {
+    for (const command of ['serve', 'migrate', 'tenant', 'key', 'check', 'grants', 'namespaces', 'agents', 'keys', 'import', 'export', 'changes']) {
       expect(help.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
     }
     expect(help.stdout).toContain('GRANTD_KEY');
@@ -74,6 +74,7 @@ describe('the grantd command line', { timeout: 180_000 }, () => {
       created_at: expect.any(String),
       not_before: null,
       expires_at: null,
+      revision: expect.any(String),
     });
     expect((await ok(a, ['check', 'user:alice', 'viewer', 'doc:d1'])).stdout).toBe('allowed: user:alice viewer doc:d1\n');
     expect((await ok(a, ['check', 'user:carol', 'viewer', 'doc:d1'])).stdout).toBe('denied: user:carol viewer doc:d1\n');
@@ -175,6 +176,31 @@ describe('the grantd command line', { timeout: 180_000 }, () => {
     expect(JSON.parse(imported.stdout)).toMatchObject({ grants: lines.length, written: lines.length });
     expect((await ok(b, ['export'])).stdout).toBe(exported.stdout);
     expect(await json(b, ['check', 'user:e1', 'viewer', 'doc:exp1'])).toEqual({ allowed: true });
+  });
+
+  it('prints the changes feed as NDJSON from a revision, and says what to do with one it cannot read from', async () => {
+    const written = await callGrantd(server.baseUrl, b.key, 'POST', '/v1/grants', { subject: 'user:feed', relation: 'owner', object: 'doc:feed1' });
+    const revision = written.headers['grantd-revision'] as string;
+    await callGrantd(server.baseUrl, b.key, 'POST', '/v1/grants', { subject: 'user:feed', relation: 'owner', object: 'doc:feed2' });
+    let lines: { revision: string; kind: string; op: string; object: string }[] = [];
+    // A transaction open elsewhere on the database holds the feed back a moment.
+    await expect
+      .poll(
+        async () => {
+          lines = (await ok(b, ['changes', '--after', revision])).stdout
+            .trimEnd()
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => JSON.parse(line));
+          return lines.length;
+        },
+        { timeout: 20_000, interval: 200 },
+      )
+      .toBe(1);
+    expect(lines[0]).toMatchObject({ kind: 'grant', op: 'create', object: 'doc:feed2', revision: expect.any(String) });
+    const forged = await asTenant(b, ['changes', '--after', 'WyIxIiwiMSJd.forged']);
+    expect(forged.code).toBe(1);
+    expect(forged.stderr).toMatch(/^grantd changes: invalid-revision: .*\n {2}pass a revision this tenant was given/);
   });
 
   it('lists tenants and makes a new admin key on the database, the way back in after a lost one', async () => {

@@ -81,11 +81,22 @@ export interface Answer {
  * One request to a running grantd with the key (none when null), over a connection of its own:
  * Node's cluster hands each connection to the next worker, so consecutive calls reach them all.
  */
-export const callGrantd = (baseUrl: string, key: string | null, method: string, path: string, body?: unknown): Promise<Answer> =>
+export const callGrantd = (
+  baseUrl: string,
+  key: string | null,
+  method: string,
+  path: string,
+  body?: unknown,
+  extraHeaders: Record<string, string> = {},
+): Promise<Answer> =>
   new Promise((resolve, reject) => {
     const started = Date.now();
     const payload = body === undefined ? '' : JSON.stringify(body);
-    const headers: Record<string, string | number> = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) };
+    const headers: Record<string, string | number> = {
+      ...extraHeaders,
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(payload),
+    };
     if (key !== null) headers.Authorization = `Bearer ${key}`;
     const req = request(`${baseUrl}${path}`, { method, agent: false, headers, timeout: 20_000 }, (res) => {
       let text = '';

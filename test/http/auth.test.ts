@@ -90,6 +90,7 @@ const ANSWER_PAST_SCOPES: Record<string, number> = {
   'oauth.clients.create': 400,
   'oauth.clients.list': 200,
   'oauth.clients.delete': 404,
+  'changes.list': 200,
 };
 
 describe('scopes', () => {

@@ -116,6 +116,15 @@ const attempts: Record<string, { send: () => Promise<Outcome>; expect: (res: Out
     send: () => b.delete(`/v1/keys/${aKeyId}`),
     expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'key-not-found' } }),
   },
+  'changes.list': {
+    send: () => b.get('/v1/changes?limit=1000'),
+    // B's own changes only: nothing that names A's key, client, grants or namespaces.
+    expect: (r) => {
+      expect(r.status).toBe(200);
+      const text = JSON.stringify(r.body);
+      for (const of of [aKeyId, aClientId, 'document:secret', 'afolder']) expect(text).not.toContain(of);
+    },
+  },
   'oauth.clients.create': {
     send: () => b.post('/v1/oauth/clients', { name: 'b', type: 'confidential', scopes: ['check:read'], agent: 'bot' }),
     expect: (r) => expect(r).toMatchObject({ status: 404, body: { type: 'agent-not-found' } }),

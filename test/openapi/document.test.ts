@@ -5,7 +5,16 @@ import { extractZodObjectShape, isAppRouteNoBody, isAppRouteOtherResponse, isZod
 import type { MediaTypeObject, OpenAPIObject, ParameterObject, RequestBodyObject, SchemaObject } from 'openapi3-ts/oas30';
 import supertest from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { OAUTH_ERRORS, oauthServerOf, PROBLEM_CONTENT_TYPE, PROBLEMS, type KeyScope, type RouteMetadata } from '../../contract/index.ts';
+import {
+  CONSISTENCY_HEADER,
+  OAUTH_ERRORS,
+  oauthServerOf,
+  PROBLEM_CONTENT_TYPE,
+  PROBLEMS,
+  REVISION_HEADER,
+  type KeyScope,
+  type RouteMetadata,
+} from '../../contract/index.ts';
 import { OPENAPI_TYPES_FILE, renderClientTypes, renderOpenApiJson } from '../../scripts/generate-openapi.ts';
 import { buildOpenApiDocument } from '../../scripts/openapi/document.ts';
 import { codeSpans } from '../../scripts/openapi/markdown.ts';
@@ -116,6 +125,8 @@ describe.each(routes.map((r) => [operationIdOf(r.keys), r.route] as const))('ope
     const expected = [
       ...(isZodObject(route.pathParams) ? Object.keys(extractZodObjectShape(route.pathParams)).map((name) => `path ${name}`) : []),
       ...(isZodObject(route.query) ? Object.keys(extractZodObjectShape(route.query)).map((name) => `query ${name}`) : []),
+      // Reads take Grantd-Consistency (docs/consistency.md#revisions).
+      ...((route.metadata as RouteMetadata | undefined)?.revisions === 'reads' ? [`header ${CONSISTENCY_HEADER}`] : []),
     ];
     expect(parameters.map((p) => `${p.in} ${p.name}`).sort()).toEqual(expected.sort());
     for (const p of parameters) {
@@ -165,6 +176,10 @@ describe.each(routes.map((r) => [operationIdOf(r.keys), r.route] as const))('ope
         expect(Object.keys(response.content ?? {})).toEqual(['application/json']);
         expect((response.content!['application/json']!.schema as SchemaObject).type).toBeDefined();
       }
+      // A write's successes, and only they, carry the revision that includes it.
+      const headers = Object.keys((response as { headers?: Record<string, unknown> }).headers ?? {});
+      const writes = (route.metadata as RouteMetadata | undefined)?.revisions === 'writes';
+      expect(headers.includes(REVISION_HEADER)).toBe(writes && status.startsWith('2'));
     }
   });
 });

@@ -1,11 +1,12 @@
 import pino from 'pino';
 import type { HeaderObject, OpenAPIObject, ResponseObject, SchemaObject } from 'openapi3-ts/oas30';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { KeyScope } from '../../contract/index.ts';
+import { CONSISTENCY_HEADER, REVISION_HEADER, type KeyScope } from '../../contract/index.ts';
 import { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { createApp } from '../../src/http/app.ts';
 import { createLimits } from '../../src/rate-limits.ts';
 import { createServices } from '../../src/runtime.ts';
+import { sweepChanges } from '../../src/store/revisions.ts';
 import { client, databaseUrl, DOCUMENT_NAMESPACE, listen, newTenant, useApp, type TestTenant } from '../helpers.ts';
 import { dereferencedDocument, operationsOf, SchemaValidator, type DocumentOperation } from './support.ts';
 
@@ -34,6 +35,7 @@ interface Request {
   key?: string | null;
   /** Another server than the walked one. */
   baseUrl?: string;
+  headers?: Record<string, string>;
 }
 
 interface Observed {
@@ -138,7 +140,7 @@ async function call(operationId: string, request: Request = {}): Promise<Observe
   });
   const url = new URL(path, request.baseUrl ?? server.baseUrl);
   for (const [k, v] of Object.entries(request.query ?? {})) url.searchParams.set(k, String(v));
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...request.headers };
   const key = request.key === undefined ? tenant.adminKey : request.key;
   if (key !== null) headers.authorization = `Bearer ${key}`;
   let body: string | undefined;
@@ -484,6 +486,40 @@ describe('every operation of the document against the server', () => {
     await expectCall('oauthClientsDelete', { params: { client_id } }, 204);
     await expectCall('oauthClientsDelete', { params: { client_id } }, 404, 'client-not-found');
     await expectCall('oauthClientsDelete', { params: { client_id: 'c'.repeat(129) } }, 400, 'invalid-request');
+  });
+
+  it('reads take Grantd-Consistency: a revision this server did not issue is 400 invalid-revision, a malformed header 400 invalid-request', async () => {
+    await given('namespaces');
+    const reads = [...operations.values()].filter(({ operation: op }) =>
+      (op.parameters ?? []).some((p) => 'name' in p && p.name === CONSISTENCY_HEADER),
+    );
+    expect(reads.length).toBeGreaterThan(5);
+    for (const { operationId } of reads) {
+      await expectCall(
+        operationId,
+        { params: ANY_PARAMS, headers: { [CONSISTENCY_HEADER]: 'at-least WyIxIiwiMSJd.forged' } },
+        400,
+        'invalid-revision',
+      );
+    }
+    await expectCall('namespacesList', { headers: { [CONSISTENCY_HEADER]: 'latest' } }, 400, 'invalid-request');
+    const written = await expectCall('namespacesCreate', { body: { name: 'walked' } }, 201);
+    const revision = written.headers.get(REVISION_HEADER)!;
+    await expectCall('namespacesList', { headers: { [CONSISTENCY_HEADER]: `at-least ${revision}` } }, 200);
+    await expectCall('namespacesGet', { params: { name: 'walked' }, headers: { [CONSISTENCY_HEADER]: 'full' } }, 200);
+  });
+
+  it('changesList', async () => {
+    await given('namespaces');
+    const first = await expectCall('changesList', { query: { limit: 1 } }, 200);
+    const after = (first.body as { next_revision: string }).next_revision;
+    await expectCall('changesList', { query: { after } }, 200);
+    await expectCall('changesList', { query: { limit: 0 } }, 400, 'invalid-request');
+    await expectCall('changesList', { query: { after: 'WyIxIiwiMSJd.forged' } }, 400, 'invalid-revision');
+    // The tenant's changes aged past the retention, then swept: `after` older than what is kept is gone.
+    await services.db.$executeRaw`UPDATE changes SET at = at - interval '8 days' WHERE tenant_id = ${tenant.id}::uuid`;
+    await sweepChanges(services.db, 7 * 86_400_000, new Date(), 1_000_000);
+    await expectCall('changesList', { query: { after } }, 410, 'changes-expired');
   });
 
   it('keysRevoke answers an over-long id with a documented 400 invalid-request', async () => {

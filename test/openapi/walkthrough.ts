@@ -114,8 +114,15 @@ export async function typedResults(client: GrantdClient): Promise<void> {
     void scope;
   }
   if (res.error) {
-    const type: 'invalid-request' | 'agent-not-found' | 'unauthenticated' | 'insufficient-scope' | 'rate-limited' | 'internal' | 'unavailable' =
-      res.error.type;
+    const type:
+      | 'invalid-request'
+      | 'invalid-revision'
+      | 'agent-not-found'
+      | 'unauthenticated'
+      | 'insufficient-scope'
+      | 'rate-limited'
+      | 'internal'
+      | 'unavailable' = res.error.type;
     void type;
   }
   const page = await client.GET('/v1/grants', { params: { query: { limit: 5 } } });

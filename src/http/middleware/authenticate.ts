@@ -1,10 +1,14 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { AppRoute } from '@ts-rest/core';
-import type { RouteMetadata } from '../../../contract/index.ts';
+import onHeaders from 'on-headers';
+import { CONSISTENCY_HEADER, REVISION_HEADER, type RouteMetadata } from '../../../contract/index.ts';
 import { hasScope, missingScopeDetail } from '../../auth/scopes.ts';
 import type { Credential, KeyVerifier } from '../../auth/verifier.ts';
-import type { KeyPrincipal } from '../../store/keys.ts';
 import type { FailedAuthentications } from '../../rate-limits.ts';
+import type { Freshness } from '../../store/freshness.ts';
+import type { KeyPrincipal } from '../../store/keys.ts';
+import { recordingWrites, type Actor, type Position } from '../../store/revisions.ts';
+import { encodeRevision, readConsistency } from '../revisions.ts';
 import { clientAddress } from '../client-address.ts';
 import { sendProblem } from '../problem.ts';
 import { sendRateLimited } from './rate-limit.ts';
@@ -23,8 +27,13 @@ export const BEARER = /^Bearer +([^\s]+) *$/i;
  * A client address past its limit of failed authentications is answered 429 before any lookup,
  * unless its key is one this node holds as verified (which costs no query): a neighbour behind the
  * same address that keeps sending a bad key does not lock out the keys in steady use there.
+ *
+ * Revisions (docs/consistency.md#revisions) are handled here too, as the route's metadata says: a
+ * read's Grantd-Consistency brings this process's caches to the state it names before anything is
+ * answered, the key's verification included (a key revoked in that state is refused); a write runs
+ * naming its actor to the changes feed, and answers with the revision that includes it.
  */
-export function authentication(keys: KeyVerifier, failures: FailedAuthentications, resourceMetadata: string) {
+export function authentication(keys: KeyVerifier, freshness: Freshness, failures: FailedAuthentications, resourceMetadata: string) {
   // RFC 9728: a 401 tells OAuth clients where the API's protected-resource metadata is.
   const challenge = `Bearer realm="grantd", resource_metadata="${resourceMetadata}"`;
   const refuse = (res: Response, detail: string, error = true): void => {
@@ -33,11 +42,38 @@ export function authentication(keys: KeyVerifier, failures: FailedAuthentication
   };
   const credentials = new WeakMap<Request, Credential>();
 
-  /** Lets the request on as `principal`, when its key may do what the route needs. */
-  const admit = (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction, credential: Credential, principal: KeyPrincipal) => {
-    const { scope } = req.tsRestRoute.metadata as RouteMetadata;
+  /** Lets the request on as `principal`, when its key may do what the route needs (and, reading at a revision, once there). */
+  const admit = (
+    req: Request & { tsRestRoute: AppRoute },
+    res: Response,
+    next: NextFunction,
+    credential: Credential,
+    principal: KeyPrincipal,
+  ): void | Promise<void> => {
+    const { scope, revisions } = req.tsRestRoute.metadata as RouteMetadata;
     if (!hasScope(principal.scopes, scope)) {
       return sendProblem(res, 'insufficient-scope', missingScopeDetail(scope));
+    }
+    const consistency = revisions === 'reads' ? req.get(CONSISTENCY_HEADER) : undefined;
+    if (consistency !== undefined) return admitAt(consistency, req, res, next, credential, principal);
+    credentials.set(req, credential);
+    req.principal = principal;
+    next();
+  };
+
+  /** A read's Grantd-Consistency: this process's caches are brought to its state first, the key's verification included. */
+  const admitAt = async (
+    consistency: string,
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    credential: Credential,
+    principal: KeyPrincipal,
+  ): Promise<void> => {
+    const wanted = readConsistency(principal.cursorSecret, consistency);
+    if (await freshness.reach(principal.tenantId, wanted)) {
+      const current = await keys.verify(credential);
+      if (current?.keyId !== principal.keyId) return refuse(res, 'the API key or access token is unknown, expired or revoked');
     }
     credentials.set(req, credential);
     req.principal = principal;
@@ -59,7 +95,7 @@ export function authentication(keys: KeyVerifier, failures: FailedAuthentication
       const wait = await failures.record(clientAddress(req.ip));
       return wait > 0 ? tooManyFailures(res, wait, failures) : refuse(res, 'the API key or access token is unknown, expired or revoked');
     }
-    admit(req, res, next, credential!, principal);
+    return admit(req, res, next, credential!, principal);
   };
 
   // A key held verified and fresh is admitted at once, with no promise made or waited for; any other is looked up.
@@ -72,11 +108,22 @@ export function authentication(keys: KeyVerifier, failures: FailedAuthentication
     return lookUp(req, res, next, credential);
   };
 
-  const reverify = (req: Request, res: Response, next: NextFunction, principal: KeyPrincipal | null | undefined): void => {
+  const reverify = (
+    req: Request & { tsRestRoute: AppRoute },
+    res: Response,
+    next: NextFunction,
+    principal: KeyPrincipal | null | undefined,
+  ): void => {
     if (!principal || principal.keyId !== req.principal?.keyId) return refuse(res, 'the API key was revoked while the request was being sent');
-    next();
+    if ((req.tsRestRoute.metadata as RouteMetadata).revisions !== 'writes') return next();
+    let revision: () => Position | null = () => null;
+    onHeaders(res, () => {
+      const written = revision();
+      if (written && res.statusCode < 300) res.setHeader(REVISION_HEADER, encodeRevision(principal.cursorSecret, written));
+    });
+    ({ revision } = recordingWrites(actorOf(principal), next));
   };
-  const reauthenticate = (req: Request, res: Response, next: NextFunction): void | Promise<void> => {
+  const reauthenticate = (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction): void | Promise<void> => {
     const credential = credentials.get(req);
     const known = credential ? keys.verifiedNow(credential) : undefined;
     if (known || !credential) return reverify(req, res, next, known);
@@ -85,6 +132,12 @@ export function authentication(keys: KeyVerifier, failures: FailedAuthentication
 
   return { authenticate, reauthenticate };
 }
+
+/** Who a principal's writes are recorded as: its key, or its OAuth client and the subject its token speaks for. */
+const actorOf = (principal: KeyPrincipal): Actor =>
+  principal.clientId === undefined
+    ? { key_id: principal.keyId }
+    : { client_id: principal.clientId, ...(principal.sub === undefined ? {} : { sub: principal.sub }) };
 
 function tooManyFailures(res: Response, seconds: number, failures: FailedAuthentications): void {
   sendRateLimited(res, seconds, `this address is limited to ${failures.limit.describe('failed authentications')}`);

@@ -2,6 +2,7 @@ import { initServer } from '@ts-rest/express';
 import { contract } from '../../../contract/index.ts';
 import { DomainError } from '../../errors.ts';
 import { createKey, listKeys, revokeKey } from '../../store/keys.ts';
+import { transaction } from '../../store/transaction.ts';
 import { createdKeyBody, keySummaryBody } from '../bodies.ts';
 import { principalOf, type AppDeps } from '../context.ts';
 
@@ -10,7 +11,7 @@ const s = initServer();
 export const keyRoutes = ({ db, announce }: AppDeps) =>
   s.router(contract.keys, {
     create: async ({ body, req }) => {
-      const key = await createKey(db, principalOf(req).tenantId, body.label, body.scopes);
+      const key = await transaction(db, (tx) => createKey(tx, principalOf(req).tenantId, body.label, body.scopes));
       return { status: 201, body: createdKeyBody(key) };
     },
     list: async ({ req }) => {
