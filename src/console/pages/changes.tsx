@@ -1,4 +1,4 @@
-// The changes feed as a live tail (docs/console.md#changes): the client's changes.follow, newest first.
+// The changes feed as a live tail (docs/console.md#the-changes-tail): the client's changes.follow, newest first.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ChangeSchema } from '../../../contract/index.ts';
 import { ServiceError, type Change, type GrantdClient } from '../../client/index.ts';
@@ -147,7 +147,7 @@ export function ChangesPage({ session }: PageProps) {
             <tbody>
               {shown.map((change) => (
                 <tr key={change.revision}>
-                  <td>
+                  <td class="revision">
                     {/* The token's end is its signature, which differs from change to change; its start often does not. */}
                     <code title={change.revision}>…{change.revision.slice(-8)}</code>
                   </td>
