@@ -1,6 +1,7 @@
 // The console's frame: sign-in, navigation between pages (#/<page>), sign-out.
 import { useEffect, useState } from 'preact/hooks';
 import { AgentsPage } from './pages/agents.tsx';
+import { ChangesPage } from './pages/changes.tsx';
 import { CheckPage } from './pages/check.tsx';
 import { ClientsPage } from './pages/clients.tsx';
 import { GrantsPage } from './pages/grants.tsx';
@@ -25,6 +26,7 @@ const PAGES = [
   { path: 'agents', label: 'Agents', Page: AgentsPage },
   { path: 'keys', label: 'API keys', Page: KeysPage },
   { path: 'clients', label: 'OAuth clients', Page: ClientsPage },
+  { path: 'changes', label: 'Changes', Page: ChangesPage },
 ] as const;
 
 const currentPath = (): string => window.location.hash.replace(/^#\/?/, '');

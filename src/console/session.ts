@@ -105,6 +105,7 @@ export class Session {
   /** Null once the session ended. */
   private tokens: TokenSet | null;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly watchers = new Set<(api: GrantdClient | null) => void>();
 
   constructor(
     private readonly oauth: PublicOAuthClient,
@@ -132,14 +133,30 @@ export class Session {
       this.tokens = await this.oauth.refresh(refreshToken);
       this.api = this.clientOf(this.tokens);
       this.schedule();
+      this.tell(this.api);
     } catch {
       this.end('Your session could not be renewed (its key or client may have been revoked). Sign in again.');
     }
   }
 
+  /**
+   * Calls `watcher` with the new client on each renewal, and with null as the session ends (before
+   * sign-out revokes its tokens): what holds on to `api` (the changes tail) moves on or stops.
+   * Returns the function that stops watching.
+   */
+  watch(watcher: (api: GrantdClient | null) => void): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
+
+  private tell(api: GrantdClient | null): void {
+    for (const watcher of [...this.watchers]) watcher(api);
+  }
+
   /** Forgets the tokens and stops renewing them. */
   end(reason: string): void {
     clearTimeout(this.timer);
+    this.tell(null);
     this.tokens = null;
     this.onEnd(reason);
   }
@@ -148,6 +165,7 @@ export class Session {
   async signOut(): Promise<void> {
     const refreshToken = this.tokens?.refresh_token;
     clearTimeout(this.timer);
+    this.tell(null);
     try {
       if (refreshToken) await this.oauth.revoke(refreshToken, 'refresh_token');
     } finally {

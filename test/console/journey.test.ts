@@ -82,8 +82,8 @@ function watch(page: Page) {
   });
   return {
     problems,
-    /** Runs `step`, which must draw a 4xx from the server and leave the tenant's data as it was. */
-    async refused(step: () => Promise<void>): Promise<void> {
+    /** Runs `step`, which must draw a 4xx (or what `allowed` matches) from the server and leave the tenant's data as it was. */
+    async refused(step: () => Promise<void>, allowed = /^4\d\d /): Promise<void> {
       const before = await tenantSnapshot(server.services, tenant.id);
       expectingRefusal = true;
       refusals = [];
@@ -94,7 +94,7 @@ function watch(page: Page) {
         expectingRefusal = false;
       }
       expect(
-        refusals.every((r) => /^4\d\d /.test(r)),
+        refusals.every((r) => allowed.test(r)),
         refusals.join(', '),
       ).toBe(true);
       expect(await tenantSnapshot(server.services, tenant.id)).toBe(before);
@@ -147,7 +147,12 @@ describe('the console in headless Chromium', () => {
     const page = await context.newPage();
     const watched = watch(page);
     const { problems } = watched;
-    const refused = (step: () => Promise<void>) => watched.refused(step);
+    const refused = (step: () => Promise<void>, allowed?: RegExp) => watched.refused(step, allowed);
+    // The changes feed's requests, to prove that the tail stops when its page is left.
+    let feedRequests = 0;
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/v1/changes') feedRequests++;
+    });
     // The tokens the console was given, to prove below that signing out ended them.
     const tokens: { access_token: string; refresh_token: string }[] = [];
     page.on('response', async (response) => {
@@ -407,12 +412,109 @@ describe('the console in headless Chromium', () => {
     await expectAccessible(page, 'clients');
     await shoot(page, 'clients');
 
+    // Changes: the journey's writes, newest first, each with its actor (the console's client, for the admin key that signed in).
+    await go(page, 'changes', 'Changes');
+    const feed = page.getByRole('table');
+    /** The rows of that kind and op (exact cells) whose text has each of `texts`. */
+    const change = (kind: string, op: string, ...texts: (string | RegExp)[]) =>
+      texts.reduce(
+        (rows: Locator, text) => rows.filter({ hasText: text }),
+        feed
+          .getByRole('row')
+          .filter({ has: page.getByRole('cell', { name: kind, exact: true }) })
+          .filter({ has: page.getByRole('cell', { name: op, exact: true }) }),
+      );
+    const byConsole = new RegExp(`client ${clientId} for key_`);
+    await change('grant', 'create', 'user:alice owner document:q3', byConsole).waitFor();
+    await change('grant', 'create', /user:dave viewer document:q3 from .*2099.* until .*2099/, byConsole).waitFor();
+    await change('grant', 'delete', 'user:bob viewer document:q3', byConsole).waitFor();
+    await change('agent', 'delete', 'agent:release-bot', byConsole).waitFor();
+    await change('grant', 'delete', 'agent:release-bot viewer document:q3', byConsole).waitFor();
+    await change('key', 'delete', /key_\w+ \(ci\)/, byConsole).waitFor();
+    // The batch of readers was written with the admin key itself.
+    await change('grant', 'create', 'user:reader00 viewer document:q3', /^(?!.*client).*key key_\w+$/).waitFor();
+    const newest = await feed.locator('tbody tr').first().textContent();
+    expect(newest).toMatch(/key.*delete/); // the key's revocation was the last write
+    await expectAccessible(page, 'changes');
+    await shoot(page, 'changes');
+
+    // Paused, nothing is fetched; resumed, the tail goes on from the last change shown, and a new change is announced.
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await page.getByRole('button', { name: 'Resume' }).waitFor();
+    await page.waitForLoadState('networkidle');
+    const pausedAt = feedRequests;
+    const erin = { subject: 'user:erin', relation: 'viewer', object: 'document:q3' };
+    expect((await api(server.issuer, tenant.adminKey, 'POST', '/v1/grants', erin)).status).toBe(201);
+    await page.waitForTimeout(2_500);
+    expect(feedRequests).toBe(pausedAt);
+    expect(await feed.getByRole('row').filter({ hasText: 'user:erin' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Resume' }).press('Enter');
+    await change('grant', 'create', 'user:erin viewer document:q3').waitFor();
+    await poll(() =>
+      page
+        .getByRole('status')
+        .filter({ hasText: /new change/ })
+        .textContent(),
+    ).toBe('1 new change');
+    expect((await api(server.issuer, tenant.adminKey, 'DELETE', '/v1/grants', erin)).status).toBe(204);
+    await change('grant', 'delete', 'user:erin viewer document:q3').waitFor();
+    // The kind filter.
+    await page.getByLabel('Kind', { exact: true }).selectOption('key');
+    await poll(() => feed.locator('tbody tr td:nth-child(3)').allTextContents()).toEqual(['key', 'key', 'key']); // the first key, ci's create and revoke
+    await page.getByLabel('Kind', { exact: true }).selectOption('');
+
+    // The feed's problems, what to do about them, and the way on.
+    const isFeed = (url: URL) => url.pathname === '/v1/changes';
+    await refused(async () => {
+      await page.route(isFeed, (route) =>
+        route.fulfill({
+          status: 503,
+          headers: { 'content-type': 'application/problem+json', 'retry-after': '0' },
+          body: JSON.stringify({ type: 'unavailable', title: 'Service unavailable', status: 503, detail: 'the database cannot answer now' }),
+        }),
+      );
+      await page.getByText('Service unavailable: the database cannot answer now').waitFor();
+      await page.getByText(/Nothing is lost: trying again goes on from the last change shown/).waitFor();
+    }, /^503 /);
+    await page.unroute(isFeed);
+    await shoot(page, 'changes-unavailable');
+    await page.getByRole('button', { name: 'Try again' }).click();
+    await page.getByRole('button', { name: 'Pause' }).waitFor();
+    await refused(async () => {
+      await page.route(isFeed, (route) =>
+        route.fulfill({
+          status: 410,
+          headers: { 'content-type': 'application/problem+json' },
+          body: JSON.stringify({
+            type: 'changes-expired',
+            title: 'Changes expired',
+            status: 410,
+            detail: 'the changes after this revision are no longer kept',
+          }),
+        }),
+      );
+      await page.getByText('Changes expired: the changes after this revision are no longer kept').waitFor();
+    });
+    await page.unroute(isFeed);
+    await page.getByRole('button', { name: 'Start again from the oldest kept' }).click();
+    await change('grant', 'delete', 'user:erin viewer document:q3').waitFor();
+    expect(await feed.locator('tbody tr').count()).toBe(
+      new Set(await feed.locator('tbody tr td:first-child code').evaluateAll((c) => c.map((e) => e.getAttribute('title')))).size,
+    );
+
+    // Leaving the page stops the tail: no request after.
+    await go(page, 'clients', 'OAuth clients');
+    const leftAt = feedRequests;
+    await page.waitForTimeout(2_500);
+    expect(feedRequests).toBe(leftAt);
+
     // The same pages at a phone's width.
     await page.setViewportSize({ width: 390, height: 844 });
     for (const [path, heading] of [
       ['', 'Overview'],
       ['grants', 'Grants'],
       ['namespaces', 'Namespaces'],
+      ['changes', 'Changes'],
     ] as const) {
       await go(page, path, heading);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
@@ -429,14 +531,19 @@ describe('the console in headless Chromium', () => {
     expect((await why.getByRole('img').boundingBox())!.width).toBeLessThanOrEqual(390);
     await shoot(page, 'check-390');
 
-    // Sign-out revokes the session's grant: its refresh token no longer works.
+    // Sign-out revokes the session's grant: its refresh token no longer works. Signing out from the
+    // Changes page stops its tail first: no request with the revoked token, none after.
+    await go(page, 'changes', 'Changes');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByText('You are signed out.').waitFor();
+    const signedOutAt = feedRequests;
+    await page.waitForTimeout(2_500);
+    expect(feedRequests).toBe(signedOutAt);
     await shoot(page, 'signed-out');
     expect(tokens.length).toBeGreaterThan(1); // renewed along the way, each time with the latest refresh token
     const last = tokens[tokens.length - 1]!;
     expect((await api(server.issuer, last.access_token, 'GET', '/v1/namespaces')).status).toBe(401);
     expect(problems).toEqual([]);
     await page.close();
-  }, 150_000);
+  }, 200_000);
 });
