@@ -499,6 +499,7 @@ const runLoad = (label: string, server: { url: string }, headers: Record<string,
  * sending its next body when its answer arrives, rather than autocannon, whose header parsing costs
  * more per grantd answer than per peer answer (bench/README.md#saturation-load).
  */
+const CLOSED_LOOP = 'closed loop of 64 keep-alive connections (bench/open-loop.ts; autocannon until 2026-11-24)';
 const saturate = (label: string, server: { url: string }, headers: Record<string, string>, spec: LoadSpec & { bodies: string[] }) => {
   const bodiesFile = join(workDir, `${label.replace(/\W+/g, '-')}-bodies.json`);
   writeFileSync(bodiesFile, JSON.stringify(spec.bodies));
@@ -527,7 +528,11 @@ async function runDatasetScenarios(context: DatasetContext): Promise<void> {
 async function runCheck({ databaseUrl, key }: DatasetContext): Promise<void> {
   cerbosError ??= ensurePeer('cerbos', log);
   log('scenario check (grantd, then express, then cerbos)');
-  record('check', (await withGrantd(databaseUrl, key, (api) => saturate('check grantd', api, headersFor(api), checkSpec))).median);
+  record(
+    'check',
+    (await withGrantd(databaseUrl, key, (api) => saturate('check grantd', api, headersFor(api), checkSpec))).median,
+    `${CLOSED_LOOP}, the same for the bare Express app and Cerbos`,
+  );
   try {
     express = (await withExpress((ex) => saturate('check express', ex, grantdHeaders(key), checkSpec))).median;
     expressListen = (await withExpress((ex) => saturate('check express (app.listen)', ex, grantdHeaders(key), checkSpec), 'listen')).median;
@@ -590,7 +595,7 @@ async function runCheckToken({ databaseUrl, key }: DatasetContext): Promise<void
   record(
     'check_token',
     stats,
-    `the check mix and load, authenticated by a client-credentials access token (scope check:read) instead of the API key; rps / check rps ${fmt(toCheck, 3)}`,
+    `the check mix and load (${CLOSED_LOOP}), authenticated by a client-credentials access token (scope check:read) instead of the API key; rps / check rps ${fmt(toCheck, 3)}`,
   );
 }
 
@@ -617,7 +622,7 @@ async function runCheckBulk({ databaseUrl, key }: DatasetContext): Promise<void>
   record(
     'check_bulk_100',
     (await withGrantd(databaseUrl, key, (api) => saturate('check_bulk_100', api, headersFor(api), bulkSpec))).median,
-    'rps = bulk requests/s of 100 checks each, 64 connections',
+    `rps = bulk requests/s of 100 checks each; ${CLOSED_LOOP}, the same for the bare Express app`,
   );
   try {
     expressBulk = (await withExpress((ex) => saturate('check_bulk_100 express', ex, grantdHeaders(key), bulkSpec))).median;
