@@ -15,7 +15,10 @@ interface Job {
   path: string;
   headers: Record<string, string>;
   bodiesFile: string;
-  rate: number;
+  /** Open loop: requests due at this rate a second. */
+  rate?: number;
+  /** Closed loop instead: this many keep-alive connections, each sending its next request when its answer arrives. */
+  connections?: number;
   durationS: number;
 }
 
@@ -32,6 +35,12 @@ interface Job {
  */
 const TIMEOUT_MS = 10_000;
 
+/**
+ * The closed loop (`connections`) is the saturation load of `check`, `check_token` and
+ * `check_bulk_100`, for grantd and the bare Express app alike: autocannon parses each answer's
+ * headers in JavaScript, which cost it 49-56 us of CPU per grantd answer (seven more headers) against
+ * 28-34 per bare Express answer, on the cores the servers share (bench/README.md#saturation-load).
+ */
 function openLoop(job: Job, bodies: string[]): Promise<RunStats & { late_p99_ms: number | null }> {
   const target = new URL(job.path, job.url);
   const head = `POST ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\n${Object.entries(job.headers)
@@ -42,8 +51,10 @@ function openLoop(job: Job, bodies: string[]): Promise<RunStats & { late_p99_ms:
   const statuses: Record<string, number> = {};
   const idle: Connection[] = [];
   const open = new Set<Connection>();
-  const total = Math.round(job.rate * job.durationS);
-  const dueAt = (n: number) => start + (n * 1000) / job.rate;
+  const closed = job.connections !== undefined;
+  const total = closed ? Infinity : Math.round(job.rate! * job.durationS);
+  const dueAt = (n: number) => start + (n * 1000) / job.rate!;
+  const endAt = performance.now() + job.durationS * 1000;
   let [ok, failed, sent, settled] = [0, 0, 0, 0];
   let finish: () => void = () => undefined;
   const start = performance.now();
@@ -98,16 +109,27 @@ function openLoop(job: Job, bodies: string[]): Promise<RunStats & { late_p99_ms:
       this.received = Buffer.alloc(0);
       settle(Number(headers.slice(9, 12)), sentAt);
       if (/\r\nconnection: *close/i.test(headers)) this.socket.destroy();
+      else if (closed) this.next();
       else idle.push(this);
+    }
+
+    /** Closed loop: the connection's next request, until the run's time is up. */
+    next(): void {
+      if (performance.now() < endAt) this.send(bodies[sent++ % bodies.length]!);
+      else this.close();
     }
 
     private fail(): void {
       open.delete(this);
       const at = idle.indexOf(this);
       if (at >= 0) idle.splice(at, 1);
-      if (this.sentAt === null) return;
-      this.sentAt = null;
-      settle(null, 0);
+      if (this.sentAt !== null) {
+        this.sentAt = null;
+        settle(null, 0);
+      }
+      // Closed loop: a connection the server ended is replaced while the run lasts; the run ends with the last one.
+      if (closed && performance.now() < endAt) new Connection().next();
+      else if (closed && open.size === 0) finish();
     }
 
     /** Ends the connection if its answer is overdue (checked once a second rather than a timer per request). */
@@ -149,7 +171,8 @@ function openLoop(job: Job, bodies: string[]): Promise<RunStats & { late_p99_ms:
       }
       if (sent < total) setTimeout(tick, Math.max(0, dueAt(sent) - performance.now()));
     };
-    tick();
+    if (closed) for (let i = 0; i < job.connections!; i++) new Connection().next();
+    else tick();
   });
 }
 

@@ -486,13 +486,27 @@ interface DatasetContext {
   deepCursors: string[];
 }
 
-const checkSpec: LoadSpec = { method: 'POST', paths: ['/v1/check'], bodies: checkBodies, connections: 64 };
+const checkSpec: LoadSpec & { bodies: string[] } = { method: 'POST', paths: ['/v1/check'], bodies: checkBodies, connections: 64 };
 const objectsSpec = (paths: string[]): LoadSpec => ({ method: 'GET', paths, connections: 8, timeoutS: 60 });
 const headersFor = (api: Api) => api.headers();
 /** What grantd is sent, sent to the bare Express app too (it reads none of it). */
 const grantdHeaders = (key: string) => new Api('', key).headers();
 const runLoad = (label: string, server: { url: string }, headers: Record<string, string>, spec: LoadSpec) =>
   measure(label, log, plan, (d) => cannon(server.url, headers, spec, d));
+/**
+ * The saturation load of POST scenarios (check, check_token, check_bulk_100, and their Express and
+ * Cerbos peers): bench/open-loop.ts's closed loop, `spec.connections` keep-alive connections each
+ * sending its next body when its answer arrives, rather than autocannon, whose header parsing costs
+ * more per grantd answer than per peer answer (bench/README.md#saturation-load).
+ */
+const CLOSED_LOOP = 'closed loop of 64 keep-alive connections (bench/open-loop.ts; autocannon until 2026-11-24)';
+const saturate = (label: string, server: { url: string }, headers: Record<string, string>, spec: LoadSpec & { bodies: string[] }) => {
+  const bodiesFile = join(workDir, `${label.replace(/\W+/g, '-')}-bodies.json`);
+  writeFileSync(bodiesFile, JSON.stringify(spec.bodies));
+  return measure(label, log, plan, (durationS) =>
+    openLoopInChild({ url: server.url, path: spec.paths[0]!, headers, bodiesFile, connections: spec.connections, durationS }),
+  );
+};
 const firstLine = (error: unknown, lines = 1) => (error instanceof Error ? error.message.split('\n').slice(0, lines).join(' | ') : String(error));
 
 /** The scenarios over the loaded dataset, those selected, each on a fresh grantd. */
@@ -514,10 +528,14 @@ async function runDatasetScenarios(context: DatasetContext): Promise<void> {
 async function runCheck({ databaseUrl, key }: DatasetContext): Promise<void> {
   cerbosError ??= ensurePeer('cerbos', log);
   log('scenario check (grantd, then express, then cerbos)');
-  record('check', (await withGrantd(databaseUrl, key, (api) => runLoad('check grantd', api, headersFor(api), checkSpec))).median);
+  record(
+    'check',
+    (await withGrantd(databaseUrl, key, (api) => saturate('check grantd', api, headersFor(api), checkSpec))).median,
+    `${CLOSED_LOOP}, the same for the bare Express app and Cerbos`,
+  );
   try {
-    express = (await withExpress((ex) => runLoad('check express', ex, grantdHeaders(key), checkSpec))).median;
-    expressListen = (await withExpress((ex) => runLoad('check express (app.listen)', ex, grantdHeaders(key), checkSpec), 'listen')).median;
+    express = (await withExpress((ex) => saturate('check express', ex, grantdHeaders(key), checkSpec))).median;
+    expressListen = (await withExpress((ex) => saturate('check express (app.listen)', ex, grantdHeaders(key), checkSpec), 'listen')).median;
   } catch (error) {
     expressError = firstLine(error, 4);
   }
@@ -552,7 +570,7 @@ async function measureCerbos(): Promise<void> {
     log(`cerbos vs reference model on the check mix: ${wrong} disagreements`);
     const cerbosBodies = loadChecks.map((c, i) => cerbosRequest(ds, c, i));
     cerbos = (
-      await runLoad(
+      await saturate(
         'check cerbos',
         cb,
         { 'content-type': 'application/json' },
@@ -570,14 +588,14 @@ async function runCheckToken({ databaseUrl, key }: DatasetContext): Promise<void
   log('scenario check_token');
   const tokenRun = async (api: Api) => {
     const token = await clientCredentialsToken(api, ['check:read']);
-    return runLoad('check_token grantd', api, new Api(api.url, token).headers(), checkSpec);
+    return saturate('check_token grantd', api, new Api(api.url, token).headers(), checkSpec);
   };
   const stats = (await withGrantd(databaseUrl, key, tokenRun)).median;
   const toCheck = ratio(stats.rps, rows.get('check')?.rps);
   record(
     'check_token',
     stats,
-    `the check mix and load, authenticated by a client-credentials access token (scope check:read) instead of the API key; rps / check rps ${fmt(toCheck, 3)}`,
+    `the check mix and load (${CLOSED_LOOP}), authenticated by a client-credentials access token (scope check:read) instead of the API key; rps / check rps ${fmt(toCheck, 3)}`,
   );
 }
 
@@ -600,14 +618,14 @@ async function runCheckFixedRate({ databaseUrl, key }: DatasetContext): Promise<
 
 async function runCheckBulk({ databaseUrl, key }: DatasetContext): Promise<void> {
   log('scenario check_bulk_100 (grantd, then express)');
-  const bulkSpec: LoadSpec = { method: 'POST', paths: ['/v1/check/bulk'], bodies: bulkBodies, connections: 64 };
+  const bulkSpec: LoadSpec & { bodies: string[] } = { method: 'POST', paths: ['/v1/check/bulk'], bodies: bulkBodies, connections: 64 };
   record(
     'check_bulk_100',
-    (await withGrantd(databaseUrl, key, (api) => runLoad('check_bulk_100', api, headersFor(api), bulkSpec))).median,
-    'rps = bulk requests/s of 100 checks each, 64 connections',
+    (await withGrantd(databaseUrl, key, (api) => saturate('check_bulk_100', api, headersFor(api), bulkSpec))).median,
+    `rps = bulk requests/s of 100 checks each; ${CLOSED_LOOP}, the same for the bare Express app`,
   );
   try {
-    expressBulk = (await withExpress((ex) => runLoad('check_bulk_100 express', ex, grantdHeaders(key), bulkSpec))).median;
+    expressBulk = (await withExpress((ex) => saturate('check_bulk_100 express', ex, grantdHeaders(key), bulkSpec))).median;
     peers.express_bulk = expressBulk;
     const bulk = rows.get('check_bulk_100')!;
     bulk.vs_express = expressBulk.rps > 0 ? (bulk.rps ?? 0) / expressBulk.rps : null;

@@ -177,7 +177,8 @@ export async function measure<T extends RunStats>(
     const r = await once(plan.durationS);
     runs.push(r);
     const statuses = r.errors > 0 && r.statuses ? ` (statuses ${JSON.stringify(r.statuses)})` : '';
-    const late = 'late_p99_ms' in r ? `, sends late against the schedule p99 ${fmt(r.late_p99_ms as number | null)} ms` : '';
+    const late =
+      'late_p99_ms' in r && r.late_p99_ms !== null ? `, sends late against the schedule p99 ${fmt(r.late_p99_ms as number | null)} ms` : '';
     log(`  ${label} run ${i + 1}: ${r.rps.toFixed(1)}/s p50 ${fmt(r.p50_ms)} p99 ${fmt(r.p99_ms)} ms, errors ${r.errors}${statuses}${late}`);
   }
   return { median: medianOf(runs), runs };

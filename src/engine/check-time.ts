@@ -26,7 +26,8 @@ export class CheckTimeShares {
     return { wait: () => this.wait(tenantId), spent: (ms) => this.spent(tenantId, ms) };
   }
 
-  private wait(tenantId: string): number {
+  /** How long the tenant's next slice of checks waits (ms), 0 for at once; the tenant is asking now. */
+  wait(tenantId: string): number {
     const now = this.clock.now();
     const tenant = this.decayed(tenantId, now);
     tenant.askedAt = now;
@@ -34,7 +35,8 @@ export class CheckTimeShares {
     return Math.min(MAX_WAIT_MS, this.halfLifeMs * Math.log2(tenant.spent / this.fullShare));
   }
 
-  private spent(tenantId: string, ms: number): void {
+  /** The tenant's checks took `ms`. */
+  spent(tenantId: string, ms: number): void {
     this.decayed(tenantId, this.clock.now()).spent += ms;
   }
 

@@ -19,6 +19,10 @@ export interface Checker {
    * its work budget; at most one round trip for the lot.
    */
   check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckAnswer[]>;
+  /** The schema `schema` would give, when it is at hand with no promise to wait for; else undefined. */
+  schemaNow?(tenantId: string): CompiledSchema | undefined;
+  /** What `check` would answer for [query], when it can be answered at once (a tenant held in memory); else undefined. */
+  checkNow?(tenantId: string, schema: CompiledSchema, query: Triple): CheckAnswer | undefined;
   /**
    * Ids of `namespace` objects on which `subject` holds `relation`, ascending, after `after`, at
    * most `limit`, found by walking forwards from the subject (none for an agent its masks refuse,
@@ -154,23 +158,29 @@ export class AuthorizationEngine {
     return triples;
   }
 
+  /**
+   * One check, as checkBulk would answer it but throwing its problem: the hottest request, so it
+   * makes no lists and, when the schema and the tenant's grants are at hand, awaits nothing
+   * (docs/decisions.md#a-check-allocates-what-it-needs).
+   */
   async check(tenantId: string, input: CheckInput): Promise<boolean> {
-    const [result] = await this.checkMany(tenantId, [input], { throwItemErrors: true });
-    return result!.allowed;
+    const query = parseTriple(input);
+    const ns = query.object.ns;
+    const atHand = this.checker.schemaNow?.(tenantId);
+    const schema = atHand?.namespace(ns) ? atHand : await this.schemaWith(tenantId, [ns]);
+    schema.assertRelation(ns, query.relation);
+    const answer = this.checker.checkNow?.(tenantId, schema, query) ?? (await this.checker.check(tenantId, schema, [query]))[0]!;
+    if (answer instanceof DomainError) throw answer;
+    return answer;
   }
 
   async checkBulk(tenantId: string, inputs: readonly CheckInput[]): Promise<BulkResult[]> {
-    return this.checkMany(tenantId, inputs, { throwItemErrors: false });
-  }
-
-  private async checkMany(tenantId: string, inputs: readonly CheckInput[], { throwItemErrors }: { throwItemErrors: boolean }): Promise<BulkResult[]> {
     const queries = inputs.map(parseTriple);
     const schema = await this.schemaWith(tenantId, new Set(queries.map((q) => q.object.ns)));
 
     const results = new Array<BulkResult>(queries.length);
     const toEvaluate: number[] = [];
     const failItem = (index: number, error: DomainError) => {
-      if (throwItemErrors) throw error;
       results[index] = { allowed: false, error: { type: error.type as BulkItemErrorType, detail: error.detail } };
     };
     queries.forEach((query, index) => {

@@ -139,9 +139,11 @@ export class Metrics {
   }
 
   countDecisions(allowed: readonly boolean[]): void {
-    for (const one of allowed) {
-      if (one) this.pendingDecisions.allowed++;
-      else this.pendingDecisions.denied++;
-    }
+    for (const one of allowed) this.countDecision(one);
+  }
+
+  countDecision(allowed: boolean): void {
+    if (allowed) this.pendingDecisions.allowed++;
+    else this.pendingDecisions.denied++;
   }
 }

@@ -61,6 +61,14 @@ export class CheckRouter implements Checker {
     return this.schemas.get(tenantId, options);
   }
 
+  schemaNow(tenantId: string): CompiledSchema | undefined {
+    return this.schemas.getNow(tenantId);
+  }
+
+  checkNow(tenantId: string, schema: CompiledSchema, query: Triple): CheckAnswer | undefined {
+    return this.memory?.checkNow(tenantId, schema, query);
+  }
+
   async check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckAnswer[]> {
     return (await this.memory?.check(tenantId, schema, queries)) ?? this.cached.check(tenantId, schema, queries);
   }

@@ -56,15 +56,26 @@ export class HeldTenants {
       this.startLoad(tenantId);
       return null;
     }
-    const now = Date.now();
-    tenant.lastUsed = now;
+    const ready = this.currentNow(tenantId);
+    if (ready) return ready;
+    tenant.lastUsed = Date.now();
     if (tenant.replaying) return null;
+    return (await this.catchUp(tenantId, tenant, this.generation(tenantId))) ? tenant : null;
+  }
+
+  /**
+   * The tenant's grants and agents when they are held and current without a catch-up to wait for
+   * (a check of them needs no promise); undefined otherwise, when `current` says what to do.
+   */
+  currentNow(tenantId: string): HeldTenant | undefined {
+    const tenant = this.held.get(tenantId);
+    if (!tenant || tenant.replaying) return undefined;
+    const now = Date.now();
     const generation = this.generation(tenantId);
-    if (tenant.generation === generation && now - tenant.verifiedAt < this.options.maxAgeMs) {
-      if (now - tenant.verifiedAt >= this.options.maxAgeMs / 2) void this.catchUp(tenantId, tenant, generation);
-      return tenant;
-    }
-    return (await this.catchUp(tenantId, tenant, generation)) ? tenant : null;
+    if (tenant.generation !== generation || now - tenant.verifiedAt >= this.options.maxAgeMs) return undefined;
+    tenant.lastUsed = now;
+    if (now - tenant.verifiedAt >= this.options.maxAgeMs / 2) void this.catchUp(tenantId, tenant, generation);
+    return tenant;
   }
 
   /** Whether the tenant's grants are held (current or about to be caught up). */

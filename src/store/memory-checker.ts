@@ -1,4 +1,4 @@
-import { DEFAULT_CHECK_BUDGET } from '../engine/budget.ts';
+import { DEFAULT_CHECK_BUDGET, isCheckTooComplex } from '../engine/budget.ts';
 import type { CheckTimeShares } from '../engine/check-time.ts';
 import type { CheckAnswer, HoldersQuery, ReachableQuery } from '../engine/engine.ts';
 import { explainCheck, indexGraph, type Explanation } from '../engine/explain.ts';
@@ -59,6 +59,28 @@ export class MemoryChecker {
     held.index.advance(this.clock.now());
     const admits = (q: Triple) => masksAdmit(q.subject, q.object.ns, q.relation, (id) => held.agents.get(id));
     return held.index.checkAll(schema, queries, this.checkBudget, { admits, turns: this.checkTime.of(tenantId) });
+  }
+
+  /**
+   * One query's answer at once, with no promise made or awaited, when the tenant is held and current
+   * and its checks need not wait their turn; undefined otherwise (then `check`). The same answer as
+   * `check` gives for [query]: the mask asked right before the walk, in the same state.
+   */
+  checkNow(tenantId: string, schema: CompiledSchema, query: Triple): CheckAnswer | undefined {
+    const held = this.tenants.currentNow(tenantId);
+    if (!held || this.checkTime.wait(tenantId) > 0) return undefined;
+    held.index.advance(this.clock.now());
+    const started = performance.now();
+    try {
+      return (
+        masksAdmit(query.subject, query.object.ns, query.relation, (id) => held.agents.get(id)) && held.index.check(schema, query, this.checkBudget)
+      );
+    } catch (error) {
+      if (!isCheckTooComplex(error)) throw error;
+      return error;
+    } finally {
+      this.checkTime.spent(tenantId, performance.now() - started);
+    }
   }
 
   /** The listing walk's ids (null past its budget, see Checker.reachable), or null when the tenant is not held and current. */

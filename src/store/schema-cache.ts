@@ -27,6 +27,11 @@ export class SchemaCache {
     return (await this.cache.get(tenantId, options))!.schema;
   }
 
+  /** The tenant's schema when it is at hand and fresh, with no promise to wait for; else undefined (then `get`). */
+  getNow(tenantId: string): CompiledSchema | undefined {
+    return this.cache.loadedNow(tenantId)?.schema;
+  }
+
   invalidate(tenantId: string): void {
     this.cache.delete(tenantId);
   }

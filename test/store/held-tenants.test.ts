@@ -71,6 +71,26 @@ describe('grants in memory', () => {
   });
 });
 
+describe('a lone check of grants in memory', () => {
+  const holder = useServices();
+
+  it('is answered at once while they are current, and not before they catch up with a write of this node', async () => {
+    const g = await documentsTenant(holder);
+    await g.grant(['user:ann', 'owner', 'document:d1'], ['user:ann', 'member', 'group:eng'], ['group:eng', 'viewer', 'document:d2']);
+    expect(await holder.heldTenants.load(g.tenantId)).toBe(true);
+    const { checker } = holder.engine;
+    const schema = await checker.schema(g.tenantId);
+    const annViews = (id: string) => ({ subject: parseRef('user:ann', 'subject'), relation: 'viewer', object: parseRef(`document:${id}`, 'object') });
+    expect(['d1', 'd2', 'd3'].map((id) => checker.checkNow!(g.tenantId, schema, annViews(id)))).toEqual([true, true, false]);
+
+    await createGrant(holder.db, g.tenantId, annViews('d3'));
+    holder.engine.invalidate(g.tenantId);
+    expect(checker.checkNow!(g.tenantId, schema, annViews('d3'))).toBeUndefined();
+    expect(await holder.engine.check(g.tenantId, { subject: 'user:ann', relation: 'viewer', object: 'document:d3' })).toBe(true);
+    expect(checker.checkNow!(g.tenantId, schema, annViews('d3'))).toBe(true);
+  });
+});
+
 describe('grants in memory while an older transaction stays open', () => {
   const holder = useServices();
 

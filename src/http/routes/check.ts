@@ -1,15 +1,23 @@
 import { initServer } from '@ts-rest/express';
 import { contract } from '../../../contract/index.ts';
-import { inSpan } from '../../tracing.ts';
+import { inSpan, tracingOn } from '../../tracing.ts';
 import { principalOf, type AppDeps } from '../context.ts';
 
 const s = initServer();
 
+/** The two answers of a check, made once rather than per request. */
+const ALLOWED = Object.freeze({ status: 200, body: Object.freeze({ allowed: true }) } as const);
+const DENIED = Object.freeze({ status: 200, body: Object.freeze({ allowed: false }) } as const);
+
 export const checkRoutes = ({ engine, metrics }: AppDeps) => ({
   check: s.route(contract.check, async ({ body, req }) => {
-    const allowed = await inSpan('grantd.check', { 'grantd.relation': body.relation }, () => engine.check(principalOf(req).tenantId, body));
-    metrics.countDecisions([allowed]);
-    return { status: 200, body: { allowed } };
+    const tenantId = principalOf(req).tenantId;
+    // The span's attributes and closure only when traces are on: a check is the hottest request.
+    const allowed = await (tracingOn()
+      ? inSpan('grantd.check', { 'grantd.relation': body.relation }, () => engine.check(tenantId, body))
+      : engine.check(tenantId, body));
+    metrics.countDecision(allowed);
+    return allowed ? ALLOWED : DENIED;
   }),
   explain: s.route(contract.explain, async ({ body, req }) => ({ status: 200, body: await engine.explain(principalOf(req).tenantId, body) })),
   checkBulk: s.route(contract.checkBulk, async ({ body, req }) => {
