@@ -99,6 +99,8 @@ export class GrantIndex {
   private readonly walk = new Walk();
   private readonly groups: number[] = [];
   private readonly related: number[] = [];
+  /** A listing's ids after the cursor, as nodes, reused likewise. */
+  private readonly found: number[] = [];
   /** How many pairs of the walk under way have been matched against the subject. */
   private matched = 0;
   /** Grants held. */
@@ -529,7 +531,8 @@ export class GrantIndex {
     const [ids, after] = [this.nodeId, query.after];
     this.ranks.refresh(namespace, this.nodesByNs[namespace]!, ids, this.nodeNs);
     const above = after === null ? 0 : this.ranks.firstAbove(namespace, after, ids, this.nodeNs);
-    const found: number[] = [];
+    const found = this.found;
+    found.length = 0;
     for (let i = 0; i < walk.objects.length; i++) {
       const object = walk.objects[i]!;
       if (walk.relations[i] !== relation || this.nodeNs[object] !== namespace) continue;
@@ -579,7 +582,7 @@ export class GrantIndex {
         for (const member of this.grantsOn.othersWith(holder, this.member, members)) take(member);
       }
     }
-    return this.ranks.smallest(namespace, found, query.limit, ids);
+    return this.ranks.smallest(namespace, [...found], query.limit, ids);
   }
 
   /**

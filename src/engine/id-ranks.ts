@@ -97,7 +97,7 @@ export class IdRanks {
    * max-heap of them keeps the page so far, and most are turned away by one comparison with its
    * top), and the few unranked ones are merged in by id.
    */
-  smallest(ns: number, nodes: Iterable<number>, limit: number, ids: readonly (string | undefined)[]): string[] {
+  smallest(ns: number, nodes: readonly number[], limit: number, ids: readonly (string | undefined)[]): string[] {
     const rank = this.rank;
     const heap = new Int32Array(limit);
     let size = 0;
