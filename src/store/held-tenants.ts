@@ -264,7 +264,13 @@ export class HeldTenants {
     const index = new GrantIndex();
     const room = this.options.maxGrants - this.weight;
     // A connection of its own: a large tenant takes seconds to read, which the pool's requests should not wait for.
-    const client = new pg.Client({ ...this.pool.options, application_name: LOAD_APPLICATION_NAME });
+    // The copy is one statement, as long as the indexing it waits for: the pool's limits (10 s in the database, 15 s here) would end a large load on a busy machine, again at every retry.
+    const client = new pg.Client({
+      ...this.pool.options,
+      application_name: LOAD_APPLICATION_NAME,
+      statement_timeout: LOAD_TIME_LIMIT_MS,
+      query_timeout: LOAD_TIME_LIMIT_MS,
+    });
     // A lost connection also emits 'error', which would end the process unheard; the load's next query fails with it.
     client.on('error', () => undefined);
     this.loadClients.add(client);
@@ -428,6 +434,8 @@ const HORIZON_SQL = 'SELECT grantd_xid_horizon()::text FROM tenants WHERE id = $
 /** The transactions at or above horizon $2 whose changes the load's snapshot sees. */
 const SEEN_SQL = 'SELECT DISTINCT xid::text FROM grant_changes WHERE tenant_id = $1::uuid AND xid >= $2::bigint';
 const TENANT_AGENTS_SQL = 'SELECT external_id, scope FROM agents WHERE tenant_id = $1::uuid AND scope IS NOT NULL';
+/** How long a load's statements may take, the copy of all the tenant's grants among them. */
+const LOAD_TIME_LIMIT_MS = 5 * 60_000;
 /** How a load's own connection shows in pg_stat_activity. */
 export const LOAD_APPLICATION_NAME = 'grantd grant load';
 

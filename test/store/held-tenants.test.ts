@@ -289,6 +289,29 @@ describe('a load past the room left', () => {
   });
 });
 
+describe('a load longer than the pool allows a statement', () => {
+  it('still reads the whole copy: its connection has limits of its own', async () => {
+    const { pool, close } = connect(databaseUrl(), 2);
+    // Limits no copy of 20,000 grants keeps to, in the database and in the client.
+    const hasty = new pg.Pool({ connectionString: databaseUrl(), max: 1, statement_timeout: 1, query_timeout: 5 });
+    const heldTenants = new HeldTenants(hasty, { maxGrants: 100_000, maxAgeMs: 500 }, pino({ level: 'silent' }));
+    try {
+      const g = await documentsTenant(writer);
+      await pool.query(
+        `INSERT INTO grants (tenant_id, object_ns, object_id, relation, subject_ns, subject_id)
+         SELECT $1::uuid, 'document', 'd' || i, 'viewer', 'user', 'u' || i FROM generate_series(1, 20000) i`,
+        [g.tenantId],
+      );
+      expect(await heldTenants.load(g.tenantId)).toBe(true);
+      expect(heldTenants.size).toBe(20_000);
+    } finally {
+      await heldTenants.close();
+      await hasty.end();
+      await close();
+    }
+  });
+});
+
 describe('a load whose connection is terminated', () => {
   const holder = useServices();
 
