@@ -1,7 +1,9 @@
 import pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import type { Logger } from 'pino';
 import { GrantIndex } from '../engine/grant-index.ts';
 import { windowOf } from '../engine/grant-window.ts';
+import { grantsCopySql, readCopiedGrants } from './grant-copy.ts';
 
 /**
  * The tenants this process holds in memory (each a HeldTenant: its grants and agents), so that
@@ -265,7 +267,7 @@ export class HeldTenants {
     if (this.options.maxGrants > 0 && (this.refusedUntil.get(tenantId) ?? 0) <= Date.now()) void this.load(tenantId);
   }
 
-  /** Reads the tenant's grants and agents and the log's horizon from one snapshot, grants in chunks, giving up past the room left. */
+  /** Reads the tenant's grants and agents and the log's horizon from one snapshot, the grants streamed (COPY), giving up past the room left. */
   private async loadNow(tenantId: string): Promise<void> {
     this.dropIdle();
     const generation = this.generation(tenantId);
@@ -273,7 +275,13 @@ export class HeldTenants {
     const index = new GrantIndex();
     const room = this.options.maxGrants - this.weight;
     // A connection of its own: a large tenant takes seconds to read, which the pool's requests should not wait for.
-    const client = new pg.Client({ ...this.pool.options, application_name: LOAD_APPLICATION_NAME });
+    // The copy is one statement, as long as the indexing it waits for: the pool's limits (10 s in the database, 15 s here) would end a large load on a busy machine, again at every retry.
+    const client = new pg.Client({
+      ...this.pool.options,
+      application_name: LOAD_APPLICATION_NAME,
+      statement_timeout: LOAD_TIME_LIMIT_MS,
+      query_timeout: LOAD_TIME_LIMIT_MS,
+    });
     // A lost connection also emits 'error', which would end the process unheard; the load's next query fails with it.
     client.on('error', () => undefined);
     this.loadClients.add(client);
@@ -296,16 +304,15 @@ export class HeldTenants {
         }
         const agentRows = await client.query<[string, string[]]>({ text: TENANT_AGENTS_SQL, values: [tenantId], rowMode: 'array' });
         agents = new Map(agentRows.rows);
-        await client.query({ text: DECLARE_GRANTS_SQL, values: [tenantId] });
-        for (;;) {
-          const chunk = await client.query<GrantRow>({ text: FETCH_GRANTS_SQL, rowMode: 'array' });
-          for (const row of chunk.rows) index.add(tripleOf(row), windowOf(row[5] ?? null, row[6] ?? null));
-          if (index.footprint + agents.size > room || chunk.rows.length < LOAD_CHUNK) break;
-          // Requests first: indexing a chunk holds the event loop for a few milliseconds.
-          await new Promise((resolve) => setImmediate(resolve));
-        }
+        // Each chunk of the stream is indexed in a turn of the event loop of its own: requests go on between them.
+        const copied = client.query(copyTo(grantsCopySql(client.escapeLiteral(tenantId))));
+        await readCopiedGrants(copied, (subjectNs, subjectId, relation, objectNs, objectId, notBefore, expiresAt) => {
+          index.add({ subject: { ns: subjectNs, id: subjectId }, relation, object: { ns: objectNs, id: objectId } }, windowOf(notBefore, expiresAt));
+          return index.footprint + agents.size <= room;
+        });
       }
-      await client.query('COMMIT');
+      // Past the room left, the copy was left unread: ending the connection ends it, and the weight check below refuses the tenant.
+      if (index.footprint + agents.size <= room) await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
@@ -438,14 +445,10 @@ const HORIZON_SQL = 'SELECT grantd_xid_horizon()::text FROM tenants WHERE id = $
 /** The transactions at or above horizon $2 whose changes the load's snapshot sees. */
 const SEEN_SQL = 'SELECT DISTINCT xid::text FROM grant_changes WHERE tenant_id = $1::uuid AND xid >= $2::bigint';
 const TENANT_AGENTS_SQL = 'SELECT external_id, scope FROM agents WHERE tenant_id = $1::uuid AND scope IS NOT NULL';
-const DECLARE_GRANTS_SQL = `DECLARE grantd_load NO SCROLL CURSOR FOR
-  SELECT subject_ns, subject_id, relation, object_ns, object_id,
-    (extract(epoch FROM not_before) * 1000)::float8, (extract(epoch FROM expires_at) * 1000)::float8
-  FROM grants WHERE tenant_id = $1::uuid`;
-const LOAD_CHUNK = 5_000;
+/** How long a load's statements may take, the copy of all the tenant's grants among them. */
+const LOAD_TIME_LIMIT_MS = 5 * 60_000;
 /** How a load's own connection shows in pg_stat_activity. */
 export const LOAD_APPLICATION_NAME = 'grantd grant load';
-const FETCH_GRANTS_SQL = `FETCH ${LOAD_CHUNK} FROM grantd_load`;
 
 /** More logged statements, or grants, than this (or than replayBound allows a large tenant) to replay in one catch-up: reload instead. */
 const MAX_LOG_ROWS = 10_000;

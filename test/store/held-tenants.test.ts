@@ -280,6 +280,58 @@ describe('the grant log', () => {
   });
 });
 
+describe('a load past the room left', () => {
+  it('stops reading in the middle of the copy, ends its connection and leaves the tenant to the database', async () => {
+    const { pool, close } = connect(databaseUrl(), 2);
+    const heldTenants = new HeldTenants(pool, { maxGrants: 1_000, maxAgeMs: 500 }, pino({ level: 'silent' }));
+    try {
+      const g = await documentsTenant(writer);
+      // Far more than the room, and more than one chunk of the copy's stream.
+      await pool.query(
+        `INSERT INTO grants (tenant_id, object_ns, object_id, relation, subject_ns, subject_id)
+         SELECT $1::uuid, 'document', 'd' || i, 'viewer', 'user', 'u' || i FROM generate_series(1, 20000) i`,
+        [g.tenantId],
+      );
+      expect(await heldTenants.load(g.tenantId)).toBe(false);
+      expect(heldTenants.holds(g.tenantId)).toBe(false);
+      const loads = async () =>
+        (
+          await pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`,
+            [LOAD_APPLICATION_NAME],
+          )
+        ).rows[0]!.n;
+      await expect.poll(loads, { timeout: 5_000, interval: 20 }).toBe(0);
+    } finally {
+      await heldTenants.close();
+      await close();
+    }
+  });
+});
+
+describe('a load longer than the pool allows a statement', () => {
+  it('still reads the whole copy: its connection has limits of its own', async () => {
+    const { pool, close } = connect(databaseUrl(), 2);
+    // Limits no copy of 20,000 grants keeps to, in the database and in the client.
+    const hasty = new pg.Pool({ connectionString: databaseUrl(), max: 1, statement_timeout: 1, query_timeout: 5 });
+    const heldTenants = new HeldTenants(hasty, { maxGrants: 100_000, maxAgeMs: 500 }, pino({ level: 'silent' }));
+    try {
+      const g = await documentsTenant(writer);
+      await pool.query(
+        `INSERT INTO grants (tenant_id, object_ns, object_id, relation, subject_ns, subject_id)
+         SELECT $1::uuid, 'document', 'd' || i, 'viewer', 'user', 'u' || i FROM generate_series(1, 20000) i`,
+        [g.tenantId],
+      );
+      expect(await heldTenants.load(g.tenantId)).toBe(true);
+      expect(heldTenants.size).toBe(20_000);
+    } finally {
+      await heldTenants.close();
+      await hasty.end();
+      await close();
+    }
+  });
+});
+
 describe('a load whose connection is terminated', () => {
   const holder = useServices();
 
