@@ -280,6 +280,14 @@ describe('the grant log', () => {
   });
 });
 
+/** `count` grants (user:uN, viewer, document:dN) written straight to the table: a large tenant in one statement. */
+const insertViewers = (pool: pg.Pool, tenantId: string, count: number) =>
+  pool.query(
+    `INSERT INTO grants (tenant_id, object_ns, object_id, relation, subject_ns, subject_id)
+     SELECT $1::uuid, 'document', 'd' || i, 'viewer', 'user', 'u' || i FROM generate_series(1, $2::int) i`,
+    [tenantId, count],
+  );
+
 describe('a load past the room left', () => {
   it('stops reading in the middle of the copy, ends its connection and leaves the tenant to the database', async () => {
     const { pool, close } = connect(databaseUrl(), 2);
@@ -287,11 +295,7 @@ describe('a load past the room left', () => {
     try {
       const g = await documentsTenant(writer);
       // Far more than the room, and more than one chunk of the copy's stream.
-      await pool.query(
-        `INSERT INTO grants (tenant_id, object_ns, object_id, relation, subject_ns, subject_id)
-         SELECT $1::uuid, 'document', 'd' || i, 'viewer', 'user', 'u' || i FROM generate_series(1, 20000) i`,
-        [g.tenantId],
-      );
+      await insertViewers(pool, g.tenantId, 20_000);
       expect(await heldTenants.load(g.tenantId)).toBe(false);
       expect(heldTenants.holds(g.tenantId)).toBe(false);
       const loads = async () =>
@@ -317,11 +321,7 @@ describe('a load longer than the pool allows a statement', () => {
     const heldTenants = new HeldTenants(hasty, { maxGrants: 100_000, maxAgeMs: 500 }, pino({ level: 'silent' }));
     try {
       const g = await documentsTenant(writer);
-      await pool.query(
-        `INSERT INTO grants (tenant_id, object_ns, object_id, relation, subject_ns, subject_id)
-         SELECT $1::uuid, 'document', 'd' || i, 'viewer', 'user', 'u' || i FROM generate_series(1, 20000) i`,
-        [g.tenantId],
-      );
+      await insertViewers(pool, g.tenantId, 20_000);
       expect(await heldTenants.load(g.tenantId)).toBe(true);
       expect(heldTenants.size).toBe(20_000);
     } finally {
