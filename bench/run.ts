@@ -518,12 +518,14 @@ const runLoad = (label: string, server: { url: string }, headers: Record<string,
  * more per grantd answer than per peer answer (bench/README.md#saturation-load).
  */
 const CLOSED_LOOP = 'closed loop of 64 keep-alive connections (bench/open-loop.ts; autocannon until 2026-11-24)';
-const saturate = (label: string, server: { url: string }, headers: Record<string, string>, spec: LoadSpec & { bodies: string[] }) => {
+const saturate = (label: string, server: { url: string }, headers: Record<string, string>, spec: LoadSpec & { bodies: string[] }) =>
+  measure(label, log, plan, saturating(label, server, headers, spec));
+/** One run of the saturation load, for `measure` or `measureAlternating`. */
+const saturating = (label: string, server: { url: string }, headers: Record<string, string>, spec: LoadSpec & { bodies: string[] }) => {
   const bodiesFile = join(workDir, `${label.replace(/\W+/g, '-')}-bodies.json`);
   writeFileSync(bodiesFile, JSON.stringify(spec.bodies));
-  return measure(label, log, plan, (durationS) =>
-    openLoopInChild({ url: server.url, path: spec.paths[0]!, headers, bodiesFile, connections: spec.connections, durationS }),
-  );
+  return (durationS: number) =>
+    openLoopInChild({ url: server.url, path: spec.paths[0]!, headers, bodiesFile, connections: spec.connections, durationS });
 };
 const firstLine = (error: unknown, lines = 1) => (error instanceof Error ? error.message.split('\n').slice(0, lines).join(' | ') : String(error));
 
@@ -609,17 +611,26 @@ async function measureCerbos(): Promise<void> {
  * the check's.
  */
 async function runCheckAtLeast({ databaseUrl, key }: DatasetContext): Promise<void> {
-  log('scenario check_at_least');
-  const atLeastRun = async (api: Api) => {
+  log('scenario check_at_least (alternating with the plain check on the same grantd)');
+  const [atLeast, plain] = await withGrantd(databaseUrl, key, async (api) => {
     const revision = await writeForRevision(api, { subject: 'user:bench-at-least', relation: 'viewer', object: 'document:bench-at-least' });
-    return saturate('check_at_least grantd', api, { ...headersFor(api), [CONSISTENCY_HEADER]: `at-least ${revision}` }, checkSpec);
-  };
-  const stats = (await withGrantd(databaseUrl, key, atLeastRun)).median;
-  const toCheck = ratio(stats.rps, rows.get('check')?.rps);
+    const atLeastHeaders = { ...headersFor(api), [CONSISTENCY_HEADER]: `at-least ${revision}` };
+    return measureAlternating(
+      [
+        { label: 'check_at_least grantd', once: saturating('check_at_least grantd', api, atLeastHeaders, checkSpec) },
+        { label: 'check grantd, alternating', once: saturating('check grantd alternating', api, headersFor(api), checkSpec) },
+      ],
+      log,
+      plan,
+    );
+  });
+  const stats = atLeast!.median;
   record(
     'check_at_least',
     stats,
-    `the check mix and load (${CLOSED_LOOP}), each request with ${CONSISTENCY_HEADER}: at-least <the revision of a grant written through the same key on this grantd before the warm-up>; rps / check rps ${fmt(toCheck, 3)}`,
+    `the check mix and load (${CLOSED_LOOP}), each request with ${CONSISTENCY_HEADER}: at-least <the revision of a grant written through the same key on this grantd before the warm-up>; ` +
+      `rps / check rps ${fmt(ratio(stats.rps, rows.get('check')?.rps), 3)}; its runs alternate with the plain check's on the same grantd ` +
+      `(${fmt(plain!.median.rps, 1)}/s, p50 ${fmt(plain!.median.p50_ms)} ms, errors ${plain!.median.errors}): rps / that ${fmt(ratio(stats.rps, plain!.median.rps), 3)}`,
   );
 }
 
