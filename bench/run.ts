@@ -8,13 +8,15 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cerbosAllowed, cerbosPolicy, cerbosRequest } from './cerbos.ts';
+import { CONSISTENCY_HEADER, REVISION_HEADER } from '../contract/changes.ts';
 import { checkMix, Dataset, labelled, WIDE_DOCUMENTS, WIDE_MEMBERS, type LabelledCheck, type SizeName, type Triple } from './dataset.ts';
 import { Api, clientCredentialsToken, grantdAnswers, holdInMemory, loadGrantd, objectsPath, pool, subjectsPath, walkListing } from './load.ts';
 import { noisyNeighbour, type NoisyOutcome } from './noisy.ts';
 import { openLoopInChild } from './open-loop.ts';
-import { cannon, fmt, measure, walkFor, type LoadSpec, type RunStats } from './scenarios.ts';
+import { cannon, fmt, measure, measureAlternating, walkFor, type LoadSpec, type RunStats } from './scenarios.ts';
 import {
   vacuumDatabase,
+  changesFeedTriggers,
   children,
   createDatabase,
   dropDatabase,
@@ -25,12 +27,15 @@ import {
   startCerbos,
   startExpress,
   startGrantd,
+  switchTriggers,
   type Server,
+  type Trigger,
 } from './servers.ts';
 import { runSpiceDB, type SpiceResult } from './spicedb.ts';
 
 const SCENARIOS = [
   'check',
+  'check_at_least',
   'check_token',
   'check_fixed_rate',
   'check_bulk_100',
@@ -186,6 +191,8 @@ let spiceError: string | null = args['no-spicedb'] ? 'disabled by --no-spicedb' 
 const mismatches: string[] = [];
 let spiceMismatches: number | null = null;
 let noisy: NoisyOutcome | null = null;
+/** grant_batch_write's load without the changes feed's triggers (its peer). */
+let batchWithoutFeed: RunStats | null = null;
 
 const record = (name: ScenarioName, stats: RunStats | null, note?: string) => {
   const { rps = null, p50_ms = null, p95_ms = null, p99_ms = null, errors = null } = stats ?? {};
@@ -198,8 +205,19 @@ let databaseName: string | null = null;
 let snapshot: ReturnType<typeof snapshotGrantd> | null = null;
 const workDir = mkdtempSync(join(tmpdir(), 'grantd-bench-'));
 
+/** The changes feed's triggers while switched off (grant_batch_write's peer), for an interrupted run to switch them on again. */
+let feedSwitchedOff: { url: string; triggers: Trigger[] } | null = null;
+
+async function switchFeedBackOn(): Promise<void> {
+  if (!feedSwitchedOff) return;
+  const { url, triggers } = feedSwitchedOff;
+  await switchTriggers(url, triggers, true);
+  feedSwitchedOff = null;
+}
+
 async function cleanup(): Promise<void> {
   for (const child of children) killHard(child);
+  await switchFeedBackOn().catch((error: unknown) => log(`could not switch the changes feed's triggers on again: ${String(error)}`));
   if (databaseName) {
     const name = databaseName;
     databaseName = null;
@@ -494,24 +512,27 @@ const grantdHeaders = (key: string) => new Api('', key).headers();
 const runLoad = (label: string, server: { url: string }, headers: Record<string, string>, spec: LoadSpec) =>
   measure(label, log, plan, (d) => cannon(server.url, headers, spec, d));
 /**
- * The saturation load of POST scenarios (check, check_token, check_bulk_100, and their Express and
+ * The saturation load of POST scenarios (check, check_at_least, check_token, check_bulk_100, and their Express and
  * Cerbos peers): bench/open-loop.ts's closed loop, `spec.connections` keep-alive connections each
  * sending its next body when its answer arrives, rather than autocannon, whose header parsing costs
  * more per grantd answer than per peer answer (bench/README.md#saturation-load).
  */
 const CLOSED_LOOP = 'closed loop of 64 keep-alive connections (bench/open-loop.ts; autocannon until 2026-11-24)';
-const saturate = (label: string, server: { url: string }, headers: Record<string, string>, spec: LoadSpec & { bodies: string[] }) => {
+const saturate = (label: string, server: { url: string }, headers: Record<string, string>, spec: LoadSpec & { bodies: string[] }) =>
+  measure(label, log, plan, saturating(label, server, headers, spec));
+/** One run of the saturation load, for `measure` or `measureAlternating`. */
+const saturating = (label: string, server: { url: string }, headers: Record<string, string>, spec: LoadSpec & { bodies: string[] }) => {
   const bodiesFile = join(workDir, `${label.replace(/\W+/g, '-')}-bodies.json`);
   writeFileSync(bodiesFile, JSON.stringify(spec.bodies));
-  return measure(label, log, plan, (durationS) =>
-    openLoopInChild({ url: server.url, path: spec.paths[0]!, headers, bodiesFile, connections: spec.connections, durationS }),
-  );
+  return (durationS: number) =>
+    openLoopInChild({ url: server.url, path: spec.paths[0]!, headers, bodiesFile, connections: spec.connections, durationS });
 };
 const firstLine = (error: unknown, lines = 1) => (error instanceof Error ? error.message.split('\n').slice(0, lines).join(' | ') : String(error));
 
 /** The scenarios over the loaded dataset, those selected, each on a fresh grantd. */
 async function runDatasetScenarios(context: DatasetContext): Promise<void> {
   if (selected.has('check')) await runCheck(context);
+  if (selected.has('check_at_least')) await runCheckAtLeast(context);
   if (selected.has('check_token')) await runCheckToken(context);
   if (selected.has('check_fixed_rate')) await runCheckFixedRate(context);
   if (selected.has('check_bulk_100')) await runCheckBulk(context);
@@ -581,6 +602,45 @@ async function measureCerbos(): Promise<void> {
   } finally {
     await cb.proc.stop();
   }
+}
+
+/**
+ * check_at_least: the check's load, every request reading at the revision of a grant written just
+ * before through the same key (docs/consistency.md#reading-at-a-revision); its ratio to check goes in
+ * the note. The grant names a subject and an object no check of the load names, so the answers are
+ * the check's.
+ */
+async function runCheckAtLeast({ databaseUrl, key }: DatasetContext): Promise<void> {
+  log('scenario check_at_least (alternating with the plain check on the same grantd)');
+  const [atLeast, plain] = await withGrantd(databaseUrl, key, async (api) => {
+    const revision = await writeForRevision(api, { subject: 'user:bench-at-least', relation: 'viewer', object: 'document:bench-at-least' });
+    const atLeastHeaders = { ...headersFor(api), [CONSISTENCY_HEADER]: `at-least ${revision}` };
+    return measureAlternating(
+      [
+        { label: 'check_at_least grantd', once: saturating('check_at_least grantd', api, atLeastHeaders, checkSpec) },
+        { label: 'check grantd, alternating', once: saturating('check grantd alternating', api, headersFor(api), checkSpec) },
+      ],
+      log,
+      plan,
+    );
+  });
+  const stats = atLeast!.median;
+  record(
+    'check_at_least',
+    stats,
+    `the check mix and load (${CLOSED_LOOP}), each request with ${CONSISTENCY_HEADER}: at-least <the revision of a grant written through the same key on this grantd before the warm-up>; ` +
+      `rps / check rps ${fmt(ratio(stats.rps, rows.get('check')?.rps), 3)}; its runs alternate with the plain check's on the same grantd ` +
+      `(${fmt(plain!.median.rps, 1)}/s, p50 ${fmt(plain!.median.p50_ms)} ms, errors ${plain!.median.errors}): rps / that ${fmt(ratio(stats.rps, plain!.median.rps), 3)}`,
+  );
+}
+
+/** POST /v1/grants `grant`; the Grantd-Revision its answer carries. */
+async function writeForRevision(api: Api, grant: Triple): Promise<string> {
+  const res = await fetch(`${api.url}/v1/grants`, { method: 'POST', headers: api.headers(), body: JSON.stringify(grant) });
+  const revision = res.headers.get(REVISION_HEADER);
+  if (!res.ok || !revision)
+    throw new Error(`POST /v1/grants: ${res.status} ${revision ? '' : `without ${REVISION_HEADER} `}${(await res.text()).slice(0, 300)}`);
+  return revision;
 }
 
 /** check_token: the check's load, authenticated by an OAuth access token instead of the API key; its ratio to check goes in the note. */
@@ -712,27 +772,52 @@ async function runObjectsDeepPage({ databaseUrl, key, deepCursors }: DatasetCont
   );
 }
 
+/**
+ * grant_batch_write, and its peer: the same load with the changes feed's triggers switched off (what
+ * batch writing cost before the feed). One fresh grantd; the two alternate, run by run
+ * (measureAlternating), the feed switched off around each of the peer's runs only.
+ */
 async function runGrantBatchWrite({ databaseUrl, key }: DatasetContext): Promise<void> {
-  log('scenario grant_batch_write');
+  log('scenario grant_batch_write (alternating with the same load without the changes feed)');
+  const triggers = changesFeedTriggers();
   let writeOffset = 0;
-  const written = (
-    await withGrantd(databaseUrl, key, (api) =>
-      measure('grant_batch_write', log, plan, (d) => {
-        const offset = writeOffset;
-        writeOffset += 1_000_000;
-        return cannon(
-          api.url,
-          headersFor(api),
-          { method: 'POST', paths: ['/v1/grants/batch'], bodies: (i) => writeBody(offset + i), connections: 8 },
-          d,
-        );
-      }),
-    )
-  ).median;
+  const [written, withoutFeed] = await withGrantd(databaseUrl, key, (api) => {
+    const write = (d: number) => {
+      const offset = writeOffset;
+      writeOffset += 1_000_000;
+      return cannon(
+        api.url,
+        headersFor(api),
+        { method: 'POST', paths: ['/v1/grants/batch'], bodies: (i) => writeBody(offset + i), connections: 8 },
+        d,
+      );
+    };
+    const writeWithoutFeed = async (d: number) => {
+      feedSwitchedOff = { url: databaseUrl, triggers };
+      await switchTriggers(databaseUrl, triggers, false);
+      try {
+        return await write(d);
+      } finally {
+        await switchFeedBackOn();
+      }
+    };
+    return measureAlternating(
+      [
+        { label: 'grant_batch_write', once: write },
+        { label: 'grant_batch_write without the changes feed', once: writeWithoutFeed },
+      ],
+      log,
+      plan,
+    );
+  });
+  const switchedOff = `the changes feed's ${triggers.length} triggers (ALTER TABLE ... DISABLE TRIGGER ${triggers.map((t) => `${t.table}.${t.name}`).join(', ')}), switched off around each of its runs and on again right after`;
+  batchWithoutFeed = withoutFeed!.median;
+  peers.batch_write_without_feed = { ...batchWithoutFeed, note: `grant_batch_write's load on the same grantd and database without ${switchedOff}` };
   record(
     'grant_batch_write',
-    written,
-    `rps = batch calls/s of ${WRITE_BATCH} new grants each (${Math.round(written.rps * WRITE_BATCH)} grants/s), 8 connections`,
+    written!.median,
+    `rps = batch calls/s of ${WRITE_BATCH} new grants each (${Math.round(written!.median.rps * WRITE_BATCH)} grants/s), 8 connections; ` +
+      `its runs alternate with the peer's, the same load without ${switchedOff}; rps / without the feed ${fmt(ratio(written!.median.rps, batchWithoutFeed.rps), 3)}`,
   );
 }
 
@@ -824,6 +909,19 @@ function resultTable(): string[] {
         '',
       ]),
     );
+  if (batchWithoutFeed)
+    out.push(
+      line([
+        '(peer) batch write without the changes feed',
+        fmt(batchWithoutFeed.rps, 1),
+        fmt(batchWithoutFeed.p50_ms),
+        fmt(batchWithoutFeed.p95_ms),
+        fmt(batchWithoutFeed.p99_ms),
+        String(batchWithoutFeed.errors),
+        '',
+        '',
+      ]),
+    );
   out.push(
     cerbos
       ? line(['(peer) cerbos check', fmt(cerbos.rps, 1), fmt(cerbos.p50_ms), fmt(cerbos.p95_ms), fmt(cerbos.p99_ms), String(cerbos.errors), '', ''])
@@ -854,6 +952,16 @@ function targetLines(): string[] {
       (v) => v >= 0.95,
       2,
       errorsIn('check', 'check_token'),
+    ),
+  );
+  out.push(
+    target(
+      'check_at_least rps / check rps',
+      ratio(rows.get('check_at_least')?.rps, c?.rps),
+      '>= 0.9',
+      (v) => v >= 0.9,
+      2,
+      errorsIn('check', 'check_at_least'),
     ),
   );
   out.push(target('check rps / cerbos rps', ratio(c?.rps, cerbos?.rps), '>= 1', (v) => v >= 1, 2, errorsIn('check') + (cerbos?.errors ?? 0)));
@@ -891,6 +999,16 @@ function targetLines(): string[] {
       (v) => v <= 2,
       2,
       errorsIn('objects_page_1m', 'objects_first_page'),
+    ),
+  );
+  out.push(
+    target(
+      'grant_batch_write rps / without the feed',
+      ratio(rows.get('grant_batch_write')?.rps, batchWithoutFeed?.rps),
+      '>= 0.8',
+      (v) => v >= 0.8,
+      2,
+      errorsIn('grant_batch_write') + (batchWithoutFeed?.errors ?? 0),
     ),
   );
   out.push(target('spicedb mismatches', spiceMismatches, '0', (v) => v === 0, 0));

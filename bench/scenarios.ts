@@ -171,17 +171,33 @@ export async function measure<T extends RunStats>(
   plan: { warmupS: number; durationS: number; runs: number },
   once: (durationS: number) => Promise<T>,
 ): Promise<{ median: RunStats; runs: T[] }> {
-  await once(plan.warmupS);
-  const runs: T[] = [];
+  const [measured] = await measureAlternating([{ label, once }], log, plan);
+  return measured!;
+}
+
+/**
+ * Several loads measured in turns: each one's warm-up (discarded), then run i of each in the order
+ * given, for i up to `runs`, so that a drift of the machine or of the database over the scenario
+ * (a table the writes grow) falls on all of them alike. Logs each run; one result per load.
+ */
+export async function measureAlternating<T extends RunStats>(
+  loads: { label: string; once: (durationS: number) => Promise<T> }[],
+  log: (line: string) => void,
+  plan: { warmupS: number; durationS: number; runs: number },
+): Promise<{ median: RunStats; runs: T[] }[]> {
+  for (const { once } of loads) await once(plan.warmupS);
+  const runs: T[][] = loads.map(() => []);
   for (let i = 0; i < plan.runs; i++) {
-    const r = await once(plan.durationS);
-    runs.push(r);
-    const statuses = r.errors > 0 && r.statuses ? ` (statuses ${JSON.stringify(r.statuses)})` : '';
-    const late =
-      'late_p99_ms' in r && r.late_p99_ms !== null ? `, sends late against the schedule p99 ${fmt(r.late_p99_ms as number | null)} ms` : '';
-    log(`  ${label} run ${i + 1}: ${r.rps.toFixed(1)}/s p50 ${fmt(r.p50_ms)} p99 ${fmt(r.p99_ms)} ms, errors ${r.errors}${statuses}${late}`);
+    for (const [k, { label, once }] of loads.entries()) {
+      const r = await once(plan.durationS);
+      runs[k]!.push(r);
+      const statuses = r.errors > 0 && r.statuses ? ` (statuses ${JSON.stringify(r.statuses)})` : '';
+      const late =
+        'late_p99_ms' in r && r.late_p99_ms !== null ? `, sends late against the schedule p99 ${fmt(r.late_p99_ms as number | null)} ms` : '';
+      log(`  ${label} run ${i + 1}: ${r.rps.toFixed(1)}/s p50 ${fmt(r.p50_ms)} p99 ${fmt(r.p99_ms)} ms, errors ${r.errors}${statuses}${late}`);
+    }
   }
-  return { median: medianOf(runs), runs };
+  return runs.map((measured) => ({ median: medianOf(measured), runs: measured }));
 }
 
 export const fmt = (x: number | null | undefined, digits = 2) => (x === null || x === undefined ? '-' : x.toFixed(digits));

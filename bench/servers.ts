@@ -132,6 +132,39 @@ export async function vacuumDatabase(url: string): Promise<string> {
   }
 }
 
+/** A trigger by its table and name. */
+export interface Trigger {
+  table: string;
+  name: string;
+}
+
+/** The triggers the changes feed's migration creates (prisma/migrations/*_changes_feed), read from the migration itself. */
+export function changesFeedTriggers(): Trigger[] {
+  const migrations = join(ROOT, 'prisma', 'migrations');
+  const dir = readdirSync(migrations).find((name) => name.endsWith('_changes_feed'));
+  if (!dir) throw new Error(`no *_changes_feed migration in ${migrations}`);
+  const sql = readFileSync(join(migrations, dir, 'migration.sql'), 'utf8');
+  const triggers = [...sql.matchAll(/CREATE TRIGGER "(\w+)" (?:BEFORE|AFTER|INSTEAD OF) [\w ]+? ON "(\w+)"/g)].map(([, name, table]) => ({
+    table: table!,
+    name: name!,
+  }));
+  if (triggers.length === 0) throw new Error(`${dir}/migration.sql creates no trigger the benchmark recognises`);
+  return triggers;
+}
+
+/** ALTER TABLE ... ENABLE or DISABLE TRIGGER for each of `triggers`, in one transaction. */
+export async function switchTriggers(url: string, triggers: Trigger[], on: boolean): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('BEGIN');
+    for (const { table, name } of triggers) await client.query(`ALTER TABLE "${table}" ${on ? 'ENABLE' : 'DISABLE'} TRIGGER "${name}"`);
+    await client.query('COMMIT');
+  } finally {
+    await client.end();
+  }
+}
+
 /** Every child process started, so that an interrupted run can end them (by pid, nothing else). */
 export const children = new Set<ChildProcess>();
 

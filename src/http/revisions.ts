@@ -1,3 +1,5 @@
+import { timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { DomainError } from '../errors.ts';
 import type { Position } from '../store/revisions.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
@@ -12,6 +14,21 @@ const BINDING = 'revision';
 export const encodeRevision = (key: Buffer, { xid, seq }: Position): string => encodeCursor(key, BINDING, [xid.toString(), seq.toString()]);
 
 export function decodeRevision(key: Buffer, token: string): Position {
+  const known = verified.get(token);
+  if (known?.key.length === key.length && timingSafeEqual(known.key, key)) return known.position;
+  const position = verify(key, token);
+  verified.set(token, { key: Buffer.from(key), position });
+  return position;
+}
+
+/**
+ * Tokens that verified, with the key they verified with: a burst of reads at one revision
+ * (docs/consistency.md#reading-at-a-revision) computes its HMAC once per process, not per request.
+ * The same token under another key (another tenant's, or a tenant's new one) is verified afresh.
+ */
+const verified = new LRUCache<string, { key: Buffer; position: Readonly<Position> }>({ max: 10_000 });
+
+function verify(key: Buffer, token: string): Readonly<Position> {
   let position: unknown;
   try {
     position = decodeCursor(key, BINDING, token);
@@ -21,7 +38,7 @@ export function decodeRevision(key: Buffer, token: string): Position {
   if (!Array.isArray(position) || position.length !== 2 || !position.every((p) => typeof p === 'string' && /^[0-9]{1,19}$/.test(p))) {
     throw notIssued();
   }
-  return { xid: BigInt(position[0] as string), seq: BigInt(position[1] as string) };
+  return Object.freeze({ xid: BigInt(position[0] as string), seq: BigInt(position[1] as string) });
 }
 
 const notIssued = () => new DomainError('invalid-revision', 'the revision was not issued by this server for this tenant');
