@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 // Shapes shared by several resources (docs/api.md#names-and-identifiers).
-const NAME_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;
+export const NAME_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;
 export const ID_PATTERN = /^[A-Za-z0-9._\-@|~+=]{1,256}$/;
 export const REF_PATTERN = /^[a-z][a-z0-9_]{0,62}:[A-Za-z0-9._\-@|~+=]{1,256}$/;
 
