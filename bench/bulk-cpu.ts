@@ -64,7 +64,9 @@ const checkBodies = checkMix(ds, 100_000, SEED + 2).map(({ subject, relation, ob
 const bulkChecks = checkMix(ds, 200_000, SEED + 3);
 const bulkBodies: string[] = [];
 for (let start = 0; start < bulkChecks.length; start += 100) {
-  bulkBodies.push(JSON.stringify({ checks: bulkChecks.slice(start, start + 100).map(({ subject, relation, object }) => ({ subject, relation, object })) }));
+  bulkBodies.push(
+    JSON.stringify({ checks: bulkChecks.slice(start, start + 100).map(({ subject, relation, object }) => ({ subject, relation, object })) }),
+  );
 }
 const workDir = mkdtempSync(join(tmpdir(), 'grantd-bulk-cpu-'));
 const files = { check: join(workDir, 'check.json'), bulk: join(workDir, 'bulk.json') };

@@ -31,7 +31,10 @@ const refOf = (value: string): Ref => {
 const ds = new Dataset('S', SEED);
 const index = new GrantIndex();
 for (const t of ds.triples()) {
-  index.add({ subject: refOf(t.subject), relation: t.relation, object: refOf(t.object) }, windowOf(null, t.expires_at ? Date.parse(t.expires_at) : null));
+  index.add(
+    { subject: refOf(t.subject), relation: t.relation, object: refOf(t.object) },
+    windowOf(null, t.expires_at ? Date.parse(t.expires_at) : null),
+  );
 }
 index.compact();
 const held = { index, agents: new Map(Array.from({ length: ds.sizes.agents }, (_, a) => [`a${a}`, ds.agentScope(a)])) } as unknown as HeldTenant;
@@ -73,4 +76,5 @@ const pieces: [string, (i: number) => unknown][] = [
 ];
 const rounds = new Map<string, number[]>(pieces.map(([name]) => [name, []]));
 for (let round = 0; round < 5; round++) for (const [name, work] of pieces) rounds.get(name)!.push(await cpuPerCall(work));
-for (const [name, us] of rounds) console.log(`${name}: least ${Math.min(...us).toFixed(0)} us a bulk (rounds ${us.map((u) => u.toFixed(0)).join(', ')})`);
+for (const [name, us] of rounds)
+  console.log(`${name}: least ${Math.min(...us).toFixed(0)} us a bulk (rounds ${us.map((u) => u.toFixed(0)).join(', ')})`);

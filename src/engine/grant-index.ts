@@ -345,7 +345,13 @@ export class GrantIndex {
     this.tablesOf(schema);
     const targets: (WalkTarget | undefined)[] = queries.map((query) => this.targetOf(query));
     // A lone check has no later check to keep a walk for.
-    const walks = queries.length > 1 ? new RememberedWalks(targets.map((target) => walkKey(target!)), budget) : null;
+    const walks =
+      queries.length > 1
+        ? new RememberedWalks(
+            targets.map((target) => walkKey(target!)),
+            budget,
+          )
+        : null;
     const first = turns?.wait() ?? 0;
     if (first > 0) {
       targets.fill(undefined);

@@ -12,7 +12,10 @@ const refLike = fc.oneof(
   fc.constantFrom(`user:${'a'.repeat(257)}`, `${'u'.repeat(63)}:a`, `${'u'.repeat(64)}:a`, '__proto__', 'user:a\u0000'),
   fc.string({ maxLength: 12 }),
 );
-const relationLike = fc.oneof(fc.constantFrom('viewer', 'owner', 'a', `v${'x'.repeat(62)}`, `v${'x'.repeat(63)}`, 'Viewer', '', '1v', 'v-x', 'v '), fc.string({ maxLength: 8 }));
+const relationLike = fc.oneof(
+  fc.constantFrom('viewer', 'owner', 'a', `v${'x'.repeat(62)}`, `v${'x'.repeat(63)}`, 'Viewer', '', '1v', 'v-x', 'v '),
+  fc.string({ maxLength: 8 }),
+);
 const notString = fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.constant([]), fc.constant({}));
 
 const check = fc.record({
