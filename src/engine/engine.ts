@@ -105,6 +105,11 @@ function atItem<T>(list: string | undefined, index: number, parse: () => T): T {
 export type BulkResult = z.infer<typeof BulkCheckResultSchema>['results'][number];
 type BulkItemErrorType = NonNullable<BulkResult['error']>['type'];
 
+/** The result of a bulk's check that was answered: made once, as the single check's bodies are. */
+const ALLOWED_ITEM: BulkResult = Object.freeze({ allowed: true });
+const DENIED_ITEM: BulkResult = Object.freeze({ allowed: false });
+const failedItem = (error: DomainError): BulkResult => ({ allowed: false, error: { type: error.type as BulkItemErrorType, detail: error.detail } });
+
 /**
  * The authorization graph: docs/model.md#what-a-check-means. Validation and the choice of queries
  * live here; the graph walk and the agent scope masks, read from one state of the tenant, are the Checker's.
@@ -174,36 +179,44 @@ export class AuthorizationEngine {
     return answer;
   }
 
+  /**
+   * Each check's answer, in order; a check naming an unknown namespace or relation, or past its work
+   * budget, gets allowed: false and its problem. The answers of the checks evaluated are the two
+   * shared results, not an object each (docs/decisions.md#a-check-allocates-what-it-needs).
+   */
   async checkBulk(tenantId: string, inputs: readonly CheckInput[]): Promise<BulkResult[]> {
     const queries = inputs.map(parseTriple);
-    const schema = await this.schemaWith(tenantId, new Set(queries.map((q) => q.object.ns)));
+    const atHand = this.checker.schemaNow?.(tenantId);
+    const schema =
+      atHand && queries.every((q) => atHand.namespace(q.object.ns) !== undefined)
+        ? atHand
+        : await this.schemaWith(tenantId, new Set(queries.map((q) => q.object.ns)));
 
     const results = new Array<BulkResult>(queries.length);
     const toEvaluate: number[] = [];
-    const failItem = (index: number, error: DomainError) => {
-      results[index] = { allowed: false, error: { type: error.type as BulkItemErrorType, detail: error.detail } };
-    };
     queries.forEach((query, index) => {
       try {
         schema.assertRelation(query.object.ns, query.relation);
       } catch (error) {
         if (!(error instanceof DomainError)) throw error;
-        return failItem(index, error);
+        results[index] = failedItem(error);
+        return;
       }
       toEvaluate.push(index);
     });
     const evaluated =
-      toEvaluate.length > 0
-        ? await this.checker.check(
-            tenantId,
-            schema,
-            toEvaluate.map((i) => queries[i]!),
-          )
-        : [];
+      toEvaluate.length === queries.length
+        ? await this.checker.check(tenantId, schema, queries)
+        : toEvaluate.length > 0
+          ? await this.checker.check(
+              tenantId,
+              schema,
+              toEvaluate.map((i) => queries[i]!),
+            )
+          : [];
     toEvaluate.forEach((queryIndex, answerIndex) => {
       const answer = evaluated[answerIndex]!;
-      if (typeof answer === 'boolean') results[queryIndex] = { allowed: answer };
-      else failItem(queryIndex, answer);
+      results[queryIndex] = answer === true ? ALLOWED_ITEM : answer === false ? DENIED_ITEM : failedItem(answer);
     });
     return results;
   }

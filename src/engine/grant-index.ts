@@ -339,22 +339,31 @@ export class GrantIndex {
     { sliceMs = YIELD_AFTER_MS, admits = () => true, turns }: { sliceMs?: number; admits?: (query: Triple) => boolean; turns?: CheckTurns } = {},
   ): Promise<(boolean | DomainError)[]> {
     const answers = new Array<boolean | DomainError>(queries.length);
+    // Each query's object node and relation number, looked up once: the key of its walk, and the
+    // walk's start until the bulk first gives way (a catch-up meanwhile may renumber nodes). The
+    // schema's relations are numbered first, as for one check: one no grant names may still be held.
+    this.tablesOf(schema);
+    const targets: (WalkTarget | undefined)[] = queries.map((query) => this.targetOf(query));
     // A lone check has no later check to keep a walk for.
     const walks =
       queries.length > 1
         ? new RememberedWalks(
-            queries.map((query) => this.walkKey(query)),
+            targets.map((target) => walkKey(target!)),
             budget,
           )
         : null;
     const first = turns?.wait() ?? 0;
-    if (first > 0) await sleep(first);
+    if (first > 0) {
+      targets.fill(undefined);
+      await sleep(first);
+    }
     let version = this.version;
     let sliceStart = performance.now();
     for (let i = 0; i < queries.length; i++) {
       const elapsed = performance.now() - sliceStart;
       if (elapsed >= sliceMs) {
         turns?.spent(elapsed);
+        targets.fill(undefined);
         const wait = turns?.wait() ?? 0;
         await (wait > 0 ? sleep(wait) : new Promise((resolve) => setImmediate(resolve)));
         sliceStart = performance.now();
@@ -365,7 +374,7 @@ export class GrantIndex {
       }
       walks?.next();
       try {
-        answers[i] = admits(queries[i]!) && this.checkRemembering(schema, queries[i]!, budget, walks);
+        answers[i] = admits(queries[i]!) && this.checkRemembering(schema, queries[i]!, budget, walks, targets[i]);
       } catch (error) {
         if (!isCheckTooComplex(error)) throw error;
         answers[i] = error;
@@ -375,13 +384,19 @@ export class GrantIndex {
     return answers;
   }
 
-  private checkRemembering(schema: CompiledSchema, query: Triple, budget: number, walks: RememberedWalks | null): boolean {
+  /** `target`: the query's targetOf, when read in this turn of the event loop (the grants' present state). */
+  private checkRemembering(
+    schema: CompiledSchema,
+    query: Triple,
+    budget: number,
+    walks: RememberedWalks | null,
+    target: WalkTarget | undefined = undefined,
+  ): boolean {
     // Numbers the schema's relations first: one that no grant names may still be held through another.
     const tables = this.tablesOf(schema);
     // A subject that holds no grant (so has no group) holds nothing; a relation neither a grant nor the schema names, no one holds.
     const self = this.nodeOf(query.subject);
-    const start = this.nodeOf(query.object);
-    const relation = this.relationNumbers.get(query.relation);
+    const { start, relation } = target ?? this.targetOf(query);
     if (self === undefined || start === undefined || relation === undefined) return false;
     if (this.grantsBy.from(self) === this.grantsBy.to(self)) return false;
     const groups = this.groupsOf(self, this.groups);
@@ -468,11 +483,9 @@ export class GrantIndex {
     return many === null ? this.grantsOn.hasAny(object, relation, self, groups) : this.grantsOn.hasAnyOf(object, relation, many);
   }
 
-  /** The key of the walk a query needs: its object's node and relation's number (null: nothing to walk). */
-  private walkKey(query: Triple): string | null {
-    const start = this.nodeOf(query.object);
-    const relation = this.relationNumbers.get(query.relation);
-    return start === undefined || relation === undefined ? null : `${start} ${relation}`;
+  /** Where a query's walk starts: its object's node and its relation's number (undefined: none, so nothing to walk). */
+  private targetOf(query: Triple): WalkTarget {
+    return { start: this.nodeOf(query.object), relation: this.relationNumbers.get(query.relation) };
   }
 
   /**
@@ -885,6 +898,15 @@ function append<V>(map: Map<number, Map<number, V[]>>, ns: number, relation: num
   if (list) list.push(value);
   else byRelation.set(relation, [value]);
 }
+
+/** Where a check's walk starts (GrantIndex.targetOf). */
+interface WalkTarget {
+  start: number | undefined;
+  relation: number | undefined;
+}
+
+/** The key of the walk a target needs (null: nothing to walk). */
+const walkKey = ({ start, relation }: WalkTarget): string | null => (start === undefined || relation === undefined ? null : `${start} ${relation}`);
 
 /** A walk of `check` kept for other subjects: its pairs, and whether it ended (else the budget stopped it). */
 interface RememberedWalk {

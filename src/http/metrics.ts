@@ -138,10 +138,6 @@ export class Metrics {
     return this.ofCluster ? this.ofCluster() : this.registry.metrics();
   }
 
-  countDecisions(allowed: readonly boolean[]): void {
-    for (const one of allowed) this.countDecision(one);
-  }
-
   countDecision(allowed: boolean): void {
     if (allowed) this.pendingDecisions.allowed++;
     else this.pendingDecisions.denied++;

@@ -1,0 +1,80 @@
+/**
+ * What a bulk of 100 costs in one process, piece by piece, on dataset S held in memory as a grantd
+ * worker holds it (a GrantIndex and the agents' masks behind MemoryChecker and the engine): the
+ * body's JSON.parse, the contract's bulk schema (and zod alone on it, for comparison), the
+ * engine's checkBulk, and the answer's JSON.stringify. CPU µs a bulk (process.cpuUsage), each
+ * piece over 2,000 of check_bulk_100's bodies, five rounds; the least of the rounds is the figure
+ * least disturbed by the rest of a shared machine.
+ *
+ *   node --import tsx bench/bulk-engine.ts
+ */
+import { BulkCheckRequestSchema } from '../contract/check.ts';
+import { CheckTimeShares } from '../src/engine/check-time.ts';
+import { AuthorizationEngine, type Checker, type CheckInput } from '../src/engine/engine.ts';
+import { GrantIndex } from '../src/engine/grant-index.ts';
+import { windowOf } from '../src/engine/grant-window.ts';
+import type { Ref, Triple } from '../src/engine/refs.ts';
+import { CompiledSchema } from '../src/engine/schema.ts';
+import type { HeldTenant, HeldTenants } from '../src/store/held-tenants.ts';
+import { MemoryChecker } from '../src/store/memory-checker.ts';
+import { checkMix, Dataset, NAMESPACES } from './dataset.ts';
+
+const SEED = 42;
+const BODIES = 2_000;
+
+/** A ref as the load's rows give it: namespace and id each a string of its own (as bench/index-memory.ts). */
+const refOf = (value: string): Ref => {
+  const colon = value.indexOf(':');
+  return { ns: value.slice(0, colon), id: `${value.slice(colon + 1)}\u0000`.slice(0, -1) };
+};
+
+const ds = new Dataset('S', SEED);
+const index = new GrantIndex();
+for (const t of ds.triples()) {
+  index.add(
+    { subject: refOf(t.subject), relation: t.relation, object: refOf(t.object) },
+    windowOf(null, t.expires_at ? Date.parse(t.expires_at) : null),
+  );
+}
+index.compact();
+const held = { index, agents: new Map(Array.from({ length: ds.sizes.agents }, (_, a) => [`a${a}`, ds.agentScope(a)])) } as unknown as HeldTenant;
+/** The one tenant, held and current. */
+const tenants = { current: () => Promise.resolve(held), currentNow: () => held, holds: () => true } as unknown as HeldTenants;
+const schema = new CompiledSchema(NAMESPACES.map((ns) => ({ name: ns.name, relations: ns.relations })));
+const memory = new MemoryChecker(tenants, new CheckTimeShares());
+const checker = {
+  schema: () => Promise.resolve(schema),
+  schemaNow: () => schema,
+  check: async (tenantId: string, s: CompiledSchema, queries: readonly Triple[]) => (await memory.check(tenantId, s, queries))!,
+} as unknown as Checker;
+const engine = new AuthorizationEngine(checker);
+
+// check_bulk_100's bodies (bench/run.ts loadBodies: seed + 3).
+const checks = checkMix(ds, 100 * BODIES, SEED + 3);
+const bodies = Array.from({ length: BODIES }, (_, b) =>
+  JSON.stringify({ checks: checks.slice(100 * b, 100 * b + 100).map(({ subject, relation, object }) => ({ subject, relation, object })) }),
+);
+const parsed = bodies.map((body) => JSON.parse(body) as { checks: CheckInput[] });
+const results = await Promise.all(parsed.map((body) => engine.checkBulk('t', body.checks)));
+const zodAlone = BulkCheckRequestSchema.describe('zod alone'); // a copy of the schema without the contract's shortcut
+
+/** CPU µs a call of `work` over the bodies, after a warm-up. */
+async function cpuPerCall(work: (i: number) => unknown): Promise<number> {
+  for (let i = 0; i < 200; i++) await work(i);
+  const start = process.cpuUsage();
+  for (let i = 0; i < BODIES; i++) await work(i);
+  const { user, system } = process.cpuUsage(start);
+  return (user + system) / BODIES;
+}
+
+const pieces: [string, (i: number) => unknown][] = [
+  ['JSON.parse of the body', (i) => JSON.parse(bodies[i]!) as unknown],
+  ['BulkCheckRequestSchema.safeParse', (i) => BulkCheckRequestSchema.safeParse(parsed[i])],
+  ['(zod alone on the same schema)', (i) => zodAlone.safeParse(parsed[i])],
+  ['engine.checkBulk', (i) => engine.checkBulk('t', parsed[i]!.checks)],
+  ['JSON.stringify of the results', (i) => JSON.stringify({ results: results[i] })],
+];
+const rounds = new Map<string, number[]>(pieces.map(([name]) => [name, []]));
+for (let round = 0; round < 5; round++) for (const [name, work] of pieces) rounds.get(name)!.push(await cpuPerCall(work));
+for (const [name, us] of rounds)
+  console.log(`${name}: least ${Math.min(...us).toFixed(0)} us a bulk (rounds ${us.map((u) => u.toFixed(0)).join(', ')})`);
