@@ -254,13 +254,14 @@ export interface Server {
  * A fresh grantd process. With LOG_LEVEL=warn grantd does not print its "grantd listening" line
  * (an info line), so PORT=0 would leave the port unknown: we pick a free port and pass it, and
  * still read the port from that line when a log level lets it through. `settings`: more of grantd's
- * environment (GRANTD_GRAPH_MEMORY, ...).
+ * environment (GRANTD_GRAPH_MEMORY, ...); `nodeArgs`: Node's own flags (--cpu-prof, V8 flags).
  */
 export async function startGrantd(
   root: string,
   databaseUrl: string,
   workers: number,
   settings: NodeJS.ProcessEnv = {},
+  nodeArgs: string[] = [],
 ): Promise<Server & { adminKey: string | null }> {
   let adminKey: string | null = null;
   let port = await freePort();
@@ -275,7 +276,7 @@ export async function startGrantd(
   env.LOG_LEVEL = process.env.BENCH_GRANTD_LOG_LEVEL ?? 'warn';
   delete env.GRANTD_RATE_LIMIT;
   // A process group of its own (detached), so that killHard also ends the workers.
-  const child = spawn(process.execPath, [join(root, 'bin', 'grantd.js'), 'serve'], {
+  const child = spawn(process.execPath, [...nodeArgs, join(root, 'bin', 'grantd.js'), 'serve'], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

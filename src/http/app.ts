@@ -8,7 +8,7 @@ import type { AppDeps } from './context.ts';
 import { consoleRouter } from './console.ts';
 import { docsRouter } from './docs.ts';
 import { DEFAULT_HTTP_OPTIONS, type HttpOptions } from './options.ts';
-import { authentication } from './middleware/authenticate.ts';
+import { authentication, recordingWritesOf } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/body.ts';
 import { requireMetricsToken } from './middleware/metrics-token.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
@@ -52,17 +52,20 @@ export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPT
   // ts-rest serves the API but the OAuth protocol routes, which oauthRouter below answers.
   const served = { ...contract, oauth: { clients: contract.oauth.clients } };
   // The API first: a check, the hottest request, then matches without walking past the operator routes.
-  const router = s.router(served, {
-    ...checkRoutes(deps),
-    objects: objectRoutes(deps),
-    subjects: subjectRoutes(deps),
-    grants: grantRoutes(deps),
-    namespaces: namespaceRoutes(deps),
-    agents: agentRoutes(deps),
-    keys: keyRoutes(deps),
-    changes: changeRoutes(deps),
-    oauth: { clients: oauthClientRoutes(deps) },
-  });
+  const router = recordingWritesOf(
+    served,
+    s.router(served, {
+      ...checkRoutes(deps),
+      objects: objectRoutes(deps),
+      subjects: subjectRoutes(deps),
+      grants: grantRoutes(deps),
+      namespaces: namespaceRoutes(deps),
+      agents: agentRoutes(deps),
+      keys: keyRoutes(deps),
+      changes: changeRoutes(deps),
+      oauth: { clients: oauthClientRoutes(deps) },
+    }),
+  );
   // The key is checked before the body is read and again once it has arrived (a slow sender's key may be revoked meanwhile).
   const resourceMetadata = `${options.publicUrl}${PROTECTED_RESOURCE_METADATA}`;
   const { authenticate, reauthenticate } = authentication(deps.keys, deps.freshness, deps.limits.authFailures, resourceMetadata);

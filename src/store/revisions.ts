@@ -31,14 +31,26 @@ interface Writing {
 }
 
 const writing = new AsyncLocalStorage<Writing>();
+/**
+ * Handlers recording their writes that have not finished. Once run, an AsyncLocalStorage makes
+ * every promise of the process dearer (Node 20 tracks them all with promise hooks, a check's
+ * included): it is switched off when the last of them finishes, and on again by the next.
+ */
+let recording = 0;
 
 /**
- * Runs `work` (a request's handler) so that each transaction it runs names `actor` to the feed's
- * triggers; `revision()` is then the newest of them as a position, or null when it wrote nothing.
+ * Runs `work` (a request's handler) so that each transaction it runs, until its promise settles,
+ * names `actor` to the feed's triggers; `revision()` is then the newest of them as a position, or
+ * null when it wrote nothing.
  */
-export function recordingWrites<T>(actor: Actor, work: () => T): { result: T; revision: () => Position | null } {
+export function recordingWrites<T>(actor: Actor, work: () => Promise<T>): { result: Promise<T>; revision: () => Position | null } {
   const scope: Writing = { actor, xid: null };
-  const result = writing.run(scope, work);
+  recording++;
+  const result = writing
+    .run(scope, async () => work())
+    .finally(() => {
+      if (--recording === 0) writing.disable();
+    });
   return { result, revision: () => (scope.xid === null ? null : { xid: scope.xid, seq: END_OF_TRANSACTION }) };
 }
 

@@ -42,6 +42,17 @@ describe('the changes feed', () => {
     expect(changes[1]!.data).toMatchObject({ subject: 'user:a', relation: 'viewer', object: 'doc:1', not_before: null });
   });
 
+  it("records each handler's actor though the scope is switched off between them, and none for a write outside one", async () => {
+    const { id } = await newTenant(services);
+    const { next: start } = await changesOf(id, null, 3);
+    await services.db.namespace.create({ data: { tenantId: id, name: 'doc' } });
+    await recordingWrites({ key_id: 'key_first' }, () => createGrant(services.db, id, grant('1'))).result;
+    await recordingWrites({ key_id: 'key_second' }, () => createGrant(services.db, id, grant('2'))).result;
+    await createGrant(services.db, id, grant('3'));
+    const { changes } = await changesOf(id, start, 4);
+    expect(changes.map((c) => c.actor)).toEqual([null, { key_id: 'key_first' }, { key_id: 'key_second' }, null]);
+  });
+
   it('records nothing of a transaction rolled back', async () => {
     const { id } = await newTenant(services);
     const { next } = await changesOf(id, null, 3);

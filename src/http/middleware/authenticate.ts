@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { AppRoute } from '@ts-rest/core';
+import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
 import onHeaders from 'on-headers';
 import { CONSISTENCY_HEADER, REVISION_HEADER, type RouteMetadata } from '../../../contract/index.ts';
 import { hasScope, missingScopeDetail } from '../../auth/scopes.ts';
@@ -10,6 +10,7 @@ import type { KeyPrincipal } from '../../store/keys.ts';
 import { recordingWrites, type Actor, type Position } from '../../store/revisions.ts';
 import { encodeRevision, readConsistency } from '../revisions.ts';
 import { clientAddress } from '../client-address.ts';
+import { principalOf } from '../context.ts';
 import { sendProblem } from '../problem.ts';
 import { sendRateLimited } from './rate-limit.ts';
 
@@ -30,8 +31,9 @@ export const BEARER = /^Bearer +([^\s]+) *$/i;
  *
  * Revisions (docs/consistency.md#revisions) are handled here too, as the route's metadata says: a
  * read's Grantd-Consistency brings this process's caches to the state it names before anything is
- * answered, the key's verification included (a key revoked in that state is refused); a write runs
- * naming its actor to the changes feed, and answers with the revision that includes it.
+ * answered, the key's verification included (a key revoked in that state is refused); a write's
+ * handler runs naming its actor to the changes feed, and answers with the revision that includes it
+ * (recordingWritesOf).
  */
 export function authentication(keys: KeyVerifier, freshness: Freshness, failures: FailedAuthentications, resourceMetadata: string) {
   // RFC 9728: a 401 tells OAuth clients where the API's protected-resource metadata is.
@@ -115,13 +117,7 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
     principal: KeyPrincipal | null | undefined,
   ): void => {
     if (!principal || principal.keyId !== req.principal?.keyId) return refuse(res, 'the API key was revoked while the request was being sent');
-    if ((req.tsRestRoute.metadata as RouteMetadata).revisions !== 'writes') return next();
-    let revision: () => Position | null = () => null;
-    onHeaders(res, () => {
-      const written = revision();
-      if (written && res.statusCode < 300) res.setHeader(REVISION_HEADER, encodeRevision(principal.cursorSecret, written));
-    });
-    ({ revision } = recordingWrites(actorOf(principal), next));
+    next();
   };
   const reauthenticate = (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction): void | Promise<void> => {
     const credential = credentials.get(req);
@@ -131,6 +127,40 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
   };
 
   return { authenticate, reauthenticate };
+}
+
+/**
+ * `router` with the handler of each route its contract says writes run recording its writes to the
+ * changes feed as its principal's (the actor), answering with the revision that includes them.
+ */
+export function recordingWritesOf<T extends object>(contract: AppRouter, router: T): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, route] of Object.entries(router)) {
+    const schema = contract[name]!;
+    wrapped[name] = isAppRoute(schema)
+      ? (schema.metadata as RouteMetadata).revisions === 'writes'
+        ? recording(route as Handler)
+        : route
+      : recordingWritesOf(schema, route as object);
+  }
+  return wrapped as T;
+}
+
+type Handler = (args: { req: Request; res: Response }) => Promise<unknown>;
+
+function recording(handler: Handler): Handler {
+  return (args) => {
+    const { req, res } = args;
+    const principal = principalOf(req);
+    let revision: () => Position | null = () => null;
+    onHeaders(res, () => {
+      const written = revision();
+      if (written && res.statusCode < 300) res.setHeader(REVISION_HEADER, encodeRevision(principal.cursorSecret, written));
+    });
+    const recorded = recordingWrites(actorOf(principal), () => handler(args));
+    revision = recorded.revision;
+    return recorded.result;
+  };
 }
 
 /** Who a principal's writes are recorded as: its key, or its OAuth client and the subject its token speaks for. */
