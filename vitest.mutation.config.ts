@@ -10,7 +10,9 @@ const MUTATION_TESTS = [
   'test/engine/check-time.test.ts',
   'test/engine/edge-lists.test.ts',
   'test/engine/engine.test.ts',
+  'test/engine/explain.test.ts',
   'test/engine/grant-index.test.ts',
+  'test/engine/grant-windows.test.ts',
   'test/engine/schema.test.ts',
   'test/http/cursor.test.ts',
 ];
