@@ -29,3 +29,15 @@ export async function assertProperty<Ts extends [unknown, ...unknown[]]>(
     throw new Error(`${message.length > 3000 ? `${message.slice(0, 1500)} ... ${message.slice(-1500)}` : message}\n(${replay})`, { cause: error });
   }
 }
+
+/**
+ * `n` runs or steps of a randomized test, times GRANTD_TEST_SCALE (default 1): `npm run mutate` sets
+ * it below 1 (vitest.mutation.config.ts), as it runs such a test again for each mutant it covers.
+ */
+export function scaled(n: number): number {
+  const given = process.env.GRANTD_TEST_SCALE;
+  if (given === undefined) return n;
+  const scale = Number(given);
+  if (!(scale > 0 && scale <= 1)) throw new Error(`GRANTD_TEST_SCALE must be in (0, 1], not ${given}`);
+  return Math.max(1, Math.round(n * scale));
+}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EdgeLists } from '../../src/engine/edge-lists.ts';
+import { scaled } from '../properties.ts';
 
 /** The node's pairs as `relation:other` strings, sorted. */
 function pairsOf(lists: EdgeLists, node: number): string[] {
@@ -36,14 +37,16 @@ describe('EdgeLists', () => {
     const lists = new EdgeLists(8);
     const expected = new Map<number, Set<string>>();
     let longest = 0;
+    const phase = scaled(10_000);
+    const compactEvery = Math.round(phase * 0.3);
     // Few nodes and relations, many others: lists grow to a few hundred pairs, then shrink to none, twice.
-    for (let step = 0; step < 40_000; step++) {
+    for (let step = 0; step < 4 * phase; step++) {
       // Compacted now and then, so that lists in exact slabs grow, shrink and empty as well.
-      if (step % 3_000 === 1_500) lists.compact();
+      if (step % compactEvery === compactEvery >> 1) lists.compact();
       const node = random(6) * random(6);
       let held = expected.get(node);
       if (held === undefined) expected.set(node, (held = new Set()));
-      const growing = step % 20_000 < 10_000;
+      const growing = step % (2 * phase) < phase;
       const removing = random(4) === 0 ? growing : !growing;
       // A removal mostly picks a held pair; any other step a random one.
       const key = removing && held.size > 0 && random(8) !== 0 ? [...held][random(held.size)]! : `${random(3)}:${random(400)}`;

@@ -4,7 +4,7 @@ import { GrantIndex } from '../../src/engine/grant-index.ts';
 import { inForce, readWindow, type GrantWindow } from '../../src/engine/grant-window.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import { CompiledSchema } from '../../src/engine/schema.ts';
-import { assertProperty } from '../properties.ts';
+import { assertProperty, scaled } from '../properties.ts';
 import { DOCUMENT_RELATIONS, FOLDER_RELATIONS, grant } from './fixtures.ts';
 
 /** Grants with windows in the in-memory index, on a clock the tests set (advance). */
@@ -122,7 +122,7 @@ describe('GrantIndex with windows', () => {
           }
         },
       ),
-      { numRuns: 200 },
+      { numRuns: scaled(200) },
     );
   });
 });
