@@ -14,6 +14,7 @@ const MUTATION_TESTS = [
   'test/engine/explain.test.ts',
   'test/engine/grant-index.test.ts',
   'test/engine/grant-windows.test.ts',
+  'test/engine/id-ranks.test.ts',
   'test/engine/schema.test.ts',
   'test/http/cursor.test.ts',
 ];
