@@ -86,6 +86,8 @@ describe('agent scope masks', () => {
     [['*:*'], 'anything', 'at_all', true],
     [['check:read', 'grant:read'], 'document', 'viewer', false],
     [[], 'document', 'viewer', false],
+    [['document'], 'document', 'viewer', false],
+    [['viewer'], 'document', 'viewer', false],
   ])('%j covers %s:%s: %s', (scope, ns, rel, expected) => {
     expect(scopeCovers(scope, ns, rel)).toBe(expected);
   });
@@ -116,6 +118,11 @@ describe("an agent's masks", () => {
 describe('references', () => {
   it('splits <namespace>:<id> at the first colon', () => {
     expect(parseRef('user:alice@example.com', 'subject')).toEqual({ ns: 'user', id: 'alice@example.com' });
+  });
+
+  it('names the kind and the value, cut to 300 characters, when refusing one', () => {
+    expect(() => parseRef('alice', 'subject')).toThrow(/^subject "alice" /);
+    expect(() => parseRef(`user:${'x'.repeat(400)}`, 'object')).toThrow(`object "user:${'x'.repeat(295)}" `);
   });
 
   it.each(['alice', 'User:alice', 'user:', ':alice', 'user:a:b', 'user:a b', `user:${'x'.repeat(257)}`])('rejects %s', (value) => {
