@@ -149,6 +149,8 @@ describe('explainCheck', () => {
     ];
     expect((await explain(grants, viewD1(), { budget: 6 })).allowed).toBe(true);
     await expect(explain(grants, viewD1(), { budget: 5 })).rejects.toMatchObject({ type: 'check-too-complex' });
+    // Exactly the budget is within it: d1's 3 pairs, no parent to read, then no path.
+    expect((await explain([grant('user:alice', 'viewer', 'document:d9')], viewD1(), { budget: 3 })).reason).toBe('no-path');
   });
 });
 
