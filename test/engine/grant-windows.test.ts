@@ -155,6 +155,10 @@ describe('readWindow', () => {
       { path: 'expires_at', message: 'must be after not_before' },
     ]);
     expect(problems({ not_before: '2030-01-01T00:00:00Z' })).toEqual({ window: { notBefore: at, expiresAt: null }, problems: [] });
+    expect(problems({ not_before: '2030-01-01T00:00:00Z', expires_at: '2030-01-01T00:00:00.001Z' })).toEqual({
+      window: { notBefore: at, expiresAt: at + 1 },
+      problems: [],
+    });
     for (const value of [
       '2030-01-01T00:00:00.000+00:00',
       '2030-01-01T00:00:00',

@@ -81,6 +81,7 @@ describe('cursors', () => {
     const first = page(rows, 2);
     expect(first.rows).toEqual([{ id: 'a' }, { id: 'b' }]);
     expect(decodeCursor(key, query, first.next_cursor!)).toEqual(['b']);
+    expect(decodeCursor(key, query, page([...rows, { id: 'd' }], 3).next_cursor!)).toEqual(['c']);
     expect(page(rows, 3)).toEqual({ rows, next_cursor: null });
     expect(page(rows.slice(0, 2), 3)).toEqual({ rows: rows.slice(0, 2), next_cursor: null });
     expect(page([], 3)).toEqual({ rows: [], next_cursor: null });
