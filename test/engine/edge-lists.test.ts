@@ -28,6 +28,24 @@ describe('EdgeLists', () => {
     expect(pairsOf(lists, 1000)).toEqual([]);
   });
 
+  it('finds any of a set among the pairs of a relation, reading the smaller of the two on a long list', () => {
+    const lists = new EdgeLists(4);
+    for (let other = 0; other < 10; other++) lists.add(1, 0, other);
+    lists.add(1, 2, 5);
+    lists.add(9, 0, 3);
+    const range = (from: number, count: number) => new Set(Array.from({ length: count }, (_, i) => from + i));
+    // Node 1's list is long (indexed): a set smaller than its 10 pairs with relation 0, then larger ones.
+    expect(lists.hasAnyOf(1, 0, new Set([7]))).toBe(true);
+    expect(lists.hasAnyOf(1, 0, new Set([42]))).toBe(false);
+    expect(lists.hasAnyOf(1, 0, range(9, 20))).toBe(true);
+    expect(lists.hasAnyOf(1, 0, range(100, 20))).toBe(false);
+    expect(lists.hasAnyOf(1, 1, new Set([5]))).toBe(false);
+    expect(lists.hasAnyOf(1, 2, new Set([5, 6]))).toBe(true);
+    // Node 9's is short: scanned.
+    expect(lists.hasAnyOf(9, 0, new Set([3]))).toBe(true);
+    expect(lists.hasAnyOf(9, 0, new Set([4]))).toBe(false);
+  });
+
   it('agrees with a set of pairs through random churn, as lists grow past their map and shrink below it', () => {
     let seed = 7;
     const random = (n: number) => {
