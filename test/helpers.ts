@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import fc from 'fast-check';
 import { createServer, type RequestListener } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
-import { relative } from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
 import supertest from 'supertest';
@@ -124,34 +122,6 @@ export function exchange(port: number, bytes: string): Exchange {
 export const headerOf = (answer: string, name: string) => new RegExp(`\\r\\n${name}: ([^\\r]*)\\r\\n`, 'i').exec(answer)?.[1];
 
 export { DOCUMENT_NAMESPACE_EXAMPLE as DOCUMENT_NAMESPACE } from '../contract/examples.ts';
-
-/** FC_SEED=<n> replays a property run with that seed; otherwise each run draws its own. */
-function propertySeed(): number {
-  const given = process.env.FC_SEED;
-  if (given === undefined) return Math.floor(Math.random() * 2 ** 31);
-  if (!/^-?\d+$/.test(given)) throw new Error(`FC_SEED must be an integer, not ${given}`);
-  return Number(given);
-}
-
-/**
- * fc.assert with the seed logged, so that any run, failed or not, can be replayed with FC_SEED, and
- * a failure's counterexample (which may hold 70 KB strings) cut short in the report.
- */
-export async function assertProperty<Ts extends [unknown, ...unknown[]]>(
-  property: fc.IAsyncProperty<Ts>,
-  parameters: fc.Parameters<Ts>,
-): Promise<void> {
-  const seed = propertySeed();
-  const { testPath = '', currentTestName = '' } = expect.getState();
-  const replay = `replay with FC_SEED=${seed} npx vitest run ${relative(process.cwd(), testPath)} -t '${currentTestName.replaceAll(' > ', ' ')}'`;
-  console.info(`fast-check seed ${seed}: ${replay}`);
-  try {
-    await fc.assert(property, { ...parameters, seed, verbose: fc.VerbosityLevel.Verbose });
-  } catch (error) {
-    const message = (error as Error).message;
-    throw new Error(`${message.length > 3000 ? `${message.slice(0, 1500)} ... ${message.slice(-1500)}` : message}\n(${replay})`, { cause: error });
-  }
-}
 
 /**
  * Resolves once `count` backends of this database wait for a lock `holder` holds, directly or queued

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { overBudget } from '../../src/engine/budget.ts';
+import { isCheckTooComplex, overBudget } from '../../src/engine/budget.ts';
+import { DomainError } from '../../src/errors.ts';
 import { EdgeLists } from '../../src/engine/edge-lists.ts';
 import { GrantIndex } from '../../src/engine/grant-index.ts';
 import { parseRef } from '../../src/engine/refs.ts';
@@ -193,5 +194,14 @@ describe('a walk stopped by the budget', () => {
     const alice = grant('user:alice', 'v', 'doc:o');
     expect(() => index.check(docs, alice, 5)).toThrow(overBudget(5));
     expect(await index.checkAll(docs, [grant('user:bob', 'v', 'doc:o'), alice], 5)).toEqual([overBudget(5), overBudget(5)]);
+  });
+});
+
+describe('check-too-complex', () => {
+  it('names the budget, and is told apart from other errors and problems', () => {
+    expect(overBudget(25).detail).toMatch(/^the check would take more than 25 steps /);
+    expect(isCheckTooComplex(overBudget(25))).toBe(true);
+    expect(isCheckTooComplex(new DomainError('invalid-request', 'no'))).toBe(false);
+    expect(isCheckTooComplex(Object.assign(new Error('check-too-complex'), { type: 'check-too-complex' }))).toBe(false);
   });
 });

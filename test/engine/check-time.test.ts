@@ -58,4 +58,15 @@ describe('CheckTimeShares', () => {
     clock.t += 5.001;
     expect(a.wait()).toBe(0);
   });
+
+  it('counts another tenant as asking for a second after it last asked, not from then on', () => {
+    const { clock, shares } = sharesOnClock();
+    const [a, b] = [shares.of('a'), shares.of('b')];
+    b.wait();
+    clock.t += 999;
+    a.spent(1_000);
+    expect(a.wait()).toBeGreaterThan(0);
+    clock.t += 1;
+    expect(a.wait()).toBe(0);
+  });
 });

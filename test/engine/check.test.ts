@@ -2,7 +2,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { useServices } from '../helpers.ts';
 import { AuthorizationEngine, type Checker } from '../../src/engine/engine.ts';
 import { HOLDERS_READ } from '../../src/store/graph-sql.ts';
-import { DOCUMENT_RELATIONS, FOLDER_RELATIONS, tenantGraph } from './fixtures.ts';
+import { DOCUMENT_RELATIONS, FOLDER_RELATIONS } from './fixtures.ts';
+import { tenantGraph } from './tenant-graph.ts';
 
 const services = useServices();
 let g: Awaited<ReturnType<typeof tenantGraph>>;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EdgeLists } from '../../src/engine/edge-lists.ts';
+import { scaled } from '../properties.ts';
 
 /** The node's pairs as `relation:other` strings, sorted. */
 function pairsOf(lists: EdgeLists, node: number): string[] {
@@ -27,6 +28,24 @@ describe('EdgeLists', () => {
     expect(pairsOf(lists, 1000)).toEqual([]);
   });
 
+  it('finds any of a set among the pairs of a relation, reading the smaller of the two on a long list', () => {
+    const lists = new EdgeLists(4);
+    for (let other = 0; other < 10; other++) lists.add(1, 0, other);
+    lists.add(1, 2, 5);
+    lists.add(9, 0, 3);
+    const range = (from: number, count: number) => new Set(Array.from({ length: count }, (_, i) => from + i));
+    // Node 1's list is long (indexed): a set smaller than its 10 pairs with relation 0, then larger ones.
+    expect(lists.hasAnyOf(1, 0, new Set([7]))).toBe(true);
+    expect(lists.hasAnyOf(1, 0, new Set([42]))).toBe(false);
+    expect(lists.hasAnyOf(1, 0, range(9, 20))).toBe(true);
+    expect(lists.hasAnyOf(1, 0, range(100, 20))).toBe(false);
+    expect(lists.hasAnyOf(1, 1, new Set([5]))).toBe(false);
+    expect(lists.hasAnyOf(1, 2, new Set([5, 6]))).toBe(true);
+    // Node 9's is short: scanned.
+    expect(lists.hasAnyOf(9, 0, new Set([3]))).toBe(true);
+    expect(lists.hasAnyOf(9, 0, new Set([4]))).toBe(false);
+  });
+
   it('agrees with a set of pairs through random churn, as lists grow past their map and shrink below it', () => {
     let seed = 7;
     const random = (n: number) => {
@@ -36,14 +55,16 @@ describe('EdgeLists', () => {
     const lists = new EdgeLists(8);
     const expected = new Map<number, Set<string>>();
     let longest = 0;
+    const phase = scaled(10_000);
+    const compactEvery = Math.round(phase * 0.3);
     // Few nodes and relations, many others: lists grow to a few hundred pairs, then shrink to none, twice.
-    for (let step = 0; step < 40_000; step++) {
+    for (let step = 0; step < 4 * phase; step++) {
       // Compacted now and then, so that lists in exact slabs grow, shrink and empty as well.
-      if (step % 3_000 === 1_500) lists.compact();
+      if (step % compactEvery === compactEvery >> 1) lists.compact();
       const node = random(6) * random(6);
       let held = expected.get(node);
       if (held === undefined) expected.set(node, (held = new Set()));
-      const growing = step % 20_000 < 10_000;
+      const growing = step % (2 * phase) < phase;
       const removing = random(4) === 0 ? growing : !growing;
       // A removal mostly picks a held pair; any other step a random one.
       const key = removing && held.size > 0 && random(8) !== 0 ? [...held][random(held.size)]! : `${random(3)}:${random(400)}`;

@@ -359,4 +359,52 @@ describe('triples to write', () => {
     expect(await engine.parseTriples('t1', [{ subject: 'user:ann', relation: 'viewer', object: 'document:d1' }], true)).toHaveLength(1);
     expect(await refusal(engine.parseTriples('t1', [{ subject: 'user', relation: 'viewer', object: 'document:d1' }], false))).toBe('invalid-subject');
   });
+
+  it("name the item and field of a problem, given the request list's name", async () => {
+    const engine = new AuthorizationEngine(fakeStore().store);
+    const problem = (promise: Promise<unknown>) =>
+      promise.then(
+        () => 'answered',
+        (error: DomainError) => `${error.type}: ${error.detail}`,
+      );
+    const ok = { subject: 'user:ann', relation: 'viewer', object: 'document:d1' };
+    expect(await problem(engine.parseTriples('t1', [ok, { ...ok, subject: 'user' }], false, 'writes'))).toMatch(
+      /^invalid-subject: writes\[1\]\.subject: /,
+    );
+    expect(await problem(engine.parseTriples('t1', [ok, ok, { ...ok, relation: 'member' }], true, 'deletes'))).toMatch(
+      /^unknown-relation: deletes\[2\]\.relation: /,
+    );
+    expect(await problem(engine.parseTriples('t1', [{ ...ok, object: 'nowhere:x' }], true, 'writes'))).toMatch(
+      /^namespace-not-found: writes\[0\]\.object: /,
+    );
+    expect(await problem(engine.parseTriples('t1', [{ ...ok, subject: 'user' }], false))).toMatch(/^invalid-subject: subject "user"/);
+  });
+});
+
+describe('every request naming a namespace', () => {
+  const viewFolder = { subject: 'user:ann', relation: 'viewer', object: 'folder:f1' };
+  const requests: [string, (engine: AuthorizationEngine, ns: 'document' | 'folder') => Promise<unknown>][] = [
+    ['parseTriples', (engine, ns) => engine.parseTriples('t1', [{ ...viewFolder, object: `${ns}:x` }], true)],
+    ['checkBulk', (engine, ns) => engine.checkBulk('t1', [{ ...viewFolder, object: `${ns}:x` }])],
+    ['listObjects', (engine, ns) => engine.listObjects('t1', { subject: 'user:ann', namespace: ns, relation: 'viewer', after: null, limit: 10 })],
+    [
+      'listSubjects',
+      (engine, ns) => engine.listSubjects('t1', { object: `${ns}:x`, relation: 'viewer', subjectNamespace: 'user', after: null, limit: 2 }),
+    ],
+    [
+      'listSubjects of a namespace',
+      (engine, ns) => engine.listSubjects('t1', { object: 'document:d1', relation: 'viewer', subjectNamespace: ns, after: null, limit: 2 }),
+    ],
+    ['explain', (engine, ns) => engine.explain('t1', { ...viewFolder, object: `${ns}:x` })],
+  ];
+
+  it.each(requests)('%s reloads the schema when it lacks the namespace, and only then', async (_, request) => {
+    const known = fakeStore({ reloaded: [DOCUMENT, USER, FOLDER] });
+    await request(new AuthorizationEngine(known.store), 'document');
+    expect(known.calls.schema).toEqual([undefined]);
+    const fresh = fakeStore({ reloaded: [DOCUMENT, USER, FOLDER] });
+    const answer = await request(new AuthorizationEngine(fresh.store), 'folder');
+    expect(fresh.calls.schema).toEqual([undefined, 100]);
+    expect(JSON.stringify(answer ?? null)).not.toContain('namespace-not-found');
+  });
 });

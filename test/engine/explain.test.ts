@@ -1,5 +1,7 @@
-import { describe, expect, it } from 'vitest';
-import { explainCheck, grantWindow, type ExplainGraph, type WindowedGrant } from '../../src/engine/explain.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { explainCheck, grantWindow, indexGraph, type ExplainGraph, type WindowedGrant } from '../../src/engine/explain.ts';
+import { GrantIndex } from '../../src/engine/grant-index.ts';
+import { windowOf } from '../../src/engine/grant-window.ts';
 import { formatRef, parseRef } from '../../src/engine/refs.ts';
 import { CompiledSchema } from '../../src/engine/schema.ts';
 import { DOCUMENT_RELATIONS, FOLDER_RELATIONS } from './fixtures.ts';
@@ -11,13 +13,18 @@ import { DOCUMENT_RELATIONS, FOLDER_RELATIONS } from './fixtures.ts';
  */
 const NOW = Date.parse('2026-11-24T12:00:00Z');
 const HOUR = 3_600_000;
-const schema = new CompiledSchema([
-  { name: 'document', relations: DOCUMENT_RELATIONS },
-  { name: 'folder', relations: FOLDER_RELATIONS },
-  { name: 'user', relations: null },
-  { name: 'group', relations: null },
-  { name: 'agent', relations: null },
-]);
+let schema: CompiledSchema;
+// Compiled in each test, not as the file loads: explain makes its tables once per schema, and
+// `npm run mutate` credits a test with the code it runs.
+beforeEach(() => {
+  schema = new CompiledSchema([
+    { name: 'document', relations: DOCUMENT_RELATIONS },
+    { name: 'folder', relations: FOLDER_RELATIONS },
+    { name: 'user', relations: null },
+    { name: 'group', relations: null },
+    { name: 'agent', relations: null },
+  ]);
+});
 
 interface Window {
   notBefore?: number;
@@ -119,6 +126,10 @@ describe('explainCheck', () => {
     expect((await explain(two.reverse(), viewD1())).reason).toBe('not-yet-valid');
     // A grant out of its window that confers nothing here does not change no-path.
     expect((await explain([grant('user:alice', 'viewer', 'document:d2', past)], viewD1())).reason).toBe('no-path');
+    // Nor does an expired membership of a group that confers nothing here.
+    expect((await explain([grant('user:alice', 'member', 'group:eng', past), grant('group:eng', 'viewer', 'document:d2')], viewD1())).reason).toBe(
+      'no-path',
+    );
   });
 
   it('names the agent reasons: not registered before anything, scope only when a path exists', async () => {
@@ -138,5 +149,58 @@ describe('explainCheck', () => {
     ];
     expect((await explain(grants, viewD1(), { budget: 6 })).allowed).toBe(true);
     await expect(explain(grants, viewD1(), { budget: 5 })).rejects.toMatchObject({ type: 'check-too-complex' });
+    // Exactly the budget is within it: d1's 3 pairs, no parent to read, then no path.
+    expect((await explain([grant('user:alice', 'viewer', 'document:d9')], viewD1(), { budget: 3 })).reason).toBe('no-path');
+  });
+});
+
+describe('indexGraph', () => {
+  const future = { notBefore: NOW + HOUR };
+  const past = { expiresAt: NOW - 1 };
+  const scenarios: WindowedGrant[][] = [
+    [
+      grant('user:alice', 'owner', 'document:d1', past),
+      grant('user:alice', 'member', 'group:eng'),
+      grant('group:eng', 'viewer', 'folder:f1'),
+      grant('folder:f1', 'parent', 'document:d1'),
+    ],
+    [grant('user:alice', 'member', 'group:eng', future), grant('group:eng', 'editor', 'document:d1')],
+    [grant('user:alice', 'member', 'group:eng', past), grant('group:eng', 'viewer', 'document:d1', future)],
+    [grant('user:alice', 'viewer', 'folder:f1'), grant('folder:f1', 'parent', 'document:d1', future)],
+    [grant('user:alice', 'viewer', 'folder:f1', past), grant('folder:f1', 'parent', 'document:d1'), grant('user:alice', 'viewer', 'document:d2')],
+    [grant('agent:bot', 'member', 'group:eng'), grant('group:eng', 'viewer', 'document:d1', past), grant('user:bob', 'owner', 'document:d1')],
+    [grant('agent:bot', 'viewer', 'document:d1', future)],
+  ];
+  const agents: Record<string, string[]> = { bot: ['document:viewer'] };
+  const queries: [string, string, string][] = [
+    viewD1(),
+    ['user:alice', 'editor', 'document:d1'],
+    viewD1('user:bob'),
+    viewD1('group:eng'),
+    viewD1('agent:bot'),
+    viewD1('agent:ghost'),
+    ['user:alice', 'viewer', 'document:d2'],
+  ];
+
+  it("explains from an index's grants and windows, at the instant it was advanced to, as from the grants themselves", async () => {
+    for (const grants of scenarios) {
+      const index = new GrantIndex();
+      for (const g of grants) index.add(g, windowOf(g.notBefore?.getTime() ?? null, g.expiresAt?.getTime() ?? null));
+      index.advance(NOW);
+      for (const query of queries) {
+        const fromIndex = await explainCheck(
+          indexGraph(index, (id) => agents[id]),
+          schema,
+          grant(...query),
+          1000,
+          NOW,
+        );
+        expect({ grants: grants.length, query, explained: fromIndex }).toEqual({
+          grants: grants.length,
+          query,
+          explained: await explain(grants, query, { agents }),
+        });
+      }
+    }
   });
 });

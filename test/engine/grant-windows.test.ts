@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GrantIndex } from '../../src/engine/grant-index.ts';
-import { inForce, readWindow, type GrantWindow } from '../../src/engine/grant-window.ts';
+import { inForce, readWindow, sameWindow, type GrantWindow } from '../../src/engine/grant-window.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import { CompiledSchema } from '../../src/engine/schema.ts';
-import { assertProperty } from '../helpers.ts';
+import { assertProperty, scaled } from '../properties.ts';
 import { DOCUMENT_RELATIONS, FOLDER_RELATIONS, grant } from './fixtures.ts';
 
 /** Grants with windows in the in-memory index, on a clock the tests set (advance). */
@@ -122,7 +122,7 @@ describe('GrantIndex with windows', () => {
           }
         },
       ),
-      { numRuns: 200 },
+      { numRuns: scaled(200) },
     );
   });
 });
@@ -141,5 +141,51 @@ describe('readWindow', () => {
     expect(readWindow({ not_before: '2030-01-02T00:00:00Z', expires_at: '2030-01-01T00:00:00Z' }, 0, '').problems).toEqual([
       { path: 'expires_at', message: 'must be after not_before' },
     ]);
+  });
+
+  it('refuses an expires_at at now or at not_before, times a date parser would take but are not ISO 8601 UTC, year 0 and days a month lacks', () => {
+    const problems = (input: Parameters<typeof readWindow>[0], now = 0) => readWindow(input, now, '');
+    const at = Date.UTC(2030, 0, 1);
+    expect(problems({ expires_at: '2030-01-01T00:00:00Z' }, at)).toEqual({
+      window: null,
+      problems: [{ path: 'expires_at', message: 'must be in the future' }],
+    });
+    expect(problems({ expires_at: '2030-01-01T00:00:00.001Z' }, at)).toEqual({ window: { notBefore: null, expiresAt: at + 1 }, problems: [] });
+    expect(problems({ not_before: '2030-01-01T00:00:00Z', expires_at: '2030-01-01T00:00:00Z' }).problems).toEqual([
+      { path: 'expires_at', message: 'must be after not_before' },
+    ]);
+    expect(problems({ not_before: '2030-01-01T00:00:00Z' })).toEqual({ window: { notBefore: at, expiresAt: null }, problems: [] });
+    expect(problems({ not_before: '2030-01-01T00:00:00Z', expires_at: '2030-01-01T00:00:00.001Z' })).toEqual({
+      window: { notBefore: at, expiresAt: at + 1 },
+      problems: [],
+    });
+    for (const value of [
+      '2030-01-01T00:00:00.000+00:00',
+      '2030-01-01T00:00:00',
+      '0000-01-01T00:00:00Z',
+      '2026-02-30T00:00:00Z',
+      '2026-13-01T00:00:00Z',
+    ]) {
+      expect(problems({ not_before: value }), value).toEqual({
+        window: null,
+        problems: [{ path: 'not_before', message: expect.stringMatching(/ISO 8601 UTC/) }],
+      });
+    }
+    // A bad not_before leaves no window, even beside a good expires_at.
+    expect(problems({ not_before: 'soon', expires_at: '2030-01-01T00:00:00Z' }).window).toBeNull();
+  });
+});
+
+describe('sameWindow', () => {
+  it('is the same bounds on both sides, none on either counting as a bound', () => {
+    const w = (notBefore: number | null, expiresAt: number | null): GrantWindow => ({ notBefore, expiresAt });
+    expect(sameWindow(null, null)).toBe(true);
+    expect(sameWindow(w(1, 2), w(1, 2))).toBe(true);
+    expect(sameWindow(w(null, 2), w(null, 2))).toBe(true);
+    expect(sameWindow(null, w(null, null))).toBe(false);
+    expect(sameWindow(w(null, null), null)).toBe(false);
+    expect(sameWindow(w(1, 2), w(1, 3))).toBe(false);
+    expect(sameWindow(w(1, 2), w(0, 2))).toBe(false);
+    expect(sameWindow(w(null, 2), w(1, 2))).toBe(false);
   });
 });

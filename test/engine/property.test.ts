@@ -4,8 +4,9 @@ import type { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { inForce, windowOf } from '../../src/engine/grant-window.ts';
 import type { RelationDefinitions } from '../../src/engine/schema.ts';
 import { applyBatch } from '../../src/store/grants.ts';
-import { assertProperty, useServices } from '../helpers.ts';
-import { tenantGraph } from './fixtures.ts';
+import { useServices } from '../helpers.ts';
+import { assertProperty } from '../properties.ts';
+import { tenantGraph } from './tenant-graph.ts';
 
 /**
  * Random small tenants, answered by the engine and by a reference evaluator written straight from

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { CompiledSchema, validateRelations } from '../../src/engine/schema.ts';
 import { masksAdmit, scopeCovers } from '../../src/engine/scope.ts';
 import { parseRef } from '../../src/engine/refs.ts';
@@ -29,16 +29,29 @@ describe('namespace definitions', () => {
     expect(problemType(() => validateRelations(relations))).toBe('invalid-namespace');
   });
 
+  it('names the undeclared relation, and the cycle from where it closes', () => {
+    expect(() => validateRelations({ viewer: { includes: ['parent->viewer'] } })).toThrow(
+      'relation viewer includes "parent->viewer", but parent is not declared',
+    );
+    expect(() => validateRelations({ z: { includes: ['a'] }, a: { includes: ['b'] }, b: { includes: ['c'] }, c: { includes: ['a'] } })).toThrow(
+      'relations include each other in a cycle: a -> b -> c -> a',
+    );
+  });
+
   it('allows an arrow back to the same relation: cycles through data are harmless', () => {
     expect(problemType(() => validateRelations({ parent: {}, viewer: { includes: ['parent->viewer'] } }))).toBe('no error');
   });
 });
 
 describe('compiled schema', () => {
-  const schema = new CompiledSchema([
-    { name: 'document', relations: DOCUMENT_RELATIONS },
-    { name: 'user', relations: null },
-  ]);
+  // Compiled in each test, not as the file loads: `npm run mutate` credits a test with the code it runs.
+  let schema: CompiledSchema;
+  beforeEach(() => {
+    schema = new CompiledSchema([
+      { name: 'document', relations: DOCUMENT_RELATIONS },
+      { name: 'user', relations: null },
+    ]);
+  });
 
   it('closes includes on the same object, each relation implying itself', () => {
     const implied = (rel: string) =>
@@ -73,6 +86,8 @@ describe('agent scope masks', () => {
     [['*:*'], 'anything', 'at_all', true],
     [['check:read', 'grant:read'], 'document', 'viewer', false],
     [[], 'document', 'viewer', false],
+    [['document'], 'document', 'viewer', false],
+    [['viewer'], 'document', 'viewer', false],
   ])('%j covers %s:%s: %s', (scope, ns, rel, expected) => {
     expect(scopeCovers(scope, ns, rel)).toBe(expected);
   });
@@ -103,6 +118,11 @@ describe("an agent's masks", () => {
 describe('references', () => {
   it('splits <namespace>:<id> at the first colon', () => {
     expect(parseRef('user:alice@example.com', 'subject')).toEqual({ ns: 'user', id: 'alice@example.com' });
+  });
+
+  it('names the kind and the value, cut to 300 characters, when refusing one', () => {
+    expect(() => parseRef('alice', 'subject')).toThrow(/^subject "alice" /);
+    expect(() => parseRef(`user:${'x'.repeat(400)}`, 'object')).toThrow(`object "user:${'x'.repeat(295)}" `);
   });
 
   it.each(['alice', 'User:alice', 'user:', ':alice', 'user:a:b', 'user:a b', `user:${'x'.repeat(257)}`])('rejects %s', (value) => {

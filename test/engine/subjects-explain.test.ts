@@ -3,7 +3,8 @@ import type { AppDeps } from '../../src/http/context.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import { applyBatch } from '../../src/store/grants.ts';
 import { useServices } from '../helpers.ts';
-import { DOCUMENT_RELATIONS, FOLDER_RELATIONS, tenantGraph } from './fixtures.ts';
+import { DOCUMENT_RELATIONS, FOLDER_RELATIONS } from './fixtures.ts';
+import { tenantGraph } from './tenant-graph.ts';
 
 /**
  * Who holds a relation on an object, and why a check is answered as it is, from the grants held in

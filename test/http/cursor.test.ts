@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, decodeStringTuple, encodeCursor } from '../../src/http/cursor.ts';
+import { decodeCursor, decodeStringTuple, encodeCursor, keysetPage } from '../../src/http/cursor.ts';
 import { DomainError } from '../../src/errors.ts';
 
 const key = randomBytes(32);
@@ -73,5 +73,17 @@ describe('cursors', () => {
     ] as const) {
       expect(tuple(position, length), JSON.stringify(position)).toBe('invalid-cursor: the cursor is malformed');
     }
+  });
+
+  it('of a keyset page point after its last row while more rows were read than the limit, and are null on the last page', () => {
+    const rows = [{ id: 'a' }, { id: 'b' }, { id: 'c' }];
+    const page = (read: typeof rows, limit: number) => keysetPage(key, query, read, limit, (row) => [row.id]);
+    const first = page(rows, 2);
+    expect(first.rows).toEqual([{ id: 'a' }, { id: 'b' }]);
+    expect(decodeCursor(key, query, first.next_cursor!)).toEqual(['b']);
+    expect(decodeCursor(key, query, page([...rows, { id: 'd' }], 3).next_cursor!)).toEqual(['c']);
+    expect(page(rows, 3)).toEqual({ rows, next_cursor: null });
+    expect(page(rows.slice(0, 2), 3)).toEqual({ rows: rows.slice(0, 2), next_cursor: null });
+    expect(page([], 3)).toEqual({ rows: [], next_cursor: null });
   });
 });

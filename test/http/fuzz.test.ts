@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import supertest from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEMS } from '../../contract/index.ts';
-import { assertProperty, client, DOCUMENT_NAMESPACE, newTenant, tenantSnapshot, useApp, type TestTenant } from '../helpers.ts';
+import { client, DOCUMENT_NAMESPACE, newTenant, tenantSnapshot, useApp, type TestTenant } from '../helpers.ts';
+import { assertProperty } from '../properties.ts';
 import { contractRoutes, expectDocumentedResponse, fillPath } from './routes.ts';
 
 /**

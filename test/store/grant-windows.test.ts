@@ -3,7 +3,7 @@ import { parseRef } from '../../src/engine/refs.ts';
 import { sweepExpiredGrants } from '../../src/store/expired-grants.ts';
 import { applyBatch, createGrant } from '../../src/store/grants.ts';
 import { useServices } from '../helpers.ts';
-import { tenantGraph } from '../engine/fixtures.ts';
+import { tenantGraph } from '../engine/tenant-graph.ts';
 
 /**
  * Windows in the database: what the grant log carries to nodes holding a tenant in memory (a

@@ -9,7 +9,8 @@ import { connect } from '../../src/store/db.ts';
 import { LOAD_APPLICATION_NAME, HeldTenants, type HeldTenant } from '../../src/store/held-tenants.ts';
 import { CheckRouter } from '../../src/store/check-router.ts';
 import { databaseUrl, useServices } from '../helpers.ts';
-import { DOCUMENT_RELATIONS, tenantGraph } from '../engine/fixtures.ts';
+import { DOCUMENT_RELATIONS } from '../engine/fixtures.ts';
+import { tenantGraph } from '../engine/tenant-graph.ts';
 
 /**
  * Grants held in memory (src/store/held-tenants.ts) follow the grant log that triggers write.

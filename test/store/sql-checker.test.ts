@@ -10,7 +10,8 @@ import { CheckRouter } from '../../src/store/check-router.ts';
 import { openGraphPool, type GraphStatementOptions } from '../../src/store/graph-statements.ts';
 import { CHECK_SQL, HELD_READ, HOLDERS_READ } from '../../src/store/graph-sql.ts';
 import { databaseUrl, useServices } from '../helpers.ts';
-import { DOCUMENT_RELATIONS, tenantGraph } from '../engine/fixtures.ts';
+import { DOCUMENT_RELATIONS } from '../engine/fixtures.ts';
+import { tenantGraph } from '../engine/tenant-graph.ts';
 
 /** Checks PostgreSQL answers (no grants in memory): the walk of grantd_check_walk and its budgets. */
 const services = useServices({ graphMemory: 0 });
