@@ -54,14 +54,7 @@ export async function tenantGraph(services: AppDeps) {
       { via = 'walk', on = services }: { via?: 'walk' | 'scan' | 'sample'; on?: AppDeps } = {},
     ) {
       const lister = listersOver(on.engine.checker)[via];
-      const ids: string[] = [];
-      let after: string | null = null;
-      for (;;) {
-        const page = await lister.listObjects(tenantId, { subject, namespace, relation, after, limit: pageSize });
-        ids.push(...page.ids);
-        if (!page.more) return ids;
-        after = page.ids.at(-1)!;
-      }
+      return allIds((after) => lister.listObjects(tenantId, { subject, namespace, relation, after, limit: pageSize }));
     },
     /** Every subject of the namespace holding the relation on the object, walking all pages of the given size, the given way. */
     async subjectsAll(
@@ -72,15 +65,20 @@ export async function tenantGraph(services: AppDeps) {
       { via = 'walk', on = services }: { via?: 'walk' | 'scan' | 'sample'; on?: AppDeps } = {},
     ) {
       const lister = listersOver(on.engine.checker)[via];
-      const ids: string[] = [];
-      let after: string | null = null;
-      for (;;) {
-        const page = await lister.listSubjects(tenantId, { object, relation, subjectNamespace, after, limit: pageSize });
-        ids.push(...page.ids);
-        if (!page.more) return ids;
-        after = page.ids.at(-1)!;
-      }
+      return allIds((after) => lister.listSubjects(tenantId, { object, relation, subjectNamespace, after, limit: pageSize }));
     },
     explain: (subject: string, relation: string, object: string, on = services) => on.engine.explain(tenantId, { subject, relation, object }),
   };
+}
+
+/** Every id of a listing, page after page, each page starting after the last id of the one before. */
+async function allIds(pageAfter: (after: string | null) => Promise<{ ids: string[]; more: boolean }>): Promise<string[]> {
+  const ids: string[] = [];
+  let after: string | null = null;
+  for (;;) {
+    const page = await pageAfter(after);
+    ids.push(...page.ids);
+    if (!page.more) return ids;
+    after = page.ids.at(-1)!;
+  }
 }
