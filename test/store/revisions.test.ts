@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { Freshness } from '../../src/store/freshness.ts';
-import { createGrant } from '../../src/store/grants.ts';
+import { applyBatch, createGrant, deleteGrant } from '../../src/store/grants.ts';
 import { ChangesExpired, currentSnapshot, finishedIn, readChanges, recordingWrites, sweepChanges, type Position } from '../../src/store/revisions.ts';
 import { databaseUrl, newTenant, useServices } from '../helpers.ts';
 
@@ -87,6 +87,26 @@ describe('the changes feed', () => {
       await open.end();
     }
     expect((await changesOf(id, next, 2)).changes.map((c) => c.data.external_id)).toEqual(['early', 'late']);
+  });
+
+  it("records a statement's rows in key order, and a deleted tenant's cascade not at all", async () => {
+    const { id } = await newTenant(services);
+    const { next } = await changesOf(id, null, 3);
+    await services.db.namespace.create({ data: { tenantId: id, name: 'doc' } });
+    await applyBatch(services.db, id, ['3', '1', '2'].map((object) => ({ ...grant(object), window: null })), []);
+    await deleteGrant(services.db, id, grant('2'));
+    const { changes } = await changesOf(id, next, 5);
+    expect(changes.map((c) => [c.kind, c.op, c.data.object ?? c.data.name])).toEqual([
+      ['namespace', 'create', 'doc'],
+      ['grant', 'create', 'doc:1'],
+      ['grant', 'create', 'doc:2'],
+      ['grant', 'create', 'doc:3'],
+      ['grant', 'delete', 'doc:2'],
+    ]);
+    const recorded = () => services.db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM changes WHERE tenant_id = ${id}::uuid`;
+    const [before] = await recorded();
+    await services.db.tenant.delete({ where: { id } });
+    expect(await recorded()).toEqual([before]);
   });
 
   it('remembers the last position the retention sweep deleted: reading from before it is refused', async () => {
