@@ -93,7 +93,12 @@ describe('the changes feed', () => {
     const { id } = await newTenant(services);
     const { next } = await changesOf(id, null, 3);
     await services.db.namespace.create({ data: { tenantId: id, name: 'doc' } });
-    await applyBatch(services.db, id, ['3', '1', '2'].map((object) => ({ ...grant(object), window: null })), []);
+    await applyBatch(
+      services.db,
+      id,
+      ['3', '1', '2'].map((object) => ({ ...grant(object), window: null })),
+      [],
+    );
     await deleteGrant(services.db, id, grant('2'));
     const { changes } = await changesOf(id, next, 5);
     expect(changes.map((c) => [c.kind, c.op, c.data.object ?? c.data.name])).toEqual([
