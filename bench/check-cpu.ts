@@ -10,14 +10,26 @@
  * (a database this script loaded and kept with --keep) the load is skipped; --root runs the grantd
  * built in another checkout (the code before a change, say).
  */
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkMix, Dataset, type SizeName } from './dataset.ts';
 import { Api, clientCredentialsToken, holdInMemory, loadGrantd } from './load.ts';
 import { openLoopInChild } from './open-loop.ts';
-import { children, createDatabase, dropDatabase, ensureBuilt, killHard, ROOT, SCRATCH, startExpress, startGrantd, type Server } from './servers.ts';
+import {
+  children,
+  createDatabase,
+  dropDatabase,
+  ensureBuilt,
+  killHard,
+  ROOT,
+  SCRATCH,
+  startExpress,
+  startGrantd,
+  treeCpuSeconds,
+  type Server,
+} from './servers.ts';
 
 const { values } = parseArgs({
   options: {
@@ -33,29 +45,6 @@ const { values } = parseArgs({
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
-
-/** Clock ticks a second of /proc's utime and stime (USER_HZ, 100 on Linux). */
-const TICKS_PER_S = 100;
-
-/** CPU seconds used so far by `pid` and its descendants that are alive (utime + stime). */
-function treeCpuSeconds(pid: number): number {
-  const stats = new Map<number, { ppid: number; ticks: number }>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      // The command name may hold spaces and parentheses: the fields start after its last ')'.
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      stats.set(Number(entry), { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) });
-    } catch {
-      // ended meanwhile
-    }
-  }
-  const inTree = (p: number): boolean => p === pid || (p > 1 && stats.has(p) && inTree(stats.get(p)!.ppid));
-  let ticks = 0;
-  for (const [p, { ticks: t }] of stats) if (inTree(p)) ticks += t;
-  return ticks / TICKS_PER_S;
-}
 
 interface Measured {
   rps: number;

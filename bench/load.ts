@@ -89,14 +89,20 @@ export async function pool<T>(items: Iterable<T>, concurrency: number, work: (it
   if (failed !== null) throw failed instanceof Error ? failed : new Error('pool work failed', { cause: failed });
 }
 
-export async function loadGrantd(api: Api, ds: Dataset, log: (line: string) => void): Promise<{ grants: number; seconds: number }> {
+/** The dataset's namespaces, agents and grants (`triples`: the dataset's own unless given). */
+export async function loadGrantd(
+  api: Api,
+  ds: Dataset,
+  log: (line: string) => void,
+  triples: Iterable<Triple> = ds.triples(),
+): Promise<{ grants: number; seconds: number }> {
   const started = performance.now();
   for (const ns of NAMESPACES) await api.call('POST', '/v1/namespaces', ns);
   const agents = Array.from({ length: ds.sizes.agents }, (_, a) => a);
   await pool(agents, 8, async (a) => {
     await api.call('POST', '/v1/agents', { external_id: `a${a}`, owner: `user:u${ds.agentUser[a]}`, scope: ds.agentScope(a) });
   });
-  const grants = await writeGrants(api, ds.triples(), log);
+  const grants = await writeGrants(api, triples, log);
   return { grants, seconds: (performance.now() - started) / 1000 };
 }
 

@@ -13,7 +13,7 @@ import { checkMix, Dataset, labelled, WIDE_DOCUMENTS, WIDE_MEMBERS, type Labelle
 import { Api, clientCredentialsToken, grantdAnswers, holdInMemory, loadGrantd, objectsPath, pool, subjectsPath, walkListing } from './load.ts';
 import { noisyNeighbour, type NoisyOutcome } from './noisy.ts';
 import { openLoopInChild } from './open-loop.ts';
-import { cannon, fmt, measure, measureAlternating, walkFor, type LoadSpec, type RunStats } from './scenarios.ts';
+import { cannon, fmt, measure, measureAlternating, median, walkFor, type LoadSpec, type RunStats } from './scenarios.ts';
 import {
   vacuumDatabase,
   changesFeedTriggers,
@@ -28,10 +28,14 @@ import {
   startExpress,
   startGrantd,
   switchTriggers,
+  treeCpuSeconds,
   type Server,
   type Trigger,
 } from './servers.ts';
 import { runSpiceDB, type SpiceResult } from './spicedb.ts';
+import { differing, loadWithoutWindows, NO_WINDOWS_TENANT, windowedGrants } from './time-bound.ts';
+import { inSpanOffNs } from './tracing-off-cost.ts';
+import { spansPerCheck, startTracingSink } from './tracing-sink.ts';
 
 const SCENARIOS = [
   'check',
@@ -39,6 +43,9 @@ const SCENARIOS = [
   'check_token',
   'check_fixed_rate',
   'check_bulk_100',
+  'check_windows',
+  'check_bulk_windows',
+  'check_tracing_off',
   'objects_first_page',
   'subjects_first_page',
   'objects_walk',
@@ -193,6 +200,18 @@ let spiceMismatches: number | null = null;
 let noisy: NoisyOutcome | null = null;
 /** grant_batch_write's load without the changes feed's triggers (its peer). */
 let batchWithoutFeed: RunStats | null = null;
+/** The scenarios measured against tenant NO_WINDOWS_TENANT (issue 22). */
+const WINDOWS_SCENARIOS = ['check_windows', 'check_bulk_windows'] as const;
+type WindowsScenario = (typeof WINDOWS_SCENARIOS)[number];
+const needsNoWindows = WINDOWS_SCENARIOS.some((name) => selected.has(name));
+/** Tenant NO_WINDOWS_TENANT's key, and how many of its answers to the labelled mix differ from the dataset tenant's. */
+let noWindows: { key: string; differing: number } | null = null;
+/** Each windows scenario's load on tenant NO_WINDOWS_TENANT (its peer). */
+const noWindowsPeers: Partial<Record<WindowsScenario, RunStats>> = {};
+/** check_tracing_off's peer: the check's load on a grantd with tracing on. */
+let tracingOnCheck: RunStats | null = null;
+/** What tracing off costs a check (check_tracing_off): share of the check's server CPU, in %. */
+let tracingOffShare: number | null = null;
 
 const record = (name: ScenarioName, stats: RunStats | null, note?: string) => {
   const { rps = null, p50_ms = null, p95_ms = null, p99_ms = null, errors = null } = stats ?? {};
@@ -240,9 +259,13 @@ const graphLoads: number[] = [];
 /** Grants and agents one grantd process holds once it has loaded the tenant (known after the load). */
 let heldPerProcess = 0;
 
-/** Waits until every worker of a fresh grantd holds the tenant's grants (see holdInMemory); the time it took goes to the notes. */
-async function graphLoaded(api: Api): Promise<void> {
-  const seconds = await holdInMemory([{ api, check: mix[0]! }], workers, heldPerProcess);
+/** Waits until every worker of a fresh grantd holds the tenants' grants (see holdInMemory); the time it took goes to the notes. */
+async function graphLoaded(apis: Api[]): Promise<void> {
+  const seconds = await holdInMemory(
+    apis.map((api) => ({ api, check: mix[0]! })),
+    workers,
+    apis.length * heldPerProcess,
+  );
   if (seconds === null) log('grants in memory: not loaded within 300 s; measuring anyway');
   else graphLoads.push(seconds);
 }
@@ -261,12 +284,21 @@ async function withExpress<T>(work: (server: Server) => Promise<T>, servedBy: 'g
   }
 }
 
-async function withGrantd<T>(databaseUrl: string, key: string, work: (api: Api) => Promise<T>): Promise<T> {
-  const server = await startGrantd(snapshot!.dir, databaseUrl, workers);
+/**
+ * Runs `work` against a fresh grantd (`settings`: more of its environment) once it holds the
+ * tenant of `key` in memory, and those of `alsoHeld` (keys of tenants loaded like the dataset's).
+ */
+async function withGrantd<T>(
+  databaseUrl: string,
+  key: string,
+  work: (api: Api, server: Server) => Promise<T>,
+  { alsoHeld = [], settings = {} }: { alsoHeld?: string[]; settings?: NodeJS.ProcessEnv } = {},
+): Promise<T> {
+  const server = await startGrantd(snapshot!.dir, databaseUrl, workers, settings);
   try {
     const api = new Api(server.url, key);
-    await graphLoaded(api);
-    return await work(api);
+    await graphLoaded([api, ...alsoHeld.map((other) => new Api(server.url, other))]);
+    return await work(api, server);
   } finally {
     await server.proc.stop();
   }
@@ -386,13 +418,41 @@ async function loadDataset(databaseUrl: string): Promise<{ key: string; answers:
     note(
       `grantd load: ${loaded.grants} grants + ${ds.sizes.agents} agents in ${loaded.seconds.toFixed(1)} s (${Math.round(loaded.grants / loaded.seconds)} grants/s, batches of 1000, 4 in flight${spiceError ? '' : ', SpiceDB loading at the same time'})`,
     );
+    const peerKey = needsNoWindows ? await loadNoWindowsTenant(databaseUrl, first.url) : null;
     const autovacuum = await vacuumDatabase(databaseUrl);
     note(`ran VACUUM ANALYZE once after the load, as autovacuum would (autovacuum is ${autovacuum} on this PostgreSQL)`);
     const answers = await collectAnswers(api);
+    if (peerKey) await compareNoWindowsAnswers(new Api(first.url, peerKey), answers);
     return { key, answers, deepCursors: await deepCursorsOf(api) };
   } finally {
     await first.proc.stop();
   }
+}
+
+/** Tenant NO_WINDOWS_TENANT, the dataset without windows (check_windows' peer), loaded through the same grantd; its key. */
+async function loadNoWindowsTenant(databaseUrl: string, url: string): Promise<string> {
+  log(`loading tenant ${NO_WINDOWS_TENANT}: the dataset again, every expires_at dropped`);
+  const loaded = await loadWithoutWindows(snapshot!.dir, databaseUrl, url, ds, log);
+  note(
+    `tenant ${NO_WINDOWS_TENANT} (check_windows' peer): the same ${loaded.grants} grants + ${ds.sizes.agents} agents without the ${windowedGrants(ds)} windows, loaded the same way in ${loaded.seconds.toFixed(1)} s`,
+  );
+  return loaded.key;
+}
+
+/**
+ * The windows are far in the future: tenant NO_WINDOWS_TENANT must answer the labelled mix as the
+ * dataset's tenant does, one by one and in bulk. Disagreements go to peers.windows and the notes,
+ * and make the windows targets not meaningful.
+ */
+async function compareNoWindowsAnswers(peer: Api, answers: GrantdAnswers): Promise<void> {
+  const peerAnswers = await grantdAnswers(peer, mix);
+  const differ = [...new Set([...differing(answers.mix.single, peerAnswers.single), ...differing(answers.mix.bulk, peerAnswers.bulk)])];
+  noWindows = { key: peer.key, differing: differ.length };
+  peers.windows = { tenant: NO_WINDOWS_TENANT, windowed_grants: windowedGrants(ds), sample_checks: mix.length, answers_differing: differ.length };
+  const first = differ.slice(0, 3).map((i) => `${mix[i]!.subject} ${mix[i]!.relation} ${mix[i]!.object}`);
+  note(
+    `tenant ${NO_WINDOWS_TENANT} vs the dataset's tenant on the ${mix.length} checks of the labelled mix, single and bulk: ${differ.length} differing${first.length ? ` (${first.join('; ')})` : ''}`,
+  );
 }
 
 async function collectAnswers(api: Api): Promise<GrantdAnswers> {
@@ -505,6 +565,7 @@ interface DatasetContext {
 }
 
 const checkSpec: LoadSpec & { bodies: string[] } = { method: 'POST', paths: ['/v1/check'], bodies: checkBodies, connections: 64 };
+const bulkSpec: LoadSpec & { bodies: string[] } = { method: 'POST', paths: ['/v1/check/bulk'], bodies: bulkBodies, connections: 64 };
 const objectsSpec = (paths: string[]): LoadSpec => ({ method: 'GET', paths, connections: 8, timeoutS: 60 });
 const headersFor = (api: Api) => api.headers();
 /** What grantd is sent, sent to the bare Express app too (it reads none of it). */
@@ -536,6 +597,8 @@ async function runDatasetScenarios(context: DatasetContext): Promise<void> {
   if (selected.has('check_token')) await runCheckToken(context);
   if (selected.has('check_fixed_rate')) await runCheckFixedRate(context);
   if (selected.has('check_bulk_100')) await runCheckBulk(context);
+  for (const name of WINDOWS_SCENARIOS) if (selected.has(name)) await runWindows(name, context);
+  if (selected.has('check_tracing_off')) await runCheckTracingOff(context);
   if (selected.has('check') || selected.has('check_bulk_100')) noteLoadPools();
   if (selected.has('objects_first_page')) await runObjectsFirstPage(context);
   if (selected.has('subjects_first_page')) await runSubjectsFirstPage(context);
@@ -678,7 +741,6 @@ async function runCheckFixedRate({ databaseUrl, key }: DatasetContext): Promise<
 
 async function runCheckBulk({ databaseUrl, key }: DatasetContext): Promise<void> {
   log('scenario check_bulk_100 (grantd, then express)');
-  const bulkSpec: LoadSpec & { bodies: string[] } = { method: 'POST', paths: ['/v1/check/bulk'], bodies: bulkBodies, connections: 64 };
   record(
     'check_bulk_100',
     (await withGrantd(databaseUrl, key, (api) => saturate('check_bulk_100', api, headersFor(api), bulkSpec))).median,
@@ -821,6 +883,136 @@ async function runGrantBatchWrite({ databaseUrl, key }: DatasetContext): Promise
   );
 }
 
+/**
+ * check_windows and check_bulk_windows (issue 22): the check's or the bulk's load on the dataset's
+ * tenant (every WINDOWED_EVERY-th direct viewer grant with a far-future window), alternating run by
+ * run with the same load on tenant NO_WINDOWS_TENANT (the same grants, no window anywhere: what the
+ * load cost before time-bound grants), one fresh grantd holding both.
+ */
+async function runWindows(name: WindowsScenario, { databaseUrl, key }: DatasetContext): Promise<void> {
+  const peer = noWindows!;
+  const spec = name === 'check_windows' ? checkSpec : bulkSpec;
+  log(`scenario ${name} (alternating with the same load on tenant ${NO_WINDOWS_TENANT}, same grantd)`);
+  const [windowed, plain] = await withGrantd(
+    databaseUrl,
+    key,
+    (api) =>
+      measureAlternating(
+        [
+          { label: `${name} grantd`, once: saturating(`${name} grantd`, api, headersFor(api), spec) },
+          {
+            label: `${name} grantd, tenant without windows`,
+            once: saturating(`${name} no windows`, api, new Api(api.url, peer.key).headers(), spec),
+          },
+        ],
+        log,
+        plan,
+      ),
+    { alsoHeld: [peer.key] },
+  );
+  noWindowsPeers[name] = plain!.median;
+  const load = name === 'check_windows' ? `the check's mix and load` : `check_bulk_100's bulks and load (rps = bulk requests/s)`;
+  peers[`${name === 'check_windows' ? 'check' : 'check_bulk'}_without_windows`] = {
+    ...plain!.median,
+    note: `${load} on tenant ${NO_WINDOWS_TENANT} (the dataset's grants, no window), alternating with ${name} on the same grantd`,
+  };
+  record(
+    name,
+    windowed!.median,
+    `${load} (${CLOSED_LOOP}) on the dataset's tenant (${windowedGrants(ds)} grants with a far-future window); its runs alternate with the same load on tenant ` +
+      `${NO_WINDOWS_TENANT}, the same grants without windows, on the same grantd: rps / without windows ${fmt(ratio(windowed!.median.rps, plain!.median.rps), 3)}` +
+      `${peer.differing > 0 ? `; ${peer.differing} answers of the mix differ between the tenants` : ''}`,
+  );
+}
+
+/** Checks of the labelled mix sent through the traced grantd to count the spans a check makes. */
+const TRACE_PROBE_CHECKS = 100;
+
+/**
+ * check_tracing_off (issue 26): the check's load on a grantd with tracing off (the default),
+ * alternating run by run with the same load on a second grantd exporting spans to a local sink
+ * (its peer); the off grantd's server CPU a check over its runs, against what inSpan's off branch
+ * costs a call times the inSpan sites a check passes (internal spans a traced check makes).
+ */
+async function runCheckTracingOff({ databaseUrl, key }: DatasetContext): Promise<void> {
+  log('scenario check_tracing_off (alternating with the same load on a grantd with tracing on)');
+  const offNs = await inSpanOffNs(snapshot!.dir);
+  const sink = await startTracingSink();
+  try {
+    const { off, on, perCheck, spansInRuns, tracedAnswered } = await withGrantd(databaseUrl, key, (offApi, offServer) =>
+      withGrantd(
+        databaseUrl,
+        key,
+        async (onApi) => {
+          const perCheck = await spansPerCheck(sink, onApi, mix.slice(0, TRACE_PROBE_CHECKS));
+          const before = totalSpans(sink.spans());
+          const traced = saturating('check tracing on', onApi, headersFor(onApi), checkSpec);
+          let tracedAnswered = 0;
+          // Only the off grantd's runs carry its server CPU.
+          const [off, on] = await measureAlternating<RunStats & { cpu_us_per_request?: number | null }>(
+            [
+              { label: 'check, tracing off', once: withServerCpu(offServer, saturating('check tracing off', offApi, headersFor(offApi), checkSpec)) },
+              {
+                label: 'check, tracing on',
+                once: async (durationS: number) => {
+                  const stats = await traced(durationS);
+                  tracedAnswered += stats.rps * stats.seconds;
+                  return stats;
+                },
+              },
+            ],
+            log,
+            plan,
+          );
+          // The batch exporter sends what it holds every 5 s (OTEL_BSP_SCHEDULE_DELAY's default).
+          await new Promise((resolve) => setTimeout(resolve, 6_000));
+          return { off: off!, on: on!, perCheck, spansInRuns: totalSpans(sink.spans()) - before, tracedAnswered };
+        },
+        { settings: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url } },
+      ),
+    );
+    const sites = perCheck.internal ?? 0;
+    const cpuUs = median(off.runs.map((r) => r.cpu_us_per_request ?? null));
+    tracingOffShare = cpuUs ? (100 * offNs * sites) / (cpuUs * 1000) : null;
+    tracingOnCheck = on.median;
+    // Fewer than a probe check's spans a check answered under load: the batch processor drops what outruns its queue.
+    const spansPerTracedCheck = tracedAnswered > 0 ? spansInRuns / tracedAnswered : null;
+    peers.check_tracing_on = {
+      ...on.median,
+      spans_per_check: perCheck,
+      spans_received_in_runs: spansInRuns,
+      unreadable_exports: sink.unreadable(),
+      note: `the check's load on a second grantd with OTEL_EXPORTER_OTLP_ENDPOINT at a local sink (bench/tracing-sink.ts), alternating with check_tracing_off`,
+    };
+    peers.tracing_off_cost = { in_span_off_ns: offNs, in_span_sites_per_check: sites, check_server_cpu_us: cpuUs, share_pct: tracingOffShare };
+    record(
+      'check_tracing_off',
+      off.median,
+      `the check's mix and load (${CLOSED_LOOP}) on a grantd with tracing off; its runs alternate with the same load on a grantd exporting spans (peer): ` +
+        `rps off / on ${fmt(ratio(off.median.rps, on.median.rps), 3)}; a traced check makes ${Object.entries(perCheck)
+          .map(([kind, n]) => `${fmt(n)} ${kind}`)
+          .join(', ')} spans ` +
+        `(${TRACE_PROBE_CHECKS} probe checks in one trace), and the sink got ${spansInRuns} spans over the traced warm-up and runs (${fmt(spansPerTracedCheck)} a check answered); ` +
+        `off: inSpan's off branch ${fmt(offNs)} ns a call x ${fmt(sites)} sites a check = ${fmt(offNs * sites)} ns, of ${fmt(cpuUs, 1)} µs of server CPU a check (tracing off, median of its runs)`,
+    );
+  } finally {
+    await sink.close();
+  }
+}
+
+const totalSpans = (byKind: Record<string, number>) => Object.values(byKind).reduce((sum, n) => sum + n, 0);
+
+/** A run of `once` that also reports the server's CPU µs an answered request (utime + stime of its processes, from /proc). */
+const withServerCpu =
+  <T extends RunStats>(server: Server, once: (durationS: number) => Promise<T>) =>
+  async (durationS: number): Promise<T & { cpu_us_per_request: number | null }> => {
+    const pid = server.proc.child.pid!;
+    const before = treeCpuSeconds(pid);
+    const stats = await once(durationS);
+    const answered = stats.rps * stats.seconds;
+    return { ...stats, cpu_us_per_request: answered > 0 ? ((treeCpuSeconds(pid) - before) * 1e6) / answered : null };
+  };
+
 function noteGraphLoads(): void {
   const sorted = [...graphLoads].sort((a, b) => a - b);
   note(
@@ -909,19 +1101,12 @@ function resultTable(): string[] {
         '',
       ]),
     );
-  if (batchWithoutFeed)
-    out.push(
-      line([
-        '(peer) batch write without the changes feed',
-        fmt(batchWithoutFeed.rps, 1),
-        fmt(batchWithoutFeed.p50_ms),
-        fmt(batchWithoutFeed.p95_ms),
-        fmt(batchWithoutFeed.p99_ms),
-        String(batchWithoutFeed.errors),
-        '',
-        '',
-      ]),
-    );
+  const peerLine = (label: string, stats: RunStats) =>
+    line([label, fmt(stats.rps, 1), fmt(stats.p50_ms), fmt(stats.p95_ms), fmt(stats.p99_ms), String(stats.errors), '', '']);
+  if (batchWithoutFeed) out.push(peerLine('(peer) batch write without the changes feed', batchWithoutFeed));
+  if (noWindowsPeers.check_windows) out.push(peerLine('(peer) check without windows', noWindowsPeers.check_windows));
+  if (noWindowsPeers.check_bulk_windows) out.push(peerLine('(peer) bulk without windows', noWindowsPeers.check_bulk_windows));
+  if (tracingOnCheck) out.push(peerLine('(peer) check with tracing on', tracingOnCheck));
   out.push(
     cerbos
       ? line(['(peer) cerbos check', fmt(cerbos.rps, 1), fmt(cerbos.p50_ms), fmt(cerbos.p95_ms), fmt(cerbos.p99_ms), String(cerbos.errors), '', ''])
@@ -1009,6 +1194,42 @@ function targetLines(): string[] {
       (v) => v >= 0.8,
       2,
       errorsIn('grant_batch_write') + (batchWithoutFeed?.errors ?? 0),
+    ),
+  );
+  // The windows are far in the future: answers differing between the two tenants make the ratios meaningless.
+  const windowsErrors = (name: WindowsScenario) => errorsIn(name) + (noWindowsPeers[name]?.errors ?? 0) + (noWindows?.differing ?? 0);
+  out.push(
+    target(
+      'check rps with windows / without',
+      ratio(rows.get('check_windows')?.rps, noWindowsPeers.check_windows?.rps),
+      '>= 0.9',
+      (v) => v >= 0.9,
+      2,
+      windowsErrors('check_windows'),
+    ),
+  );
+  out.push(
+    target(
+      'bulk rps with windows / without',
+      ratio(rows.get('check_bulk_windows')?.rps, noWindowsPeers.check_bulk_windows?.rps),
+      '>= 0.9',
+      (v) => v >= 0.9,
+      2,
+      windowsErrors('check_bulk_windows'),
+    ),
+  );
+  const offOn = ratio(rows.get('check_tracing_off')?.rps, tracingOnCheck?.rps);
+  out.push(
+    `  ${'check rps tracing off / on'.padEnd(48)} ${(offOn === null ? 'n/a' : offOn.toFixed(2)).padStart(8)}  (informative: what tracing on costs)`,
+  );
+  out.push(
+    target(
+      "tracing off share of a check's server CPU, %",
+      tracingOffShare,
+      '< 1',
+      (v) => v < 1,
+      3,
+      errorsIn('check_tracing_off') + (tracingOnCheck?.errors ?? 0),
     ),
   );
   out.push(target('spicedb mismatches', spiceMismatches, '0', (v) => v === 0, 0));

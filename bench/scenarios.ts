@@ -140,7 +140,8 @@ export async function walkFor(
   };
 }
 
-const median = (xs: (number | null)[]): number | null => {
+/** The median of the numbers given, nulls left out; null when none. */
+export const median = (xs: (number | null)[]): number | null => {
   const v = xs.filter((x): x is number => x !== null).sort((a, b) => a - b);
   if (v.length === 0) return null;
   const mid = Math.floor(v.length / 2);

@@ -354,3 +354,26 @@ export async function startCerbos(workDir: string, policies: Record<string, stri
   await waitHealthy(proc, `http://127.0.0.1:${httpPort}/_cerbos/health`);
   return { url: `http://127.0.0.1:${httpPort}`, proc };
 }
+
+/** Clock ticks a second of /proc's utime and stime (USER_HZ, 100 on Linux). */
+const TICKS_PER_S = 100;
+
+/** CPU seconds used so far by `pid` and its descendants that are alive (utime + stime). */
+export function treeCpuSeconds(pid: number): number {
+  const stats = new Map<number, { ppid: number; ticks: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The command name may hold spaces and parentheses: the fields start after its last ')'.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      stats.set(Number(entry), { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) });
+    } catch {
+      // ended meanwhile
+    }
+  }
+  const inTree = (p: number): boolean => p === pid || (p > 1 && stats.has(p) && inTree(stats.get(p)!.ppid));
+  let ticks = 0;
+  for (const [p, { ticks: t }] of stats) if (inTree(p)) ticks += t;
+  return ticks / TICKS_PER_S;
+}
