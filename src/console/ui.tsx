@@ -252,6 +252,18 @@ export function Secret({ label, value }: { label: string; value: string }) {
   );
 }
 
+/** What a create form made: its id, and its secret (shown once) when it has one. */
+export function Created({ what, id, secret }: { what: string; id: string; secret?: string }) {
+  return (
+    <Notice>
+      <p>
+        {what} <code>{id}</code> created.
+      </p>
+      {secret && <Secret label="Its secret" value={secret} />}
+    </Notice>
+  );
+}
+
 /**
  * A modal confirmation (<dialog>: focus moves into it, Escape cancels, focus returns after).
  * `onConfirm` runs the action; its problem stays shown in the dialog.
