@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Agent, AgentDeletion, GrantdClient } from '../../client/index.ts';
 import type { PageProps } from '../app.tsx';
 import { Listed, RowAction, Table, useListWrites } from '../lists.tsx';
-import { Confirm, Field, FormProblem, Loading, LoadProblem, Notice, Pager, Submit, useCursors, useLoad, useSubmit, when } from '../ui.tsx';
+import { bind, Confirm, Field, FormProblem, Loading, LoadProblem, Notice, Pager, Submit, useCursors, useLoad, useSubmit, when } from '../ui.tsx';
 
 const PAGE_SIZE = 50;
 /** The killswitch's preview lists this many of the agent's grants and counts up to ten times more. */
@@ -134,34 +134,12 @@ function RegisterAgent({ session, onRegistered }: PageProps & { onRegistered: (i
     <section aria-labelledby="agents-register">
       <h2 id="agents-register">Register an agent</h2>
       <form onSubmit={(e) => void submit(e)} noValidate>
-        <Field
-          label="External id"
-          name="external_id"
-          value={form.external_id}
-          onValue={(v) => setForm({ ...form, external_id: v })}
-          problems={problems}
-          placeholder="release-bot"
-        />
-        <Field
-          label="Display name (optional)"
-          name="display_name"
-          value={form.display_name}
-          onValue={(v) => setForm({ ...form, display_name: v })}
-          problems={problems}
-        />
-        <Field
-          label="Owner (optional)"
-          name="owner"
-          value={form.owner}
-          onValue={(v) => setForm({ ...form, owner: v })}
-          problems={problems}
-          placeholder="user:alice"
-        />
+        <Field label="External id" {...bind(form, setForm, 'external_id')} problems={problems} placeholder="release-bot" />
+        <Field label="Display name (optional)" {...bind(form, setForm, 'display_name')} problems={problems} />
+        <Field label="Owner (optional)" {...bind(form, setForm, 'owner')} problems={problems} placeholder="user:alice" />
         <Field
           label="Scope"
-          name="scope"
-          value={form.scope}
-          onValue={(v) => setForm({ ...form, scope: v })}
+          {...bind(form, setForm, 'scope')}
           problems={problems}
           hint="What the agent may ever be granted: namespace:relation entries separated by commas; * matches any, e.g. document:viewer."
         />

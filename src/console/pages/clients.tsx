@@ -3,7 +3,7 @@ import { KEY_SCOPES } from '../../../contract/index.ts';
 import type { CreatedOAuthClient, OAuthClientInput } from '../../client/index.ts';
 import type { PageProps } from '../app.tsx';
 import { Listed, RowAction, Table, useListWrites } from '../lists.tsx';
-import { Choices, Confirm, Created, Field, FormProblem, Notice, Submit, useId, useLoad, useSubmit, when } from '../ui.tsx';
+import { bind, Choices, Confirm, Created, Field, FormProblem, Notice, Submit, useId, useLoad, useSubmit, when } from '../ui.tsx';
 
 interface ClientSummary {
   client_id: string;
@@ -93,13 +93,7 @@ function CreateClient({ session, onCreated }: PageProps & { onCreated: () => voi
     <section aria-labelledby="clients-create">
       <h2 id="clients-create">Create a client</h2>
       <form onSubmit={(e) => void submit(e)} noValidate>
-        <Field
-          label="Name (shown on the consent page)"
-          name="name"
-          value={form.name}
-          onValue={(v) => setForm({ ...form, name: v })}
-          problems={problems}
-        />
+        <Field label="Name (shown on the consent page)" {...bind(form, setForm, 'name')} problems={problems} />
         <div class="field">
           <label for={typeId}>Type</label>
           <select
@@ -113,18 +107,14 @@ function CreateClient({ session, onCreated }: PageProps & { onCreated: () => voi
         </div>
         <Field
           label="Redirect URIs"
-          name="redirect_uris"
-          value={form.redirect_uris}
-          onValue={(v) => setForm({ ...form, redirect_uris: v })}
+          {...bind(form, setForm, 'redirect_uris')}
           problems={problems}
           hint="Separated by spaces; required for a public client, compared byte for byte."
         />
         <Choices legend="Scopes" name="scopes" options={KEY_SCOPES} chosen={scopes} onChosen={setScopes} problems={problems} />
         <Field
           label="Agent (optional)"
-          name="agent"
-          value={form.agent}
-          onValue={(v) => setForm({ ...form, agent: v })}
+          {...bind(form, setForm, 'agent')}
           problems={problems}
           hint="A registered agent's external id: the client's tokens then act as agent:<id>."
         />

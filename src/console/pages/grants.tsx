@@ -4,6 +4,7 @@ import type { PageProps } from '../app.tsx';
 import { importGrants, parseNdjson, type ImportProgress, type ParsedFile } from '../ndjson.ts';
 import { Listed, RowAction, Table, useListWrites } from '../lists.tsx';
 import {
+  bind,
   Confirm,
   Empty,
   Field,
@@ -145,19 +146,15 @@ function AddGrant({ session, onAdded }: PageProps & { onAdded: (text: string) =>
         <TripleFields value={triple} onValue={setTriple} problems={problems} />
         <Field
           label="In force from (optional)"
-          name="not_before"
           type="datetime-local"
-          value={validity.not_before}
-          onValue={(not_before) => setValidity({ ...validity, not_before })}
+          {...bind(validity, setValidity, 'not_before')}
           problems={problems}
           hint="Your local time. Empty: at once."
         />
         <Field
           label="Expires at (optional)"
-          name="expires_at"
           type="datetime-local"
-          value={validity.expires_at}
-          onValue={(expires_at) => setValidity({ ...validity, expires_at })}
+          {...bind(validity, setValidity, 'expires_at')}
           problems={problems}
           hint="Your local time; from then on the grant confers nothing. Empty: never."
         />

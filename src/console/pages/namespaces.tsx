@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { PageProps } from '../app.tsx';
 import { bodyOf, draftProblems, type NamespaceDraft, type RelationRow } from '../relations.ts';
 import { Listed, Table } from '../lists.tsx';
-import { Field, FormProblem, Notice, Submit, useId, useLoad, useSubmit, when } from '../ui.tsx';
+import { bind, Field, FormProblem, Notice, Submit, useId, useLoad, useSubmit, when } from '../ui.tsx';
 
 const describe = (relations: Record<string, { includes?: string[] | undefined }> | null): string =>
   relations === null
@@ -69,14 +69,7 @@ function CreateNamespace({ session, onCreated }: PageProps & { onCreated: (name:
     <section aria-labelledby="ns-create">
       <h2 id="ns-create">Create a namespace</h2>
       <form onSubmit={(e) => void submit(e)} noValidate>
-        <Field
-          label="Name"
-          name="name"
-          value={draft.name}
-          onValue={(name) => setDraft({ ...draft, name })}
-          problems={problems}
-          placeholder="document"
-        />
+        <Field label="Name" {...bind(draft, setDraft, 'name')} problems={problems} placeholder="document" />
         <label class="choice">
           <input type="checkbox" checked={draft.open} onChange={(e) => setDraft({ ...draft, open: (e.target as HTMLInputElement).checked })} />
           Open namespace (any relation, nothing inherited)
