@@ -4,7 +4,7 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import pg from 'pg';
 import pino from 'pino';
 import supertest from 'supertest';
-import { afterAll, expect, inject } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect, inject } from 'vitest';
 import type { KeyScope } from '../contract/index.ts';
 import { createApp } from '../src/http/app.ts';
 import type { AppDeps } from '../src/http/context.ts';
@@ -62,9 +62,9 @@ export async function tenantSnapshot(services: AppDeps, tenantId: string): Promi
   return JSON.stringify({ grants, namespaces, agents, keys, oauthClients });
 }
 
-/** A supertest agent on the app whose every request carries the given key. */
-export function client(app: ReturnType<typeof createApp>, key: string) {
-  const auth = (test: supertest.Test) => test.set('Authorization', `Bearer ${key}`);
+/** A supertest agent on the app whose every request carries the given key (read at each request when a function). */
+export function client(app: ReturnType<typeof createApp>, key: string | (() => string)) {
+  const auth = (test: supertest.Test) => test.set('Authorization', `Bearer ${typeof key === 'string' ? key : key()}`);
   const request = supertest(app);
   return {
     get: (path: string) => auth(request.get(path)),
@@ -78,6 +78,19 @@ export function useApp(options: Parameters<typeof useServices>[0] = {}) {
   const services = useServices(options);
   const app = createApp(services);
   return { services, app };
+}
+
+/**
+ * The app, and a tenant of the file's own made before its tests (before each test with `each`, so that
+ * any test runs alone); `api` carries the admin key of the tenant of the moment.
+ */
+export function useTenant({ each = false, ...options }: Parameters<typeof useServices>[0] & { each?: boolean } = {}) {
+  const { services, app } = useApp(options);
+  const tenant = {} as TestTenant;
+  (each ? beforeEach : beforeAll)(async () => {
+    Object.assign(tenant, await newTenant(services));
+  });
+  return { services, app, tenant, api: client(app, () => tenant.adminKey) };
 }
 
 /** A handler (an Express app, say) on a real socket of 127.0.0.1, on a free port; `close` ends its connections too. */

@@ -63,6 +63,13 @@ export function Field(
   );
 }
 
+type TextKeys<T> = { [K in keyof T]: T[K] extends string ? K : never }[keyof T] & string;
+
+/** What a `Field` of one text of a form needs: its name, its value, and `onValue`, which sets that text of the form. */
+export function bind<T>(form: T, setForm: (form: T) => void, name: TextKeys<T>) {
+  return { name, value: form[name] as string, onValue: (value: string) => setForm({ ...form, [name]: value }) };
+}
+
 /** Check boxes for a set of values (scopes), as one labelled group. */
 export function Choices(props: {
   legend: string;
@@ -116,30 +123,9 @@ export const trimmed = (t: Triple): Triple => ({ subject: t.subject.trim(), rela
 export function TripleFields({ value, onValue, problems }: { value: Triple; onValue: (value: Triple) => void; problems: FormProblems }) {
   return (
     <>
-      <Field
-        label="Subject"
-        name="subject"
-        value={value.subject}
-        onValue={(subject) => onValue({ ...value, subject })}
-        problems={problems}
-        placeholder="user:alice"
-      />
-      <Field
-        label="Relation"
-        name="relation"
-        value={value.relation}
-        onValue={(relation) => onValue({ ...value, relation })}
-        problems={problems}
-        placeholder="viewer"
-      />
-      <Field
-        label="Object"
-        name="object"
-        value={value.object}
-        onValue={(object) => onValue({ ...value, object })}
-        problems={problems}
-        placeholder="document:q3"
-      />
+      <Field label="Subject" {...bind(value, onValue, 'subject')} problems={problems} placeholder="user:alice" />
+      <Field label="Relation" {...bind(value, onValue, 'relation')} problems={problems} placeholder="viewer" />
+      <Field label="Object" {...bind(value, onValue, 'object')} problems={problems} placeholder="document:q3" />
     </>
   );
 }
@@ -249,6 +235,18 @@ export function Secret({ label, value }: { label: string; value: string }) {
         {copied}
       </p>
     </div>
+  );
+}
+
+/** What a create form made: its id, and its secret (shown once) when it has one. */
+export function Created({ what, id, secret }: { what: string; id: string; secret?: string }) {
+  return (
+    <Notice>
+      <p>
+        {what} <code>{id}</code> created.
+      </p>
+      {secret && <Secret label="Its secret" value={secret} />}
+    </Notice>
   );
 }
 

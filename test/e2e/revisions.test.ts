@@ -1,35 +1,22 @@
 import { spawn } from 'node:child_process';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServices } from '../../src/runtime.ts';
-import { createTenant } from '../../src/store/tenants.ts';
-import { databaseUrl, uniqueName } from '../helpers.ts';
-import { callGrantd, GRANTD_BIN, startServer, type RunningServer } from './serve.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { databaseUrl } from '../helpers.ts';
+import { callGrantd, GRANTD_BIN, startServer, useTwoNodes, type RunningServer } from './serve.ts';
 
 /**
  * Revisions across processes (docs/consistency.md#revisions): node A (one process) and node B
  * (GRANTD_WORKERS=2, each connection to the next worker) on one database, built servers on sockets.
  */
 describe('revisions across nodes and workers', { timeout: 180_000 }, () => {
-  let a: RunningServer;
-  let b: RunningServer;
-  let key: string;
+  const nodes = useTwoNodes('revisions', { GRANTD_WORKERS: '2' });
 
   beforeAll(async () => {
-    const services = createServices(databaseUrl(), { poolSize: 1 }, pino({ level: 'silent' }));
-    key = (await createTenant(services.db, uniqueName('revisions'))).key.secret;
-    await services.close();
-    [a, b] = await Promise.all([startServer({ DATABASE_URL: databaseUrl() }), startServer({ DATABASE_URL: databaseUrl(), GRANTD_WORKERS: '2' })]);
-    expect((await callGrantd(a.baseUrl, key, 'POST', '/v1/namespaces', { name: 'doc' })).status).toBe(201);
-  }, 90_000);
-
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
+    expect((await callGrantd(nodes.a.baseUrl, nodes.key, 'POST', '/v1/namespaces', { name: 'doc' })).status).toBe(201);
   });
 
   const atLeast = (revision: string) => ({ 'Grantd-Consistency': `at-least ${revision}` });
   const check = (node: RunningServer, object: string, revision: string) =>
-    callGrantd(node.baseUrl, key, 'POST', '/v1/check', { subject: 'user:r', relation: 'viewer', object }, atLeast(revision));
+    callGrantd(node.baseUrl, nodes.key, 'POST', '/v1/check', { subject: 'user:r', relation: 'viewer', object }, atLeast(revision));
 
   /** The tenant's feed after `after`, read to its end (a transaction open elsewhere holds it back: polled until `count` come). */
   async function feed(node: RunningServer, after: string | undefined, count: number) {
@@ -38,7 +25,7 @@ describe('revisions across nodes and workers', { timeout: 180_000 }, () => {
       const changes: Record<string, unknown>[] = [];
       let next = after;
       for (;;) {
-        const res = await callGrantd(node.baseUrl, key, 'GET', `/v1/changes?limit=7${next ? `&after=${encodeURIComponent(next)}` : ''}`);
+        const res = await callGrantd(node.baseUrl, nodes.key, 'GET', `/v1/changes?limit=7${next ? `&after=${encodeURIComponent(next)}` : ''}`);
         expect(res.status).toBe(200);
         changes.push(...(res.body.changes as Record<string, unknown>[]));
         next = res.body.next_revision as string;
@@ -50,6 +37,7 @@ describe('revisions across nodes and workers', { timeout: 180_000 }, () => {
   }
 
   it('a write on one node, then a read at least its revision on the other, hundreds of times: never stale', async () => {
+    const { a, b, key } = nodes;
     for (let i = 0; i < 150; i++) {
       const [writer, reader] = i % 2 === 0 ? [a, b] : [b, a];
       const object = `doc:s${i % 10}`;
@@ -68,6 +56,7 @@ describe('revisions across nodes and workers', { timeout: 180_000 }, () => {
   });
 
   it("concurrent writers on several connections: the feed shows each change once, in each writer's order", async () => {
+    const { a, b, key } = nodes;
     const { next: start } = await feed(a, undefined, 0);
     const writers = 4;
     const each = 20;
@@ -92,10 +81,11 @@ describe('revisions across nodes and workers', { timeout: 180_000 }, () => {
   });
 
   it('a node restarted mid-feed, and `grantd changes --follow` restarted with --after: no gap, no repeat', async () => {
-    const { next: start } = await feed(a, undefined, 0);
+    const { b, key } = nodes;
+    const { next: start } = await feed(nodes.a, undefined, 0);
     const write = (node: RunningServer, i: number) =>
       callGrantd(node.baseUrl, key, 'POST', '/v1/grants', { subject: 'user:f', relation: 'viewer', object: `doc:f${i}` });
-    for (let i = 0; i < 10; i++) expect((await write(a, i)).status).toBe(201);
+    for (let i = 0; i < 10; i++) expect((await write(nodes.a, i)).status).toBe(201);
 
     // A follower on node A prints the first changes, then stops with its node.
     const printed: Record<string, unknown>[] = [];
@@ -113,16 +103,16 @@ describe('revisions across nodes and workers', { timeout: 180_000 }, () => {
       });
       return child;
     };
-    let follower = follow(a, start);
+    let follower = follow(nodes.a, start);
     await expect.poll(() => printed.length, { timeout: 20_000 }).toBeGreaterThanOrEqual(10);
     follower.kill();
-    await a.stop();
+    await nodes.a.stop();
     for (let i = 10; i < 20; i++) expect((await write(b, i)).status).toBe(201);
-    a = await startServer({ DATABASE_URL: databaseUrl() });
-    for (let i = 20; i < 25; i++) expect((await write(a, i)).status).toBe(201);
+    nodes.a = await startServer({ DATABASE_URL: databaseUrl() });
+    for (let i = 20; i < 25; i++) expect((await write(nodes.a, i)).status).toBe(201);
 
     // Resumed after the last revision it printed, on the restarted node.
-    follower = follow(a, printed.at(-1)!.revision as string);
+    follower = follow(nodes.a, printed.at(-1)!.revision as string);
     await expect.poll(() => printed.length, { timeout: 20_000 }).toBeGreaterThanOrEqual(25);
     follower.kill();
     expect(printed.map((c) => c.object)).toEqual(Array.from({ length: 25 }, (_, i) => `doc:f${i}`));

@@ -1,7 +1,12 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll } from 'vitest';
 import { packageRoot } from '../../src/package-root.ts';
+import { createServices } from '../../src/runtime.ts';
+import { createTenant } from '../../src/store/tenants.ts';
+import { databaseUrl, uniqueName } from '../helpers.ts';
 import { basic } from '../oauth/support.ts';
 
 export const GRANTD_BIN = join(packageRoot(), 'bin', 'grantd.js');
@@ -49,6 +54,32 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
       return exited;
     },
   };
+}
+
+/** The admin key of a new tenant, made over a connection of its own (closed afterwards) before any server starts. */
+export async function newTenantKey(prefix: string): Promise<string> {
+  const services = createServices(databaseUrl(), { poolSize: 1 }, pino({ level: 'silent' }));
+  try {
+    return (await createTenant(services.db, uniqueName(prefix))).key.secret;
+  } finally {
+    await services.close();
+  }
+}
+
+/**
+ * Two grantd nodes on the test database, started before the file's tests and stopped after (`b` with
+ * `envOfB` too), and the admin `key` of a new tenant.
+ */
+export function useTwoNodes(prefix: string, envOfB: Record<string, string> = {}) {
+  const nodes = {} as { a: RunningServer; b: RunningServer; key: string };
+  beforeAll(async () => {
+    nodes.key = await newTenantKey(prefix);
+    [nodes.a, nodes.b] = await Promise.all([startServer({ DATABASE_URL: databaseUrl() }), startServer({ DATABASE_URL: databaseUrl(), ...envOfB })]);
+  }, 90_000);
+  afterAll(async () => {
+    await Promise.all([nodes.a?.stop(), nodes.b?.stop()]);
+  });
+  return nodes;
 }
 
 /** The admin key grantd prints once when it bootstraps tenant `default`. */

@@ -6,7 +6,7 @@ import { createServices } from '../../src/runtime.ts';
 import { createKey } from '../../src/store/keys.ts';
 import { createTenant } from '../../src/store/tenants.ts';
 import { databaseUrl, uniqueName } from '../helpers.ts';
-import { callGrantd, clientCredentialsToken, clientForm, startServer, type RunningServer } from './serve.ts';
+import { callGrantd, clientCredentialsToken, clientForm, newTenantKey, startServer, type RunningServer } from './serve.ts';
 
 /**
  * `grantd serve` with GRANTD_WORKERS=2. Every request below goes over a connection of its own, and
@@ -25,9 +25,7 @@ describe('several workers on one node', () => {
       .map(Number);
 
   beforeAll(async () => {
-    const services = createServices(databaseUrl(), { poolSize: 1 }, pino({ level: 'silent' }));
-    adminKey = (await createTenant(services.db, uniqueName('workers'))).key.secret;
-    await services.close();
+    adminKey = await newTenantKey('workers');
     server = await startServer({ DATABASE_URL: databaseUrl(), GRANTD_WORKERS: '2', GRANTD_RATE_LIMIT: '8' });
     const relations = { owner: {}, viewer: { includes: ['owner'] } };
     expect((await call(adminKey, 'POST', '/v1/namespaces', { name: 'wdoc', relations })).status).toBe(201);

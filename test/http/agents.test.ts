@@ -1,14 +1,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { client, DOCUMENT_NAMESPACE, newTenant, useApp } from '../helpers.ts';
+import { DOCUMENT_NAMESPACE, useTenant } from '../helpers.ts';
 
-const { services, app } = useApp();
-let api: ReturnType<typeof client>;
+const { api } = useTenant({ each: true });
 const SUMMARIZER = { external_id: 'summarizer', display_name: 'Summarizer', owner: 'user:alice', scope: ['document:viewer'] };
 
-// A tenant of its own for each test, so that any test runs alone.
 beforeEach(async () => {
-  const tenant = await newTenant(services);
-  api = client(app, tenant.adminKey);
   await api.post('/v1/namespaces', DOCUMENT_NAMESPACE).expect(201);
 });
 

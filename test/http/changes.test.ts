@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/http/app.ts';
 import { sweepChanges } from '../../src/store/revisions.ts';
-import { client, newTenant, useApp, useServices, type TestTenant } from '../helpers.ts';
+import { client, newTenant, useServices, useTenant } from '../helpers.ts';
 
 /**
  * Revisions and the changes feed (docs/consistency.md#revisions). A second set of services over the
  * same database plays another node: its caches are its own.
  */
-const { services, app } = useApp();
+const { services, app, tenant, api } = useTenant({ each: true });
 const other = createApp(useServices());
 
 interface Change {
@@ -26,13 +26,6 @@ const revisionOf = (res: { headers: Record<string, string | undefined> }): strin
   if (revision === undefined) throw new Error('the write answered without Grantd-Revision');
   return revision;
 };
-
-let tenant: TestTenant;
-let api: Api;
-beforeEach(async () => {
-  tenant = await newTenant(services);
-  api = client(app, tenant.adminKey);
-});
 
 /** Every change of the feed after `after`, page by page (limit 2: pages end inside transactions too). */
 async function readAll(reader: Api, after?: string): Promise<{ changes: Change[]; next: string }> {

@@ -1,12 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { client, DOCUMENT_NAMESPACE, newTenant, useApp } from '../helpers.ts';
+import { client, DOCUMENT_NAMESPACE, newTenant, useTenant } from '../helpers.ts';
 
-const { services, app } = useApp();
-let api: ReturnType<typeof client>;
+const { services, app, api } = useTenant();
 
 beforeAll(async () => {
-  const tenant = await newTenant(services);
-  api = client(app, tenant.adminKey);
   await api.post('/v1/namespaces', DOCUMENT_NAMESPACE).expect(201);
   await api.post('/v1/namespaces', { name: 'folder', relations: { viewer: {} } }).expect(201);
   await api.post('/v1/namespaces', { name: 'group', relations: { member: {} } }).expect(201);

@@ -1,14 +1,10 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { isWriteConflict } from '../../src/store/errors.ts';
-import { client, DOCUMENT_NAMESPACE, newTenant, useApp } from '../helpers.ts';
+import { DOCUMENT_NAMESPACE, useTenant } from '../helpers.ts';
 
-const { services, app } = useApp();
-let api: ReturnType<typeof client>;
+const { services, api } = useTenant({ each: true });
 
-// A tenant of its own for each test, so that any test runs alone.
 beforeEach(async () => {
-  const tenant = await newTenant(services);
-  api = client(app, tenant.adminKey);
   await api.post('/v1/namespaces', DOCUMENT_NAMESPACE).expect(201);
   await api.post('/v1/namespaces', { name: 'repo' }).expect(201);
   await api.post('/v1/agents', { external_id: 'bot', scope: ['*:*'] }).expect(201);

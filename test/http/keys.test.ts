@@ -1,14 +1,7 @@
-import { beforeAll, describe, expect, it } from 'vitest';
-import { client, newTenant, useApp, type TestTenant } from '../helpers.ts';
+import { describe, expect, it } from 'vitest';
+import { client, useTenant } from '../helpers.ts';
 
-const { services, app } = useApp();
-let tenant: TestTenant;
-let api: ReturnType<typeof client>;
-
-beforeAll(async () => {
-  tenant = await newTenant(services);
-  api = client(app, tenant.adminKey);
-});
+const { app, tenant, api } = useTenant();
 
 describe('POST /v1/keys', () => {
   it('creates a key and shows its secret once', async () => {

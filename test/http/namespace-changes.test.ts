@@ -1,14 +1,10 @@
 import pg from 'pg';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/http/app.ts';
-import { client, databaseUrl, DOCUMENT_NAMESPACE, newTenant, untilBlockedBy, useServices, type TestTenant } from '../helpers.ts';
+import { client, databaseUrl, DOCUMENT_NAMESPACE, newTenant, untilBlockedBy, useTenant } from '../helpers.ts';
 
 /** GET, PUT and DELETE /v1/namespaces/{name} (docs/model.md#changing-the-model). */
 // Connections enough for a request held behind a lock while others queue behind it.
-const services = useServices({ poolSize: 8 });
-const app = createApp(services);
-let tenant: TestTenant;
-let api: ReturnType<typeof client>;
+const { services, app, tenant, api } = useTenant({ poolSize: 8, each: true });
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const grant = (subject: string, relation: string, object: string) => ({ subject, relation, object });
@@ -19,8 +15,6 @@ const check = async (subject: string, relation: string, object: string) => {
 };
 
 beforeEach(async () => {
-  tenant = await newTenant(services);
-  api = client(app, tenant.adminKey);
   await api.post('/v1/namespaces', DOCUMENT_NAMESPACE).expect(201);
 });
 

@@ -1,14 +1,7 @@
-import { beforeAll, describe, expect, it } from 'vitest';
-import { client, DOCUMENT_NAMESPACE, newTenant, useApp, type TestTenant } from '../helpers.ts';
+import { describe, expect, it } from 'vitest';
+import { client, DOCUMENT_NAMESPACE, newTenant, useTenant } from '../helpers.ts';
 
-const { services, app } = useApp();
-let tenant: TestTenant;
-let api: ReturnType<typeof client>;
-
-beforeAll(async () => {
-  tenant = await newTenant(services);
-  api = client(app, tenant.adminKey);
-});
+const { services, app, api } = useTenant();
 
 describe('POST /v1/namespaces', () => {
   it('creates a namespace with relations and answers 201 with its record', async () => {

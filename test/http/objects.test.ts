@@ -1,13 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { client, DOCUMENT_NAMESPACE, newTenant, useApp } from '../helpers.ts';
+import { DOCUMENT_NAMESPACE, useTenant } from '../helpers.ts';
 
-const { services, app } = useApp();
-let api: ReturnType<typeof client>;
+const { api } = useTenant();
 const ids = Array.from({ length: 25 }, (_, i) => `doc-${String(i).padStart(2, '0')}`);
 
 beforeAll(async () => {
-  const tenant = await newTenant(services);
-  api = client(app, tenant.adminKey);
   await api.post('/v1/namespaces', DOCUMENT_NAMESPACE).expect(201);
   await api
     .post('/v1/grants/batch', {

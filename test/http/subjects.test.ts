@@ -1,16 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { client, DOCUMENT_NAMESPACE, newTenant, useApp } from '../helpers.ts';
+import { client, DOCUMENT_NAMESPACE, newTenant, useTenant } from '../helpers.ts';
 
-const { services, app } = useApp();
-let api: ReturnType<typeof client>;
+const { services, app, tenant, api } = useTenant();
 let other: ReturnType<typeof client>;
 let reader: ReturnType<typeof client>;
 let writer: ReturnType<typeof client>;
 const viewers = Array.from({ length: 25 }, (_, i) => `user:v${String(i).padStart(2, '0')}`);
 
 beforeAll(async () => {
-  const tenant = await newTenant(services);
-  api = client(app, tenant.adminKey);
   reader = client(app, await tenant.keyWith('check:read'));
   writer = client(app, await tenant.keyWith('grant:write'));
   await api.post('/v1/namespaces', DOCUMENT_NAMESPACE).expect(201);

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import type { Agent, AgentDeletion, GrantdClient } from '../../client/index.ts';
 import type { PageProps } from '../app.tsx';
-import { Confirm, Empty, Field, FormProblem, Loading, LoadProblem, Notice, Pager, Submit, useCursors, useLoad, useSubmit, when } from '../ui.tsx';
+import { Listed, RowAction, Table, useListWrites } from '../lists.tsx';
+import { bind, Confirm, Field, FormProblem, Loading, LoadProblem, Notice, Pager, Submit, useCursors, useLoad, useSubmit, when } from '../ui.tsx';
 
 const PAGE_SIZE = 50;
 /** The killswitch's preview lists this many of the agent's grants and counts up to ten times more. */
@@ -12,71 +13,51 @@ export function AgentsPage({ session }: PageProps) {
   const pages = useCursors();
   const { cursor } = pages;
   const page = useLoad(() => session.api.agents.list({ limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) }), [cursor]);
-  const [killing, setKilling] = useState<Agent | null>(null);
-  const [notice, setNotice] = useState('');
-  const reload = () => (pages.reset(), page.reload());
+  const writes = useListWrites<Agent>(() => (pages.reset(), page.reload()));
   return (
     <>
       <section aria-labelledby="agents-list">
         <h2 id="agents-list">Registered agents</h2>
-        {notice && <Notice>{notice}</Notice>}
-        {page.loading && <Loading what="agents" />}
-        <LoadProblem problem={page.problem} />
-        {page.data?.agents.length === 0 && <Empty>No agents registered: register one below, then grant to its subject agent:&lt;id&gt;.</Empty>}
-        {page.data && page.data.agents.length > 0 && (
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="Agents (scrolls sideways)">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Subject</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Owner</th>
-                  <th scope="col">Scope</th>
-                  <th scope="col">Registered</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
+        {writes.notice && <Notice>{writes.notice}</Notice>}
+        <Listed
+          state={page}
+          what="agents"
+          items={page.data?.agents}
+          empty="No agents registered: register one below, then grant to its subject agent:<id>."
+        >
+          {(agents) => (
+            <Table label="Agents" columns={['Subject', 'Name', 'Owner', 'Scope', 'Registered']} actions>
+              {agents.map((agent) => (
+                <tr key={agent.external_id}>
+                  <td>
+                    <code>{agent.subject}</code>
+                  </td>
+                  <td>{agent.display_name ?? '—'}</td>
+                  <td>{agent.owner ?? '—'}</td>
+                  <td>{agent.scope.join(', ') || '(none)'}</td>
+                  <td>{when(agent.created_at)}</td>
+                  <RowAction label="Kill" name={`Kill agent ${agent.external_id}`} onClick={() => writes.ask(agent)} />
                 </tr>
-              </thead>
-              <tbody>
-                {page.data.agents.map((agent) => (
-                  <tr key={agent.external_id}>
-                    <td>
-                      <code>{agent.subject}</code>
-                    </td>
-                    <td>{agent.display_name ?? '—'}</td>
-                    <td>{agent.owner ?? '—'}</td>
-                    <td>{agent.scope.join(', ') || '(none)'}</td>
-                    <td>{when(agent.created_at)}</td>
-                    <td>
-                      <button type="button" class="danger" onClick={() => setKilling(agent)} aria-label={`Kill agent ${agent.external_id}`}>
-                        Kill
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+              ))}
+            </Table>
+          )}
+        </Listed>
         <Pager pages={pages} nextCursor={page.data?.next_cursor} label="Agent pages" />
       </section>
-      {killing && (
+      {writes.pending && (
         <Killswitch
           session={session}
-          agent={killing}
-          onClose={() => setKilling(null)}
-          onKilled={(result) => {
-            setKilling(null);
-            setNotice(
+          agent={writes.pending}
+          onClose={writes.cancel}
+          onKilled={(result) =>
+            writes.done(
               `Agent ${result.external_id} killed: ${result.grants_removed} grant${result.grants_removed === 1 ? '' : 's'} removed, ` +
                 `${result.clients_removed} OAuth client${result.clients_removed === 1 ? '' : 's'} removed.`,
-            );
-            reload();
-          }}
+            )
+          }
         />
       )}
-      <RegisterAgent session={session} onRegistered={(id) => (setNotice(`Agent ${id} registered.`), reload())} />
+      <RegisterAgent session={session} onRegistered={(id) => writes.done(`Agent ${id} registered.`)} />
     </>
   );
 }
@@ -153,34 +134,12 @@ function RegisterAgent({ session, onRegistered }: PageProps & { onRegistered: (i
     <section aria-labelledby="agents-register">
       <h2 id="agents-register">Register an agent</h2>
       <form onSubmit={(e) => void submit(e)} noValidate>
-        <Field
-          label="External id"
-          name="external_id"
-          value={form.external_id}
-          onValue={(v) => setForm({ ...form, external_id: v })}
-          problems={problems}
-          placeholder="release-bot"
-        />
-        <Field
-          label="Display name (optional)"
-          name="display_name"
-          value={form.display_name}
-          onValue={(v) => setForm({ ...form, display_name: v })}
-          problems={problems}
-        />
-        <Field
-          label="Owner (optional)"
-          name="owner"
-          value={form.owner}
-          onValue={(v) => setForm({ ...form, owner: v })}
-          problems={problems}
-          placeholder="user:alice"
-        />
+        <Field label="External id" {...bind(form, setForm, 'external_id')} problems={problems} placeholder="release-bot" />
+        <Field label="Display name (optional)" {...bind(form, setForm, 'display_name')} problems={problems} />
+        <Field label="Owner (optional)" {...bind(form, setForm, 'owner')} problems={problems} placeholder="user:alice" />
         <Field
           label="Scope"
-          name="scope"
-          value={form.scope}
-          onValue={(v) => setForm({ ...form, scope: v })}
+          {...bind(form, setForm, 'scope')}
           problems={problems}
           hint="What the agent may ever be granted: namespace:relation entries separated by commas; * matches any, e.g. document:viewer."
         />

@@ -4,6 +4,7 @@ import { ChangeSchema } from '../../../contract/index.ts';
 import { ServiceError, type Change, type GrantdClient } from '../../client/index.ts';
 import type { PageProps } from '../app.tsx';
 import { problemsOf, type Shown } from '../problems.ts';
+import { Table } from '../lists.tsx';
 import { Empty, LoadProblem, Loading, useId, when } from '../ui.tsx';
 
 const KINDS = ChangeSchema.shape.kind.options;
@@ -131,36 +132,21 @@ export function ChangesPage({ session }: PageProps) {
         </Empty>
       )}
       {shown.length > 0 && (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Changes (scrolls sideways)">
-          <table>
-            <caption class="visually-hidden">Changes, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Revision</th>
-                <th scope="col">Time</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Op</th>
-                <th scope="col">What</th>
-                <th scope="col">Actor</th>
-              </tr>
-            </thead>
-            <tbody>
-              {shown.map((change) => (
-                <tr key={change.revision}>
-                  <td class="revision">
-                    {/* The token's end is its signature, which differs from change to change; its start often does not. */}
-                    <code title={change.revision}>…{change.revision.slice(-8)}</code>
-                  </td>
-                  <td>{when(change.at)}</td>
-                  <td>{change.kind}</td>
-                  <td>{change.op}</td>
-                  <td>{whatOf(change)}</td>
-                  <td>{actorOf(change.actor)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table label="Changes" caption="Changes, newest first" columns={['Revision', 'Time', 'Kind', 'Op', 'What', 'Actor']}>
+          {shown.map((change) => (
+            <tr key={change.revision}>
+              <td class="revision">
+                {/* The token's end is its signature, which differs from change to change; its start often does not. */}
+                <code title={change.revision}>…{change.revision.slice(-8)}</code>
+              </td>
+              <td>{when(change.at)}</td>
+              <td>{change.kind}</td>
+              <td>{change.op}</td>
+              <td>{whatOf(change)}</td>
+              <td>{actorOf(change.actor)}</td>
+            </tr>
+          ))}
+        </Table>
       )}
     </>
   );

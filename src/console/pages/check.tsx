@@ -1,10 +1,9 @@
 import { useState } from 'preact/hooks';
 import type { Explanation } from '../../client/index.ts';
 import type { PageProps } from '../app.tsx';
+import { Listed } from '../lists.tsx';
 import {
-  Empty,
   FormProblem,
-  LoadProblem,
   Loading,
   NO_TRIPLE,
   Pager,
@@ -199,24 +198,24 @@ function WhoCanAccess({ session, asked }: PageProps & { asked: Triple }) {
           ))}
         </select>
       </div>
-      {page.loading && <Loading what="subjects" />}
-      <LoadProblem problem={page.problem ?? namespaces.problem} />
-      {page.data?.subjects.length === 0 && (
-        <Empty>
-          {pages.first
-            ? `No subject of namespace ${namespace} holds it: grant it on the Grants page, or pick another namespace.`
-            : 'No more subjects.'}
-        </Empty>
-      )}
-      {page.data && page.data.subjects.length > 0 && (
-        <ul class="subjects" aria-label={`Subjects of namespace ${namespace}`}>
-          {page.data.subjects.map((subject) => (
-            <li key={subject}>
-              <code>{subject}</code>
-            </li>
-          ))}
-        </ul>
-      )}
+      <Listed
+        state={{ loading: page.loading, problem: page.problem ?? namespaces.problem }}
+        what="subjects"
+        items={page.data?.subjects}
+        empty={
+          pages.first ? `No subject of namespace ${namespace} holds it: grant it on the Grants page, or pick another namespace.` : 'No more subjects.'
+        }
+      >
+        {(subjects) => (
+          <ul class="subjects" aria-label={`Subjects of namespace ${namespace}`}>
+            {subjects.map((subject) => (
+              <li key={subject}>
+                <code>{subject}</code>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Listed>
       <Pager pages={pages} nextCursor={page.data?.next_cursor} label="Subject pages" />
     </section>
   );

@@ -2,22 +2,8 @@ import { useState } from 'preact/hooks';
 import { KEY_SCOPES } from '../../../contract/index.ts';
 import type { CreatedOAuthClient, OAuthClientInput } from '../../client/index.ts';
 import type { PageProps } from '../app.tsx';
-import {
-  Choices,
-  Confirm,
-  Empty,
-  Field,
-  FormProblem,
-  Loading,
-  LoadProblem,
-  Notice,
-  Secret,
-  Submit,
-  useId,
-  useLoad,
-  useSubmit,
-  when,
-} from '../ui.tsx';
+import { Listed, RowAction, Table, useListWrites } from '../lists.tsx';
+import { bind, Choices, Confirm, Created, Field, FormProblem, Notice, Submit, useId, useLoad, useSubmit, when } from '../ui.tsx';
 
 interface ClientSummary {
   client_id: string;
@@ -26,67 +12,47 @@ interface ClientSummary {
 
 export function ClientsPage({ session }: PageProps) {
   const list = useLoad(() => session.api.oauth.clients.list());
-  const [deleting, setDeleting] = useState<ClientSummary | null>(null);
-  const [notice, setNotice] = useState('');
+  const writes = useListWrites<ClientSummary>(list.reload);
+  const deleting = writes.pending;
   return (
     <>
       <section aria-labelledby="clients-list">
         <h2 id="clients-list">Current clients</h2>
-        {notice && <Notice>{notice}</Notice>}
-        {list.loading && <Loading what="OAuth clients" />}
-        <LoadProblem problem={list.problem} />
-        {list.data?.clients.length === 0 && <Empty>No OAuth clients: create one below for an integration or an agent.</Empty>}
-        {list.data && list.data.clients.length > 0 && (
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="OAuth clients (scrolls sideways)">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Client id</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Scopes</th>
-                  <th scope="col">Redirect URIs</th>
-                  <th scope="col">Agent</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
+        {writes.notice && <Notice>{writes.notice}</Notice>}
+        <Listed
+          state={list}
+          what="OAuth clients"
+          items={list.data?.clients}
+          empty="No OAuth clients: create one below for an integration or an agent."
+        >
+          {(clients) => (
+            <Table label="OAuth clients" columns={['Name', 'Client id', 'Type', 'Scopes', 'Redirect URIs', 'Agent', 'Created']} actions>
+              {clients.map((client) => (
+                <tr key={client.client_id}>
+                  <td>{client.name}</td>
+                  <td>
+                    <code>{client.client_id}</code>
+                  </td>
+                  <td>{client.type}</td>
+                  <td>{client.scopes.join(', ')}</td>
+                  <td>{client.redirect_uris.join(' ') || '—'}</td>
+                  <td>{client.agent ?? '—'}</td>
+                  <td>{when(client.created_at)}</td>
+                  <RowAction label="Delete" name={`Delete client ${client.name}`} onClick={() => writes.ask(client)} />
                 </tr>
-              </thead>
-              <tbody>
-                {list.data.clients.map((client) => (
-                  <tr key={client.client_id}>
-                    <td>{client.name}</td>
-                    <td>
-                      <code>{client.client_id}</code>
-                    </td>
-                    <td>{client.type}</td>
-                    <td>{client.scopes.join(', ')}</td>
-                    <td>{client.redirect_uris.join(' ') || '—'}</td>
-                    <td>{client.agent ?? '—'}</td>
-                    <td>{when(client.created_at)}</td>
-                    <td>
-                      <button type="button" class="danger" onClick={() => setDeleting(client)} aria-label={`Delete client ${client.name}`}>
-                        Delete
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+              ))}
+            </Table>
+          )}
+        </Listed>
       </section>
       {deleting && (
         <Confirm
           title={`Delete client ${deleting.name}?`}
           confirmLabel="Delete client"
-          onClose={() => setDeleting(null)}
+          onClose={writes.cancel}
           onConfirm={async () => {
             await session.api.oauth.clients.delete(deleting.client_id);
-            setDeleting(null);
-            setNotice(`Client ${deleting.client_id} deleted.`);
-            list.reload();
+            writes.done(`Client ${deleting.client_id} deleted.`);
           }}
         >
           <p>
@@ -94,7 +60,7 @@ export function ClientsPage({ session }: PageProps) {
           </p>
         </Confirm>
       )}
-      <CreateClient session={session} onCreated={() => list.reload()} />
+      <CreateClient session={session} onCreated={list.reload} />
     </>
   );
 }
@@ -127,13 +93,7 @@ function CreateClient({ session, onCreated }: PageProps & { onCreated: () => voi
     <section aria-labelledby="clients-create">
       <h2 id="clients-create">Create a client</h2>
       <form onSubmit={(e) => void submit(e)} noValidate>
-        <Field
-          label="Name (shown on the consent page)"
-          name="name"
-          value={form.name}
-          onValue={(v) => setForm({ ...form, name: v })}
-          problems={problems}
-        />
+        <Field label="Name (shown on the consent page)" {...bind(form, setForm, 'name')} problems={problems} />
         <div class="field">
           <label for={typeId}>Type</label>
           <select
@@ -147,32 +107,21 @@ function CreateClient({ session, onCreated }: PageProps & { onCreated: () => voi
         </div>
         <Field
           label="Redirect URIs"
-          name="redirect_uris"
-          value={form.redirect_uris}
-          onValue={(v) => setForm({ ...form, redirect_uris: v })}
+          {...bind(form, setForm, 'redirect_uris')}
           problems={problems}
           hint="Separated by spaces; required for a public client, compared byte for byte."
         />
         <Choices legend="Scopes" name="scopes" options={KEY_SCOPES} chosen={scopes} onChosen={setScopes} problems={problems} />
         <Field
           label="Agent (optional)"
-          name="agent"
-          value={form.agent}
-          onValue={(v) => setForm({ ...form, agent: v })}
+          {...bind(form, setForm, 'agent')}
           problems={problems}
           hint="A registered agent's external id: the client's tokens then act as agent:<id>."
         />
         <FormProblem problems={problems} />
         <Submit busy={busy} label="Create client" busyLabel="Creating…" />
       </form>
-      {created && (
-        <Notice>
-          <p>
-            Client <code>{created.client_id}</code> created.
-          </p>
-          {created.client_secret && <Secret label="Its secret" value={created.client_secret} />}
-        </Notice>
-      )}
+      {created && <Created what="Client" id={created.client_id} secret={created.client_secret} />}
     </section>
   );
 }

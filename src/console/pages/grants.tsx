@@ -2,13 +2,13 @@ import { useState } from 'preact/hooks';
 import type { Grant, GrantsQuery } from '../../client/index.ts';
 import type { PageProps } from '../app.tsx';
 import { importGrants, parseNdjson, type ImportProgress, type ParsedFile } from '../ndjson.ts';
+import { Listed, RowAction, Table, useListWrites } from '../lists.tsx';
 import {
+  bind,
   Confirm,
   Empty,
   Field,
   FormProblem,
-  LoadProblem,
-  Loading,
   NO_TRIPLE,
   Notice,
   Pager,
@@ -38,8 +38,6 @@ export function GrantsPage({ session }: PageProps) {
   const { cursor } = pages;
   const filterForm = useSubmit(FILTERS, { 'invalid-subject': 'subject', 'invalid-object': 'object', 'namespace-not-found': 'namespace' });
   const page = useLoad(() => session.api.grants.list({ ...queryOf(filters), limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) }), [filters, cursor]);
-  const [revoking, setRevoking] = useState<Grant | null>(null);
-  const [notice, setNotice] = useState('');
 
   const applyFilters = async (e: Event) => {
     e.preventDefault();
@@ -49,10 +47,9 @@ export function GrantsPage({ session }: PageProps) {
       pages.reset();
     }
   };
-  const reload = () => {
-    pages.reset();
-    page.reload();
-  };
+  const reload = () => (pages.reset(), page.reload());
+  const writes = useListWrites<Grant>(reload);
+  const revoking = writes.pending;
 
   return (
     <>
@@ -72,70 +69,44 @@ export function GrantsPage({ session }: PageProps) {
           <FormProblem problems={filterForm.problems} />
           <Submit busy={filterForm.busy} label="Filter" busyLabel="Filtering…" primary={false} />
         </form>
-        {notice && <Notice>{notice}</Notice>}
-        {page.loading && <Loading what="grants" />}
-        <LoadProblem problem={page.problem} />
-        {page.data?.grants.length === 0 && (
-          <Empty>
-            {!pages.first || Object.values(filters).some(Boolean)
+        {writes.notice && <Notice>{writes.notice}</Notice>}
+        <Listed
+          state={page}
+          what="grants"
+          items={page.data?.grants}
+          empty={
+            !pages.first || Object.values(filters).some(Boolean)
               ? 'No grant matches these filters.'
-              : 'No grants yet: add one below or import a file.'}
-          </Empty>
-        )}
-        {page.data && page.data.grants.length > 0 && (
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="Grants (scrolls sideways)">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Subject</th>
-                  <th scope="col">Relation</th>
-                  <th scope="col">Object</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">In force from</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
+              : 'No grants yet: add one below or import a file.'
+          }
+        >
+          {(grants) => (
+            <Table label="Grants" columns={['Subject', 'Relation', 'Object', 'Created', 'In force from', 'Expires']} actions>
+              {grants.map((g) => (
+                <tr key={`${g.subject} ${g.relation} ${g.object}`}>
+                  <td>{g.subject}</td>
+                  <td>{g.relation}</td>
+                  <td>{g.object}</td>
+                  <td>{when(g.created_at)}</td>
+                  <td>{g.not_before ? when(g.not_before) : 'creation'}</td>
+                  <td>{g.expires_at ? when(g.expires_at) : 'never'}</td>
+                  <RowAction label="Revoke" name={`Revoke ${g.subject} ${g.relation} ${g.object}`} onClick={() => writes.ask(g)} />
                 </tr>
-              </thead>
-              <tbody>
-                {page.data.grants.map((g) => (
-                  <tr key={`${g.subject} ${g.relation} ${g.object}`}>
-                    <td>{g.subject}</td>
-                    <td>{g.relation}</td>
-                    <td>{g.object}</td>
-                    <td>{when(g.created_at)}</td>
-                    <td>{g.not_before ? when(g.not_before) : 'creation'}</td>
-                    <td>{g.expires_at ? when(g.expires_at) : 'never'}</td>
-                    <td>
-                      <button
-                        type="button"
-                        class="danger"
-                        onClick={() => setRevoking(g)}
-                        aria-label={`Revoke ${g.subject} ${g.relation} ${g.object}`}
-                      >
-                        Revoke
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+              ))}
+            </Table>
+          )}
+        </Listed>
         <Pager pages={pages} nextCursor={page.data?.next_cursor} label="Grant pages" />
       </section>
       {revoking && (
         <Confirm
           title="Revoke this grant?"
           confirmLabel="Revoke grant"
-          onClose={() => setRevoking(null)}
+          onClose={writes.cancel}
           onConfirm={async () => {
             const { subject, relation, object } = revoking;
             await session.api.grants.revoke({ subject, relation, object });
-            setRevoking(null);
-            setNotice(`Revoked ${subject} ${relation} ${object}.`);
-            reload();
+            writes.done(`Revoked ${subject} ${relation} ${object}.`);
           }}
         >
           <p>
@@ -143,7 +114,7 @@ export function GrantsPage({ session }: PageProps) {
           </p>
         </Confirm>
       )}
-      <AddGrant session={session} onAdded={(text) => (setNotice(text), reload())} />
+      <AddGrant session={session} onAdded={writes.done} />
       <ImportGrants session={session} onImported={reload} />
     </>
   );
@@ -175,19 +146,15 @@ function AddGrant({ session, onAdded }: PageProps & { onAdded: (text: string) =>
         <TripleFields value={triple} onValue={setTriple} problems={problems} />
         <Field
           label="In force from (optional)"
-          name="not_before"
           type="datetime-local"
-          value={validity.not_before}
-          onValue={(not_before) => setValidity({ ...validity, not_before })}
+          {...bind(validity, setValidity, 'not_before')}
           problems={problems}
           hint="Your local time. Empty: at once."
         />
         <Field
           label="Expires at (optional)"
-          name="expires_at"
           type="datetime-local"
-          value={validity.expires_at}
-          onValue={(expires_at) => setValidity({ ...validity, expires_at })}
+          {...bind(validity, setValidity, 'expires_at')}
           problems={problems}
           hint="Your local time; from then on the grant confers nothing. Empty: never."
         />

@@ -2,7 +2,8 @@ import { useState } from 'preact/hooks';
 import { KEY_SCOPES } from '../../../contract/index.ts';
 import type { CreatedKey } from '../../client/index.ts';
 import type { PageProps } from '../app.tsx';
-import { Choices, Confirm, Empty, Field, FormProblem, Loading, LoadProblem, Notice, Secret, Submit, useLoad, useSubmit, when } from '../ui.tsx';
+import { Listed, RowAction, Table, useListWrites } from '../lists.tsx';
+import { Choices, Confirm, Created, FormProblem, Field, Notice, Submit, useLoad, useSubmit, when } from '../ui.tsx';
 
 interface KeySummary {
   id: string;
@@ -11,67 +12,43 @@ interface KeySummary {
 
 export function KeysPage({ session }: PageProps) {
   const list = useLoad(() => session.api.keys.list());
-  const [revoking, setRevoking] = useState<KeySummary | null>(null);
-  const [notice, setNotice] = useState('');
+  const writes = useListWrites<KeySummary>(list.reload);
+  const revoking = writes.pending;
   return (
     <>
       <section aria-labelledby="keys-list">
         <h2 id="keys-list">Live keys</h2>
-        {notice && <Notice>{notice}</Notice>}
-        {list.loading && <Loading what="keys" />}
-        <LoadProblem problem={list.problem} />
-        {list.data?.keys.length === 0 && <Empty>No live keys: create one below.</Empty>}
-        {list.data && list.data.keys.length > 0 && (
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="API keys (scrolls sideways)">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Id</th>
-                  <th scope="col">Label</th>
-                  <th scope="col">Prefix</th>
-                  <th scope="col">Scopes</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
+        {writes.notice && <Notice>{writes.notice}</Notice>}
+        <Listed state={list} what="keys" items={list.data?.keys} empty="No live keys: create one below.">
+          {(keys) => (
+            <Table label="API keys" columns={['Id', 'Label', 'Prefix', 'Scopes', 'Created', 'Last used']} actions>
+              {keys.map((key) => (
+                <tr key={key.id}>
+                  <td>
+                    <code>{key.id}</code>
+                  </td>
+                  <td>{key.label || '—'}</td>
+                  <td>
+                    <code>{key.prefix}…</code>
+                  </td>
+                  <td>{key.scopes.join(', ')}</td>
+                  <td>{when(key.created_at)}</td>
+                  <td>{when(key.last_used_at)}</td>
+                  <RowAction label="Revoke" name={`Revoke key ${key.label || key.id}`} onClick={() => writes.ask(key)} />
                 </tr>
-              </thead>
-              <tbody>
-                {list.data.keys.map((key) => (
-                  <tr key={key.id}>
-                    <td>
-                      <code>{key.id}</code>
-                    </td>
-                    <td>{key.label || '—'}</td>
-                    <td>
-                      <code>{key.prefix}…</code>
-                    </td>
-                    <td>{key.scopes.join(', ')}</td>
-                    <td>{when(key.created_at)}</td>
-                    <td>{when(key.last_used_at)}</td>
-                    <td>
-                      <button type="button" class="danger" onClick={() => setRevoking(key)} aria-label={`Revoke key ${key.label || key.id}`}>
-                        Revoke
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+              ))}
+            </Table>
+          )}
+        </Listed>
       </section>
       {revoking && (
         <Confirm
           title={`Revoke key ${revoking.label || revoking.id}?`}
           confirmLabel="Revoke key"
-          onClose={() => setRevoking(null)}
+          onClose={writes.cancel}
           onConfirm={async () => {
             await session.api.keys.revoke(revoking.id);
-            setRevoking(null);
-            setNotice(`Key ${revoking.id} revoked.`);
-            list.reload();
+            writes.done(`Key ${revoking.id} revoked.`);
           }}
         >
           <p>
@@ -80,7 +57,7 @@ export function KeysPage({ session }: PageProps) {
           </p>
         </Confirm>
       )}
-      <CreateKey session={session} onCreated={() => list.reload()} />
+      <CreateKey session={session} onCreated={list.reload} />
     </>
   );
 }
@@ -108,14 +85,7 @@ function CreateKey({ session, onCreated }: PageProps & { onCreated: () => void }
         <FormProblem problems={problems} />
         <Submit busy={busy} label="Create key" busyLabel="Creating…" />
       </form>
-      {created && (
-        <Notice>
-          <p>
-            Key <code>{created.id}</code> created.
-          </p>
-          <Secret label="Its secret" value={created.secret} />
-        </Notice>
-      )}
+      {created && <Created what="Key" id={created.id} secret={created.secret} />}
     </section>
   );
 }

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../app.tsx';
 import { bodyOf, draftProblems, type NamespaceDraft, type RelationRow } from '../relations.ts';
-import { Empty, Field, FormProblem, Loading, LoadProblem, Notice, Submit, useId, useLoad, useSubmit, when } from '../ui.tsx';
+import { Listed, Table } from '../lists.tsx';
+import { bind, Field, FormProblem, Notice, Submit, useId, useLoad, useSubmit, when } from '../ui.tsx';
 
 const describe = (relations: Record<string, { includes?: string[] | undefined }> | null): string =>
   relations === null
@@ -17,33 +18,21 @@ export function NamespacesPage({ session }: PageProps) {
     <>
       <section aria-labelledby="ns-list">
         <h2 id="ns-list">Current namespaces</h2>
-        {list.loading && <Loading what="namespaces" />}
-        <LoadProblem problem={list.problem} />
-        {list.data?.namespaces.length === 0 && <Empty>No namespaces yet: create the first one below.</Empty>}
-        {list.data && list.data.namespaces.length > 0 && (
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="Namespaces (scrolls sideways)">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Relations</th>
-                  <th scope="col">Created</th>
+        <Listed state={list} what="namespaces" items={list.data?.namespaces} empty="No namespaces yet: create the first one below.">
+          {(namespaces) => (
+            <Table label="Namespaces" columns={['Name', 'Relations', 'Created']}>
+              {namespaces.map((ns) => (
+                <tr key={ns.name}>
+                  <td>
+                    <code>{ns.name}</code>
+                  </td>
+                  <td>{describe(ns.relations)}</td>
+                  <td>{when(ns.created_at)}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {list.data.namespaces.map((ns) => (
-                  <tr key={ns.name}>
-                    <td>
-                      <code>{ns.name}</code>
-                    </td>
-                    <td>{describe(ns.relations)}</td>
-                    <td>{when(ns.created_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+              ))}
+            </Table>
+          )}
+        </Listed>
       </section>
       {created && <Notice>Namespace {created} created.</Notice>}
       <CreateNamespace
@@ -80,14 +69,7 @@ function CreateNamespace({ session, onCreated }: PageProps & { onCreated: (name:
     <section aria-labelledby="ns-create">
       <h2 id="ns-create">Create a namespace</h2>
       <form onSubmit={(e) => void submit(e)} noValidate>
-        <Field
-          label="Name"
-          name="name"
-          value={draft.name}
-          onValue={(name) => setDraft({ ...draft, name })}
-          problems={problems}
-          placeholder="document"
-        />
+        <Field label="Name" {...bind(draft, setDraft, 'name')} problems={problems} placeholder="document" />
         <label class="choice">
           <input type="checkbox" checked={draft.open} onChange={(e) => setDraft({ ...draft, open: (e.target as HTMLInputElement).checked })} />
           Open namespace (any relation, nothing inherited)
