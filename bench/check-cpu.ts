@@ -8,7 +8,9 @@
  * Run: `node --import tsx bench/check-cpu.ts [--rounds 3] [--seconds 8] [--size S]
  * [--database-url URL] [--grantd-node-args='--cpu-prof --max-semi-space-size=16']`. With --database-url
  * (a database this script loaded and kept with --keep) the load is skipped; --root runs the grantd
- * built in another checkout (the code before a change, say).
+ * built in another checkout (the code before a change, say); --compare-root runs one more grantd,
+ * built in another checkout, in every round (row `compare key`), so that a change and the code
+ * before it are measured side by side.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,6 +41,7 @@ const { values } = parseArgs({
     'database-url': { type: 'string' },
     keep: { type: 'boolean', default: false },
     root: { type: 'string', default: ROOT },
+    'compare-root': { type: 'string' },
     'grantd-node-args': { type: 'string', default: '' },
   },
 });
@@ -105,17 +108,28 @@ async function main(): Promise<void> {
     // Warm-up: the JIT and the held tenant, both credentials.
     await drive(grantd, byKey, bodiesFile);
     await drive(grantd, byToken, bodiesFile);
+    const compare = values['compare-root'] ? await startGrantd(values['compare-root'], databaseUrl, 1, {}, nodeArgs) : null;
+    if (compare) {
+      const compareApi = new Api(compare.url, key);
+      await holdInMemory([{ api: compareApi, check: first! }], 1, heldPerProcess);
+      // The same history as the first grantd's (a write, a token issued), which may leave costs behind.
+      await clientCredentialsToken(compareApi, ['check:read']);
+      await drive(compare, byKey, bodiesFile);
+    }
     const rows: { label: string; m: Measured }[] = [];
     const express = await startExpress(1);
     try {
       await drive(express, byKey, bodiesFile);
       for (let round = 0; round < rounds; round++) {
         const load = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
-        for (const [label, server, headers] of [
-          ['express', express, byKey],
+        const grantdRuns = [
           ['grantd key', grantd, byKey],
           ['grantd token', grantd, byToken],
-        ] as const) {
+        ] as const;
+        // The other build before this one's runs every other round: neither always follows the bare app.
+        const compareRuns = compare ? ([['compare key', compare, byKey]] as const) : [];
+        const runs = round % 2 === 0 ? [...grantdRuns, ...compareRuns] : [...compareRuns, ...grantdRuns];
+        for (const [label, server, headers] of [['express', express, byKey] as const, ...runs]) {
           const m = await drive(server, headers, bodiesFile);
           rows.push({ label, m });
           log(
@@ -126,6 +140,7 @@ async function main(): Promise<void> {
     } finally {
       await express.proc.stop();
       await grantd.proc.stop();
+      await compare?.proc.stop();
     }
     const summary: Record<string, { rps: number[]; cpu_us: number[] }> = {};
     for (const { label, m } of rows) {

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from '../src/store/embedded.ts';
+import { GRANTD_V8_FLAGS } from '../src/cluster/primary.ts';
 
 const run = promisify(execFile);
 
@@ -276,7 +277,9 @@ export async function startGrantd(
   env.LOG_LEVEL = process.env.BENCH_GRANTD_LOG_LEVEL ?? 'warn';
   delete env.GRANTD_RATE_LIMIT;
   // A process group of its own (detached), so that killHard also ends the workers.
-  const child = spawn(process.execPath, [...nodeArgs, join(root, 'bin', 'grantd.js'), 'serve'], {
+  // A single process gets the V8 flags `npm start` gives it; workers get them from their primary.
+  const v8Flags = workers === 1 ? GRANTD_V8_FLAGS : [];
+  const child = spawn(process.execPath, [...v8Flags, ...nodeArgs, join(root, 'bin', 'grantd.js'), 'serve'], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -35,10 +35,12 @@ describe('several workers on one node', () => {
     await server?.stop();
   });
 
-  it('starts the workers it was asked for, without V8 memory reducer, and logs one listening line', () => {
+  it("starts the workers it was asked for, with grantd's V8 flags, and logs one listening line", () => {
     expect(workerPids()).toHaveLength(2);
     for (const pid of workerPids()) {
-      expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain('--no-memory-reducer');
+      expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toEqual(
+        expect.arrayContaining(['--no-memory-reducer', '--max-semi-space-size=64']),
+      );
     }
     expect(server.output().match(/"msg":"grantd listening"/g)).toHaveLength(1);
     expect(server.output()).toMatch(/"workers":2,"msg":"grantd listening"/);

@@ -1,5 +1,6 @@
+import libraryStorage from 'oidc-provider/lib/helpers/als.js';
 import * as oauth from 'openid-client';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { newTenant, type TestTenant } from '../helpers.ts';
 import { api, basic, discover, form, useOAuthServer } from './support.ts';
 
@@ -47,6 +48,25 @@ describe('client credentials', () => {
     // Only the digest is stored.
     const rows = await server.services.db.oAuthRecord.findMany({ where: { clientId: client_id } });
     expect(JSON.stringify(rows)).not.toContain(tokens.access_token.slice(7));
+  });
+
+  it("switches the library's request context off once its requests have settled, and issues tokens after", async () => {
+    const { client_id, client_secret } = await newClient(a, { scopes: ['check:read'] });
+    const config = await discover(server.issuer, client_id, client_secret);
+    const disable = vi.spyOn(libraryStorage, 'disable');
+    try {
+      const tokens = await Promise.all([1, 2, 3].map(() => oauth.clientCredentialsGrant(config)));
+      expect(disable).toHaveBeenCalled();
+      disable.mockClear();
+      const after = await oauth.clientCredentialsGrant(config);
+      expect(disable).toHaveBeenCalledTimes(1);
+      for (const { access_token } of [...tokens, after]) {
+        const check = await api(server.issuer, access_token, 'POST', '/v1/check', { subject: 'user:x', relation: 'viewer', object: 'doc:1' });
+        expect(check.status).not.toBe(401);
+      }
+    } finally {
+      disable.mockRestore();
+    }
   });
 
   it('narrows with scope and refuses to widen, storing nothing', async () => {

@@ -8,6 +8,7 @@ import { errorPage } from '../../auth/oauth/pages.ts';
 import { consentRoutes, sendPage } from './consent.ts';
 import { CLIENT_AUTHENTICATING_ROUTES, failedAuthenticationLimit } from './failed-authentications.ts';
 import { introspectionRoutes } from './introspection.ts';
+import { throughLibrary } from './library-requests.ts';
 
 export const AUTHORIZATION_SERVER_METADATA = '/.well-known/oauth-authorization-server';
 export const PROTECTED_RESOURCE_METADATA = '/.well-known/oauth-protected-resource';
@@ -67,9 +68,7 @@ export function oauthRouter(deps: AppDeps, options: OAuthOptions): Router {
     // grantd is reached at its public URL: the library advertises and redirects to that origin.
     req.headers['x-forwarded-host'] = issuer.host;
     req.headers['x-forwarded-proto'] = issuer.protocol.slice(0, -1);
-    provider()
-      .then((p) => (callback ??= p.callback())(req, res))
-      .catch(next);
+    throughLibrary(() => provider().then((p) => (callback ??= p.callback())(req, res))).catch(next);
   };
 
   const limit = failedAuthenticationLimit(deps);
