@@ -188,7 +188,7 @@ const peers: Record<string, unknown> = {};
 let express: RunStats | null = null;
 /** The same bulks of 100 answered by bare Express (parsed, then one constant result per check). */
 let expressBulk: RunStats | null = null;
-let expressError: string | null = selected.has('check') ? null : 'not run (--only)';
+const expressError: string | null = selected.has('check') ? null : 'not run (--only)';
 /** The same bare app on stock `app.listen`: what an Express app costs as usually served (reference only). */
 let expressListen: RunStats | null = null;
 let cerbos: RunStats | null = null;
@@ -608,20 +608,32 @@ async function runDatasetScenarios(context: DatasetContext): Promise<void> {
   if (graphLoads.length > 0) noteGraphLoads();
 }
 
-/** check: grantd, then the bare Express app (served both ways), then Cerbos; the ratios go in the row. */
+/**
+ * check: grantd and the bare Express app (on grantd's HTTP server) alternating run by run, both
+ * started before the first warm-up, so that what the machine does meanwhile falls on both alike;
+ * then Express on stock `app.listen` (reference only) and Cerbos. The ratios go in the row.
+ */
 async function runCheck({ databaseUrl, key }: DatasetContext): Promise<void> {
   cerbosError ??= ensurePeer('cerbos', log);
-  log('scenario check (grantd, then express, then cerbos)');
-  record(
-    'check',
-    (await withGrantd(databaseUrl, key, (api) => saturate('check grantd', api, headersFor(api), checkSpec))).median,
-    `${CLOSED_LOOP}, the same for the bare Express app and Cerbos`,
+  log('scenario check (grantd alternating with the bare express app, then express on app.listen, then cerbos)');
+  const [grantd, bare] = await withGrantd(databaseUrl, key, (api) =>
+    withExpress((ex) =>
+      measureAlternating(
+        [
+          { label: 'check grantd', once: saturating('check grantd', api, headersFor(api), checkSpec) },
+          { label: 'check express', once: saturating('check express', ex, grantdHeaders(key), checkSpec) },
+        ],
+        log,
+        plan,
+      ),
+    ),
   );
+  record('check', grantd!.median, `${CLOSED_LOOP}, the same for the bare Express app (its runs alternating with grantd's) and Cerbos`);
+  express = bare!.median;
   try {
-    express = (await withExpress((ex) => saturate('check express', ex, grantdHeaders(key), checkSpec))).median;
     expressListen = (await withExpress((ex) => saturate('check express (app.listen)', ex, grantdHeaders(key), checkSpec), 'listen')).median;
   } catch (error) {
-    expressError = firstLine(error, 4);
+    log(`check express (app.listen), a reference only, failed: ${firstLine(error, 4)}`);
   }
   if (!cerbosError) {
     try {
