@@ -177,9 +177,11 @@ export async function measure<T extends RunStats>(
 }
 
 /**
- * Several loads measured in turns: each one's warm-up (discarded), then run i of each in the order
- * given, for i up to `runs`, so that a drift of the machine or of the database over the scenario
- * (a table the writes grow) falls on all of them alike. Logs each run; one result per load.
+ * Several loads measured in turns: each one's warm-up (discarded), then run i of each, for i up to
+ * `runs`, in the order given and reversed on every other turn (A B, B A, A B), so that a drift of
+ * the machine or of the database over the scenario (a process still warming up, a table the writes
+ * grow) falls on all of them alike rather than on whichever goes first. Logs each run; one result
+ * per load.
  */
 export async function measureAlternating<T extends RunStats>(
   loads: { label: string; once: (durationS: number) => Promise<T> }[],
@@ -189,7 +191,9 @@ export async function measureAlternating<T extends RunStats>(
   for (const { once } of loads) await once(plan.warmupS);
   const runs: T[][] = loads.map(() => []);
   for (let i = 0; i < plan.runs; i++) {
-    for (const [k, { label, once }] of loads.entries()) {
+    const turn = [...loads.entries()];
+    if (i % 2 === 1) turn.reverse();
+    for (const [k, { label, once }] of turn) {
       const r = await once(plan.durationS);
       runs[k]!.push(r);
       const statuses = r.errors > 0 && r.statuses ? ` (statuses ${JSON.stringify(r.statuses)})` : '';
