@@ -16,141 +16,81 @@ CREATE OR REPLACE FUNCTION "grantd_iso"(t TIMESTAMPTZ) RETURNS TEXT LANGUAGE sql
   SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
 $$;
 
--- Each function numbers the statement's changes per tenant in the table's key order, then writes a
--- record for each 1024 of them; the records draw their seq in that order. Deletes leave out tenants
--- deleted in this transaction (they take their feed with them); inserts and updates prove theirs exists.
-
-CREATE OR REPLACE FUNCTION "grantd_feed_grants"() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  writing BIGINT := pg_current_xact_id()::text::bigint;
-  actor JSONB := "grantd_actor"();
+-- Appends one statement's changes of one tenant, in order, as records of at most 1024 changes each,
+-- with the writing transaction's id and actor. PL/pgSQL, so that its statement's plan is kept.
+CREATE FUNCTION "grantd_feed_append"(kind TEXT, op TEXT, tenant UUID, items JSONB[]) RETURNS VOID LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO "changes" ("tenant_id", "xid", "seq", "kind", "op", "items", "actor")
-  SELECT r."tenant_id", writing, nextval('changes_seq_seq'), 'grant', CASE TG_OP WHEN 'INSERT' THEN 'create' ELSE 'delete' END, r."items", actor
-  FROM (
-    SELECT n."tenant_id", jsonb_agg(n."item" ORDER BY n."place") AS "items"
-    FROM (
-      SELECT c."tenant_id",
-        row_number() OVER (PARTITION BY c."tenant_id" ORDER BY c."object_ns", c."object_id", c."relation", c."subject_ns", c."subject_id") - 1 AS "place",
-        jsonb_build_object(
-          'subject', c."subject_ns" || ':' || c."subject_id", 'relation', c."relation", 'object', c."object_ns" || ':' || c."object_id",
-          'created_at', "grantd_iso"(c."created_at"), 'not_before', "grantd_iso"(c."not_before"), 'expires_at', "grantd_iso"(c."expires_at")) AS "item"
-      FROM changed_rows c
-      WHERE TG_OP <> 'DELETE' OR c."tenant_id" IN (SELECT t."id" FROM "tenants" t)
-    ) n
-    GROUP BY n."tenant_id", n."place" / 1024
-    ORDER BY n."tenant_id", n."place" / 1024
-  ) r;
+  SELECT tenant, pg_current_xact_id()::text::bigint, nextval('changes_seq_seq'), kind, op, to_jsonb(items[first : first + 1023]), "grantd_actor"()
+  FROM generate_series(1, cardinality(items), 1024) AS first
+  ORDER BY first;
+END $$;
+
+-- Each table's trigger hands each tenant's changes to it in the table's key order. Deletes leave out
+-- tenants deleted in this transaction (they take their feed with them); inserts and updates prove
+-- theirs exists.
+
+CREATE OR REPLACE FUNCTION "grantd_feed_grants"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM "grantd_feed_append"('grant', CASE TG_OP WHEN 'INSERT' THEN 'create' ELSE 'delete' END, c."tenant_id", array_agg(jsonb_build_object(
+      'subject', c."subject_ns" || ':' || c."subject_id", 'relation', c."relation", 'object', c."object_ns" || ':' || c."object_id",
+      'created_at', "grantd_iso"(c."created_at"), 'not_before', "grantd_iso"(c."not_before"), 'expires_at', "grantd_iso"(c."expires_at"))
+    ORDER BY c."object_ns", c."object_id", c."relation", c."subject_ns", c."subject_id"))
+  FROM changed_rows c
+  WHERE TG_OP <> 'DELETE' OR c."tenant_id" IN (SELECT t."id" FROM "tenants" t)
+  GROUP BY c."tenant_id";
   RETURN NULL;
 END $$;
 
 CREATE OR REPLACE FUNCTION "grantd_feed_agents"() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  writing BIGINT := pg_current_xact_id()::text::bigint;
-  actor JSONB := "grantd_actor"();
 BEGIN
-  INSERT INTO "changes" ("tenant_id", "xid", "seq", "kind", "op", "items", "actor")
-  SELECT r."tenant_id", writing, nextval('changes_seq_seq'), 'agent', CASE TG_OP WHEN 'INSERT' THEN 'create' WHEN 'UPDATE' THEN 'update' ELSE 'delete' END, r."items", actor
-  FROM (
-    SELECT n."tenant_id", jsonb_agg(n."item" ORDER BY n."place") AS "items"
-    FROM (
-      SELECT c."tenant_id",
-        row_number() OVER (PARTITION BY c."tenant_id" ORDER BY c."external_id") - 1 AS "place",
-        jsonb_build_object(
-          'external_id', c."external_id", 'subject', 'agent:' || c."external_id", 'display_name', c."display_name", 'owner', c."owner",
-          'scope', to_jsonb(c."scope"), 'created_at', "grantd_iso"(c."created_at")) AS "item"
-      FROM changed_rows c
-      WHERE TG_OP <> 'DELETE' OR c."tenant_id" IN (SELECT t."id" FROM "tenants" t)
-    ) n
-    GROUP BY n."tenant_id", n."place" / 1024
-    ORDER BY n."tenant_id", n."place" / 1024
-  ) r;
+  PERFORM "grantd_feed_append"('agent', CASE TG_OP WHEN 'INSERT' THEN 'create' WHEN 'UPDATE' THEN 'update' ELSE 'delete' END, c."tenant_id", array_agg(jsonb_build_object(
+      'external_id', c."external_id", 'subject', 'agent:' || c."external_id", 'display_name', c."display_name", 'owner', c."owner",
+      'scope', to_jsonb(c."scope"), 'created_at', "grantd_iso"(c."created_at"))
+    ORDER BY c."external_id"))
+  FROM changed_rows c
+  WHERE TG_OP <> 'DELETE' OR c."tenant_id" IN (SELECT t."id" FROM "tenants" t)
+  GROUP BY c."tenant_id";
   RETURN NULL;
 END $$;
 
 CREATE OR REPLACE FUNCTION "grantd_feed_namespaces"() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  writing BIGINT := pg_current_xact_id()::text::bigint;
-  actor JSONB := "grantd_actor"();
 BEGIN
-  INSERT INTO "changes" ("tenant_id", "xid", "seq", "kind", "op", "items", "actor")
-  SELECT r."tenant_id", writing, nextval('changes_seq_seq'), 'namespace', CASE TG_OP WHEN 'INSERT' THEN 'create' WHEN 'UPDATE' THEN 'update' ELSE 'delete' END, r."items", actor
-  FROM (
-    SELECT n."tenant_id", jsonb_agg(n."item" ORDER BY n."place") AS "items"
-    FROM (
-      SELECT c."tenant_id",
-        row_number() OVER (PARTITION BY c."tenant_id" ORDER BY c."name") - 1 AS "place",
-        jsonb_build_object(
-          'name', c."name", 'relations', c."relations", 'created_at', "grantd_iso"(c."created_at"), 'updated_at', "grantd_iso"(c."updated_at")) AS "item"
-      FROM changed_rows c
-      WHERE TG_OP <> 'DELETE' OR c."tenant_id" IN (SELECT t."id" FROM "tenants" t)
-    ) n
-    GROUP BY n."tenant_id", n."place" / 1024
-    ORDER BY n."tenant_id", n."place" / 1024
-  ) r;
+  PERFORM "grantd_feed_append"('namespace', CASE TG_OP WHEN 'INSERT' THEN 'create' WHEN 'UPDATE' THEN 'update' ELSE 'delete' END, c."tenant_id", array_agg(jsonb_build_object(
+      'name', c."name", 'relations', c."relations", 'created_at', "grantd_iso"(c."created_at"), 'updated_at', "grantd_iso"(c."updated_at"))
+    ORDER BY c."name"))
+  FROM changed_rows c
+  WHERE TG_OP <> 'DELETE' OR c."tenant_id" IN (SELECT t."id" FROM "tenants" t)
+  GROUP BY c."tenant_id";
   RETURN NULL;
 END $$;
 
 -- Keys are created and revoked, never deleted but with their tenant (whose feed goes with it).
 CREATE OR REPLACE FUNCTION "grantd_feed_keys_created"() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  writing BIGINT := pg_current_xact_id()::text::bigint;
-  actor JSONB := "grantd_actor"();
 BEGIN
-  INSERT INTO "changes" ("tenant_id", "xid", "seq", "kind", "op", "items", "actor")
-  SELECT r."tenant_id", writing, nextval('changes_seq_seq'), 'key', 'create', r."items", actor
-  FROM (
-    SELECT n."tenant_id", jsonb_agg(n."item" ORDER BY n."place") AS "items"
-    FROM (
-      SELECT k."tenant_id", row_number() OVER (PARTITION BY k."tenant_id" ORDER BY k."id") - 1 AS "place", "grantd_key_body"(k) AS "item"
-      FROM changed_rows k
-    ) n
-    GROUP BY n."tenant_id", n."place" / 1024
-    ORDER BY n."tenant_id", n."place" / 1024
-  ) r;
+  PERFORM "grantd_feed_append"('key', 'create', k."tenant_id", array_agg("grantd_key_body"(k) ORDER BY k."id"))
+  FROM changed_rows k
+  GROUP BY k."tenant_id";
   RETURN NULL;
 END $$;
 
 CREATE OR REPLACE FUNCTION "grantd_feed_keys_revoked"() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  writing BIGINT := pg_current_xact_id()::text::bigint;
-  actor JSONB := "grantd_actor"();
 BEGIN
-  INSERT INTO "changes" ("tenant_id", "xid", "seq", "kind", "op", "items", "actor")
-  SELECT r."tenant_id", writing, nextval('changes_seq_seq'), 'key', 'delete', r."items", actor
-  FROM (
-    SELECT n."tenant_id", jsonb_agg(n."item" ORDER BY n."place") AS "items"
-    FROM (
-      SELECT k."tenant_id", row_number() OVER (PARTITION BY k."tenant_id" ORDER BY k."id") - 1 AS "place", "grantd_key_body"(k) AS "item"
-      FROM changed_rows k JOIN old_rows o ON o."id" = k."id"
-      WHERE o."revoked_at" IS NULL AND k."revoked_at" IS NOT NULL
-    ) n
-    GROUP BY n."tenant_id", n."place" / 1024
-    ORDER BY n."tenant_id", n."place" / 1024
-  ) r;
+  PERFORM "grantd_feed_append"('key', 'delete', k."tenant_id", array_agg("grantd_key_body"(k) ORDER BY k."id"))
+  FROM changed_rows k JOIN old_rows o ON o."id" = k."id"
+  WHERE o."revoked_at" IS NULL AND k."revoked_at" IS NOT NULL
+  GROUP BY k."tenant_id";
   RETURN NULL;
 END $$;
 
 CREATE OR REPLACE FUNCTION "grantd_feed_oauth_clients"() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  writing BIGINT := pg_current_xact_id()::text::bigint;
-  actor JSONB := "grantd_actor"();
 BEGIN
-  INSERT INTO "changes" ("tenant_id", "xid", "seq", "kind", "op", "items", "actor")
-  SELECT r."tenant_id", writing, nextval('changes_seq_seq'), 'oauth_client', CASE TG_OP WHEN 'INSERT' THEN 'create' WHEN 'UPDATE' THEN 'update' ELSE 'delete' END, r."items", actor
-  FROM (
-    SELECT n."tenant_id", jsonb_agg(n."item" ORDER BY n."place") AS "items"
-    FROM (
-      SELECT c."tenant_id",
-        row_number() OVER (PARTITION BY c."tenant_id" ORDER BY c."client_id") - 1 AS "place",
-        jsonb_build_object(
-          'client_id', c."client_id", 'name', c."name", 'type', c."type", 'redirect_uris', to_jsonb(c."redirect_uris"), 'scopes', to_jsonb(c."scopes"),
-          'agent', c."agent_external_id", 'created_at', "grantd_iso"(c."created_at")) AS "item"
-      FROM changed_rows c
-      WHERE TG_OP <> 'DELETE' OR c."tenant_id" IN (SELECT t."id" FROM "tenants" t)
-    ) n
-    GROUP BY n."tenant_id", n."place" / 1024
-    ORDER BY n."tenant_id", n."place" / 1024
-  ) r;
+  PERFORM "grantd_feed_append"('oauth_client', CASE TG_OP WHEN 'INSERT' THEN 'create' WHEN 'UPDATE' THEN 'update' ELSE 'delete' END, c."tenant_id", array_agg(jsonb_build_object(
+      'client_id', c."client_id", 'name', c."name", 'type', c."type", 'redirect_uris', to_jsonb(c."redirect_uris"), 'scopes', to_jsonb(c."scopes"),
+      'agent', c."agent_external_id", 'created_at', "grantd_iso"(c."created_at"))
+    ORDER BY c."client_id"))
+  FROM changed_rows c
+  WHERE TG_OP <> 'DELETE' OR c."tenant_id" IN (SELECT t."id" FROM "tenants" t)
+  GROUP BY c."tenant_id";
   RETURN NULL;
 END $$;
