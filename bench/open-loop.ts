@@ -27,7 +27,9 @@ interface Job {
  * are opened when none is free): sends never wait for answers, so a stall of the server shows in
  * the latencies instead of slowing the load (no coordinated omission). Latency counts from the
  * send; how late sends were against the schedule (Node's timers have 1 ms granularity) is reported
- * apart, as `late_p99_ms`. Hand-written because autocannon's rate limit sends each connection's
+ * apart, as `late_p99_ms`, and the connections the run opened as `opened`: a server that falls
+ * behind is sent each request on a new connection, which costs it far more than a request on an
+ * open one (bench/README.md#the-fixed-rate-tail-session-17-2026-11-24). Hand-written because autocannon's rate limit sends each connection's
  * budget of a second back to back, then waits (lib/httpClient.js): that measures bursts. It speaks
  * HTTP/1.1 over plain sockets (requests prebuilt, answers delimited by Content-Length), as wrk2
  * does, rather than through node:http's client: that client costs about as much CPU per request as
@@ -35,13 +37,16 @@ interface Job {
  */
 const TIMEOUT_MS = 10_000;
 
+/** A run's stats, how late its sends were against the schedule (open loop), and how many connections it opened. */
+export type OpenLoopStats = RunStats & { late_p99_ms: number | null; opened: number };
+
 /**
  * The closed loop (`connections`) is the saturation load of `check`, `check_token` and
  * `check_bulk_100`, for grantd and the bare Express app alike: autocannon parses each answer's
  * headers in JavaScript, which cost it 49-56 us of CPU per grantd answer (seven more headers) against
  * 28-34 per bare Express answer, on the cores the servers share (bench/README.md#saturation-load).
  */
-function openLoop(job: Job, bodies: string[]): Promise<RunStats & { late_p99_ms: number | null }> {
+function openLoop(job: Job, bodies: string[]): Promise<OpenLoopStats> {
   const target = new URL(job.path, job.url);
   const head = `POST ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\n${Object.entries(job.headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
@@ -55,7 +60,7 @@ function openLoop(job: Job, bodies: string[]): Promise<RunStats & { late_p99_ms:
   const total = closed ? Infinity : Math.round(job.rate! * job.durationS);
   const dueAt = (n: number) => start + (n * 1000) / job.rate!;
   const endAt = performance.now() + job.durationS * 1000;
-  let [ok, failed, sent, settled] = [0, 0, 0, 0];
+  let [ok, failed, sent, settled, opened] = [0, 0, 0, 0, 0];
   let finish: () => void = () => undefined;
   const start = performance.now();
 
@@ -79,6 +84,7 @@ function openLoop(job: Job, bodies: string[]): Promise<RunStats & { late_p99_ms:
 
     constructor() {
       open.add(this);
+      opened++;
       this.socket = connect({ host: target.hostname, port: Number(target.port), noDelay: true });
       this.socket.on('data', (chunk: Buffer) => this.receive(chunk));
       this.socket.on('error', () => undefined); // 'close' follows
@@ -162,6 +168,7 @@ function openLoop(job: Job, bodies: string[]): Promise<RunStats & { late_p99_ms:
         seconds,
         statuses,
         late_p99_ms: percentile(lateness, 0.99),
+        opened,
       });
     };
     const tick = () => {
@@ -177,7 +184,7 @@ function openLoop(job: Job, bodies: string[]): Promise<RunStats & { late_p99_ms:
 }
 
 /** Runs one open-loop load in a child process; `bodiesFile` holds the request bodies as a JSON array. */
-export function openLoopInChild(job: Job): Promise<RunStats & { late_p99_ms: number | null }> {
+export function openLoopInChild(job: Job): Promise<OpenLoopStats> {
   const jobFile = `${job.bodiesFile}.job.json`;
   writeFileSync(jobFile, JSON.stringify(job));
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), jobFile], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -185,9 +192,7 @@ export function openLoopInChild(job: Job): Promise<RunStats & { late_p99_ms: num
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   return new Promise((resolve, reject) => {
     child.on('error', reject);
-    child.on('exit', (code) =>
-      code === 0 ? resolve(JSON.parse(out) as RunStats & { late_p99_ms: number | null }) : reject(new Error(`open-loop load exited with ${code}`)),
-    );
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as OpenLoopStats) : reject(new Error(`open-loop load exited with ${code}`))));
   });
 }
 

@@ -199,7 +199,10 @@ export async function measureAlternating<T extends RunStats>(
       const statuses = r.errors > 0 && r.statuses ? ` (statuses ${JSON.stringify(r.statuses)})` : '';
       const late =
         'late_p99_ms' in r && r.late_p99_ms !== null ? `, sends late against the schedule p99 ${fmt(r.late_p99_ms as number | null)} ms` : '';
-      log(`  ${label} run ${i + 1}: ${r.rps.toFixed(1)}/s p50 ${fmt(r.p50_ms)} p99 ${fmt(r.p99_ms)} ms, errors ${r.errors}${statuses}${late}`);
+      const opened = 'opened' in r ? `, ${r.opened as number} connections opened` : '';
+      log(
+        `  ${label} run ${i + 1}: ${r.rps.toFixed(1)}/s p50 ${fmt(r.p50_ms)} p99 ${fmt(r.p99_ms)} ms, errors ${r.errors}${statuses}${late}${opened}`,
+      );
     }
   }
   return runs.map((measured) => ({ median: medianOf(measured), runs: measured }));
