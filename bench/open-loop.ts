@@ -23,19 +23,23 @@ interface Job {
 }
 
 /**
- * Request n is due at start + n / rate and is sent then on any free keep-alive connection (more
- * are opened when none is free): sends never wait for answers, so a stall of the server shows in
- * the latencies instead of slowing the load (no coordinated omission). Latency counts from the
- * send; how late sends were against the schedule (Node's timers have 1 ms granularity) is reported
- * apart, as `late_p99_ms`, and the connections the run opened as `opened`: a server that falls
- * behind is sent each request on a new connection, which costs it far more than a request on an
- * open one (bench/README.md#the-fixed-rate-tail-session-17-2026-11-24). Hand-written because autocannon's rate limit sends each connection's
- * budget of a second back to back, then waits (lib/httpClient.js): that measures bursts. It speaks
- * HTTP/1.1 over plain sockets (requests prebuilt, answers delimited by Content-Length), as wrk2
- * does, rather than through node:http's client: that client costs about as much CPU per request as
- * the server under test, which on a machine of few cores the load and the server share.
+ * Request n is due at start + n / rate and is sent then on a free connection of a pool of
+ * OPEN_LOOP_POOL keep-alive connections opened before the first is due, as wrk2's `-c` does and as
+ * a client of an authorization service holds its connections (a load that opened one whenever none
+ * was free measured the server's accepts once it fell behind: bench/README.md#the-open-loops-pool).
+ * When none is free the request waits for one, and its latency counts from when it fell due (when
+ * the timer took it up), not from its send: sends never wait on answers, so a stall of the server
+ * shows in the latencies (no coordinated omission). How late the timer took up a due request (Node's
+ * timers have 1 ms granularity) is reported apart, as `late_p99_ms`, and the connections the run
+ * opened as `opened`. Hand-written because autocannon's rate limit sends each connection's budget
+ * of a second back to back, then waits (lib/httpClient.js): that measures bursts. It speaks HTTP/1.1
+ * over plain sockets (requests prebuilt, answers delimited by Content-Length), as wrk2 does, rather
+ * than through node:http's client: that client costs about as much CPU per request as the server
+ * under test, which on a machine of few cores the load and the server share.
  */
 const TIMEOUT_MS = 10_000;
+/** The open loop's keep-alive connections: 64 requests in flight at 1,000/s is a stall of 64 ms. */
+const OPEN_LOOP_POOL = 64;
 
 /** A run's stats, how late its sends were against the schedule (open loop), and how many connections it opened. */
 export type OpenLoopStats = RunStats & { late_p99_ms: number | null; opened: number };
@@ -55,6 +59,8 @@ function openLoop(job: Job, bodies: string[]): Promise<OpenLoopStats> {
   const lateness: number[] = [];
   const statuses: Record<string, number> = {};
   const idle: Connection[] = [];
+  /** Open loop: requests due while no connection was free (their body's index, and when they were taken up). */
+  const waiting: { n: number; takenUpAt: number }[] = [];
   const open = new Set<Connection>();
   const closed = job.connections !== undefined;
   const total = closed ? Infinity : Math.round(job.rate! * job.durationS);
@@ -62,15 +68,16 @@ function openLoop(job: Job, bodies: string[]): Promise<OpenLoopStats> {
   const endAt = performance.now() + job.durationS * 1000;
   let [ok, failed, sent, settled, opened] = [0, 0, 0, 0, 0];
   let finish: () => void = () => undefined;
-  const start = performance.now();
+  let start = performance.now();
 
-  const settle = (status: number | null, sentAt: number) => {
+  /** `since`: when the request was due (open loop) or sent (closed loop); its latency counts from then. */
+  const settle = (status: number | null, since: number) => {
     if (status === null) failed++;
     else {
       statuses[status] = (statuses[status] ?? 0) + 1;
       if (status >= 200 && status < 300) {
         ok++;
-        latencies.push(performance.now() - sentAt);
+        latencies.push(performance.now() - since);
       } else failed++;
     }
     if (++settled === total) finish();
@@ -80,28 +87,33 @@ function openLoop(job: Job, bodies: string[]): Promise<OpenLoopStats> {
   class Connection {
     private readonly socket: Socket;
     private received: Buffer = Buffer.alloc(0);
-    private sentAt: number | null = null;
+    /** When the request under way was due (open loop) or sent (closed loop); null when none is. */
+    private since: number | null = null;
+    readonly connected: Promise<void>;
 
     constructor() {
       open.add(this);
       opened++;
       this.socket = connect({ host: target.hostname, port: Number(target.port), noDelay: true });
+      // Settled by the socket's end too: a pool is started with the connections still open.
+      this.connected = new Promise((resolve) => {
+        this.socket.once('connect', () => resolve());
+        this.socket.once('close', () => resolve());
+      });
       this.socket.on('data', (chunk: Buffer) => this.receive(chunk));
       this.socket.on('error', () => undefined); // 'close' follows
       this.socket.on('close', () => this.fail());
     }
 
-    /** Returns when the request was handed to the socket. */
-    send(body: string): number {
-      this.sentAt = performance.now();
+    send(body: string, since = performance.now()): void {
+      this.since = since;
       this.socket.write(`${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-      return this.sentAt;
     }
 
     private receive(chunk: Buffer): void {
       this.received = this.received.length === 0 ? chunk : Buffer.concat([this.received, chunk]);
       const headEnd = this.received.indexOf('\r\n\r\n');
-      if (headEnd < 0 || this.sentAt === null) return;
+      if (headEnd < 0 || this.since === null) return;
       const headers = this.received.toString('latin1', 0, headEnd);
       const length = /\r\ncontent-length: *(\d+)/i.exec(headers);
       // Both servers measured send Content-Length; anything else is counted as a failure.
@@ -110,12 +122,19 @@ function openLoop(job: Job, bodies: string[]): Promise<OpenLoopStats> {
         return;
       }
       if (this.received.length < headEnd + 4 + Number(length[1])) return;
-      const sentAt = this.sentAt;
-      this.sentAt = null;
+      const since = this.since;
+      this.since = null;
       this.received = Buffer.alloc(0);
-      settle(Number(headers.slice(9, 12)), sentAt);
+      settle(Number(headers.slice(9, 12)), since);
       if (/\r\nconnection: *close/i.test(headers)) this.socket.destroy();
       else if (closed) this.next();
+      else this.free();
+    }
+
+    /** Open loop: the longest-waiting request, or back to the idle connections. */
+    free(): void {
+      const next = waiting.shift();
+      if (next) this.send(bodies[next.n % bodies.length]!, next.takenUpAt);
       else idle.push(this);
     }
 
@@ -129,18 +148,19 @@ function openLoop(job: Job, bodies: string[]): Promise<OpenLoopStats> {
       open.delete(this);
       const at = idle.indexOf(this);
       if (at >= 0) idle.splice(at, 1);
-      if (this.sentAt !== null) {
-        this.sentAt = null;
+      if (this.since !== null) {
+        this.since = null;
         settle(null, 0);
       }
-      // Closed loop: a connection the server ended is replaced while the run lasts; the run ends with the last one.
+      // A connection the server ended is replaced while the run lasts; a closed loop ends with its last one.
       if (closed && performance.now() < endAt) new Connection().next();
       else if (closed && open.size === 0) finish();
+      else if (!closed && settled < total) new Connection().free();
     }
 
     /** Ends the connection if its answer is overdue (checked once a second rather than a timer per request). */
     expireIfSentBefore(limit: number): void {
-      if (this.sentAt !== null && this.sentAt < limit) this.socket.destroy();
+      if (this.since !== null && this.since < limit) this.socket.destroy();
     }
 
     close(): void {
@@ -173,13 +193,22 @@ function openLoop(job: Job, bodies: string[]): Promise<OpenLoopStats> {
     };
     const tick = () => {
       for (const now = performance.now(); sent < total && dueAt(sent) <= now; sent++) {
-        const sentAt = (idle.pop() ?? new Connection()).send(bodies[sent % bodies.length]!);
-        lateness.push(sentAt - dueAt(sent));
+        lateness.push(now - dueAt(sent));
+        const connection = idle.pop();
+        if (connection) connection.send(bodies[sent % bodies.length]!, now);
+        else waiting.push({ n: sent, takenUpAt: now });
       }
       if (sent < total) setTimeout(tick, Math.max(0, dueAt(sent) - performance.now()));
     };
     if (closed) for (let i = 0; i < job.connections!; i++) new Connection().next();
-    else tick();
+    else {
+      const pool = Array.from({ length: OPEN_LOOP_POOL }, () => new Connection());
+      void Promise.all(pool.map((connection) => connection.connected)).then(() => {
+        idle.push(...pool.filter((connection) => open.has(connection)));
+        start = performance.now();
+        tick();
+      });
+    }
   });
 }
 
