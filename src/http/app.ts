@@ -8,6 +8,7 @@ import type { AppDeps } from './context.ts';
 import { consoleRouter } from './console.ts';
 import { docsRouter } from './docs.ts';
 import { DEFAULT_HTTP_OPTIONS, type HttpOptions } from './options.ts';
+import { answerJsonAsIs } from './json-answers.ts';
 import { authentication, recordingWritesOf } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/body.ts';
 import { requireMetricsToken } from './middleware/metrics-token.ts';
@@ -38,6 +39,7 @@ export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPT
   app.set('query parser', 'simple');
   // req.ip is the peer's address, or with configured proxies the client X-Forwarded-For names.
   app.set('trust proxy', deps.trustProxy);
+  answerJsonAsIs(app);
   if (tracingOn()) app.use(traceRequests);
   // One middleware for what every request gets, rather than one each: every layer of Express's router costs a request.
   const logRequest = requestLog(deps.logger);

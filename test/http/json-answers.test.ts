@@ -1,0 +1,64 @@
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import express, { type Express } from 'express';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { answerJsonAsIs } from '../../src/http/json-answers.ts';
+import { createHttpServer } from '../../src/http/server.ts';
+
+/** An app answering as grantd's routes do: res.json with a body, after a Content-Type, with no body, with 204. */
+function appWith(install: (app: Express) => void): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  install(app);
+  app.all('/object', (_req, res) => void res.status(201).json({ allowed: true, name: 'é ✓', list: [1, null] }));
+  app.all('/typed', (_req, res) => void res.type('application/problem+json').json({ status: 400 }));
+  app.all('/nothing', (_req, res) => void res.json(undefined));
+  app.all('/empty', (_req, res) => void res.status(204).json({ gone: true }));
+  return app;
+}
+
+/** The raw answer to one request, its Date header left out. */
+async function rawAnswer(port: number, request: string): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  socket.end(request);
+  let answer = '';
+  for await (const chunk of socket) answer += (chunk as Buffer).toString('latin1');
+  return answer.replace(/^Date: .*\r\n/m, '');
+}
+
+describe('answerJsonAsIs', () => {
+  const ports: number[] = [];
+  const servers: ReturnType<typeof createHttpServer>[] = [];
+
+  beforeAll(async () => {
+    for (const app of [appWith(() => undefined), appWith(answerJsonAsIs)]) {
+      const server = createHttpServer(app);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      servers.push(server);
+      ports.push((server.address() as AddressInfo).port);
+    }
+  });
+  afterAll(() => Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve)))));
+
+  it.each([
+    ['GET', '/object'],
+    ['HEAD', '/object'],
+    ['POST', '/typed'],
+    ['GET', '/nothing'],
+    ['GET', '/empty'],
+  ])("answers %s %s byte for byte as Express's res.json does", async (method, path) => {
+    const request = `${method} ${path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n`;
+    const [express, asIs] = await Promise.all(ports.map((port) => rawAnswer(port, request)));
+    expect(asIs).toBe(express);
+    expect(asIs).toMatch(/^HTTP\/1\.1 /);
+  });
+
+  it('leaves the answers to Express when the app uses its JSON settings', async () => {
+    const app = express();
+    app.set('json spaces', 2);
+    const before = app.response.json;
+    answerJsonAsIs(app);
+    expect(app.response.json).toBe(before);
+  });
+});
