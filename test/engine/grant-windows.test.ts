@@ -126,6 +126,24 @@ describe('GrantIndex with windows', () => {
     expect(plain.footprint).toBe(new GrantIndex().footprint + 4 * 3);
   });
 
+  it('names the grants none of whose windows is in force at the instant advanced to, once each, with a window of theirs', () => {
+    const index = new GrantIndex();
+    index.add(grant('user:ann', 'viewer', 'document:d1'), window(1000, 2000));
+    index.add(grant('user:ann', 'viewer', 'document:d1'), window(3000, 4000));
+    index.add(grant('user:bob', 'viewer', 'document:d1'), window(null, 2500));
+    index.add(grant('user:cat', 'viewer', 'document:d1'));
+    const named = (now: number) => {
+      index.advance(now);
+      return index.outOfForce().map(({ grant: g, window: w }) => [g.subject.id, g.relation, g.object.id, w.notBefore, w.expiresAt]);
+    };
+    expect(named(1500)).toEqual([]);
+    expect(named(2700)).toEqual([
+      ['ann', 'viewer', 'd1', 1000, 2000],
+      ['bob', 'viewer', 'd1', null, 2500],
+    ]);
+    expect(named(3500)).toEqual([['bob', 'viewer', 'd1', null, 2500]]);
+  });
+
   it('agrees with the windows, at any instant, whatever the grants and the order in which the clock is read', async () => {
     const bound = fc.option(fc.integer({ min: 0, max: 20 }), { nil: null });
     const grantArb = fc.tuple(
