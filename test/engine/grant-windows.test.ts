@@ -132,16 +132,15 @@ describe('GrantIndex with windows', () => {
     index.add(grant('user:ann', 'viewer', 'document:d1'), window(3000, 4000));
     index.add(grant('user:bob', 'viewer', 'document:d1'), window(null, 2500));
     index.add(grant('user:cat', 'viewer', 'document:d1'));
+    index.add(grant('user:dan', 'viewer', 'document:d1'), window(5000, null));
     const named = (now: number) => {
       index.advance(now);
       return index.outOfForce().map(({ grant: g, window: w }) => [g.subject.id, g.relation, g.object.id, w.notBefore, w.expiresAt]);
     };
-    expect(named(1500)).toEqual([]);
-    expect(named(2700)).toEqual([
-      ['ann', 'viewer', 'd1', 1000, 2000],
-      ['bob', 'viewer', 'd1', null, 2500],
-    ]);
-    expect(named(3500)).toEqual([['bob', 'viewer', 'd1', null, 2500]]);
+    const dan = ['dan', 'viewer', 'd1', 5000, null];
+    expect(named(1500)).toEqual([dan]);
+    expect(named(2700)).toEqual([['ann', 'viewer', 'd1', 1000, 2000], ['bob', 'viewer', 'd1', null, 2500], dan]);
+    expect(named(3500)).toEqual([['bob', 'viewer', 'd1', null, 2500], dan]);
   });
 
   it('agrees with the windows, at any instant, whatever the grants and the order in which the clock is read', async () => {
