@@ -105,6 +105,9 @@ describe('GrantIndex with windows', () => {
     expect(plain.add(g)).toBe(false);
     expect(plain.windowedSize).toBe(1);
     expect([500, 2500].map((now) => check(plain, now, 'user:ann', 'viewer', 'document:d1'))).toEqual([true, true]);
+    // Its window flipped away, the grant is plain again: held, and no longer counted as windowed.
+    plain.flip(g, window(1000, 2000));
+    expect([plain.windowedSize, plain.size, check(plain, 2500, 'user:ann', 'viewer', 'document:d1')]).toEqual([0, 1, true]);
     expect(plain.remove(g)).toBe(true);
     expect([plain.windowedSize, plain.size, check(plain, 1500, 'user:ann', 'viewer', 'document:d1')]).toEqual([0, 0, false]);
   });
