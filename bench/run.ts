@@ -203,6 +203,8 @@ let batchWithoutFeed: RunStats | null = null;
 /** The scenarios measured against tenant NO_WINDOWS_TENANT (issue 22). */
 const WINDOWS_SCENARIOS = ['check_windows', 'check_bulk_windows'] as const;
 type WindowsScenario = (typeof WINDOWS_SCENARIOS)[number];
+/** What the report calls each windows scenario's load. */
+const windowsLoad = (name: WindowsScenario) => (name === 'check_windows' ? 'check' : 'bulk');
 const needsNoWindows = WINDOWS_SCENARIOS.some((name) => selected.has(name));
 /** Tenant NO_WINDOWS_TENANT's key, and how many of its answers to the labelled mix differ from the dataset tenant's. */
 let noWindows: { key: string; differing: number } | null = null;
@@ -1116,8 +1118,10 @@ function resultTable(): string[] {
   const peerLine = (label: string, stats: RunStats) =>
     line([label, fmt(stats.rps, 1), fmt(stats.p50_ms), fmt(stats.p95_ms), fmt(stats.p99_ms), String(stats.errors), '', '']);
   if (batchWithoutFeed) out.push(peerLine('(peer) batch write without the changes feed', batchWithoutFeed));
-  if (noWindowsPeers.check_windows) out.push(peerLine('(peer) check without windows', noWindowsPeers.check_windows));
-  if (noWindowsPeers.check_bulk_windows) out.push(peerLine('(peer) bulk without windows', noWindowsPeers.check_bulk_windows));
+  for (const name of WINDOWS_SCENARIOS) {
+    const peer = noWindowsPeers[name];
+    if (peer) out.push(peerLine(`(peer) ${windowsLoad(name)} without windows`, peer));
+  }
   if (tracingOnCheck) out.push(peerLine('(peer) check with tracing on', tracingOnCheck));
   out.push(
     cerbos
@@ -1210,26 +1214,10 @@ function targetLines(): string[] {
   );
   // The windows are far in the future: answers differing between the two tenants make the ratios meaningless.
   const windowsErrors = (name: WindowsScenario) => errorsIn(name) + (noWindowsPeers[name]?.errors ?? 0) + (noWindows?.differing ?? 0);
-  out.push(
-    target(
-      'check rps with windows / without',
-      ratio(rows.get('check_windows')?.rps, noWindowsPeers.check_windows?.rps),
-      '>= 0.9',
-      (v) => v >= 0.9,
-      2,
-      windowsErrors('check_windows'),
-    ),
-  );
-  out.push(
-    target(
-      'bulk rps with windows / without',
-      ratio(rows.get('check_bulk_windows')?.rps, noWindowsPeers.check_bulk_windows?.rps),
-      '>= 0.9',
-      (v) => v >= 0.9,
-      2,
-      windowsErrors('check_bulk_windows'),
-    ),
-  );
+  for (const name of WINDOWS_SCENARIOS) {
+    const withOverWithout = ratio(rows.get(name)?.rps, noWindowsPeers[name]?.rps);
+    out.push(target(`${windowsLoad(name)} rps with windows / without`, withOverWithout, '>= 0.9', (v) => v >= 0.9, 2, windowsErrors(name)));
+  }
   const offOn = ratio(rows.get('check_tracing_off')?.rps, tracingOnCheck?.rps);
   out.push(
     `  ${'check rps tracing off / on'.padEnd(48)} ${(offOn === null ? 'n/a' : offOn.toFixed(2)).padStart(8)}  (informative: what tracing on costs)`,

@@ -9,7 +9,8 @@ const RESTART_DELAY_MS = 1_000;
 /** A stopping worker closes its connections after its own 10 s grace; past this it is killed. */
 const STOP_TIMEOUT_MS = 15_000;
 /**
- * V8 flags of every worker, and of `npm start`'s single process (package.json). V8's memory reducer
+ * V8 flags of every worker, and of `npm start`'s single process (package.json names them again, as
+ * V8 takes them only as a process starts; a test keeps the two the same). V8's memory reducer
  * shrinks the heap with a full, compacting collection at the latest 100 s after the last one,
  * whatever the load: a long pause in every worker at once after they load a tenant together
  * (docs/decisions.md#no-memory-reducer). A young generation of up to 64 MB a semi-space lets the

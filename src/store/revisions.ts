@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from 'pino';
+import { offWhenIdle } from '../async-storage.ts';
 import type { Db } from './db.ts';
 import type { Prisma } from './prisma/client.ts';
 import { startSweep } from './sweep.ts';
@@ -31,12 +32,8 @@ interface Writing {
 }
 
 const writing = new AsyncLocalStorage<Writing>();
-/**
- * Handlers recording their writes that have not finished. Once run, an AsyncLocalStorage makes
- * every promise of the process dearer (Node 20 tracks them all with promise hooks, a check's
- * included): it is switched off when the last of them finishes, and on again by the next.
- */
-let recording = 0;
+/** Runs a handler recording its writes; `writing` is off while none runs (docs/decisions.md#a-writes-actor-is-carried-only-while-a-write-runs). */
+const whileRecording = offWhenIdle(writing);
 
 /**
  * Runs `work` (a request's handler) so that each transaction it runs, until its promise settles,
@@ -45,12 +42,7 @@ let recording = 0;
  */
 export function recordingWrites<T>(actor: Actor, work: () => Promise<T>): { result: Promise<T>; revision: () => Position | null } {
   const scope: Writing = { actor, xid: null };
-  recording++;
-  const result = writing
-    .run(scope, async () => work())
-    .finally(() => {
-      if (--recording === 0) writing.disable();
-    });
+  const result = whileRecording(() => writing.run(scope, work));
   return { result, revision: () => (scope.xid === null ? null : { xid: scope.xid, seq: END_OF_TRANSACTION }) };
 }
 

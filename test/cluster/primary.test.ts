@@ -1,8 +1,11 @@
 import { EventEmitter } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Change } from '../../src/cluster/changes.ts';
 import type { PrimaryMessage } from '../../src/cluster/protocol.ts';
+import { packageRoot } from '../../src/package-root.ts';
 
 /** A worker as Node's cluster shows it to the primary: its end of the IPC channel records what it was sent. */
 class FakeWorker extends EventEmitter {
@@ -39,7 +42,7 @@ const fakeCluster = Object.assign(new EventEmitter(), {
 // Read when primary.ts is imported below, once fakeCluster exists.
 vi.mock('node:cluster', () => ({ default: fakeCluster }));
 vi.mock('rate-limiter-flexible', () => ({ RateLimiterClusterMaster: class {} }));
-const { Primary } = await import('../../src/cluster/primary.ts');
+const { GRANTD_V8_FLAGS, Primary } = await import('../../src/cluster/primary.ts');
 
 const change: Change = { kind: 'namespaces', tenantId: 't1' };
 const worker = (id: number): FakeWorker => fakeCluster.workers[id]!;
@@ -154,5 +157,14 @@ describe("a node's primary", () => {
     await vi.advanceTimersByTimeAsync(1);
     await stopped;
     expect(stubborn.process.kill).toHaveBeenCalledWith('SIGKILL');
+  });
+});
+
+describe('GRANTD_V8_FLAGS', () => {
+  // V8 takes heap flags only as a process starts, so `npm start`'s command line names them again.
+  it("are the flags `npm start` gives its single process's node", () => {
+    const { scripts } = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { scripts: { start: string } };
+    const flags = /\bnode((?: --\S+)*) bin\/grantd\.js\b/.exec(scripts.start)?.[1];
+    expect(flags?.trim().split(' ')).toEqual(GRANTD_V8_FLAGS);
   });
 });

@@ -146,6 +146,17 @@ describe('the names an index interns', () => {
   });
 });
 
+describe('a sweep of the names no grant uses', () => {
+  it('keeps the member relation, which no grant used, so that groups count after it', () => {
+    const index = new GrantIndex();
+    for (let i = 0; i < 5_000; i++) index.add(grant(`ns${i}:x`, `rel${i}`, 'user:z'));
+    for (let i = 0; i < 5_000; i++) index.remove(grant(`ns${i}:x`, `rel${i}`, 'user:z'));
+    index.add(grant('user:ann', 'member', 'team:t'));
+    index.add(grant('team:t', 'r1', 'node:a'));
+    expect(index.check(schema, grant('user:ann', 'r1', 'node:a'))).toBe(true);
+  });
+});
+
 describe('a check whose subject belongs to many groups', () => {
   const docs = new CompiledSchema([
     { name: 'doc', relations: { parent: {}, folder: {}, viewer: { includes: ['parent->viewer', 'folder->viewer'] } } },
@@ -203,5 +214,51 @@ describe('check-too-complex', () => {
     expect(isCheckTooComplex(overBudget(25))).toBe(true);
     expect(isCheckTooComplex(new DomainError('invalid-request', 'no'))).toBe(false);
     expect(isCheckTooComplex(Object.assign(new Error('check-too-complex'), { type: 'check-too-complex' }))).toBe(false);
+  });
+});
+
+describe("checkAll's remembered walks and turns", () => {
+  const index = fanOut(100);
+  index.add(grant('user:third', 'r1', 'user:elsewhere')); // holds a grant, none on nodes
+
+  it('answers a later subject from a walk the budget stopped only on the pairs that walk matched, else check-too-complex', async () => {
+    // The stranger's walk matches n5's pairs and its 99 parents' before the next level passes the budget; owner holds r1 on n0, a parent.
+    const queries = ['stranger', 'owner', 'third'].map((who) => grant(`user:${who}`, 'r1', 'node:n5'));
+    const separately = queries.map((query) => {
+      try {
+        return index.check(schema, query, 25_000);
+      } catch (error) {
+        return error;
+      }
+    });
+    expect(separately).toEqual([overBudget(25_000), true, overBudget(25_000)]);
+    expect(await index.checkAll(schema, queries, 25_000)).toEqual(separately);
+  });
+
+  it('waits before its first slice when its turns say so, and then reads the grants as they are', async () => {
+    const small = fanOut(8);
+    let waited = false;
+    // A grant naming node:new arrives while the bulk waits (here, as it is told to): the bulk looked
+    // the object up before, when nothing named it, and must look it up again.
+    const wait = () => (waited ? 0 : ((waited = true), small.add(grant('user:late', 'r1', 'node:new')), 1));
+    const queries = [grant('user:late', 'r1', 'node:new'), grant('user:owner', 'r1', 'node:n3')];
+    expect(await small.checkAll(schema, queries, 25_000, { turns: { wait, spent: () => undefined } })).toEqual([true, true]);
+  });
+
+  it('asks its turns before its first slice and each slice after, and tells them the time of every slice', async () => {
+    const queries = ['owner', 'stranger', 'owner'].map((who) => grant(`user:${who}`, 'r1', 'node:n3'));
+    const turns = { wait: vi.fn(() => 0), spent: vi.fn() };
+    // A slice of 0 ms: the bulk gives way before every check.
+    expect(await fanOut(8).checkAll(schema, queries, 25_000, { sliceMs: 0, turns })).toEqual([true, false, true]);
+    expect(turns.wait).toHaveBeenCalledTimes(1 + queries.length);
+    expect(turns.spent).toHaveBeenCalledTimes(queries.length + 1);
+    for (const [ms] of turns.spent.mock.calls) expect(ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it('fails with an error that is not check-too-complex rather than answering it', async () => {
+    const admits = () => {
+      throw new Error('mask lookup failed');
+    };
+    await expect(index.checkAll(schema, [grant('user:owner', 'r1', 'node:n3')], 25_000, { admits })).rejects.toThrow('mask lookup failed');
   });
 });

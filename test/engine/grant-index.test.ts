@@ -303,3 +303,65 @@ describe('GrantIndex listing walk', () => {
     expect(reachable(index, 'user:ann', 'document', 'viewer')).toEqual(['b', 'd', 'e']);
   });
 });
+
+describe('GrantIndex holders walk', () => {
+  /** d1's viewers: Bea directly (and as editor), zed as owner, eng's members through f1; dan on d2. */
+  const holdersIndex = () =>
+    indexOf(
+      ['user:zed', 'owner', 'document:d1'],
+      ['user:Bea', 'viewer', 'document:d1'],
+      ['user:Bea', 'editor', 'document:d1'],
+      ['group:eng', 'viewer', 'folder:f1'],
+      ['folder:f1', 'parent', 'document:d1'],
+      ['user:amy', 'member', 'group:eng'],
+      ['group:ops', 'member', 'group:eng'],
+      ['user:cy', 'member', 'group:ops'],
+      ['user:dan', 'viewer', 'document:d2'],
+    );
+  const holders = (
+    index: GrantIndex,
+    object: string,
+    relation: string,
+    namespace: string,
+    { after = null as string | null, limit = 1000, budget = Infinity, admits = undefined as ((id: string) => boolean) | undefined } = {},
+  ) => index.holders(schema, { object: parseRef(object, 'object'), relation, namespace, after, limit, budget }, admits);
+
+  it('lists the holders through includes and arrows and the direct members of groups that hold it, once each, in byte order', () => {
+    const index = holdersIndex();
+    // cy is a member of a member group: groups of groups are not expanded.
+    expect(holders(index, 'document:d1', 'viewer', 'user')).toEqual(['Bea', 'amy', 'zed']);
+    expect(holders(index, 'document:d1', 'viewer', 'group')).toEqual(['eng', 'ops']);
+    expect(holders(index, 'document:d1', 'editor', 'user')).toEqual(['Bea', 'zed']);
+    expect(holders(index, 'document:d1', 'owner', 'user')).toEqual(['zed']);
+    expect(holders(index, 'document:d2', 'viewer', 'user')).toEqual(['dan']);
+    expect(holders(index, 'folder:f1', 'viewer', 'user')).toEqual(['amy']);
+  });
+
+  it('lists nothing for an object, a relation or a namespace it does not know', () => {
+    const index = holdersIndex();
+    expect(holders(index, 'document:d3', 'viewer', 'user')).toEqual([]);
+    expect(holders(index, 'document:d1', 'commenter', 'user')).toEqual([]);
+    expect(holders(index, 'document:d1', 'viewer', 'robot')).toEqual([]);
+  });
+
+  it('pages after the cursor, at most the limit, and lists only the ids admitted', () => {
+    const index = holdersIndex();
+    expect(holders(index, 'document:d1', 'viewer', 'user', { after: 'Bea' })).toEqual(['amy', 'zed']);
+    expect(holders(index, 'document:d1', 'viewer', 'user', { after: 'amy', limit: 1 })).toEqual(['zed']);
+    expect(holders(index, 'document:d1', 'viewer', 'user', { after: 'b' })).toEqual(['zed']);
+    expect(holders(index, 'document:d1', 'viewer', 'user', { limit: 2 })).toEqual(['Bea', 'amy']);
+    const asked: string[] = [];
+    const admits = (id: string) => (asked.push(id), id !== 'amy');
+    expect(holders(index, 'document:d1', 'viewer', 'user', { admits })).toEqual(['Bea', 'zed']);
+    expect(asked).not.toContain('eng');
+  });
+
+  it('gives up when the walk, or the pairs, holders and members it reads, come to more than the budget', () => {
+    const index = holdersIndex();
+    // The walk: d1's viewer, editor and owner pairs, the parent grant read, and f1's viewer pair (5 steps).
+    expect(holders(index, 'document:d1', 'viewer', 'user', { budget: 4 })).toBeNull();
+    // Then 4 pairs, Bea (once, though she holds two of them) and zed, eng and its 2 members: 9.
+    expect(holders(index, 'document:d1', 'viewer', 'user', { budget: 8 })).toBeNull();
+    expect(holders(index, 'document:d1', 'viewer', 'user', { budget: 9 })).toEqual(['Bea', 'amy', 'zed']);
+  });
+});

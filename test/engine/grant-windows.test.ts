@@ -90,6 +90,62 @@ describe('GrantIndex with windows', () => {
     expect(check(index, 10_000, 'user:ann', 'viewer', 'document:d1')).toBe(false);
   });
 
+  it('adds a window once, and beside a grant held without one holds it for ever until removed', () => {
+    const index = new GrantIndex();
+    const g = grant('user:ann', 'viewer', 'document:d1');
+    expect(index.add(g, window(1000, 2000))).toBe(true);
+    expect(index.add(g, window(1000, 2000))).toBe(false);
+    expect(index.windowedSize).toBe(1);
+    expect(index.add(g, window(3000, null))).toBe(true);
+    expect([500, 1500, 2500, 3500].map((now) => check(index, now, 'user:ann', 'viewer', 'document:d1'))).toEqual([false, true, false, true]);
+    const plain = new GrantIndex();
+    plain.add(g);
+    expect(plain.add(g, window(1000, 2000))).toBe(true);
+    expect(plain.add(g, window(1000, 2000))).toBe(false);
+    expect(plain.add(g)).toBe(false);
+    expect(plain.windowedSize).toBe(1);
+    expect([500, 2500].map((now) => check(plain, now, 'user:ann', 'viewer', 'document:d1'))).toEqual([true, true]);
+    // Its window flipped away, the grant is plain again: held, and no longer counted as windowed.
+    plain.flip(g, window(1000, 2000));
+    expect([plain.windowedSize, plain.size, check(plain, 2500, 'user:ann', 'viewer', 'document:d1')]).toEqual([0, 1, true]);
+    expect(plain.remove(g)).toBe(true);
+    expect([plain.windowedSize, plain.size, check(plain, 1500, 'user:ann', 'viewer', 'document:d1')]).toEqual([0, 0, false]);
+  });
+
+  it("weighs a windowed grant three grants more than a plain one in the index's footprint, in force or not, and nothing once removed", () => {
+    const g = grant('user:ann', 'viewer', 'document:d1');
+    const plain = new GrantIndex();
+    plain.add(g);
+    const windowed = new GrantIndex();
+    windowed.add(g, window(1000, 2000));
+    windowed.advance(1500);
+    expect(windowed.footprint).toBe(plain.footprint + 3);
+    windowed.advance(2500);
+    expect(windowed.footprint).toBe(plain.footprint + 3 - 1);
+    plain.remove(g);
+    windowed.remove(g);
+    // Both keep the names they interned (until a sweep): the grant and its window weigh nothing more.
+    expect(windowed.footprint).toBe(plain.footprint);
+    expect(plain.footprint).toBe(new GrantIndex().footprint + 4 * 3);
+  });
+
+  it('names the grants none of whose windows is in force at the instant advanced to, once each, with a window of theirs', () => {
+    const index = new GrantIndex();
+    index.add(grant('user:ann', 'viewer', 'document:d1'), window(1000, 2000));
+    index.add(grant('user:ann', 'viewer', 'document:d1'), window(3000, 4000));
+    index.add(grant('user:bob', 'viewer', 'document:d1'), window(null, 2500));
+    index.add(grant('user:cat', 'viewer', 'document:d1'));
+    index.add(grant('user:dan', 'viewer', 'document:d1'), window(5000, null));
+    const named = (now: number) => {
+      index.advance(now);
+      return index.outOfForce().map(({ grant: g, window: w }) => [g.subject.id, g.relation, g.object.id, w.notBefore, w.expiresAt]);
+    };
+    const dan = ['dan', 'viewer', 'd1', 5000, null];
+    expect(named(1500)).toEqual([dan]);
+    expect(named(2700)).toEqual([['ann', 'viewer', 'd1', 1000, 2000], ['bob', 'viewer', 'd1', null, 2500], dan]);
+    expect(named(3500)).toEqual([['bob', 'viewer', 'd1', null, 2500], dan]);
+  });
+
   it('agrees with the windows, at any instant, whatever the grants and the order in which the clock is read', async () => {
     const bound = fc.option(fc.integer({ min: 0, max: 20 }), { nil: null });
     const grantArb = fc.tuple(
