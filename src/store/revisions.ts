@@ -8,9 +8,9 @@ import { startSweep } from './sweep.ts';
 /**
  * Revisions and the changes feed (docs/consistency.md#revisions). A revision is a position in the
  * tenant's feed: a writing transaction's id (pg_current_xact_id, 64 bits) and an order within it.
- * Triggers write the feed in the writing transaction, a record of each statement's changes
- * (migrations 20261125000000, 20261127000000); the API names the actor of each transaction it runs
- * and learns its id, both here, so that every write answers with the revision that includes it.
+ * Triggers write the feed in the writing transaction (migration 20261125000000); the API names the
+ * actor of each transaction it runs and learns its id, both here, so that every write answers with
+ * the revision that includes it.
  */
 
 /** Who made a change: an API key, or an OAuth client (`sub`: the subject its token speaks for). */
@@ -105,8 +105,6 @@ export async function readChanges(
   limit: number,
 ): Promise<{ changes: ChangeRow[]; next: Position } | null> {
   const from = after ?? { xid: 0n, seq: 0n };
-  // A record's changes are at seq, seq + 1, ...: the records that can hold a change past `from`
-  // start at most RECORD_SPAN - 1 before it, and the index finds them by (xid, seq).
   const rows = await db.$queryRaw<
     {
       horizon: bigint;
@@ -125,11 +123,9 @@ export async function readChanges(
     SELECT h.horizon, t.changes_pruned_xid AS pruned_xid, t.changes_pruned_seq AS pruned_seq, c.xid, c.seq, c.at, c.kind, c.op, c.data, c.actor
     FROM tenants t CROSS JOIN h
     LEFT JOIN LATERAL (
-      SELECT c.xid, c.seq + item.place - 1 AS seq, c.at, c.kind, c.op, item.data, c.actor
-      FROM changes c CROSS JOIN LATERAL jsonb_array_elements(c.items) WITH ORDINALITY AS item(data, place)
-      WHERE c.tenant_id = t.id AND (c.xid, c.seq) > (${from.xid}, ${from.seq - RECORD_SPAN}) AND c.xid < h.horizon
-        AND (c.xid, c.seq + item.place - 1) > (${from.xid}, ${from.seq})
-      ORDER BY c.xid, c.seq, item.place LIMIT ${limit}
+      SELECT * FROM changes c
+      WHERE c.tenant_id = t.id AND (c.xid, c.seq) > (${from.xid}, ${from.seq}) AND c.xid < h.horizon
+      ORDER BY c.xid, c.seq LIMIT ${limit}
     ) c ON true
     WHERE t.id = ${tenantId}::uuid
     ORDER BY c.xid, c.seq`;
@@ -152,22 +148,18 @@ export async function readChanges(
   return { changes, next };
 }
 
-/** The positions one record of the feed spans at most: the feed's sequence advances this much a record (migration 20261127000000). */
-const RECORD_SPAN = 1024n;
-
 const before = (a: Position, b: Position): boolean => a.xid < b.xid || (a.xid === b.xid && a.seq < b.seq);
 
 /**
- * Deletes the feed's records written `retentionMs` or more before `now`, at most `limit` of them (each
- * a statement's changes), and records for each tenant the last position deleted, below which `after`
- * is answered 410 rather than with a gap.
+ * Deletes changes recorded `retentionMs` or more before `now`, at most `limit`, and records for each
+ * tenant the last position deleted, below which `after` is answered 410 rather than with a gap.
  */
 export async function sweepChanges(db: Db, retentionMs: number, now: Date, limit = SWEEP_CHUNK): Promise<number> {
   const cutoff = new Date(now.getTime() - retentionMs);
   const [row] = await db.$queryRaw<{ deleted: bigint }[]>`
     WITH gone AS (
       DELETE FROM changes WHERE ctid = ANY(ARRAY(SELECT ctid FROM changes WHERE at < ${cutoff} LIMIT ${limit}))
-      RETURNING tenant_id, xid, seq + jsonb_array_length(items) - 1 AS seq),
+      RETURNING tenant_id, xid, seq),
     last AS (SELECT DISTINCT ON (tenant_id) tenant_id, xid, seq FROM gone ORDER BY tenant_id, xid DESC, seq DESC),
     moved AS (
       UPDATE tenants t SET changes_pruned_xid = last.xid, changes_pruned_seq = last.seq FROM last
@@ -183,7 +175,7 @@ export function startChangesSweep(
   logger: Logger,
 ): () => void {
   return startSweep(
-    { intervalMs, chunk: SWEEP_CHUNK, what: "the feed's records past their retention" },
+    { intervalMs, chunk: SWEEP_CHUNK, what: 'changes past their retention' },
     () => sweepChanges(db, retentionMs, new Date()),
     logger,
   );
