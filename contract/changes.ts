@@ -11,7 +11,7 @@ export const REVISION_HEADER = 'Grantd-Revision';
 /** The header a read may carry: `at-least <revision>` or `full`. */
 export const CONSISTENCY_HEADER = 'Grantd-Consistency';
 
-export const RevisionSchema = z.string().describe("Opaque revision: a position in the tenant's changes, signed; from Grantd-Revision or the feed");
+export const RevisionSchema = z.string().describe("Opaque revision: a position in the tenant's changes, sealed; from Grantd-Revision or the feed");
 
 export const ListChangesQuerySchema = z
   .object({

@@ -2806,7 +2806,7 @@ export interface operations {
                     "application/json": {
                         /** @description In commit order, each change of the tenant exactly once */
                         changes: ({
-                            /** @description Opaque revision: a position in the tenant's changes, signed; from Grantd-Revision or the feed */
+                            /** @description Opaque revision: a position in the tenant's changes, sealed; from Grantd-Revision or the feed */
                             revision: string;
                             /** @description When the change was written (ISO 8601 UTC) */
                             at: string;

@@ -1,37 +1,90 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { DomainError } from '../errors.ts';
 import type { Position } from '../store/revisions.ts';
-import { decodeCursor, encodeCursor } from './cursor.ts';
+import { digestsEqual } from '../auth/secrets.ts';
+import { decodeCursor } from './cursor.ts';
 
 /**
- * Revisions as the API shows them: opaque tokens, a position signed like a cursor (cursor.ts: HMAC
- * with the tenant's key, which every node shares, compared in constant time), bound to the tenant
- * and to being a revision. A token edited, forged or of another tenant is 400 invalid-revision.
+ * Revisions as the API shows them: opaque tokens (docs/consistency.md#revisions). A position holds
+ * PostgreSQL's transaction id and the feed's sequence, both counted across every tenant, so it is
+ * sealed with keys derived from the tenant's cursor key, which every node shares: its 16 bytes are
+ * one AES-256 block (a permutation: the same position gives the same token, a feed's revisions stay
+ * usable as the ids of its changes) and an HMAC over that block makes it tamper-evident. A caller
+ * reads neither a position nor another tenant's activity from it, and cannot edit or forge one; a
+ * token of another tenant fails (400 invalid-revision).
  */
-const BINDING = 'revision';
+const POSITION_BYTES = 16; // xid and seq, 64 bits each: exactly one AES block
+const TAG_BYTES = 16;
+const SEALED_LENGTH = Math.ceil(((POSITION_BYTES + TAG_BYTES) * 4) / 3);
 
-export const encodeRevision = (key: Buffer, { xid, seq }: Position): string => encodeCursor(key, BINDING, [xid.toString(), seq.toString()]);
+export function encodeRevision(key: Buffer, { xid, seq }: Position): string {
+  const keys = sealingKeys(key);
+  const plain = Buffer.alloc(POSITION_BYTES);
+  plain.writeBigUInt64BE(xid, 0);
+  plain.writeBigUInt64BE(seq, 8);
+  const cipher = createCipheriv('aes-256-ecb', keys.block, null).setAutoPadding(false);
+  const sealed = Buffer.concat([cipher.update(plain), cipher.final()]);
+  return Buffer.concat([sealed, tag(keys.tag, sealed)]).toString('base64url');
+}
 
 export function decodeRevision(key: Buffer, token: string): Position {
-  const known = verified.get(token);
+  const known = opened.get(token);
   if (known?.key.length === key.length && timingSafeEqual(known.key, key)) return known.position;
-  const position = verify(key, token);
-  verified.set(token, { key: Buffer.from(key), position });
+  const position = open(key, token);
+  opened.set(token, { key: Buffer.from(key), position });
   return position;
 }
 
 /**
- * Tokens that verified, with the key they verified with: a burst of reads at one revision
- * (docs/consistency.md#reading-at-a-revision) computes its HMAC once per process, not per request.
- * The same token under another key (another tenant's, or a tenant's new one) is verified afresh.
+ * Tokens that opened, with the key they opened with: a burst of reads at one revision
+ * (docs/consistency.md#reading-at-a-revision) opens it once per process, not per request.
+ * The same token under another key (another tenant's, or a tenant's new one) is opened afresh.
  */
-const verified = new LRUCache<string, { key: Buffer; position: Readonly<Position> }>({ max: 10_000 });
+const opened = new LRUCache<string, { key: Buffer; position: Readonly<Position> }>({ max: 10_000 });
 
-function verify(key: Buffer, token: string): Readonly<Position> {
+interface SealingKeys {
+  block: Buffer;
+  tag: Buffer;
+}
+
+/** The sealing keys of each cursor key seen lately: deriving them costs more than sealing a position. */
+const derived = new LRUCache<string, SealingKeys>({ max: 10_000 });
+
+function sealingKeys(key: Buffer): SealingKeys {
+  const id = key.toString('base64');
+  let keys = derived.get(id);
+  if (!keys) {
+    const derive = (use: string) => Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `grantd revision ${use}`, 32));
+    keys = { block: derive('block'), tag: derive('tag') };
+    derived.set(id, keys);
+  }
+  return keys;
+}
+
+const tag = (key: Buffer, sealed: Buffer): Buffer => createHmac('sha256', key).update(sealed).digest().subarray(0, TAG_BYTES);
+
+function open(key: Buffer, token: string): Readonly<Position> {
+  if (token.includes('.')) return openSigned(key, token);
+  // Compared as text after a round trip: Node's base64url decoder skips foreign characters and padding.
+  const bytes = Buffer.from(token, 'base64url');
+  if (token.length !== SEALED_LENGTH || bytes.toString('base64url') !== token) throw notIssued();
+  const keys = sealingKeys(key);
+  const sealed = bytes.subarray(0, POSITION_BYTES);
+  if (!digestsEqual(bytes.subarray(POSITION_BYTES), tag(keys.tag, sealed))) throw notIssued();
+  const decipher = createDecipheriv('aes-256-ecb', keys.block, null).setAutoPadding(false);
+  const plain = Buffer.concat([decipher.update(sealed), decipher.final()]);
+  return Object.freeze({ xid: plain.readBigUInt64BE(0), seq: plain.readBigUInt64BE(8) });
+}
+
+/**
+ * A revision issued before they were sealed (until 2026-11-25): the position as JSON, signed like a
+ * cursor. Still honoured, so that a feed follower that kept one resumes where it stopped; never issued.
+ */
+function openSigned(key: Buffer, token: string): Readonly<Position> {
   let position: unknown;
   try {
-    position = decodeCursor(key, BINDING, token);
+    position = decodeCursor(key, 'revision', token);
   } catch {
     throw notIssued();
   }

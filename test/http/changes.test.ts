@@ -146,9 +146,10 @@ describe('Grantd-Consistency', () => {
   it('a revision this server did not issue for the tenant is 400 invalid-revision; a malformed header 400 invalid-request', async () => {
     await api.post('/v1/namespaces', { name: 'doc' }).expect(201);
     const revision = revisionOf(await api.post('/v1/grants', { subject: 'user:a', relation: 'viewer', object: 'doc:1' }).expect(201));
-    const [payload, signature] = revision.split('.');
-    const forged = `${Buffer.from(JSON.stringify(['1', '1'])).toString('base64url')}.${signature}`;
-    for (const token of [forged, `${payload}.${signature!.slice(1)}x`, 'nonsense', `${revision}x`]) {
+    // A position written as signed revisions once were, with this revision's bytes as its signature; this one edited.
+    const forged = `${Buffer.from(JSON.stringify(['1', '1'])).toString('base64url')}.${revision.slice(0, 22)}`;
+    const edited = `${revision.slice(0, 30)}${revision[30] === 'A' ? 'B' : 'A'}${revision.slice(31)}`;
+    for (const token of [forged, edited, 'nonsense', `${revision}x`]) {
       const res = await api
         .post('/v1/check', { subject: 'user:a', relation: 'viewer', object: 'doc:1' })
         .set('Grantd-Consistency', `at-least ${token}`);
