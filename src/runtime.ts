@@ -24,7 +24,7 @@ export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): Logger {
 /** The configured database: DATABASE_URL, or the embedded PostgreSQL under GRANTD_DATA_DIR. */
 export async function openDatabase(config: Config, logger: Logger): Promise<{ url: string; embedded: boolean; stop: () => Promise<void> }> {
   if (config.DATABASE_URL) return { url: config.DATABASE_URL, embedded: false, stop: async () => undefined };
-  const embedded = await startEmbedded(config.GRANTD_DATA_DIR, (line) => logger.warn(line));
+  const embedded = await startEmbedded(config.GRANTD_DATA_DIR, { info: (line) => logger.info(line), warn: (line) => logger.warn(line) });
   return { url: embedded.url, embedded: true, stop: embedded.stop };
 }
 

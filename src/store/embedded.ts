@@ -10,6 +10,12 @@ export interface EmbeddedDatabase {
   stop: () => Promise<void>;
 }
 
+/** Where the embedded database's lines go: what it does, and what went wrong. */
+export interface EmbeddedLog {
+  info: (line: string) => void;
+  warn: (line: string) => void;
+}
+
 const DATABASE = 'grantd';
 
 /**
@@ -17,7 +23,7 @@ const DATABASE = 'grantd';
  * `dataDir`, on a free loopback port. When another grantd process already runs it for the same
  * folder, that one is shared.
  */
-export async function startEmbedded(dataDir: string, log: (line: string) => void): Promise<EmbeddedDatabase> {
+export async function startEmbedded(dataDir: string, log: EmbeddedLog): Promise<EmbeddedDatabase> {
   const root = resolve(dataDir);
   const pgDir = join(root, 'pg');
   const asRoot = process.getuid?.() === 0;
@@ -42,10 +48,12 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=`],
     onLog: () => undefined,
-    onError: (message) => log(`embedded postgres: ${String(message).trim()}`),
+    // Once grantd stops it, a connection it ends is expected, not a warning.
+    onError: (message) => (stopping ? log.info : log.warn)(`embedded postgres: ${String(message).trim()}`),
   });
+  let stopping = false;
   if (!existsSync(join(pgDir, 'PG_VERSION'))) {
-    log(`initialising the embedded database in ${pgDir}`);
+    log.info(`initialising the embedded database in ${pgDir}`);
     await server.initialise();
   }
   await server.start();
@@ -54,7 +62,13 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
   } catch {
     // It exists from an earlier start.
   }
-  return { url: urlFor(port), stop: () => server.stop() };
+  return {
+    url: urlFor(port),
+    stop: () => {
+      stopping = true;
+      return server.stop();
+    },
+  };
 }
 
 async function readOrCreatePassword(file: string): Promise<string> {

@@ -84,6 +84,14 @@ describe('grantd serve on its embedded default database', () => {
       expect(await first.stop()).toBe(0);
     }
     expect(first.output()).toMatch(/"msg":"stopped"/);
+    // Initialising the embedded database, and the connections its stop ends, are not warnings.
+    const warnings = first
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: number; msg: string })
+      .filter((line) => line.level >= 40 && line.msg.includes('embedded'));
+    expect(warnings.map((line) => line.msg)).toEqual([]);
 
     const second = await startServer(env);
     try {

@@ -9,7 +9,8 @@ import { prepare } from './provide.ts';
 export default async function setup(project: TestProject) {
   const dir = mkdtempSync(join(tmpdir(), 'grantd-test-'));
   chmodSync(dir, 0o711); // as root, PostgreSQL runs as user postgres and must get through
-  const embedded = await startEmbedded(join(dir, 'data'), (line) => process.stderr.write(`${line}\n`));
+  const print = (line: string) => process.stderr.write(`${line}\n`);
+  const embedded = await startEmbedded(join(dir, 'data'), { info: print, warn: print });
   await prepare(embedded.url);
   project.provide('databaseUrl', embedded.url);
   project.provide('databaseKind', 'embedded');
