@@ -9,7 +9,7 @@ import { consoleRouter } from './console.ts';
 import { docsRouter } from './docs.ts';
 import { DEFAULT_HTTP_OPTIONS, type HttpOptions } from './options.ts';
 import { answerJsonAsIs } from './json-answers.ts';
-import { authentication, recordingWritesOf } from './middleware/authenticate.ts';
+import { authentication, bearerChallenge, recordingWritesOf } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/body.ts';
 import { requireMetricsToken } from './middleware/metrics-token.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
@@ -109,6 +109,6 @@ export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPT
   app.use(consoleRouter(options.consoleDir));
 
   app.use(notFound);
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler(deps.logger, bearerChallenge(resourceMetadata)));
   return app;
 }

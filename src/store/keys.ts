@@ -25,11 +25,14 @@ export interface KeyPrincipal {
   sub?: string;
   /** When the credential stops being valid by itself, in ms since the epoch: an access token's expiry (a key has none). */
   expiresAt?: number;
+  /** For an authorization-code grant's access token: the API key that signed in for it. */
+  signingKeyId?: string;
 }
 
 type Tx = Prisma.TransactionClient | Db;
 
-export async function createKey(db: Tx, tenantId: string, label: string, scopes: KeyScope[]): Promise<CreatedKey> {
+/** `madeByAgents`: the agents on whose authority the key is made (see authorityOf in agents.ts); their killswitches revoke it. */
+export async function createKey(db: Tx, tenantId: string, label: string, scopes: KeyScope[], madeByAgents: string[] = []): Promise<CreatedKey> {
   const secret = newSecret();
   const row = await db.apiKey.create({
     data: {
@@ -39,6 +42,7 @@ export async function createKey(db: Tx, tenantId: string, label: string, scopes:
       secretHash: new Uint8Array(hashSecret(secret)),
       label,
       scopes: [...new Set(scopes)],
+      madeByAgents,
     },
   });
   return { id: row.id, prefix: row.prefix, secret, label: row.label, scopes: row.scopes as KeyScope[], createdAt: row.createdAt };
@@ -59,14 +63,23 @@ export function listKeys(db: Db, tenantId: string) {
 export async function revokeKey(db: Db, tenantId: string, keyId: string): Promise<boolean> {
   // Not asked of the database: an id no key can have may hold what PostgreSQL refuses (U+0000).
   if (!KEY_ID_PATTERN.test(keyId)) return false;
-  return transaction(db, async (tx) => {
-    const { count } = await tx.apiKey.updateMany({
-      where: { id: keyId, tenantId, revokedAt: null },
-      data: { revokedAt: new Date() },
-    });
-    if (count === 1) await tx.oAuthRecord.deleteMany({ where: { accountId: keyId } });
-    return count === 1;
+  return transaction(db, async (tx) => (await revokeKeys(tx, { id: keyId, tenantId })).length === 1);
+}
+
+/**
+ * Revokes the tenant's live keys that `where` selects, and deletes the OAuth records they signed in
+ * for, in the caller's transaction: a revocation, whether of one key or by an agent's killswitch. The
+ * ids revoked.
+ */
+export async function revokeKeys(tx: Prisma.TransactionClient, where: Prisma.ApiKeyWhereInput & { tenantId: string }): Promise<string[]> {
+  const revoked = await tx.apiKey.updateManyAndReturn({
+    where: { ...where, revokedAt: null },
+    data: { revokedAt: new Date() },
+    select: { id: true },
   });
+  const ids = revoked.map((key) => key.id);
+  if (ids.length > 0) await tx.oAuthRecord.deleteMany({ where: { accountId: { in: ids } } });
+  return ids;
 }
 
 /**

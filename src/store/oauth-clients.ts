@@ -1,8 +1,10 @@
 import type { KeyScope } from '../../contract/index.ts';
 import { hashSecret, randomBase62 } from '../auth/secrets.ts';
 import { DomainError } from '../errors.ts';
+import { authorityOf } from './agents.ts';
 import type { Db } from './db.ts';
 import { isForeignKeyViolation } from './errors.ts';
+import type { KeyPrincipal } from './keys.ts';
 import { transaction } from './transaction.ts';
 
 export const CLIENT_SECRET_PREFIX = 'svc_cs_';
@@ -20,6 +22,8 @@ export interface OAuthClientRow {
   redirectUris: string[];
   scopes: string[];
   agentExternalId: string | null;
+  /** The agents on whose authority it was registered; their killswitches delete it. */
+  madeByAgents: string[];
   createdAt: Date;
 }
 
@@ -31,13 +35,23 @@ export interface NewOAuthClient {
   agent: string | null;
 }
 
-/** Registers a client; a confidential one gets a secret, returned here only (its SHA-256 is what is stored). */
-export async function createOAuthClient(db: Db, tenantId: string, client: NewOAuthClient): Promise<{ row: OAuthClientRow; secret: string | null }> {
+/**
+ * Registers a client on `principal`'s authority, recording the agents behind it (authorityOf) so
+ * that their killswitches delete it; a confidential one gets a secret, returned here only (its
+ * SHA-256 is what is stored).
+ */
+export async function createOAuthClient(
+  db: Db,
+  principal: Pick<KeyPrincipal, 'keyId' | 'tenantId' | 'clientId' | 'signingKeyId'>,
+  client: NewOAuthClient,
+): Promise<{ row: OAuthClientRow; secret: string | null }> {
+  const { tenantId } = principal;
   const secret = client.type === 'confidential' ? CLIENT_SECRET_PREFIX + randomBase62(CLIENT_SECRET_LENGTH) : null;
   try {
-    const row = await transaction(db, (tx) =>
+    const row = await transaction(db, async (tx) =>
       tx.oAuthClient.create({
         data: {
+          madeByAgents: await authorityOf(tx, principal),
           clientId: `oc_${randomBase62(20)}`,
           tenantId,
           secretHash: secret === null ? null : new Uint8Array(hashSecret(secret)),

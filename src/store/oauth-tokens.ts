@@ -34,5 +34,6 @@ export async function findAccessToken(db: Db, digest: string): Promise<KeyPrinci
     scopes: typeof scope === 'string' ? scope.split(' ').filter(Boolean) : [],
     cursorSecret: Buffer.from(row.client.tenant.cursorSecret),
     ...(row.expiresAt ? { expiresAt: row.expiresAt.getTime() } : {}),
+    ...(row.accountId === null ? {} : { signingKeyId: row.accountId }),
   };
 }

@@ -137,6 +137,40 @@ describe('authorization code with PKCE', () => {
     await expect(oauth.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 
+  it("ends the grant when the key that signed in was made on an agent's authority and the agent is killed", async () => {
+    const admin = tenant.adminKey;
+    expect((await api(server.issuer, admin, 'POST', '/v1/agents', { external_id: 'signer-bot', scope: [] })).status).toBe(201);
+    const agents = await api(server.issuer, admin, 'POST', '/v1/oauth/clients', {
+      name: 'bot',
+      type: 'confidential',
+      scopes: ['admin'],
+      agent: 'signer-bot',
+    });
+    const { client_id: botId, client_secret: botSecret } = agents.body as { client_id: string; client_secret: string };
+    const botToken = (await oauth.clientCredentialsGrant(await discover(server.issuer, botId, botSecret))).access_token;
+    const made = await api(server.issuer, botToken, 'POST', '/v1/keys', { scopes: ['admin'] });
+    const { secret } = made.body as { secret: string };
+
+    const clientId = await publicClient(['admin']);
+    const config = await discover(server.issuer, clientId);
+    const { url, verifier, state } = await authorizationUrl(config, 'admin');
+    const { callback } = await consent(url, secret, 'Approve');
+    const tokens = await oauth.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
+    // A key made with the grant's token stands on the signing key's authority, so on the agent's.
+    const chained = await api(server.issuer, tokens.access_token, 'POST', '/v1/keys', { scopes: ['grant:read'] });
+    expect(chained.status).toBe(201);
+
+    const killed = await api(server.issuer, admin, 'DELETE', '/v1/agents/signer-bot');
+    expect(killed.body).toEqual({ external_id: 'signer-bot', grants_removed: 0, clients_removed: 1 });
+    expect((await api(server.issuer, secret, 'GET', '/v1/namespaces')).status).toBe(401);
+    expect((await api(server.issuer, tokens.access_token, 'GET', '/v1/namespaces')).status).toBe(401);
+    expect((await api(server.issuer, (chained.body as { secret: string }).secret, 'GET', '/v1/namespaces')).status).toBe(401);
+    await expect(oauth.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    // The public client was the administrator's: it stays.
+    const { clients } = (await api(server.issuer, admin, 'GET', '/v1/oauth/clients')).body as { clients: { client_id: string }[] };
+    expect(clients.map((c) => c.client_id)).toContain(clientId);
+  });
+
   it('redirects with access_denied when the person denies', async () => {
     const config = await discover(server.issuer, await publicClient());
     const { url, state } = await authorizationUrl(config, 'check:read');

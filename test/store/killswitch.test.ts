@@ -1,8 +1,12 @@
 import pg from 'pg';
 import { expect, it } from 'vitest';
-import { createAgent, deleteAgent } from '../../src/store/agents.ts';
+import { authorityOf, createAgent, deleteAgent } from '../../src/store/agents.ts';
+import type { Db } from '../../src/store/db.ts';
 import { applyBatch, createGrant } from '../../src/store/grants.ts';
+import { createKey } from '../../src/store/keys.ts';
 import { createNamespace } from '../../src/store/namespaces.ts';
+import { createOAuthClient } from '../../src/store/oauth-clients.ts';
+import { transaction } from '../../src/store/transaction.ts';
 import { databaseUrl, newTenant, untilBlockedBy, useServices } from '../helpers.ts';
 
 // A connection for each of the nine transactions that wait at once.
@@ -52,4 +56,105 @@ it('leaves no grant naming a killed agent: writes that locked it first are remov
   }
   expect(await db.grant.count({ where: { tenantId, subjectNs: 'agent', subjectId: 'bot' } })).toBe(0);
   expect(await db.agent.count({ where: { tenantId } })).toBe(0);
+});
+
+/** A key made on the authority of `principal`, as POST /v1/keys makes it. */
+const keyMadeBy = (db: Db, principal: Parameters<typeof authorityOf>[1], label: string) =>
+  transaction(db, async (tx) => createKey(tx, principal.tenantId, label, ['admin'], await authorityOf(tx, principal)));
+
+it('revokes the keys and deletes the clients made on the agent’s authority, down a chain, in its one transaction', async () => {
+  const { db } = services;
+  const { id: tenantId } = await newTenant(services);
+  await createAgent(db, tenantId, { externalId: 'bot', displayName: null, owner: null, scope: [] });
+  const plain = await createKey(db, tenantId, 'plain', ['admin']);
+  const byPlain = { keyId: plain.id, tenantId };
+  const clientOf = (principal: Parameters<typeof authorityOf>[1], name: string, agent: string | null = null) =>
+    createOAuthClient(db, principal, { name, type: 'confidential', redirectUris: [], scopes: ['admin'], agent }).then(({ row }) => row);
+
+  const own = await clientOf(byPlain, 'own', 'bot');
+  expect(own.madeByAgents).toEqual([]);
+  const asOwn = { keyId: own.clientId, clientId: own.clientId, tenantId };
+  const k1 = await keyMadeBy(db, asOwn, 'k1');
+  const c2 = await clientOf({ keyId: k1.id, tenantId }, 'c2');
+  const k3 = await keyMadeBy(db, { keyId: c2.clientId, clientId: c2.clientId, tenantId }, 'k3');
+  // An authorization-code token of a plain client, signed in with K1: what it makes is the agent's too.
+  const app = await clientOf(byPlain, 'app');
+  const k4 = await keyMadeBy(db, { keyId: app.clientId, clientId: app.clientId, tenantId, signingKeyId: k1.id }, 'k4');
+  await db.oAuthRecord.create({ data: { kind: 'Grant', id: 'signed-in-by-k1', payload: {}, clientId: app.clientId, accountId: k1.id } });
+  await keyMadeBy(db, byPlain, 'bystander');
+  expect((await db.apiKey.findMany({ where: { tenantId }, orderBy: { label: 'asc' } })).map((k) => [k.label, k.madeByAgents])).toEqual([
+    ['admin', []],
+    ['bystander', []],
+    ['k1', ['bot']],
+    ['k3', ['bot']],
+    ['k4', ['bot']],
+    ['plain', []],
+  ]);
+
+  expect(await deleteAgent(db, tenantId, 'bot')).toEqual({ grantsRemoved: 0, clientsRemoved: 2, keysRevoked: 3 });
+  const live = await db.apiKey.findMany({ where: { tenantId, revokedAt: null }, select: { label: true } });
+  expect(live.map((k) => k.label).sort()).toEqual(['admin', 'bystander', 'plain']);
+  expect((await db.oAuthClient.findMany({ where: { tenantId } })).map((c) => c.clientId)).toEqual([app.clientId]);
+  expect(await db.oAuthRecord.count({ where: { accountId: k1.id } })).toBe(0);
+  // One transaction: the feed records every change of the kill under one transaction id.
+  const kill = await db.change.findMany({ where: { tenantId, op: 'delete' } });
+  expect(kill.map((c) => c.kind).sort()).toEqual(['agent', 'key', 'key', 'key', 'oauth_client', 'oauth_client']);
+  expect(new Set(kill.map((c) => c.xid)).size).toBe(1);
+  expect(
+    kill
+      .filter((c) => c.kind === 'key')
+      .map((c) => (c.data as { id: string }).id)
+      .sort(),
+  ).toEqual([k1.id, k3.id, k4.id].sort());
+
+  // Nothing more is made on the ended authority; an agent registered again under the name inherits nothing.
+  await expect(keyMadeBy(db, { keyId: k1.id, tenantId }, 'late')).rejects.toMatchObject({ type: 'unauthenticated' });
+  await expect(keyMadeBy(db, asOwn, 'late')).rejects.toMatchObject({ type: 'unauthenticated' });
+  await createAgent(db, tenantId, { externalId: 'bot', displayName: null, owner: null, scope: [] });
+  await expect(keyMadeBy(db, { keyId: k3.id, tenantId }, 'late')).rejects.toMatchObject({ type: 'unauthenticated' });
+  expect(await deleteAgent(db, tenantId, 'bot')).toEqual({ grantsRemoved: 0, clientsRemoved: 0, keysRevoked: 0 });
+  expect(await db.apiKey.count({ where: { tenantId, revokedAt: null } })).toBe(3);
+});
+
+it('ends a key made while it waited, and refuses one made after it: creations lock the agent as grant writes do', async () => {
+  const { db } = services;
+  const { id: tenantId } = await newTenant(services);
+  await createAgent(db, tenantId, { externalId: 'bot', displayName: null, owner: null, scope: [] });
+  const { row: own } = await createOAuthClient(
+    db,
+    { keyId: (await createKey(db, tenantId, 'plain', ['admin'])).id, tenantId },
+    { name: 'own', type: 'confidential', redirectUris: [], scopes: ['admin'], agent: 'bot' },
+  );
+  const asOwn = { keyId: own.clientId, clientId: own.clientId, tenantId };
+  const make = async (label: string): Promise<string> => {
+    try {
+      return (await keyMadeBy(db, asOwn, label)).id;
+    } catch (error) {
+      if ((error as { type?: string }).type === 'unauthenticated') return 'refused';
+      throw error;
+    }
+  };
+
+  const locker = new pg.Client({ connectionString: databaseUrl() });
+  await locker.connect();
+  try {
+    await locker.query('BEGIN');
+    await locker.query(`SELECT 1 FROM agents WHERE tenant_id = $1 AND external_id = 'bot' FOR UPDATE`, [tenantId]);
+    const before = make('before');
+    await untilBlockedBy(locker, 1);
+    const removed = deleteAgent(db, tenantId, 'bot');
+    await untilBlockedBy(locker, 2);
+    const after = make('after');
+    await untilBlockedBy(locker, 3);
+    await locker.query('COMMIT');
+
+    const made = await before;
+    expect(made).toMatch(/^key_/);
+    expect(await removed).toEqual({ grantsRemoved: 0, clientsRemoved: 1, keysRevoked: 1 });
+    expect(await after).toBe('refused');
+    expect((await db.apiKey.findUnique({ where: { id: made } }))?.revokedAt).not.toBeNull();
+  } finally {
+    await locker.end();
+  }
+  expect(await db.apiKey.count({ where: { tenantId, label: 'after' } })).toBe(0);
 });

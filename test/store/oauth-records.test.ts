@@ -15,13 +15,17 @@ const hooks = { bearerEnded: async () => undefined, sweepFailed: () => undefined
 async function signedInClient() {
   const tenant = await newTenant(services);
   const key = await createKey(services.db, tenant.id, 'signs in', ['grant:read']);
-  const { row } = await createOAuthClient(services.db, tenant.id, {
-    name: 'app',
-    type: 'public',
-    redirectUris: ['https://app.example/callback'],
-    scopes: ['grant:read'],
-    agent: null,
-  });
+  const { row } = await createOAuthClient(
+    services.db,
+    { keyId: key.id, tenantId: tenant.id },
+    {
+      name: 'app',
+      type: 'public',
+      redirectUris: ['https://app.example/callback'],
+      scopes: ['grant:read'],
+      agent: null,
+    },
+  );
   return { tenantId: tenant.id, keyId: key.id, clientId: row.clientId };
 }
 

@@ -16,6 +16,9 @@ import { sendRateLimited } from './rate-limit.ts';
 
 export const BEARER = /^Bearer +([^\s]+) *$/i;
 
+/** RFC 9728: a 401 tells OAuth clients where the API's protected-resource metadata is. */
+export const bearerChallenge = (resourceMetadata: string): string => `Bearer realm="grantd", resource_metadata="${resourceMetadata}"`;
+
 /**
  * Authentication in two steps around the reading of the body. `authenticate` resolves the bearer
  * key before the body is read (an unknown caller never gets to send one) and enforces the scope the
@@ -36,8 +39,7 @@ export const BEARER = /^Bearer +([^\s]+) *$/i;
  * (recordingWritesOf).
  */
 export function authentication(keys: KeyVerifier, freshness: Freshness, failures: FailedAuthentications, resourceMetadata: string) {
-  // RFC 9728: a 401 tells OAuth clients where the API's protected-resource metadata is.
-  const challenge = `Bearer realm="grantd", resource_metadata="${resourceMetadata}"`;
+  const challenge = bearerChallenge(resourceMetadata);
   const refuse = (res: Response, detail: string, error = true): void => {
     res.setHeader('WWW-Authenticate', error ? `${challenge}, error="invalid_token"` : challenge);
     sendProblem(res, 'unauthenticated', detail);

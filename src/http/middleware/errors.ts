@@ -71,8 +71,12 @@ export function schemaProblem(failures: { issue: ZodIssue; where: string; value?
   return new DomainError(type, first ? `${first.path}: ${first.message}` : 'the request does not match the schema', errors);
 }
 
-/** The last error handler: every error leaves as a problem, never a stack trace or SQL. */
-export function errorHandler(logger: Logger) {
+/**
+ * The last error handler: every error leaves as a problem, never a stack trace or SQL. `challenge`
+ * is the WWW-Authenticate a 401 carries: a handler answers one when the credential it runs on was
+ * revoked while it ran (authorityOf in src/store/agents.ts).
+ */
+export function errorHandler(logger: Logger, challenge: string) {
   return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
     if (res.headersSent) return;
     if (error instanceof RetryLater) {
@@ -80,7 +84,10 @@ export function errorHandler(logger: Logger) {
       res.setHeader('Retry-After', '1');
       return sendProblem(res, error.type, error.detail);
     }
-    if (error instanceof DomainError) return sendProblem(res, error.type, error.detail, error.errors);
+    if (error instanceof DomainError) {
+      if (error.type === 'unauthenticated') res.setHeader('WWW-Authenticate', `${challenge}, error="invalid_token"`);
+      return sendProblem(res, error.type, error.detail, error.errors);
+    }
     const parserError = error as { type?: string; status?: number };
     switch (parserError.type) {
       case 'entity.too.large':

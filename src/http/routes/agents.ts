@@ -41,8 +41,8 @@ export const agentRoutes = ({ db, announce }: AppDeps) =>
       const removed = await deleteAgent(db, tenantId, params.external_id);
       if (removed === null) throw notFound(params.external_id);
       await announce({ kind: 'grants', tenantId });
-      // Its tokens are gone with its clients; caches that hold one as verified forget it.
-      if (removed.clientsRemoved > 0) await announce({ kind: 'keys' });
+      // Its tokens are gone with its clients, the keys made on its authority revoked: caches that hold one as verified forget it.
+      if (removed.clientsRemoved > 0 || removed.keysRevoked > 0) await announce({ kind: 'keys' });
       return {
         status: 200,
         body: { external_id: params.external_id, grants_removed: removed.grantsRemoved, clients_removed: removed.clientsRemoved },

@@ -13,7 +13,8 @@ const invalid = (path: string, message: string) => new DomainError('invalid-requ
 export const oauthClientRoutes = ({ db, announce }: AppDeps) =>
   s.router(contract.oauth.clients, {
     create: async ({ body, req }) => {
-      const { tenantId } = principalOf(req);
+      const principal = principalOf(req);
+      const { tenantId } = principal;
       const redirectUris = body.redirect_uris ?? [];
       if (body.type === 'public' && redirectUris.length === 0) {
         throw invalid('body.redirect_uris', 'a public client uses the authorization code flow only, which needs a redirect URI');
@@ -24,7 +25,7 @@ export const oauthClientRoutes = ({ db, announce }: AppDeps) =>
           throw invalid('body.redirect_uris', "an agent's client uses client_credentials only, which takes no redirect URI");
         if (!(await getAgent(db, tenantId, body.agent))) throw new DomainError('agent-not-found', `agent ${body.agent} is not registered`);
       }
-      const { row, secret } = await createOAuthClient(db, tenantId, {
+      const { row, secret } = await createOAuthClient(db, principal, {
         name: body.name,
         type: body.type,
         redirectUris,
