@@ -71,6 +71,13 @@ export function oauthRouter(deps: AppDeps, options: OAuthOptions): Router {
     throughLibrary(() => provider().then((p) => (callback ??= p.callback())(req, res))).catch(next);
   };
 
+  // RFC 6749 5.1: every answer of the token endpoint is not to be cached, errors and grantd's own
+  // 429s included; the library sets only Cache-Control, and HTTP/1.0 caches read Pragma.
+  router.post(contract.oauth.token.path, (_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Pragma', 'no-cache');
+    next();
+  });
   const limit = failedAuthenticationLimit(deps);
   for (const route of CLIENT_AUTHENTICATING_ROUTES) router[route.method === 'GET' ? 'get' : 'post'](route.path, limit);
   router.use(introspectionRoutes(deps, provider, library));
