@@ -1,10 +1,12 @@
 import { generateKeyPairSync } from 'node:crypto';
+import libraryState from 'oidc-provider/lib/helpers/weak_cache.js';
 import Provider, { errors, interactionPolicy, type Adapter, type AdapterPayload, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { contract, KEY_SCOPES } from '../../../contract/index.ts';
 import type { Db } from '../../store/db.ts';
 import { findOAuthClient, type OAuthClientRow } from '../../store/oauth-clients.ts';
 import { OAuthRecords, type RecordHooks } from '../../store/oauth-records.ts';
 import { digestsEqual, hashSecret } from '../secrets.ts';
+import { withoutCredentials } from './answers.ts';
 import { errorPage } from './pages.ts';
 import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX } from './token-format.ts';
 
@@ -22,6 +24,11 @@ export interface OAuthProviderOptions {
   /** Keys that sign the library's cookies, the same on every node. */
   cookieKeys: string[];
   hooks: RecordHooks;
+  /**
+   * Takes a point of the client's rate limit (GRANTD_RATE_LIMIT, the count its tokens use on /v1):
+   * 0 when the request may go on, else the whole seconds to wait. None: no limit.
+   */
+  perClientLimit?: ((clientId: string) => Promise<number>) | undefined;
 }
 
 /** What grantd's client rows add to the library's client metadata. */
@@ -170,6 +177,7 @@ export function createOAuthProvider(options: OAuthProviderOptions): Provider {
   // The library builds its URLs from the request's origin, which the OAuth router sets to the issuer's.
   provider.proxy = true;
   adaptModels(provider);
+  if (options.perClientLimit) limitPerClient(provider, options.perClientLimit);
   // The library's error on a client-authenticating endpoint, kept for the answer to be corrected below.
   const failures = new WeakMap<KoaContextWithOIDC, Error>();
   const keep = (ctx: KoaContextWithOIDC, error: Error) => failures.set(ctx, error);
@@ -257,9 +265,38 @@ function asRfc6749(ctx: KoaContextWithOIDC, error: Error): void {
   if (!params || params.client_id !== undefined || params.client_secret !== undefined || params.client_assertion !== undefined) return;
   const authorization = ctx.headers.authorization;
   if (authorization === undefined) {
+    withoutCredentials.add(ctx.res);
     refuse(401, 'invalid_client', 'authenticate as the client (client_secret_basic or client_secret_post)');
   } else if (!/^basic(?: |$)/i.test(authorization)) {
     refuse(401, 'invalid_client', 'unsupported client authentication method: use client_secret_basic or client_secret_post');
+  }
+}
+
+/** 429 on the token endpoint, as RFC 6749 errors are shaped (the contract's and docs/oauth.md's). */
+class RateLimited extends errors.OIDCProviderError {
+  constructor(description: string) {
+    super(429, 'temporarily_unavailable');
+    this.error_description = description;
+  }
+}
+
+/**
+ * Rate limits apply per client as they do per key (docs/oauth.md): every token request of an
+ * authenticated client takes a point under its client_id, the count its tokens take on /v1. The
+ * library has no hook between client authentication and the grant, so each grant type's handler
+ * is wrapped, in the library's internal table of them, to take the point first.
+ */
+function limitPerClient(provider: Provider, take: (clientId: string) => Promise<number>): void {
+  const { grantTypeHandlers } = libraryState(provider);
+  for (const [grantType, handle] of grantTypeHandlers) {
+    grantTypeHandlers.set(grantType, async (ctx) => {
+      const wait = await take(ctx.oidc.client!.clientId);
+      if (wait > 0) {
+        ctx.set('Retry-After', String(wait));
+        throw new RateLimited(`this client is over its rate limit; retry in ${wait} s`);
+      }
+      return handle(ctx);
+    });
   }
 }
 

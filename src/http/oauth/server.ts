@@ -38,6 +38,7 @@ function providerSource(deps: AppDeps, options: OAuthOptions): ProviderSource {
         issuer: options.publicUrl,
         accessTtl: options.accessTtlSeconds,
         cookieKeys: keys,
+        perClientLimit: deps.limits.perKey ? (clientId) => deps.limits.perKey!.take(clientId) : undefined,
         hooks: {
           bearerEnded: () => deps.announce({ kind: 'keys' }),
           sweepFailed: (error) => deps.logger.warn({ err: { message: (error as Error)?.message } }, 'expired OAuth records could not be deleted'),
