@@ -19,8 +19,10 @@ export function useServices({
   graphMemory,
   poolSize = 5,
   authFailureLimit,
-}: { graphMemory?: number; poolSize?: number; authFailureLimit?: number } = {}): AppDeps {
-  const services = createServices(databaseUrl(), { poolSize, graphMemory, authFailureLimit }, pino({ level: 'silent' }));
+  rateLimit,
+  rateLimitWindow,
+}: { graphMemory?: number; poolSize?: number; authFailureLimit?: number; rateLimit?: number; rateLimitWindow?: number } = {}): AppDeps {
+  const services = createServices(databaseUrl(), { poolSize, graphMemory, authFailureLimit, rateLimit, rateLimitWindow }, pino({ level: 'silent' }));
   afterAll(async () => {
     await services.close();
   });

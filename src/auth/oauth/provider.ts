@@ -1,10 +1,12 @@
 import { generateKeyPairSync } from 'node:crypto';
-import Provider, { type Adapter, type AdapterPayload, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import libraryState from 'oidc-provider/lib/helpers/weak_cache.js';
+import Provider, { errors, interactionPolicy, type Adapter, type AdapterPayload, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { contract, KEY_SCOPES } from '../../../contract/index.ts';
 import type { Db } from '../../store/db.ts';
 import { findOAuthClient, type OAuthClientRow } from '../../store/oauth-clients.ts';
 import { OAuthRecords, type RecordHooks } from '../../store/oauth-records.ts';
 import { digestsEqual, hashSecret } from '../secrets.ts';
+import { withoutCredentials } from './answers.ts';
 import { errorPage } from './pages.ts';
 import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX } from './token-format.ts';
 
@@ -22,13 +24,35 @@ export interface OAuthProviderOptions {
   /** Keys that sign the library's cookies, the same on every node. */
   cookieKeys: string[];
   hooks: RecordHooks;
+  /**
+   * Takes a point of the client's rate limit (GRANTD_RATE_LIMIT, the count its tokens use on /v1):
+   * 0 when the request may go on, else the whole seconds to wait. None: no limit.
+   */
+  perClientLimit?: ((clientId: string) => Promise<number>) | undefined;
 }
 
 /** What grantd's client rows add to the library's client metadata. */
 interface GrantdClientMetadata {
   tenant_id: string;
   agent: string | null;
+  /** The client's own scopes, what a client_credentials token without `scope` carries. */
+  own_scope: string;
 }
+
+/**
+ * The names in a `scope` parameter that are no scope of grantd. The library drops such names
+ * silently; RFC 6749 5.2 and 4.1.2.1 call a scope naming one `invalid_scope`.
+ */
+export function unknownScopes(scope: unknown): string[] {
+  if (typeof scope !== 'string') return [];
+  return scope.split(' ').filter((name) => name !== '' && !(KEY_SCOPES as readonly string[]).includes(name));
+}
+
+const unknownScopeError = (names: string[]) =>
+  new errors.InvalidScope(`requested scope is not a scope of grantd (${KEY_SCOPES.join(', ')})`, names.join(' '));
+
+/** What a client may ask for: its scopes, and every scope when it holds `admin`, which implies them all. */
+const askableScopes = (scopes: readonly string[]): readonly string[] => (scopes.includes('admin') ? KEY_SCOPES : scopes);
 
 /** The client's metadata as the library reads it (RFC 7591 names), or undefined when there is no such client. */
 function clientMetadata(row: OAuthClientRow) {
@@ -48,9 +72,11 @@ function clientMetadata(row: OAuthClientRow) {
     grant_types: row.redirectUris.length > 0 ? grantTypes : grantTypes.filter((type) => type === 'client_credentials'),
     response_types: row.redirectUris.length > 0 && grantTypes.includes('authorization_code') ? ['code'] : [],
     redirect_uris: row.redirectUris,
-    scope: row.scopes.join(' '),
+    // The library refuses a requested scope outside this list: a narrower one than admin is allowed.
+    scope: askableScopes(row.scopes).join(' '),
     tenant_id: row.tenantId,
     agent: row.agentExternalId,
+    own_scope: row.scopes.join(' '),
   };
 }
 
@@ -87,7 +113,7 @@ export function createOAuthProvider(options: OAuthProviderOptions): Provider {
     adapter: (name: string) => (name === 'Client' ? clientStore(db) : new OAuthRecords(db, name, hooks)),
     clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
     clientDefaults: { id_token_signed_response_alg: 'ES256' },
-    extraClientMetadata: { properties: ['tenant_id', 'agent'] },
+    extraClientMetadata: { properties: ['tenant_id', 'agent', 'own_scope'] },
     scopes: [...KEY_SCOPES],
     claims: {},
     responseTypes: ['code'],
@@ -111,7 +137,11 @@ export function createOAuthProvider(options: OAuthProviderOptions): Provider {
       introspection: oauthPath(contract.oauth.introspect),
       revocation: oauthPath(contract.oauth.revoke),
     },
-    interactions: { url: (_ctx, interaction) => contract.oauth.consent.path.replace(':uid', interaction.uid) },
+    interactions: {
+      // Absolute, from the issuer (GRANTD_PUBLIC_URL), as every URL grantd advertises and redirects to.
+      url: (_ctx, interaction) => `${options.issuer}${contract.oauth.consent.path.replace(':uid', interaction.uid)}`,
+      policy: authorizationPolicy(),
+    },
     ttl: {
       AccessToken: options.accessTtl,
       ClientCredentials: options.accessTtl,
@@ -147,9 +177,18 @@ export function createOAuthProvider(options: OAuthProviderOptions): Provider {
   // The library builds its URLs from the request's origin, which the OAuth router sets to the issuer's.
   provider.proxy = true;
   adaptModels(provider);
+  if (options.perClientLimit) limitPerClient(provider, options.perClientLimit);
+  // The library's error on a client-authenticating endpoint, kept for the answer to be corrected below.
+  const failures = new WeakMap<KoaContextWithOIDC, Error>();
+  const keep = (ctx: KoaContextWithOIDC, error: Error) => failures.set(ctx, error);
+  provider.on('grant.error', keep);
+  provider.on('revocation.error', keep);
+  provider.on('introspection.error', keep);
   provider.use(async (ctx, next) => {
     await next();
     if (ctx.path === '/.well-known/oauth-authorization-server' && ctx.status === 200) withoutOpenIdFields(ctx.body as Record<string, unknown>);
+    const error = failures.get(ctx as KoaContextWithOIDC);
+    if (error) asRfc6749(ctx as KoaContextWithOIDC, error);
   });
   return provider;
 }
@@ -180,13 +219,104 @@ function adaptModels(provider: Provider): void {
     return digestsEqual(hashSecret(actual), Buffer.from(this.clientSecret, 'base64url'));
   };
 
-  const credentials = provider.ClientCredentials.prototype as unknown as { save: () => Promise<string>; scope?: string; client?: { scope?: string } };
+  const credentials = provider.ClientCredentials.prototype as unknown as {
+    save: () => Promise<string>;
+    scope?: string;
+    client?: Partial<GrantdClientMetadata>;
+  };
   const save = credentials.save;
   credentials.save = function (this: typeof credentials) {
-    // An empty scope asks for none in particular: the client's own.
-    this.scope ||= this.client?.scope;
+    // The library has dropped the names that are no scope before this point: the request's own
+    // parameter tells whether it named one.
+    const unknown = unknownScopes(Provider.ctx?.oidc.body?.scope);
+    if (unknown.length > 0) throw unknownScopeError(unknown);
+    // No scope asked for: the client's own.
+    this.scope ||= this.client?.own_scope || undefined;
     return save.call(this);
   };
+}
+
+/**
+ * RFC 6749 5.2's codes where the library answers another (it says invalid_request for each of
+ * these). Told apart by the error's class and the request's state, not the error's text:
+ * - no client authentication at all (no Authorization header, no client_id, secret or assertion):
+ *   401 invalid_client, `WWW-Authenticate: Basic`;
+ * - an Authorization header of a scheme other than Basic, the only credentials sent (a Bearer key
+ *   on the revocation endpoint, for one; introspection takes those before the library sees them):
+ *   401 invalid_client, `WWW-Authenticate: Basic`, an unsupported authentication method;
+ * - a grant type the client may not use: 400 unauthorized_client.
+ */
+function asRfc6749(ctx: KoaContextWithOIDC, error: Error): void {
+  if (!(error instanceof errors.InvalidRequest) || error instanceof errors.SessionNotFound) return;
+  const { client, params } = ctx.oidc ?? {};
+  const refuse = (status: number, code: string, description: string) => {
+    ctx.status = status;
+    ctx.body = { error: code, error_description: description };
+    if (status === 401) ctx.set('WWW-Authenticate', `Basic realm="grantd"`);
+  };
+  if (client) {
+    const grantType = params?.grant_type;
+    if (ctx.oidc.route === 'token' && typeof grantType === 'string' && !client.grantTypeAllowed(grantType)) {
+      refuse(400, 'unauthorized_client', 'this client may not use this grant type');
+    }
+    return;
+  }
+  // Parameters that were never read (a malformed body) tell nothing of the client: left as they are.
+  if (!params || params.client_id !== undefined || params.client_secret !== undefined || params.client_assertion !== undefined) return;
+  const authorization = ctx.headers.authorization;
+  if (authorization === undefined) {
+    withoutCredentials.add(ctx.res);
+    refuse(401, 'invalid_client', 'authenticate as the client (client_secret_basic or client_secret_post)');
+  } else if (!/^basic(?: |$)/i.test(authorization)) {
+    refuse(401, 'invalid_client', 'unsupported client authentication method: use client_secret_basic or client_secret_post');
+  }
+}
+
+/** 429 on the token endpoint, as RFC 6749 errors are shaped (the contract's and docs/oauth.md's). */
+class RateLimited extends errors.OIDCProviderError {
+  constructor(description: string) {
+    super(429, 'temporarily_unavailable');
+    this.error_description = description;
+  }
+}
+
+/**
+ * Rate limits apply per client as they do per key (docs/oauth.md): every token request of an
+ * authenticated client takes a point under its client_id, the count its tokens take on /v1. The
+ * library has no hook between client authentication and the grant, so each grant type's handler
+ * is wrapped, in the library's internal table of them, to take the point first.
+ */
+function limitPerClient(provider: Provider, take: (clientId: string) => Promise<number>): void {
+  const { grantTypeHandlers } = libraryState(provider);
+  for (const [grantType, handle] of grantTypeHandlers) {
+    grantTypeHandlers.set(grantType, async (ctx) => {
+      const wait = await take(ctx.oidc.client!.clientId);
+      if (wait > 0) {
+        ctx.set('Retry-After', String(wait));
+        throw new RateLimited(`this client is over its rate limit; retry in ${wait} s`);
+      }
+      return handle(ctx);
+    });
+  }
+}
+
+/**
+ * The library's authorization policy, with one check first: a `scope` naming anything that is no
+ * scope of grantd is refused with invalid_scope, redirected to the client (RFC 6749 4.1.2.1), as
+ * the library refuses a scope the client does not have. The library has dropped such names from
+ * its parameters by then; the request's query still holds them.
+ */
+function authorizationPolicy() {
+  const policy = interactionPolicy.base();
+  policy.get('login')!.checks.add(
+    new interactionPolicy.Check('grantd_unknown_scope', 'requested scope is not a scope of grantd', (ctx) => {
+      const unknown = unknownScopes(ctx.query.scope);
+      if (unknown.length > 0) throw unknownScopeError(unknown);
+      return interactionPolicy.Check.NO_NEED_TO_PROMPT;
+    }),
+    0,
+  );
+  return policy;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express';
+import { withoutCredentials } from '../../auth/oauth/answers.ts';
 import { contract } from '../../../contract/index.ts';
 import { clientAddress } from '../client-address.ts';
 import type { AppDeps } from '../context.ts';
@@ -16,7 +17,8 @@ export const CLIENT_AUTHENTICATING_ROUTES = [
  * Failed authentications on the token, revocation and introspection endpoints count against the
  * caller's address, as they do on /v1 (docs/configuration.md, GRANTD_AUTH_FAILURE_LIMIT): an address
  * over its limit is answered 429 before any secret is compared, and every 401 these endpoints send,
- * whether the library's or grantd's own, is counted once the answer is sent.
+ * whether the library's or grantd's own, is counted once the answer is sent, except one to a request
+ * that sent no credentials at all (as a /v1 request with no key is not counted).
  */
 export function failedAuthenticationLimit(deps: AppDeps): RequestHandler {
   const failures = deps.limits.authFailures;
@@ -31,7 +33,7 @@ export function failedAuthenticationLimit(deps: AppDeps): RequestHandler {
       });
     }
     res.on('finish', () => {
-      if (res.statusCode !== 401) return;
+      if (res.statusCode !== 401 || withoutCredentials.has(res)) return;
       failures
         .record(address)
         .catch((error: unknown) => deps.logger.warn({ err: { message: (error as Error).message } }, 'a failed authentication was not counted'));

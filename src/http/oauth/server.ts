@@ -38,6 +38,7 @@ function providerSource(deps: AppDeps, options: OAuthOptions): ProviderSource {
         issuer: options.publicUrl,
         accessTtl: options.accessTtlSeconds,
         cookieKeys: keys,
+        perClientLimit: deps.limits.perKey ? (clientId) => deps.limits.perKey!.take(clientId) : undefined,
         hooks: {
           bearerEnded: () => deps.announce({ kind: 'keys' }),
           sweepFailed: (error) => deps.logger.warn({ err: { message: (error as Error)?.message } }, 'expired OAuth records could not be deleted'),
@@ -71,6 +72,13 @@ export function oauthRouter(deps: AppDeps, options: OAuthOptions): Router {
     throughLibrary(() => provider().then((p) => (callback ??= p.callback())(req, res))).catch(next);
   };
 
+  // RFC 6749 5.1: every answer of the token endpoint is not to be cached, errors and grantd's own
+  // 429s included; the library sets only Cache-Control, and HTTP/1.0 caches read Pragma.
+  router.post(contract.oauth.token.path, (_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Pragma', 'no-cache');
+    next();
+  });
   const limit = failedAuthenticationLimit(deps);
   for (const route of CLIENT_AUTHENTICATING_ROUTES) router[route.method === 'GET' ? 'get' : 'post'](route.path, limit);
   router.use(introspectionRoutes(deps, provider, library));
