@@ -8,7 +8,9 @@ import { api, basic, useOAuthServer } from './support.ts';
  * Hostile forms on the OAuth routes that take them (docs/oauth.md#endpoints): never a 5xx, only a
  * status the contract declares, and every error an RFC 6749 body with a known code.
  */
-const server = useOAuthServer();
+// The fuzz fails client authentication on purpose, dozens of times a second: the failed-authentication
+// limit (test/oauth/failed-authentications.test.ts) would otherwise shut the next test's browser out.
+const server = useOAuthServer({ authFailureLimit: 1_000_000 });
 let tenant: TestTenant;
 let client: { client_id: string; client_secret: string };
 let keyWithoutCheckRead: string;
