@@ -22,10 +22,12 @@ function refProblem(issue: ZodIssue): ProblemType | undefined {
 /** The lists of a batch, whose items problems name as `writes[3].object` (docs/errors.md#problems-of-a-batch). */
 const BATCH_LISTS = new Set<unknown>(['writes', 'deletes']);
 
-/** Where a schema failure lies: `body.relation`, `query.limit`, or for an item of a batch `writes[3].object`. */
+/** Where a schema failure lies: `body.relation`, `query.limit`, or for an item of a batch `writes[3].object` (and for the list `writes`). */
 function issuePath(where: string, path: (string | number)[]): string {
   const [list, index, ...rest] = path;
-  if (where === 'body' && BATCH_LISTS.has(list) && typeof index === 'number') return [`${String(list)}[${index}]`, ...rest].join('.');
+  if (where === 'body' && BATCH_LISTS.has(list)) {
+    return typeof index === 'number' ? [`${String(list)}[${index}]`, ...rest].join('.') : path.join('.');
+  }
   return [where, ...path].join('.');
 }
 
