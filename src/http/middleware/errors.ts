@@ -73,6 +73,22 @@ export function schemaProblem(failures: { issue: ZodIssue; where: string; value?
   return new DomainError(type, first ? `${first.path}: ${first.message}` : 'the request does not match the schema', errors);
 }
 
+/**
+ * What is wrong with a body the JSON parser refused: not JSON, or JSON that is not an object or array
+ * (`null`, `5`, `"x"`, `true`: the parser is strict). Only a body not starting with { or [ is parsed again.
+ */
+function unparsedBodyProblem(text: unknown): string {
+  if (typeof text === 'string' && !/^\s*[{[]/.test(text)) {
+    try {
+      const value: unknown = JSON.parse(text);
+      return `the body must be a JSON object, not ${value === null ? 'null' : `a ${typeof value}`}`;
+    } catch {
+      // Not JSON either.
+    }
+  }
+  return 'the body is not valid JSON';
+}
+
 /** The last error handler: every error leaves as a problem, never a stack trace or SQL. */
 export function errorHandler(logger: Logger) {
   return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
@@ -88,7 +104,7 @@ export function errorHandler(logger: Logger) {
       case 'entity.too.large':
         return sendProblem(res, 'payload-too-large', 'the body is larger than 1 MiB');
       case 'entity.parse.failed':
-        return sendProblem(res, 'invalid-request', 'the body is not valid JSON');
+        return sendProblem(res, 'invalid-request', unparsedBodyProblem((error as { body?: unknown }).body));
       case 'encoding.unsupported':
       case 'charset.unsupported':
         return sendProblem(res, 'unsupported-media-type', 'send the body as UTF-8 JSON');
