@@ -80,6 +80,20 @@ describe('problems for bad requests', () => {
     ['GET', '/v1/check'],
     ['PUT', '/v1/grants'],
     ['POST', '/v1/keys/key_x'],
+    // Paths match exactly: neither another case nor a trailing slash (docs/api.md).
+    ['GET', '/V1/keys'],
+    ['GET', '/v1/Keys'],
+    ['GET', '/v1/keys/'],
+    ['POST', '/v1/check/'],
+    ['GET', '/v1/namespaces/user/'],
+    ['GET', '/healthz/'],
+    ['GET', '/Healthz'],
+    ['GET', '/openapi.json/'],
+    ['GET', '/Docs'],
+    ['GET', '/docs/swagger-initializer.js/'],
+    ['GET', '/console/callback/'],
+    ['GET', '/.well-known/oauth-protected-resource/'],
+    ['GET', '/v1/oauth/introspect/'],
   ])('answers %s %s with 404 not-found', async (method, path) => {
     const res = await supertest(app)[method.toLowerCase() as 'get'](path).set('Authorization', `Bearer ${key}`);
     expectProblem(res, 404, 'not-found');
