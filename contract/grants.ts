@@ -64,9 +64,14 @@ export const BatchRequestSchema = z
     deletes: z.array(TripleSchema).max(1000).default([]).describe('Grants to remove'),
   })
   .strict()
-  .refine((b) => b.writes.length + b.deletes.length >= 1 && b.writes.length + b.deletes.length <= 1000, {
-    message: 'writes and deletes must hold 1 to 1000 triples in all',
-  });
+  .refine(
+    (b) => {
+      const all = b.writes.length + b.deletes.length;
+      // A list over 1000 is told by its own failure (`writes`) alone.
+      return (all >= 1 && all <= 1000) || b.writes.length > 1000 || b.deletes.length > 1000;
+    },
+    { message: 'writes and deletes must hold 1 to 1000 triples in all' },
+  );
 export const BatchResultSchema = z.object({
   written: z.number().int().describe('Grants newly created, or whose window was replaced'),
   deleted: z.number().int().describe('Grants actually removed'),

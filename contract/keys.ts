@@ -41,7 +41,7 @@ export const keysContract = c.router({
     path: '/keys',
     summary: 'List API keys',
     description: 'Live keys of the tenant, oldest first; never the secret.',
-    responses: { 200: z.object({ keys: z.array(KeySummarySchema) }), ...commonProblems },
+    responses: { 200: z.object({ keys: z.array(KeySummarySchema) }), ...badRequest(['invalid-request']), ...commonProblems },
     metadata: requires('admin'),
   },
   revoke: {

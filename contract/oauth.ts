@@ -160,7 +160,7 @@ export const oauthClientsContract = c.router({
     path: '/oauth/clients',
     summary: 'List OAuth clients',
     description: 'Clients of the tenant, oldest first; never a secret.',
-    responses: { 200: z.object({ clients: z.array(OAuthClientSchema) }), ...commonProblems },
+    responses: { 200: z.object({ clients: z.array(OAuthClientSchema) }), ...badRequest(['invalid-request']), ...commonProblems },
     metadata: requires('admin'),
   },
   delete: {

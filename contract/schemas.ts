@@ -76,4 +76,6 @@ export const CursorSchema = z.string().describe("Opaque cursor from the previous
 // eslint-disable-next-line no-control-regex -- U+0000 is what the pattern refuses
 export const TEXT_PATTERN = /^(?:[^\u0000\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])*$/;
 export const TextSchema = z.string().regex(TEXT_PATTERN, 'must be text without U+0000 or unpaired surrogates');
+/** The query of a route that defines none: any parameter is refused (400 invalid-request, docs/api.md), none is documented. */
+export const NoQuerySchema = z.object({}).strict();
 export const NextCursorSchema = z.string().nullable().describe('Cursor for the next page; null when the result is exhausted');

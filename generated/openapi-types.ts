@@ -2645,6 +2645,7 @@ export interface operations {
                     "application/json": components["schemas"]["KeyList"];
                 };
             };
+            400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScopeAdmin"];
             429: components["responses"]["RateLimited"];
@@ -2893,6 +2894,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthClientList"];
                 };
             };
+            400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScopeAdmin"];
             429: components["responses"]["RateLimited"];

@@ -1,6 +1,8 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { testModelFile } from '../src/cli/model-test.ts';
 import { packageRoot } from '../src/package-root.ts';
 
 // The documentation holds together: every page of docs/ is reachable from its index, every link of
@@ -100,5 +102,15 @@ describe('the documentation', () => {
     const missing = ['API', 'md'].join('.');
     expect(existsSync(join(root, missing))).toBe(false);
     expect(sources.filter((source) => read(source).includes(missing)).map((source) => relative(root, source))).toEqual([]);
+  });
+
+  it('shows in docs/model.md#model-files a model file whose assertions hold (grantd test)', async () => {
+    const section = read(join(docsDir, 'model.md')).split('## Model files')[1]!;
+    const yaml = /^```yaml\n([^]*?)^```/m.exec(section)![1]!;
+    const file = join(mkdtempSync(join(tmpdir(), 'grantd-docs-')), 'model.yaml');
+    writeFileSync(file, yaml);
+    const report = await testModelFile(file);
+    expect(report.failures).toEqual([]);
+    expect(report.assertions).toBe(3);
   });
 });

@@ -34,6 +34,9 @@ const s = initServer();
 
 export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPTIONS): Express {
   const app = express();
+  // Paths match exactly (docs/api.md: any other method and path is 404): set before the first route creates the router.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { exactRouter } from './options.ts';
+import { type NextFunction, type Request, type Response, type Router } from 'express';
 import { packageRoot } from '../package-root.ts';
 import { documentSecurityHeaders } from './middleware/security-headers.ts';
 import { sendProblem } from './problem.ts';
@@ -63,7 +64,7 @@ const page = (manifest: ConsoleManifest): string => `<!DOCTYPE html>
  * Before `npm run build` made them, the page is a 503 problem that says so.
  */
 export function consoleRouter(dir: string = CONSOLE_DIR): Router {
-  const router = express.Router();
+  const router = exactRouter();
   const manifest = readManifest(dir);
   const html = manifest ? page(manifest) : null;
   const assets = new Set(manifest?.files ?? []);
@@ -72,11 +73,8 @@ export function consoleRouter(dir: string = CONSOLE_DIR): Router {
     res.setHeader('Content-Security-Policy', CONSOLE_CSP);
     next();
   });
-  router.get('/console', (req, res) => {
-    // Only the exact path: Express also routes /console/ here when strict routing is off.
-    if (req.originalUrl.split('?')[0] === '/console') return res.redirect(308, 'console/');
-    serve(res);
-  });
+  // Only the exact path: the router is strict, /console/ is a page of its own.
+  router.get('/console', (_req, res) => res.redirect(308, 'console/'));
   // One route each, so that metrics label each page by its own path.
   for (const path of CONSOLE_PAGES) router.get(path, (_req, res) => serve(res));
 

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { exactRouter } from './options.ts';
+import { type NextFunction, type Request, type Response, type Router } from 'express';
 import { documentSecurityHeaders } from './middleware/security-headers.ts';
 
 /** Swagger UI's prebuilt assets, from the swagger-ui-dist package: no CDN, works offline. */
@@ -79,7 +80,7 @@ const page = (base: string, openapiUrl: string): string => `<!DOCTYPE html>
 
 /** GET /docs: a browsable reference of GET /openapi.json, with Swagger UI's assets under /docs/. */
 export function docsRouter(): Router {
-  const router = express.Router();
+  const router = exactRouter();
   const withPolicy = (_req: Request, res: Response, next: () => void) => {
     res.setHeader('Content-Security-Policy', DOCS_CSP);
     next();

@@ -1,3 +1,4 @@
+import express, { type Router } from 'express';
 import { DEFAULT_CONFIG, publicUrl, type Config } from '../config.ts';
 
 /** How the HTTP edge bounds and guards itself, from the GRANTD_* settings (docs/configuration.md#timeouts-connections-and-shutdown; the metrics token: #operational-endpoints). */
@@ -35,3 +36,10 @@ export const DEFAULT_HTTP_OPTIONS: HttpOptions = httpOptions(DEFAULT_CONFIG);
 
 /** A duration as problems tell it: "20 s", "0.5 s". */
 export const inSeconds = (ms: number): string => `${ms / 1000} s`;
+
+/**
+ * A router that matches paths exactly, as the app's own does (createApp): /V1/keys and /v1/keys/ are
+ * no route (docs/api.md: any other method and path is 404). Express's routers are created with
+ * neither by default, and a sub-router does not take the app's settings.
+ */
+export const exactRouter = (): Router => express.Router({ caseSensitive: true, strict: true });

@@ -26,7 +26,10 @@ const expectProblem = (res: supertest.Response, status: number, type: string) =>
 
 describe('problems for bad requests', () => {
   it('answers malformed JSON with 400 invalid-request', async () => {
-    expectProblem(await post('/v1/check').set('Content-Type', 'application/json').send('{"subject": '), 400, 'invalid-request');
+    const res = await post('/v1/check').set('Content-Type', 'application/json').send('{"subject": ');
+    expectProblem(res, 400, 'invalid-request');
+    expect(res.body.detail).toBe('the body is not valid JSON');
+    expect((await post('/v1/check').set('Content-Type', 'application/json').send('nul')).body.detail).toBe('the body is not valid JSON');
   });
 
   it('answers a body over 1 MiB with 413 payload-too-large', async () => {
@@ -57,12 +60,40 @@ describe('problems for bad requests', () => {
     expectProblem(await post('/v1/check').set('Content-Type', 'application/json').send('[1,2]'), 400, 'invalid-request');
   });
 
+  // Both parsers: the fast path's (plain application/json) and body-parser's (any other JSON type).
+  it.each([
+    ['null', 'null'],
+    [' 5', 'a number'],
+    ['"text"', 'a string'],
+    ['true', 'a boolean'],
+  ])('says JSON %s is valid JSON but must be an object', async (text, kind) => {
+    for (const type of ['application/json', 'application/problem+json']) {
+      const res = await post('/v1/check').set('Content-Type', type).send(text);
+      expectProblem(res, 400, 'invalid-request');
+      expect(res.body.detail, type).toBe(`the body must be a JSON object, not ${kind}`);
+    }
+  });
+
   it.each([
     ['GET', '/nope'],
     ['GET', '/v1'],
     ['GET', '/v1/check'],
     ['PUT', '/v1/grants'],
     ['POST', '/v1/keys/key_x'],
+    // Paths match exactly: neither another case nor a trailing slash (docs/api.md).
+    ['GET', '/V1/keys'],
+    ['GET', '/v1/Keys'],
+    ['GET', '/v1/keys/'],
+    ['POST', '/v1/check/'],
+    ['GET', '/v1/namespaces/user/'],
+    ['GET', '/healthz/'],
+    ['GET', '/Healthz'],
+    ['GET', '/openapi.json/'],
+    ['GET', '/Docs'],
+    ['GET', '/docs/swagger-initializer.js/'],
+    ['GET', '/console/callback/'],
+    ['GET', '/.well-known/oauth-protected-resource/'],
+    ['GET', '/v1/oauth/introspect/'],
   ])('answers %s %s with 404 not-found', async (method, path) => {
     const res = await supertest(app)[method.toLowerCase() as 'get'](path).set('Authorization', `Bearer ${key}`);
     expectProblem(res, 404, 'not-found');

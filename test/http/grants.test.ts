@@ -145,6 +145,24 @@ describe('POST /v1/grants/batch', () => {
     expect(res.body.type).toBe('invalid-request');
   });
 
+  it('names the delete that repeats a write, in errors[].path and at the start of detail (docs/errors.md#problems-of-a-batch)', async () => {
+    const other = { ...triple, subject: 'user:other' };
+    const res = await api.post('/v1/grants/batch', { writes: [other, triple], deletes: [{ ...triple, subject: 'user:third' }, triple] });
+    expect(res.status).toBe(400);
+    const message = '["user:alice","owner","document:q3"] is also written, as writes[1]; send it in one list only';
+    expect(res.body).toMatchObject({ type: 'invalid-request', detail: `deletes[1]: ${message}`, errors: [{ path: 'deletes[1]', message }] });
+  });
+
+  it('names a list of over 1000 triples as the list, as its items are named (`writes`, not `body.writes`)', async () => {
+    const many = (n: number) => Array.from({ length: n }, (_, i) => ({ subject: `user:u${i}`, relation: 'owner', object: 'document:x' }));
+    const res = await api.post('/v1/grants/batch', { writes: many(1001) });
+    expect(res.body).toMatchObject({ type: 'invalid-request', detail: expect.stringMatching(/^writes: /) });
+    expect(res.body.errors.map((e: { path: string }) => e.path)).toEqual(['writes']);
+    // Two lists within bounds but over 1000 together: the batch as a whole.
+    const both = await api.post('/v1/grants/batch', { writes: many(600), deletes: many(1100).slice(600) });
+    expect(both.body.errors).toEqual([{ path: 'body', message: 'writes and deletes must hold 1 to 1000 triples in all' }]);
+  });
+
   it('answers batches that write the same grants in opposite orders at once, none with an error', async () => {
     // The server writes in key order, so that such batches lock the grants in the same order.
     for (let round = 0; round < 8; round++) {

@@ -457,6 +457,7 @@ describe('every operation of the document against the server', () => {
     await expectCall('keysCreate', { body: {} }, 201);
     await expectCall('keysCreate', { body: { scopes: [] } }, 400, 'invalid-request');
     await expectCall('keysList', {}, 200);
+    await expectCall('keysList', { query: { limit: 1 } }, 400, 'invalid-request');
     const { id } = created.body as { id: string };
     await expectCall('keysRevoke', { params: { id } }, 204);
     await expectCall('keysRevoke', { params: { id } }, 404, 'key-not-found');
@@ -482,6 +483,7 @@ describe('every operation of the document against the server', () => {
       'agent-not-found',
     );
     await expectCall('oauthClientsList', {}, 200);
+    await expectCall('oauthClientsList', { query: { x: 1 } }, 400, 'invalid-request');
     const { client_id } = created.body as { client_id: string };
     await expectCall('oauthClientsDelete', { params: { client_id } }, 204);
     await expectCall('oauthClientsDelete', { params: { client_id } }, 404, 'client-not-found');

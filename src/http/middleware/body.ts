@@ -11,9 +11,9 @@ const parseJson = express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: ()
 const PLAIN_JSON = new Set(['application/json', 'application/json; charset=utf-8', 'application/json;charset=utf-8']);
 const UTF8_BOM = 0xfeff;
 
-/** An error as body-parser raises it, for the error handler (src/http/middleware/errors.ts) to answer alike. */
-const parserError = (type: 'entity.parse.failed' | 'entity.too.large', status: number, message: string) =>
-  Object.assign(new Error(message), { type, status });
+/** An error as body-parser raises it (with the body's text when it could not be parsed), for the error handler (src/http/middleware/errors.ts) to answer alike. */
+const parserError = (type: 'entity.parse.failed' | 'entity.too.large', status: number, message: string, body?: string) =>
+  Object.assign(new Error(message), { type, status, body });
 
 /**
  * The fast path: a body that has all arrived with its headers (most do), uncompressed, sent as plain
@@ -32,7 +32,7 @@ function parseArrived(req: Request): { body: unknown } | { error: Error } | unde
   if (text.charCodeAt(0) === UTF8_BOM) text = text.slice(1);
   if (text.length === 0) return { body: {} };
   const first = text.trimStart()[0];
-  if (first !== '{' && first !== '[') return { error: parserError('entity.parse.failed', 400, 'the body is not a JSON object or array') };
+  if (first !== '{' && first !== '[') return { error: parserError('entity.parse.failed', 400, 'the body is not a JSON object or array', text) };
   try {
     return { body: JSON.parse(text) as unknown };
   } catch (error) {

@@ -22,10 +22,12 @@ function refProblem(issue: ZodIssue): ProblemType | undefined {
 /** The lists of a batch, whose items problems name as `writes[3].object` (docs/errors.md#problems-of-a-batch). */
 const BATCH_LISTS = new Set<unknown>(['writes', 'deletes']);
 
-/** Where a schema failure lies: `body.relation`, `query.limit`, or for an item of a batch `writes[3].object`. */
+/** Where a schema failure lies: `body.relation`, `query.limit`, or for an item of a batch `writes[3].object` (and for the list `writes`). */
 function issuePath(where: string, path: (string | number)[]): string {
   const [list, index, ...rest] = path;
-  if (where === 'body' && BATCH_LISTS.has(list) && typeof index === 'number') return [`${String(list)}[${index}]`, ...rest].join('.');
+  if (where === 'body' && BATCH_LISTS.has(list)) {
+    return typeof index === 'number' ? [`${String(list)}[${index}]`, ...rest].join('.') : path.join('.');
+  }
   return [where, ...path].join('.');
 }
 
@@ -72,6 +74,22 @@ export function schemaProblem(failures: { issue: ZodIssue; where: string; value?
 }
 
 /**
+ * What is wrong with a body the JSON parser refused: not JSON, or JSON that is not an object or array
+ * (`null`, `5`, `"x"`, `true`: the parser is strict). Only a body not starting with { or [ is parsed again.
+ */
+function unparsedBodyProblem(text: unknown): string {
+  if (typeof text === 'string' && !/^\s*[{[]/.test(text)) {
+    try {
+      const value: unknown = JSON.parse(text);
+      return `the body must be a JSON object, not ${value === null ? 'null' : `a ${typeof value}`}`;
+    } catch {
+      // Not JSON either.
+    }
+  }
+  return 'the body is not valid JSON';
+}
+
+/**
  * The last error handler: every error leaves as a problem, never a stack trace or SQL. `challenge`
  * is the WWW-Authenticate a 401 carries: a handler answers one when the credential it runs on was
  * revoked while it ran (authorityOf in src/store/agents.ts).
@@ -93,7 +111,7 @@ export function errorHandler(logger: Logger, challenge: string) {
       case 'entity.too.large':
         return sendProblem(res, 'payload-too-large', 'the body is larger than 1 MiB');
       case 'entity.parse.failed':
-        return sendProblem(res, 'invalid-request', 'the body is not valid JSON');
+        return sendProblem(res, 'invalid-request', unparsedBodyProblem((error as { body?: unknown }).body));
       case 'encoding.unsupported':
       case 'charset.unsupported':
         return sendProblem(res, 'unsupported-media-type', 'send the body as UTF-8 JSON');

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { exactRouter } from '../options.ts';
 import express, { type Request, type Response, type Router } from 'express';
 import type Provider from 'oidc-provider';
 import { contract, KEY_SCOPES, type KeyScope } from '../../../contract/index.ts';
@@ -43,7 +44,7 @@ async function endEarlierSignIn(oauth: Provider, details: Interaction, accountId
  * checked once and kept nowhere) and approves, or denies. The library then redirects to the client.
  */
 export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
-  const router = express.Router();
+  const router = exactRouter();
   const { path } = contract.oauth.consent;
 
   /** The interaction of this browser and uid, with its client; null once an error page was sent. */

@@ -1,3 +1,4 @@
+import { exactRouter } from '../options.ts';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type Provider from 'oidc-provider';
 import { contract, type OAuthErrorSchema } from '../../../contract/index.ts';
@@ -27,7 +28,7 @@ export function sendOAuthError(res: Response, status: number, body: OAuthError, 
  * and only for tokens of the caller's own tenant.
  */
 export function introspectionRoutes(deps: AppDeps, provider: ProviderSource, library: RequestHandler): Router {
-  const router = express.Router();
+  const router = exactRouter();
   const { path } = contract.oauth.introspect;
 
   const answer = async (req: Request, res: Response, token: unknown) => {

@@ -1,4 +1,5 @@
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { exactRouter } from '../options.ts';
+import { type NextFunction, type Request, type Response, type Router } from 'express';
 import type Provider from 'oidc-provider';
 import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
 import { contract, KEY_SCOPES, oauthServerOf, type OAuthServer } from '../../../contract/index.ts';
@@ -56,7 +57,7 @@ function providerSource(deps: AppDeps, options: OAuthOptions): ProviderSource {
  * consent page and introspection for Bearer callers sit beside it.
  */
 export function oauthRouter(deps: AppDeps, options: OAuthOptions): Router {
-  const router = express.Router();
+  const router = exactRouter();
   const provider = providerSource(deps, options);
   let callback: ReturnType<Provider['callback']> | null = null;
   const issuer = new URL(options.publicUrl);

@@ -92,10 +92,15 @@ export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
     },
     batch: async ({ body, req }) => {
       const { tenantId } = principalOf(req);
-      const writing = new Set(body.writes.map(tripleId));
-      const both = body.deletes.find((t) => writing.has(tripleId(t)));
-      if (both) {
-        throw new DomainError('invalid-request', `${tripleId(both)} is both written and deleted; send it in one list only`);
+      // Named like any other refused item (docs/errors.md#problems-of-a-batch): the delete, and the write it repeats.
+      const written = new Map(body.writes.map((t, i) => [tripleId(t), i] as const).reverse()); // the first write of a triple
+      for (const [i, t] of body.deletes.entries()) {
+        const write = written.get(tripleId(t));
+        if (write !== undefined) {
+          throw new DomainError('invalid-request', `${tripleId(t)} is also written, as writes[${write}]; send it in one list only`).at(
+            `deletes[${i}]`,
+          );
+        }
       }
       const windows = windowsOf(body.writes, (i) => `writes[${i}].`);
       const parsed = await engine.parseTriples(tenantId, body.writes, true, 'writes');
