@@ -12,6 +12,22 @@ import { databaseUrl, newTenant, untilBlockedBy, useServices } from '../helpers.
 // A connection for each of the nine transactions that wait at once.
 const services = useServices({ poolSize: 10 });
 
+/**
+ * Runs `body` while another connection holds the agent's row FOR UPDATE, so that the transactions
+ * it starts queue behind that lock in the order it starts them; the lock is released by `body`'s COMMIT.
+ */
+async function holdingAgentRow<T>(tenantId: string, externalId: string, body: (locker: pg.Client) => Promise<T>): Promise<T> {
+  const locker = new pg.Client({ connectionString: databaseUrl() });
+  await locker.connect();
+  try {
+    await locker.query('BEGIN');
+    await locker.query(`SELECT 1 FROM agents WHERE tenant_id = $1 AND external_id = $2 FOR UPDATE`, [tenantId, externalId]);
+    return await body(locker);
+  } finally {
+    await locker.end();
+  }
+}
+
 it('leaves no grant naming a killed agent: writes that locked it first are removed with it, later ones refused', async () => {
   const { db, engine } = services;
   const { id: tenantId } = await newTenant(services);
@@ -35,11 +51,7 @@ it('leaves no grant naming a killed agent: writes that locked it first are remov
   };
 
   // The agent's row held: four writes wait for it, then the kill, then four more writes, queued in that order.
-  const locker = new pg.Client({ connectionString: databaseUrl() });
-  await locker.connect();
-  try {
-    await locker.query('BEGIN');
-    await locker.query(`SELECT 1 FROM agents WHERE tenant_id = $1 AND external_id = 'bot' FOR UPDATE`, [tenantId]);
+  await holdingAgentRow(tenantId, 'bot', async (locker) => {
     const before = [0, 1, 2, 3].map(write);
     await untilBlockedBy(locker, 4);
     const removed = deleteAgent(db, tenantId, 'bot');
@@ -51,9 +63,7 @@ it('leaves no grant naming a killed agent: writes that locked it first are remov
     expect(await Promise.all(before)).toEqual(['written', 'written', 'written', 'written']);
     expect((await removed)?.grantsRemoved).toBe(4);
     expect(await Promise.all(after)).toEqual(['refused', 'refused', 'refused', 'refused']);
-  } finally {
-    await locker.end();
-  }
+  });
   expect(await db.grant.count({ where: { tenantId, subjectNs: 'agent', subjectId: 'bot' } })).toBe(0);
   expect(await db.agent.count({ where: { tenantId } })).toBe(0);
 });
@@ -135,11 +145,7 @@ it('ends a key made while it waited, and refuses one made after it: creations lo
     }
   };
 
-  const locker = new pg.Client({ connectionString: databaseUrl() });
-  await locker.connect();
-  try {
-    await locker.query('BEGIN');
-    await locker.query(`SELECT 1 FROM agents WHERE tenant_id = $1 AND external_id = 'bot' FOR UPDATE`, [tenantId]);
+  await holdingAgentRow(tenantId, 'bot', async (locker) => {
     const before = make('before');
     await untilBlockedBy(locker, 1);
     const removed = deleteAgent(db, tenantId, 'bot');
@@ -153,8 +159,6 @@ it('ends a key made while it waited, and refuses one made after it: creations lo
     expect(await removed).toEqual({ grantsRemoved: 0, clientsRemoved: 1, keysRevoked: 1 });
     expect(await after).toBe('refused');
     expect((await db.apiKey.findUnique({ where: { id: made } }))?.revokedAt).not.toBeNull();
-  } finally {
-    await locker.end();
-  }
+  });
   expect(await db.apiKey.count({ where: { tenantId, label: 'after' } })).toBe(0);
 });
