@@ -4,6 +4,9 @@ import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { HeldTenants } from '../store/held-tenants.ts';
 
+/** Upper bounds of the GC pause histogram, in seconds. */
+export const GC_PAUSE_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.1, 1];
+
 interface Series {
   labels: { route: string; method: string; status: string };
   pending: number;
@@ -72,7 +75,9 @@ export class Metrics {
     this.finished = function (this: Response) {
       record(this);
     };
-    collectDefaultMetrics({ register: this.registry, prefix: 'grantd_' });
+    // Garbage-collection pauses at the resolution of a check's latency (prom-client's default
+    // buckets start at 1 ms, then 10): docs/configuration.md#operational-endpoints.
+    collectDefaultMetrics({ register: this.registry, prefix: 'grantd_', gcDurationBuckets: GC_PAUSE_BUCKETS });
     const gauge = (name: string, help: string, read: () => number) =>
       new Gauge({
         name,

@@ -35,6 +35,21 @@ describe('GET /metrics', () => {
     for (const named of [tenant.id, 'key_', 'user:a', 'doc:1']) expect(res.text).not.toContain(named);
   });
 
+  it('counts garbage-collection pauses in buckets down to half a millisecond', async () => {
+    // Enough short-lived garbage for a young-generation collection, whatever the semi-space.
+    const churn = () => {
+      let kept = 0;
+      for (let i = 0; i < 2_000_000; i++) kept += [i, i + 1].length;
+      return kept;
+    };
+    await expect
+      .poll(async () => {
+        churn();
+        return (await supertest(app).get('/metrics')).text;
+      })
+      .toMatch(/grantd_nodejs_gc_duration_seconds_bucket\{le="0\.0005",kind="minor"\} \d+/);
+  });
+
   it('labels requests by route, never by a path the client made up', async () => {
     await supertest(app).get('/healthz').expect(200);
     for (const path of ['/docs/%ZZmade-up-1', '/v1/agents/%E0%A4%Amade-up-2', '/made-up-3']) await supertest(app).get(path);
