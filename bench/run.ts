@@ -215,7 +215,7 @@ const noWindowsPeers: Partial<Record<WindowsScenario, RunStats>> = {};
 let tracingOnCheck: RunStats | null = null;
 /** What tracing off costs a check (check_tracing_off): share of the check's server CPU, in %. */
 let tracingOffShare: number | null = null;
-/** check_fixed_rate: at most what share of its measured requests grantd's GC pauses of 1 ms or more held up, in %. */
+/** check_fixed_rate: at most what share of its measured requests grantd's GC pauses of over 1 ms held up, in %. */
 let fixedRateGcShare: number | null = null;
 /** check_at_least's peer: the plain check on the same grantd, alternating. */
 let atLeastPlain: RunStats | null = null;
@@ -799,7 +799,7 @@ async function runCheckFixedRate({ databaseUrl, key }: DatasetContext): Promise<
     'check_fixed_rate',
     fixed.median,
     `offered ${FIXED_RATE.toLocaleString('en')}/s open loop (one request due every millisecond, sent on a free one of 64 keep-alive connections without waiting for answers, or when one is free, timed from when it fell due; generator in its own process), after ${plan.warmupS} s of a ${CLOSED_LOOP}; achieved ${fixed.median.rps.toFixed(0)}/s; ` +
-      `garbage collections over the open loop's warm-up and runs: ${pauses.collections}, of them ${pauses.long} of 1 ms or more, which could have held up at most ${pauses.delayedAtMost} of its ${requests} measured requests; ` +
+      `garbage collections over the open loop's warm-up and runs: ${pauses.collections}, of them ${pauses.long} over 1 ms, which could have held up at most ${pauses.delayedAtMost} of its ${requests} measured requests; ` +
       `the same load on bare Express: p50 ${fmt(floor.p50_ms)} p99 ${fmt(floor.p99_ms)} ms`,
   );
 }

@@ -5,7 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { HeldTenants } from '../store/held-tenants.ts';
 
 /** Upper bounds of the GC pause histogram, in seconds. */
-export const GC_PAUSE_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.1, 1];
+const GC_PAUSE_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.1, 1];
 
 interface Series {
   labels: { route: string; method: string; status: string };
