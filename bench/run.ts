@@ -700,20 +700,11 @@ async function measureCerbos(): Promise<void> {
  */
 async function runCheckAtLeast({ databaseUrl, key }: DatasetContext): Promise<void> {
   log('scenario check_at_least (alternating with the plain check on the same grantd)');
-  const [atLeast, plain] = await withGrantd(databaseUrl, key, async (api) => {
+  const [stats, plain] = await alternatingWithPlainCheck(databaseUrl, key, 'check_at_least grantd', 'check grantd, alternating', async (api) => {
     const revision = await writeForRevision(api, { subject: 'user:bench-at-least', relation: 'viewer', object: 'document:bench-at-least' });
-    const atLeastHeaders = { ...headersFor(api), [CONSISTENCY_HEADER]: `at-least ${revision}` };
-    return measureAlternating(
-      [
-        { label: 'check_at_least grantd', once: saturating('check_at_least grantd', api, atLeastHeaders, checkSpec) },
-        { label: 'check grantd, alternating', once: saturating('check grantd alternating', api, headersFor(api), checkSpec) },
-      ],
-      log,
-      plan,
-    );
+    return { ...headersFor(api), [CONSISTENCY_HEADER]: `at-least ${revision}` };
   });
-  const stats = atLeast!.median;
-  atLeastPlain = plain!.median;
+  atLeastPlain = plain;
   peers.check_at_least_plain = {
     ...atLeastPlain,
     note: "the plain check's load on check_at_least's grantd, its runs alternating with check_at_least's",
@@ -723,8 +714,32 @@ async function runCheckAtLeast({ databaseUrl, key }: DatasetContext): Promise<vo
     stats,
     `the check mix and load (${CLOSED_LOOP}), each request with ${CONSISTENCY_HEADER}: at-least <the revision of a grant written through the same key on this grantd before the warm-up>; ` +
       `rps / check rps ${fmt(ratio(stats.rps, rows.get('check')?.rps), 3)}; its runs alternate with the plain check's on the same grantd ` +
-      `(${fmt(plain!.median.rps, 1)}/s, p50 ${fmt(plain!.median.p50_ms)} ms, errors ${plain!.median.errors}): rps / that ${fmt(ratio(stats.rps, plain!.median.rps), 3)}`,
+      `(${fmt(plain.rps, 1)}/s, p50 ${fmt(plain.p50_ms)} ms, errors ${plain.errors}): rps / that ${fmt(ratio(stats.rps, plain.rps), 3)}`,
   );
+}
+
+/**
+ * The check's mix and load sent with `headersOf`'s headers, its runs alternating with the plain
+ * check's (the API key's headers) on the same fresh grantd: [its median, the plain check's].
+ */
+async function alternatingWithPlainCheck(
+  databaseUrl: string,
+  key: string,
+  label: string,
+  plainLabel: string,
+  headersOf: (api: Api) => Promise<Record<string, string>>,
+): Promise<[RunStats, RunStats]> {
+  const [variant, plain] = await withGrantd(databaseUrl, key, async (api) =>
+    measureAlternating(
+      [
+        { label, once: saturating(label, api, await headersOf(api), checkSpec) },
+        { label: plainLabel, once: saturating(plainLabel, api, headersFor(api), checkSpec) },
+      ],
+      log,
+      plan,
+    ),
+  );
+  return [variant!.median, plain!.median];
 }
 
 /** POST /v1/grants `grant`; the Grantd-Revision its answer carries. */
@@ -742,19 +757,10 @@ async function writeForRevision(api: Api, grant: Triple): Promise<string> {
  */
 async function runCheckToken({ databaseUrl, key }: DatasetContext): Promise<void> {
   log('scenario check_token (alternating with the same load authenticated by the API key, same grantd)');
-  const [byToken, byKey] = await withGrantd(databaseUrl, key, async (api) => {
-    const token = await clientCredentialsToken(api, ['check:read']);
-    return measureAlternating(
-      [
-        { label: 'check_token grantd', once: saturating('check_token grantd', api, new Api(api.url, token).headers(), checkSpec) },
-        { label: 'check grantd, by key, alternating', once: saturating('check grantd by key alternating', api, headersFor(api), checkSpec) },
-      ],
-      log,
-      plan,
-    );
-  });
-  const stats = byToken!.median;
-  tokenByKey = byKey!.median;
+  const [stats, byKey] = await alternatingWithPlainCheck(databaseUrl, key, 'check_token grantd', 'check grantd, by key, alternating', async (api) =>
+    new Api(api.url, await clientCredentialsToken(api, ['check:read'])).headers(),
+  );
+  tokenByKey = byKey;
   peers.check_token_by_key = {
     ...tokenByKey,
     note: "the same load authenticated by the API key on check_token's grantd, its runs alternating with check_token's",
