@@ -1,5 +1,6 @@
 import { digestsEqual, hashSecret, KEY_ID_PATTERN, newKeyId, newSecret, secretPrefix } from '../auth/secrets.ts';
 import type { KeyScope } from '../../contract/index.ts';
+import { authorityOf, type Authority } from './authority.ts';
 import type { Db } from './db.ts';
 import type { Prisma } from './prisma/client.ts';
 import { transaction } from './transaction.ts';
@@ -31,7 +32,7 @@ export interface KeyPrincipal {
 
 type Tx = Prisma.TransactionClient | Db;
 
-/** `madeByAgents`: the agents on whose authority the key is made (see authorityOf in agents.ts); their killswitches revoke it. */
+/** `madeByAgents`: the agents on whose authority the key is made (see createKeyOnAuthority); their killswitches revoke it. */
 export async function createKey(db: Tx, tenantId: string, label: string, scopes: KeyScope[], madeByAgents: string[] = []): Promise<CreatedKey> {
   const secret = newSecret();
   const row = await db.apiKey.create({
@@ -46,6 +47,14 @@ export async function createKey(db: Tx, tenantId: string, label: string, scopes:
     },
   });
   return { id: row.id, prefix: row.prefix, secret, label: row.label, scopes: row.scopes as KeyScope[], createdAt: row.createdAt };
+}
+
+/**
+ * A key made by a request's principal: it records the agents behind that principal (authorityOf),
+ * whose killswitches revoke it, and is refused (401) when that authority ended meanwhile.
+ */
+export function createKeyOnAuthority(db: Db, authority: Authority, label: string, scopes: KeyScope[]): Promise<CreatedKey> {
+  return transaction(db, async (tx) => createKey(tx, authority.tenantId, label, scopes, await authorityOf(tx, authority)));
 }
 
 export function listKeys(db: Db, tenantId: string) {

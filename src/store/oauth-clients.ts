@@ -1,10 +1,9 @@
 import type { KeyScope } from '../../contract/index.ts';
 import { hashSecret, randomBase62 } from '../auth/secrets.ts';
 import { DomainError } from '../errors.ts';
-import { authorityOf } from './agents.ts';
+import { authorityOf, type Authority } from './authority.ts';
 import type { Db } from './db.ts';
 import { isForeignKeyViolation } from './errors.ts';
-import type { KeyPrincipal } from './keys.ts';
 import { transaction } from './transaction.ts';
 
 export const CLIENT_SECRET_PREFIX = 'svc_cs_';
@@ -42,7 +41,7 @@ export interface NewOAuthClient {
  */
 export async function createOAuthClient(
   db: Db,
-  principal: Pick<KeyPrincipal, 'keyId' | 'tenantId' | 'clientId' | 'signingKeyId'>,
+  principal: Authority,
   client: NewOAuthClient,
 ): Promise<{ row: OAuthClientRow; secret: string | null }> {
   const { tenantId } = principal;

@@ -1,12 +1,11 @@
 import pg from 'pg';
 import { expect, it } from 'vitest';
-import { authorityOf, createAgent, deleteAgent } from '../../src/store/agents.ts';
-import type { Db } from '../../src/store/db.ts';
+import { createAgent, deleteAgent } from '../../src/store/agents.ts';
+import type { Authority } from '../../src/store/authority.ts';
 import { applyBatch, createGrant } from '../../src/store/grants.ts';
-import { createKey } from '../../src/store/keys.ts';
+import { createKey, createKeyOnAuthority } from '../../src/store/keys.ts';
 import { createNamespace } from '../../src/store/namespaces.ts';
 import { createOAuthClient } from '../../src/store/oauth-clients.ts';
-import { transaction } from '../../src/store/transaction.ts';
 import { databaseUrl, newTenant, untilBlockedBy, useServices } from '../helpers.ts';
 
 // A connection for each of the nine transactions that wait at once.
@@ -68,30 +67,26 @@ it('leaves no grant naming a killed agent: writes that locked it first are remov
   expect(await db.agent.count({ where: { tenantId } })).toBe(0);
 });
 
-/** A key made on the authority of `principal`, as POST /v1/keys makes it. */
-const keyMadeBy = (db: Db, principal: Parameters<typeof authorityOf>[1], label: string) =>
-  transaction(db, async (tx) => createKey(tx, principal.tenantId, label, ['admin'], await authorityOf(tx, principal)));
-
 it('revokes the keys and deletes the clients made on the agent’s authority, down a chain, in its one transaction', async () => {
   const { db } = services;
   const { id: tenantId } = await newTenant(services);
   await createAgent(db, tenantId, { externalId: 'bot', displayName: null, owner: null, scope: [] });
   const plain = await createKey(db, tenantId, 'plain', ['admin']);
   const byPlain = { keyId: plain.id, tenantId };
-  const clientOf = (principal: Parameters<typeof authorityOf>[1], name: string, agent: string | null = null) =>
+  const clientOf = (principal: Authority, name: string, agent: string | null = null) =>
     createOAuthClient(db, principal, { name, type: 'confidential', redirectUris: [], scopes: ['admin'], agent }).then(({ row }) => row);
 
   const own = await clientOf(byPlain, 'own', 'bot');
   expect(own.madeByAgents).toEqual([]);
   const asOwn = { keyId: own.clientId, clientId: own.clientId, tenantId };
-  const k1 = await keyMadeBy(db, asOwn, 'k1');
+  const k1 = await createKeyOnAuthority(db, asOwn, 'k1', ['admin']);
   const c2 = await clientOf({ keyId: k1.id, tenantId }, 'c2');
-  const k3 = await keyMadeBy(db, { keyId: c2.clientId, clientId: c2.clientId, tenantId }, 'k3');
+  const k3 = await createKeyOnAuthority(db, { keyId: c2.clientId, clientId: c2.clientId, tenantId }, 'k3', ['admin']);
   // An authorization-code token of a plain client, signed in with K1: what it makes is the agent's too.
   const app = await clientOf(byPlain, 'app');
-  const k4 = await keyMadeBy(db, { keyId: app.clientId, clientId: app.clientId, tenantId, signingKeyId: k1.id }, 'k4');
+  const k4 = await createKeyOnAuthority(db, { keyId: app.clientId, clientId: app.clientId, tenantId, signingKeyId: k1.id }, 'k4', ['admin']);
   await db.oAuthRecord.create({ data: { kind: 'Grant', id: 'signed-in-by-k1', payload: {}, clientId: app.clientId, accountId: k1.id } });
-  await keyMadeBy(db, byPlain, 'bystander');
+  await createKeyOnAuthority(db, byPlain, 'bystander', ['admin']);
   expect((await db.apiKey.findMany({ where: { tenantId }, orderBy: { label: 'asc' } })).map((k) => [k.label, k.madeByAgents])).toEqual([
     ['admin', []],
     ['bystander', []],
@@ -118,10 +113,10 @@ it('revokes the keys and deletes the clients made on the agent’s authority, do
   ).toEqual([k1.id, k3.id, k4.id].sort());
 
   // Nothing more is made on the ended authority; an agent registered again under the name inherits nothing.
-  await expect(keyMadeBy(db, { keyId: k1.id, tenantId }, 'late')).rejects.toMatchObject({ type: 'unauthenticated' });
-  await expect(keyMadeBy(db, asOwn, 'late')).rejects.toMatchObject({ type: 'unauthenticated' });
+  await expect(createKeyOnAuthority(db, { keyId: k1.id, tenantId }, 'late', ['admin'])).rejects.toMatchObject({ type: 'unauthenticated' });
+  await expect(createKeyOnAuthority(db, asOwn, 'late', ['admin'])).rejects.toMatchObject({ type: 'unauthenticated' });
   await createAgent(db, tenantId, { externalId: 'bot', displayName: null, owner: null, scope: [] });
-  await expect(keyMadeBy(db, { keyId: k3.id, tenantId }, 'late')).rejects.toMatchObject({ type: 'unauthenticated' });
+  await expect(createKeyOnAuthority(db, { keyId: k3.id, tenantId }, 'late', ['admin'])).rejects.toMatchObject({ type: 'unauthenticated' });
   expect(await deleteAgent(db, tenantId, 'bot')).toEqual({ grantsRemoved: 0, clientsRemoved: 0, keysRevoked: 0 });
   expect(await db.apiKey.count({ where: { tenantId, revokedAt: null } })).toBe(3);
 });
@@ -138,7 +133,7 @@ it('ends a key made while it waited, and refuses one made after it: creations lo
   const asOwn = { keyId: own.clientId, clientId: own.clientId, tenantId };
   const make = async (label: string): Promise<string> => {
     try {
-      return (await keyMadeBy(db, asOwn, label)).id;
+      return (await createKeyOnAuthority(db, asOwn, label, ['admin'])).id;
     } catch (error) {
       if ((error as { type?: string }).type === 'unauthenticated') return 'refused';
       throw error;

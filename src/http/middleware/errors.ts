@@ -92,7 +92,7 @@ function unparsedBodyProblem(text: unknown): string {
 /**
  * The last error handler: every error leaves as a problem, never a stack trace or SQL. `challenge`
  * is the WWW-Authenticate a 401 carries: a handler answers one when the credential it runs on was
- * revoked while it ran (authorityOf in src/store/agents.ts).
+ * revoked while it ran (authorityOf in src/store/authority.ts).
  */
 export function errorHandler(logger: Logger, challenge: string) {
   return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {

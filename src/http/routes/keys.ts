@@ -1,9 +1,7 @@
 import { initServer } from '@ts-rest/express';
 import { contract } from '../../../contract/index.ts';
 import { DomainError } from '../../errors.ts';
-import { authorityOf } from '../../store/agents.ts';
-import { createKey, listKeys, revokeKey } from '../../store/keys.ts';
-import { transaction } from '../../store/transaction.ts';
+import { createKeyOnAuthority, listKeys, revokeKey } from '../../store/keys.ts';
 import { createdKeyBody, keySummaryBody } from '../bodies.ts';
 import { principalOf, type AppDeps } from '../context.ts';
 
@@ -12,9 +10,7 @@ const s = initServer();
 export const keyRoutes = ({ db, announce }: AppDeps) =>
   s.router(contract.keys, {
     create: async ({ body, req }) => {
-      const principal = principalOf(req);
-      // The agents behind the request's key or token, if any: the new key is theirs too, and their killswitches revoke it.
-      const key = await transaction(db, async (tx) => createKey(tx, principal.tenantId, body.label, body.scopes, await authorityOf(tx, principal)));
+      const key = await createKeyOnAuthority(db, principalOf(req), body.label, body.scopes);
       return { status: 201, body: createdKeyBody(key) };
     },
     list: async ({ req }) => {
