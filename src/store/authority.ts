@@ -5,6 +5,7 @@ import type { Prisma } from './prisma/client.ts';
 /** Who a key or OAuth client is made by: the parts of a principal that name its credentials. */
 export type Authority = Pick<KeyPrincipal, 'keyId' | 'tenantId' | 'clientId' | 'signingKeyId'>;
 
+/** The creating credential was revoked or deleted (its agent's killswitch, say) while the request ran. */
 const credentialEnded = () => new DomainError('unauthenticated', 'the API key or access token was revoked while the request ran');
 
 /**
