@@ -403,16 +403,17 @@ export class GrantIndex {
     // The bulk's key for this check, taken when the bulk began (node numbers may change in a catch-up meanwhile).
     const key = walks?.current() ?? null;
     const remembered = key === null ? undefined : walks!.get(key);
-    if (remembered !== undefined) return this.heldOnAny(remembered, self, groups, budget);
+    const answer = remembered === undefined ? undefined : this.heldOnAny(remembered, self, groups, budget);
+    if (answer !== undefined) return answer;
     const walk = this.walk;
     try {
       const allowed = this.walkBackwards(tables, start, relation, self, groups, budget);
       // A walk that found the subject stopped early: only a finished one serves other subjects.
-      if (!allowed && key !== null) walks!.remember(key, walk.objects, walk.relations, walk.objects.length, true);
+      if (!allowed && key !== null) walks!.remember(key, walk, walk.objects.length, true);
       return allowed;
     } catch (error) {
       // Only the pairs matched before the budget ran out: the rest were never looked at.
-      if (isCheckTooComplex(error) && key !== null) walks!.remember(key, walk.objects, walk.relations, this.matched, false);
+      if (isCheckTooComplex(error) && key !== null) walks!.remember(key, walk, this.matched, false);
       throw error;
     }
   }
@@ -443,7 +444,13 @@ export class GrantIndex {
         if (this.heldBy(object, held, self, groups, many)) return true;
       }
       this.matched = to;
-      if (depth === MAX_ARROW_DEPTH) break;
+      walk.levelEnds.push(to);
+      walk.levelCosts.push(UNKNOWN_COST);
+      if (depth === MAX_ARROW_DEPTH) {
+        walk.levelCosts[depth] = LAST_LEVEL;
+        break;
+      }
+      const before = steps;
       steps += to - from;
       // The level's reads are counted before any is followed: no pair is matched before the next
       // level, so a level that takes the check past its budget is refused whole, before its visits.
@@ -452,6 +459,7 @@ export class GrantIndex {
         for (const { via } of tables.arrows.get(this.nodeNs[object]!)?.get(walk.relations[i]!) ?? NO_ARROWS) steps += grantsOn.countWith(object, via);
       }
       if (steps > budget) throw overBudget(budget);
+      walk.levelCosts[depth] = steps - before;
       for (let i = from; i < to; i++) {
         const object = walk.objects[i]!;
         const arrows = tables.arrows.get(this.nodeNs[object]!)?.get(walk.relations[i]!);
@@ -468,14 +476,34 @@ export class GrantIndex {
     return false;
   }
 
-  /** The answer a remembered walk gives for another subject: held on one of its pairs, else as the walk ended. */
-  private heldOnAny(walk: RememberedWalk, self: number, groups: number[], budget: number): boolean {
+  /**
+   * The answer the check of another subject would give on a remembered walk: its levels matched
+   * against this subject and charged as walkBackwards charges them (this subject's groups and their
+   * matching, then each level's cost), so that a bulk answers each item exactly as its single check.
+   * Undefined when the remembered walk ends before the answer does (the budget stopped it for its
+   * own subject): then this subject's check walks afresh.
+   */
+  private heldOnAny(walk: RememberedWalk, self: number, groups: number[], budget: number): boolean | undefined {
     const many = manyGroups(self, groups);
-    for (let i = 0; i < walk.objects.length; i++) {
-      if (this.heldBy(walk.objects[i]!, walk.relations[i]!, self, groups, many)) return true;
+    const grantsOn = this.grantsOn;
+    let steps = groups.length;
+    for (let level = 0, from = 0; level < walk.levelEnds.length; level++) {
+      const to = walk.levelEnds[level]!;
+      for (let i = from; i < to; i++) {
+        if (many !== null) {
+          steps += Math.min(many.size, grantsOn.countWith(walk.objects[i]!, walk.relations[i]!));
+          if (steps > budget) throw overBudget(budget);
+        }
+        if (this.heldBy(walk.objects[i]!, walk.relations[i]!, self, groups, many)) return true;
+      }
+      const cost = walk.levelCosts[level]!;
+      if (cost === LAST_LEVEL) return false;
+      if (cost === UNKNOWN_COST) return undefined;
+      steps += cost;
+      if (steps > budget) throw overBudget(budget);
+      from = to;
     }
-    if (walk.finished) return false;
-    throw overBudget(budget);
+    return walk.finished ? false : undefined;
   }
 
   /** Whether the subject or one of its groups holds `relation` on `object`; `many`: them as a set (manyGroups), when there are many. */
@@ -818,6 +846,9 @@ export class GrantIndex {
 class Walk {
   readonly objects: number[] = [];
   readonly relations: number[] = [];
+  /** Per level of a check's walk: the end of its pairs, and the steps reading it took (UNKNOWN_COST, LAST_LEVEL). */
+  readonly levelEnds: number[] = [];
+  readonly levelCosts: number[] = [];
   private hashed = false;
   /** Per slot: the pair's object and relation, and the number of the walk that put it there. */
   private slotObject = new Int32Array(0);
@@ -828,6 +859,8 @@ class Walk {
   clear(): void {
     this.objects.length = 0;
     this.relations.length = 0;
+    this.levelEnds.length = 0;
+    this.levelCosts.length = 0;
     this.hashed = false;
     // A very long walk's table is let go rather than kept for all walks after it.
     if (this.slotWalk.length > MAX_KEPT_SLOTS) this.resize(0);
@@ -908,12 +941,19 @@ interface WalkTarget {
 /** The key of the walk a target needs (null: nothing to walk). */
 const walkKey = ({ start, relation }: WalkTarget): string | null => (start === undefined || relation === undefined ? null : `${start} ${relation}`);
 
-/** A walk of `check` kept for other subjects: its pairs, and whether it ended (else the budget stopped it). */
+/** A walk of `check` kept for other subjects: its pairs, its levels (Walk's), and whether it ended (else the budget stopped it). */
 interface RememberedWalk {
   objects: number[];
   relations: number[];
+  levelEnds: number[];
+  levelCosts: number[];
   finished: boolean;
 }
+
+/** A level's cost not known: the budget stopped the walk while counting it. */
+const UNKNOWN_COST = -1;
+/** The walk's last level, at MAX_ARROW_DEPTH: it ends there, with no cost counted. */
+const LAST_LEVEL = -2;
 
 /**
  * The walks of one bulk kept for the checks after them, by object node and relation number. Only a
@@ -949,11 +989,18 @@ class RememberedWalks {
     return this.walks.get(key);
   }
 
-  /** Keeps the first `length` pairs of the walk if a later check needs it and there is room. */
-  remember(key: string, objects: readonly number[], relations: readonly number[], length: number, finished: boolean): void {
+  /** Keeps the first `length` pairs of the walk (whole levels) if a later check needs it and there is room. */
+  remember(key: string, walk: Walk, length: number, finished: boolean): void {
     if ((this.wanted.get(key) ?? 0) === 0 || this.pairs + length > REMEMBERED_BUDGETS * this.budget) return;
     this.pairs += length;
-    this.walks.set(key, { objects: objects.slice(0, length), relations: relations.slice(0, length), finished });
+    const levels = walk.levelEnds.filter((end) => end <= length).length;
+    this.walks.set(key, {
+      objects: walk.objects.slice(0, length),
+      relations: walk.relations.slice(0, length),
+      levelEnds: walk.levelEnds.slice(0, levels),
+      levelCosts: walk.levelCosts.slice(0, levels),
+      finished,
+    });
   }
 
   /** The grants changed: what was walked before no longer holds. */

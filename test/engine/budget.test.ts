@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { isCheckTooComplex, overBudget } from '../../src/engine/budget.ts';
 import { DomainError } from '../../src/errors.ts';
@@ -260,5 +261,61 @@ describe("checkAll's remembered walks and turns", () => {
       throw new Error('mask lookup failed');
     };
     await expect(index.checkAll(schema, [grant('user:owner', 'r1', 'node:n3')], 25_000, { admits })).rejects.toThrow('mask lookup failed');
+  });
+});
+
+describe('a bulk item answers exactly as the same single check', () => {
+  const docs = new CompiledSchema([
+    { name: 'doc', relations: { parent: {}, viewer: { includes: ['parent->viewer'] } } },
+    { name: 'user', relations: null },
+    { name: 'team', relations: null },
+  ]);
+  const index = new GrantIndex();
+  for (let i = 1; i <= 3; i++) index.add(grant(`doc:p${i}`, 'parent', 'doc:o'));
+  index.add(grant('user:a', 'viewer', 'doc:elsewhere')); // a subject of the index, in no group
+  for (let i = 1; i <= 5; i++) index.add(grant('user:c', 'member', `team:t${i}`));
+  const [a, c] = [grant('user:a', 'viewer', 'doc:o'), grant('user:c', 'viewer', 'doc:o')];
+
+  it("charges a later subject's groups when it reuses another subject's walk", async () => {
+    // a: 1 pair and 3 parents, then 3 pairs: 7 steps. c: 5 groups more: past a budget of 8.
+    expect(index.check(docs, a, 8)).toBe(false);
+    expect(() => index.check(docs, c, 8)).toThrow(overBudget(8));
+    expect(await index.checkAll(docs, [a, c], 8)).toEqual([false, overBudget(8)]);
+  });
+
+  it('walks afresh for a subject of fewer groups than the one whose walk the budget stopped', async () => {
+    // c's walk stops at its first level (5 + 1 + 3 > 8); a's goes on to the end within the budget.
+    expect(await index.checkAll(docs, [c, a], 8)).toEqual([overBudget(8), false]);
+    index.add(grant('user:a', 'viewer', 'doc:p2'));
+    try {
+      expect(await index.checkAll(docs, [c, a], 8)).toEqual([overBudget(8), true]);
+    } finally {
+      index.remove(grant('user:a', 'viewer', 'doc:p2'));
+    }
+  });
+
+  it('holds for any subjects, groups, parents and budget (a property)', async () => {
+    const subjects = fc.array(fc.record({ groups: fc.nat(12), holds: fc.option(fc.nat(6), { nil: undefined }) }), { minLength: 1, maxLength: 6 });
+    await fc.assert(
+      fc.asyncProperty(subjects, fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 30 }), async (people, parents, budget) => {
+        const graph = new GrantIndex();
+        for (let p = 0; p < parents; p++) graph.add(grant(`doc:p${p}`, 'parent', 'doc:o'));
+        people.forEach(({ groups, holds }, s) => {
+          graph.add(grant(`user:s${s}`, 'viewer', 'doc:elsewhere'));
+          for (let g = 0; g < groups; g++) graph.add(grant(`user:s${s}`, 'member', `team:t${g}`));
+          if (holds !== undefined) graph.add(grant(`user:s${s}`, 'viewer', `doc:p${holds}`));
+        });
+        const queries = people.map((_, s) => grant(`user:s${s}`, 'viewer', 'doc:o'));
+        const alone = queries.map((query) => {
+          try {
+            return graph.check(docs, query, budget);
+          } catch (error) {
+            return error;
+          }
+        });
+        expect(await graph.checkAll(docs, queries, budget)).toEqual(alone);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
