@@ -9,7 +9,7 @@
  *   node --import tsx bench/bulk-engine.ts
  */
 import { BulkCheckRequestSchema } from '../contract/check.ts';
-import { CheckTimeShares } from '../src/engine/check-time.ts';
+import { WorkMeter } from '../src/engine/work-meter.ts';
 import { AuthorizationEngine, type Checker, type CheckInput } from '../src/engine/engine.ts';
 import { GrantIndex } from '../src/engine/grant-index.ts';
 import { windowOf } from '../src/engine/grant-window.ts';
@@ -41,7 +41,7 @@ const held = { index, agents: new Map(Array.from({ length: ds.sizes.agents }, (_
 /** The one tenant, held and current. */
 const tenants = { current: () => Promise.resolve(held), currentNow: () => held, holds: () => true } as unknown as HeldTenants;
 const schema = new CompiledSchema(NAMESPACES.map((ns) => ({ name: ns.name, relations: ns.relations })));
-const memory = new MemoryChecker(tenants, new CheckTimeShares());
+const memory = new MemoryChecker(tenants, new WorkMeter());
 const checker = {
   schema: () => Promise.resolve(schema),
   schemaNow: () => schema,

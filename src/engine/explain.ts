@@ -6,6 +6,7 @@ import { windowOf, windowState, type WindowState } from './grant-window.ts';
 import { AGENT_NAMESPACE, formatRef, MEMBER_RELATION, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 import { scopeCovers } from './scope.ts';
+import { WorkMeter, type Slice } from './work-meter.ts';
 
 /** POST /v1/check/explain's answer (docs/checks-and-listings.md#explaining-a-check). */
 export type Explanation = z.infer<typeof ExplainResultSchema>;
@@ -43,8 +44,12 @@ export interface ExplainGraph {
   holdsAnyGrant(subject: Ref): Promise<boolean>;
   /** The grants (subject, member, G). */
   groupsOf(subject: Ref): Promise<WindowedGrant[]>;
-  /** The grants (h, relation, object) of the pairs whose holder h is one of `holders`. */
-  heldBy(pairs: readonly Pair[], holders: readonly Ref[]): Promise<WindowedGrant[]>;
+  /**
+   * The grants (h, relation, object) of the pairs whose holder h is one of `holders` (the subject,
+   * then its groups), and the steps matching them took beyond the pairs themselves (a check's rule
+   * where it counts them, else 0). Past `stepsLeft`, the pairs after the one that went past are not read.
+   */
+  heldBy(pairs: readonly Pair[], holders: readonly Ref[], stepsLeft: number): Promise<{ grants: WindowedGrant[]; steps: number }>;
   /** The grants (X, via, object) of each item; at most `limit` in all (more: the caller is past its budget). */
   related(items: readonly { object: Ref; via: string }[], limit: number): Promise<WindowedGrant[]>;
 }
@@ -125,13 +130,16 @@ async function shortestPath(
   for (let depth = 0, from = 0; from < visits.length; depth++) {
     const to = visits.length;
     const level = visits.slice(from, to);
-    const held = keep(await graph.heldBy(level, [query.subject, ...groups.map((g) => g.object)]));
+    const matched = await graph.heldBy(level, [query.subject, ...groups.map((g) => g.object)], budget - steps);
+    steps += matched.steps;
+    const held = keep(matched.grants);
     const found = held.find((g) => sameRef(g.subject, query.subject)) ?? held[0];
     if (found !== undefined) {
       const at = from + level.findIndex((v) => v.relation === found.relation && sameRef(v.object, found.object));
       const membership = sameRef(found.subject, query.subject) ? null : groups.find((g) => sameRef(g.object, found.subject))!;
       return { path: pathTo(visits, at, found, membership), skipped };
     }
+    if (steps > budget) throw overBudget(budget);
     if (depth === MAX_ARROW_DEPTH) break;
     steps += to - from;
     if (steps > budget) throw overBudget(budget);
@@ -202,8 +210,21 @@ const TABLES = new WeakMap<
  * in force, read as unbounded; the grants outside their window come from its side map with their
  * windows (indexed here on first use, once per explain), so that a denial reads `expired` or
  * `not-yet-valid` from memory as it does from the database.
+ *
+ * Its reads cost what the check's walk costs (matching reads the smaller of the holders and the
+ * pair's grants; an arrow's grants are read up to the limit), and give way at the checkpoints of
+ * `slice` between pairs: the index may change meanwhile, and then a read throws IndexChanged, so that
+ * an explanation never mixes two states of the grants (the caller explains again).
  */
-export function indexGraph(index: GrantIndex, scopeOf: (agentId: string) => readonly string[] | undefined): ExplainGraph {
+export function indexGraph(
+  index: GrantIndex,
+  scopeOf: (agentId: string) => readonly string[] | undefined,
+  slice: Slice = WorkMeter.unmetered(),
+): ExplainGraph {
+  const version = index.version;
+  const checkpoint = async () => {
+    if ((await slice.checkpoint()) && index.version !== version) throw new IndexChanged();
+  };
   const unbounded = (grant: Triple): WindowedGrant => ({ ...grant, notBefore: null, expiresAt: null });
   let aside: { bySubject: Map<string, WindowedGrant[]>; byPair: Map<string, WindowedGrant[]> } | null = null;
   const outOfForce = () => {
@@ -229,21 +250,40 @@ export function indexGraph(index: GrantIndex, scopeOf: (agentId: string) => read
       ...index.groupsOfRef(subject).map((object) => unbounded({ subject, relation: MEMBER_RELATION, object })),
       ...(outOfForce().bySubject.get(formatRef(subject)) ?? []).filter((g) => g.relation === MEMBER_RELATION),
     ],
-    heldBy: async (pairs, holders) => {
+    heldBy: async (pairs, holders, stepsLeft) => {
+      const nodes = index.holderNodes(holders);
       const holding = new Set(holders.map(formatRef));
-      return pairs.flatMap(({ object, relation }) => [
-        ...holders.filter((subject) => index.holds({ subject, relation, object })).map((subject) => unbounded({ subject, relation, object })),
-        ...onPair(object, relation).filter((g) => holding.has(formatRef(g.subject))),
-      ]);
+      const grants: WindowedGrant[] = [];
+      let steps = 0;
+      for (const { object, relation } of pairs) {
+        await checkpoint();
+        const matched = index.heldAmong(object, relation, nodes);
+        steps += matched.steps;
+        if (steps > stepsLeft) break;
+        for (const subject of matched.held) grants.push(unbounded({ subject, relation, object }));
+        for (const grant of onPair(object, relation)) if (holding.has(formatRef(grant.subject))) grants.push(grant);
+      }
+      return { grants, steps };
     },
-    related: async (items, limit) =>
-      items
-        .flatMap(({ object, via }) => [
-          ...index.subjectsOf(object, via).map((subject) => unbounded({ subject, relation: via, object })),
-          ...onPair(object, via),
-        ])
-        .slice(0, limit),
+    related: async (items, limit) => {
+      const grants: WindowedGrant[] = [];
+      for (const { object, via } of items) {
+        await checkpoint();
+        // Past the limit the caller is past its budget: the grants beyond it are not read.
+        for (const subject of index.subjectsOf(object, via, limit - grants.length)) grants.push(unbounded({ subject, relation: via, object }));
+        grants.push(...onPair(object, via));
+        if (grants.length >= limit) return grants.slice(0, limit);
+      }
+      return grants;
+    },
   };
+}
+
+/** The grants an explanation was reading changed while it gave way: it is explained again. */
+export class IndexChanged extends Error {
+  constructor() {
+    super('the grants held changed while an explanation read them');
+  }
 }
 
 const pairKey = (object: Ref, relation: string) => `${formatRef(object)}#${relation}`;

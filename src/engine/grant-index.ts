@@ -1,13 +1,12 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { DomainError } from '../errors.ts';
 import { DEFAULT_CHECK_BUDGET, isCheckTooComplex, overBudget } from './budget.ts';
-import type { CheckTurns } from './check-time.ts';
 import { EdgeLists } from './edge-lists.ts';
 import { IdRanks } from './id-ranks.ts';
 import type { HoldersQuery, ReachableQuery } from './engine.ts';
 import { inForce, sameWindow, windowOf, type GrantWindow } from './grant-window.ts';
 import { MEMBER_RELATION, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
+import { WorkMeter, type Slice } from './work-meter.ts';
 
 /** Longest chain of arrows (`T->R`) a check follows (docs/model.md#arrows). */
 export const MAX_ARROW_DEPTH = 16;
@@ -106,7 +105,7 @@ export class GrantIndex {
   /** Grants held. */
   size = 0;
   /** Bumped by every change of the grants held: what a walk found is valid for one version. */
-  private version = 0;
+  private changes = 0;
   /**
    * The grants with a window, by object node, as numbers (no object per grant): ASIDE_WIDTH of them a
    * window, its relation, its subject node and its bounds (an open side infinite). Usually one
@@ -128,6 +127,11 @@ export class GrantIndex {
    */
   get footprint(): number {
     return this.size + WINDOW_WEIGHT * this.windowedGrants + NAME_WEIGHT * (this.namespaceNumbers.size + this.relationNumbers.size);
+  }
+
+  /** Bumped by every change of the grants held: what was read of the index holds while it is the same. */
+  get version(): number {
+    return this.changes;
   }
 
   /** Grants held with a window, in force now or not. */
@@ -184,8 +188,8 @@ export class GrantIndex {
    * walk then sees exactly the grants in force at that instant. Nothing to do until a window opens
    * or closes (or the clock steps back past one).
    */
-  advance(now: number): void {
-    if (now >= this.validFrom && now < this.validUntil) return;
+  advance(now: number, maxEvents = Infinity): boolean {
+    if ((now >= this.validFrom && now < this.validUntil) || maxEvents <= 0) return true;
     this.windowsAt = now;
     this.validFrom = -Infinity;
     this.validUntil = Infinity;
@@ -202,6 +206,7 @@ export class GrantIndex {
         );
       }
     }
+    return true;
   }
 
   /** The windows held aside for the grant (null there: the grant without one), or undefined when it is not aside. */
@@ -281,7 +286,7 @@ export class GrantIndex {
     if (relation === this.member) this.memberships.add(subject, relation, object);
     this.name(subject, relation, object);
     this.size++;
-    this.version++;
+    this.changes++;
     return true;
   }
 
@@ -292,7 +297,7 @@ export class GrantIndex {
     if (relation === this.member) this.memberships.remove(subject, relation, object);
     this.unname(subject, relation, object);
     this.size--;
-    this.version++;
+    this.changes++;
     return true;
   }
 
@@ -326,17 +331,17 @@ export class GrantIndex {
   /**
    * Answers each query as `check` does, an error for one past the budget. Walks are remembered for
    * the call: several checks on one (object, relation) walk it once, and a walk past the budget is
-   * not retried for every subject. Yields to the event loop every YIELD_AFTER_MS, so that a bulk of
-   * costly checks never holds it longer; a change of the grants meanwhile (a catch-up) voids what
-   * was remembered, so that every answer comes from one state of the grants. `admits` (agent
-   * masks) is asked right before each check, in the same state: a query it refuses is false.
-   * `turns` shares the time with other tenants' checks: it may make a slice wait.
+   * not retried for every subject. Gives way at the checkpoints of its `slice` (WorkMeter's: a
+   * tenant's slice, which also waits the tenant's turn), so that a bulk of costly checks never holds
+   * the event loop longer; a change of the grants meanwhile (a catch-up) voids what was remembered,
+   * so that every answer comes from one state of the grants. `admits` (agent masks) is asked right
+   * before each check, in the same state: a query it refuses is false.
    */
   async checkAll(
     schema: CompiledSchema,
     queries: readonly Triple[],
     budget = DEFAULT_CHECK_BUDGET,
-    { sliceMs = YIELD_AFTER_MS, admits = () => true, turns }: { sliceMs?: number; admits?: (query: Triple) => boolean; turns?: CheckTurns } = {},
+    { admits = () => true, slice = WorkMeter.unmetered() }: { admits?: (query: Triple) => boolean; slice?: Slice } = {},
   ): Promise<(boolean | DomainError)[]> {
     const answers = new Array<boolean | DomainError>(queries.length);
     // Each query's object node and relation number, looked up once: the key of its walk, and the
@@ -352,25 +357,15 @@ export class GrantIndex {
             budget,
           )
         : null;
-    const first = turns?.wait() ?? 0;
-    if (first > 0) {
-      targets.fill(undefined);
-      await sleep(first);
-    }
-    let version = this.version;
-    let sliceStart = performance.now();
+    let version = this.changes;
     for (let i = 0; i < queries.length; i++) {
-      const elapsed = performance.now() - sliceStart;
-      if (elapsed >= sliceMs) {
-        turns?.spent(elapsed);
+      if (slice.due()) {
         targets.fill(undefined);
-        const wait = turns?.wait() ?? 0;
-        await (wait > 0 ? sleep(wait) : new Promise((resolve) => setImmediate(resolve)));
-        sliceStart = performance.now();
+        await slice.pause();
       }
-      if (version !== this.version) {
+      if (version !== this.changes) {
         walks?.forget();
-        version = this.version;
+        version = this.changes;
       }
       walks?.next();
       try {
@@ -380,7 +375,6 @@ export class GrantIndex {
         answers[i] = error;
       }
     }
-    turns?.spent(performance.now() - sliceStart);
     return answers;
   }
 
@@ -662,11 +656,43 @@ export class GrantIndex {
     return node !== undefined && this.grantsBy.from(node) !== this.grantsBy.to(node);
   }
 
-  /** The subjects of the grants (subject, relation, object). */
-  subjectsOf(object: Ref, relation: string): Ref[] {
+  /** The subjects of the grants (subject, relation, object), at most `limit` of them. */
+  subjectsOf(object: Ref, relation: string, limit = Infinity): Ref[] {
     const node = this.nodeOf(object);
     const number = this.relationNumbers.get(relation);
-    return node === undefined || number === undefined ? [] : this.grantsOn.othersWith(node, number, []).map((n) => this.refOf(n));
+    if (node === undefined || number === undefined) return [];
+    return this.grantsOn
+      .othersWith(node, number, this.related)
+      .slice(0, limit)
+      .map((n) => this.refOf(n));
+  }
+
+  /** A subject and its groups in this index's numbers, for heldAmong: valid while `version` stays the same. */
+  holderNodes(subjectAndGroups: readonly Ref[]): HolderNodes {
+    const refs = new Map<number, Ref>();
+    for (const ref of subjectAndGroups) {
+      const node = this.nodeOf(ref);
+      if (node !== undefined) refs.set(node, ref);
+    }
+    const nodes = [...refs.keys()];
+    return { nodes, set: subjectAndGroups.length - 1 > FEW_GROUPS ? new Set(nodes) : null, refs };
+  }
+
+  /**
+   * Those of `holders` that hold `relation` on `object`, and the steps matching them costs a check
+   * (walkBackwards's rule: for a subject of more than FEW_GROUPS groups, the smaller of its groups
+   * and the pair's holders, which is also the side read here).
+   */
+  heldAmong(object: Ref, relation: string, holders: HolderNodes): { held: Ref[]; steps: number } {
+    const node = this.nodeOf(object);
+    const number = this.relationNumbers.get(relation);
+    if (node === undefined || number === undefined) return { held: [], steps: 0 };
+    const count = this.grantsOn.countWith(node, number);
+    const { set, nodes, refs } = holders;
+    const has = (holder: number) => this.grantsOn.has(node, number, holder);
+    const held =
+      set !== null && count < set.size ? this.grantsOn.othersWith(node, number, []).filter((holder) => set.has(holder)) : nodes.filter(has);
+    return { held: held.map((holder) => refs.get(holder)!), steps: set === null ? 0 : Math.min(set.size, count) };
   }
 
   /** The objects the subject is a direct member of. */
@@ -833,7 +859,7 @@ export class GrantIndex {
     this.emptiedNamespaces.clear();
     this.emptiedRelations.clear();
     this.tables = new WeakMap();
-    this.version++;
+    this.changes++;
   }
 }
 
@@ -932,6 +958,14 @@ function append<V>(map: Map<number, Map<number, V[]>>, ns: number, relation: num
   else byRelation.set(relation, [value]);
 }
 
+/** A subject and its groups as an index numbers them (GrantIndex.holderNodes). */
+export interface HolderNodes {
+  nodes: number[];
+  /** The nodes as a set, when the subject has more than FEW_GROUPS groups. */
+  set: ReadonlySet<number> | null;
+  refs: Map<number, Ref>;
+}
+
 /** Where a check's walk starts (GrantIndex.targetOf). */
 interface WalkTarget {
   start: number | undefined;
@@ -1023,8 +1057,6 @@ const FEW_GROUPS = 8;
 const NO_ARROWS: readonly { via: number }[] = [];
 /** A node no grant names: the subject of a walk that has none to stop at. */
 const NO_NODE = -1;
-/** How long `checkAll` runs before it lets other requests in. */
-const YIELD_AFTER_MS = 2;
 /** A grant kept aside with its window costs about this many grants' memory (its numbers aside: 116 bytes at L, against 48 a grant). */
 const WINDOW_WEIGHT = 3;
 /** Numbers a window held aside takes in `windowed`: relation, subject node, not before, expires at. */

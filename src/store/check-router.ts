@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { CheckTimeShares } from '../engine/check-time.ts';
+import { WorkMeter } from '../engine/work-meter.ts';
 import type { CheckAnswer, Checker, HoldersQuery, ReachableQuery } from '../engine/engine.ts';
 import type { Explanation } from '../engine/explain.ts';
 import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
@@ -52,7 +53,7 @@ export class CheckRouter implements Checker {
     } & Omit<GraphStatementOptions, 'checkTime'> = {},
   ) {
     const checkTime = new CheckTimeShares();
-    this.memory = heldTenants && new MemoryChecker(heldTenants, checkTime, { checkBudget, clock: wallClock });
+    this.memory = heldTenants && new MemoryChecker(heldTenants, new WorkMeter(checkTime), { checkBudget, clock: wallClock });
     this.sql = new SqlChecker(pool, { ...sql, checkBudget, checkTime, clock: wallClock });
     this.cached = new CachedChecker(this.sql, { maxAgeMs, maxEntries: maxCachedAnswers, clock, wallClock });
   }

@@ -1,12 +1,12 @@
 import { DEFAULT_CHECK_BUDGET, isCheckTooComplex } from '../engine/budget.ts';
-import type { CheckTimeShares } from '../engine/check-time.ts';
 import type { CheckAnswer, HoldersQuery, ReachableQuery } from '../engine/engine.ts';
-import { explainCheck, indexGraph, type Explanation } from '../engine/explain.ts';
+import { explainCheck, indexGraph, IndexChanged, type Explanation } from '../engine/explain.ts';
 import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
 import type { Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
 import { masksAdmit } from '../engine/scope.ts';
-import type { HeldTenants } from './held-tenants.ts';
+import type { Slice, WorkMeter } from '../engine/work-meter.ts';
+import type { HeldTenant, HeldTenants } from './held-tenants.ts';
 
 /**
  * Answers checks and listing walks of a tenant held in memory (HeldTenants) and current, without a
@@ -15,6 +15,9 @@ import type { HeldTenants } from './held-tenants.ts';
  * right before its check, in the same turn of the event loop as the walk), so a mask and the grants
  * it masks never come from two states. Answers are not cached: a check in memory costs about what
  * a cache lookup would. The grants in force are those of `clock`'s instant when the walk begins.
+ *
+ * Every read of a held tenant goes through `inMemory` (or `checkNow`'s `meter.now`): the work meter
+ * runs it in slices charged to the tenant (docs/decisions.md#one-meter-for-all-work-in-memory).
  */
 export class MemoryChecker {
   /**
@@ -34,8 +37,8 @@ export class MemoryChecker {
 
   constructor(
     private readonly tenants: HeldTenants,
-    /** The process's time on checks, shared between tenants: a bulk's slices in memory count as its tenant's. */
-    private readonly checkTime: CheckTimeShares,
+    /** The process's work in memory, shared between tenants (WorkMeter). */
+    private readonly meter: WorkMeter,
     { checkBudget = DEFAULT_CHECK_BUDGET, clock = SYSTEM_CLOCK }: { checkBudget?: number | undefined; clock?: WallClock } = {},
   ) {
     this.checkBudget = checkBudget;
@@ -53,68 +56,97 @@ export class MemoryChecker {
   }
 
   /** Each query's answer, or null when the tenant is not held and current. */
-  async check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckAnswer[] | null> {
-    const held = await this.tenants.current(tenantId);
-    if (!held) return null;
-    held.index.advance(this.clock.now());
-    const admits = (q: Triple) => masksAdmit(q.subject, q.object.ns, q.relation, (id) => held.agents.get(id));
-    return held.index.checkAll(schema, queries, this.checkBudget, { admits, turns: this.checkTime.of(tenantId) });
+  check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckAnswer[] | null> {
+    return this.inMemory(tenantId, (held, slice) => {
+      const admits = (q: Triple) => masksAdmit(q.subject, q.object.ns, q.relation, (id) => held.agents.get(id));
+      return held.index.checkAll(schema, queries, this.checkBudget, { admits, slice });
+    });
   }
 
   /**
-   * One query's answer at once, with no promise made or awaited, when the tenant is held and current
-   * and its checks need not wait their turn; undefined otherwise (then `check`). The same answer as
-   * `check` gives for [query]: the mask asked right before the walk, in the same state.
+   * One query's answer at once, with no promise made or awaited, when the tenant is held and current,
+   * its checks need not wait their turn and no window event is due; undefined otherwise (then
+   * `check`). The same answer as `check` gives for [query]: the mask asked right before the walk, in the same state.
    */
   checkNow(tenantId: string, schema: CompiledSchema, query: Triple): CheckAnswer | undefined {
     const held = this.tenants.currentNow(tenantId);
-    if (!held || this.checkTime.wait(tenantId) > 0) return undefined;
-    held.index.advance(this.clock.now());
-    const started = performance.now();
-    try {
-      return (
-        masksAdmit(query.subject, query.object.ns, query.relation, (id) => held.agents.get(id)) && held.index.check(schema, query, this.checkBudget)
-      );
-    } catch (error) {
-      if (!isCheckTooComplex(error)) throw error;
-      return error;
-    } finally {
-      this.checkTime.spent(tenantId, performance.now() - started);
-    }
+    if (!held) return undefined;
+    return this.meter.now(tenantId, () => {
+      if (!held.index.advance(this.clock.now(), WINDOW_EVENTS_PER_UNIT)) return undefined;
+      try {
+        return (
+          masksAdmit(query.subject, query.object.ns, query.relation, (id) => held.agents.get(id)) && held.index.check(schema, query, this.checkBudget)
+        );
+      } catch (error) {
+        if (!isCheckTooComplex(error)) throw error;
+        return error;
+      }
+    });
   }
 
   /** The listing walk's ids (null past its budget, see Checker.reachable), or null when the tenant is not held and current. */
-  async reachable(tenantId: string, schema: CompiledSchema, query: ReachableQuery): Promise<{ ids: string[] | null } | null> {
-    const held = await this.tenants.current(tenantId);
-    if (!held) return null;
-    if (!masksAdmit(query.subject, query.namespace, query.relation, (id) => held.agents.get(id))) return { ids: [] };
-    held.index.advance(this.clock.now());
-    return { ids: held.index.reachable(schema, query) };
+  reachable(tenantId: string, schema: CompiledSchema, query: ReachableQuery): Promise<{ ids: string[] | null } | null> {
+    return this.inMemory(tenantId, (held) => {
+      if (!masksAdmit(query.subject, query.namespace, query.relation, (id) => held.agents.get(id))) return { ids: [] };
+      return { ids: held.index.reachable(schema, query) };
+    });
   }
 
   /** The listing walk from an object (see Checker.holders), or null when the tenant is not held and current. */
-  async holders(tenantId: string, schema: CompiledSchema, query: HoldersQuery): Promise<{ ids: string[] | null } | null> {
-    const held = await this.tenants.current(tenantId);
-    if (!held) return null;
-    const scopeOf = (id: string) => held.agents.get(id);
-    const admits = (id: string) => masksAdmit({ ns: query.namespace, id }, query.object.ns, query.relation, scopeOf);
-    held.index.advance(this.clock.now());
-    return { ids: held.index.holders(schema, query, admits) };
+  holders(tenantId: string, schema: CompiledSchema, query: HoldersQuery): Promise<{ ids: string[] | null } | null> {
+    return this.inMemory(tenantId, (held) => {
+      const scopeOf = (id: string) => held.agents.get(id);
+      const admits = (id: string) => masksAdmit({ ns: query.namespace, id }, query.object.ns, query.relation, scopeOf);
+      return { ids: held.index.holders(schema, query, admits) };
+    });
   }
 
-  /** Why the check is allowed or denied, or null when the tenant is not held and current. */
-  async explain(tenantId: string, schema: CompiledSchema, query: Triple): Promise<Explanation | null> {
-    const held = await this.tenants.current(tenantId);
-    if (!held) return null;
-    // Every read answers at once (no await gives way to a catch-up), so the whole walk sees one state of the grants.
+  /**
+   * Why the check is allowed or denied, or null when the tenant is not held and current. The walk
+   * gives way between pairs; when the grants change meanwhile it is explained again from the start,
+   * and after EXPLAIN_TRIES the database explains it (from one snapshot).
+   */
+  explain(tenantId: string, schema: CompiledSchema, query: Triple): Promise<Explanation | null> {
+    return this.inMemory(tenantId, async (held, slice) => {
+      for (let tries = 1; ; tries++) {
+        try {
+          const graph = indexGraph(held.index, (id) => held.agents.get(id), slice);
+          return await explainCheck(graph, schema, query, this.checkBudget, this.clock.now());
+        } catch (error) {
+          if (!(error instanceof IndexChanged) || tries === EXPLAIN_TRIES) {
+            if (error instanceof IndexChanged) return null;
+            throw error;
+          }
+          if (!(await this.brought(tenantId, held, slice))) return null;
+        }
+      }
+    });
+  }
+
+  /**
+   * Runs `work` on the held tenant under the meter, once it is current and its lists are brought to
+   * the clock (window events applied a batch a unit); null when the tenant is not held and current.
+   */
+  private inMemory<T>(tenantId: string, work: (held: HeldTenant, slice: Slice) => T | Promise<T>): Promise<T | null> {
+    return this.meter.run(tenantId, async (slice) => {
+      const held = await slice.outside(this.tenants.current(tenantId));
+      if (!held || !(await this.brought(tenantId, held, slice))) return null;
+      return work(held, slice);
+    });
+  }
+
+  /** Applies the window events due, a batch a unit, and tells whether the tenant is still held and current. */
+  private async brought(tenantId: string, held: HeldTenant, slice: Slice): Promise<boolean> {
     const now = this.clock.now();
-    held.index.advance(now);
-    return explainCheck(
-      indexGraph(held.index, (id) => held.agents.get(id)),
-      schema,
-      query,
-      this.checkBudget,
-      now,
-    );
+    while (!held.index.advance(now, WINDOW_EVENTS_PER_UNIT)) {
+      await slice.pause();
+      if (this.tenants.currentNow(tenantId) !== held) return false;
+    }
+    return true;
   }
 }
+
+/** Window events applied in one unit of work: each costs about a microsecond. */
+const WINDOW_EVENTS_PER_UNIT = 2_000;
+/** Explanations of a tenant whose grants keep changing under them, before the database explains instead. */
+const EXPLAIN_TRIES = 3;

@@ -240,8 +240,11 @@ function sqlGraph(tenantId: string, read: <R extends pg.QueryResultRow>(config: 
     holdsAnyGrant: async (subject) =>
       (await read<{ found: boolean }>({ text: EXPLAIN_SQL.isSubject, values: [tenantId, subject.ns, subject.id] }))[0]!.found,
     groupsOf: (subject) => grants(EXPLAIN_SQL.groups, [subject.ns, subject.id]),
-    heldBy: (pairs, holders) =>
-      grants(EXPLAIN_SQL.heldBy, [JSON.stringify(pairs.map((p) => ({ ...p.object, rel: p.relation }))), JSON.stringify(holders)]),
+    // The database's walk does not count matching (grantd_check_walk's steps): no steps beyond the pairs.
+    heldBy: async (pairs, holders) => ({
+      grants: await grants(EXPLAIN_SQL.heldBy, [JSON.stringify(pairs.map((p) => ({ ...p.object, rel: p.relation }))), JSON.stringify(holders)]),
+      steps: 0,
+    }),
     related: (items, limit) => grants(EXPLAIN_SQL.related, [JSON.stringify(items.map((i) => ({ ...i.object, via: i.via }))), limit]),
   };
 }

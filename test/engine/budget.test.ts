@@ -6,6 +6,7 @@ import { EdgeLists } from '../../src/engine/edge-lists.ts';
 import { GrantIndex } from '../../src/engine/grant-index.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import { CompiledSchema } from '../../src/engine/schema.ts';
+import { Slice, WorkMeter } from '../../src/engine/work-meter.ts';
 import { grant } from './fixtures.ts';
 
 /**
@@ -99,7 +100,7 @@ describe('checkAll (a bulk of checks)', () => {
     const small = fanOut(8);
     const queries = Array.from({ length: 3 }, () => grant('user:late', 'r1', 'node:n3'));
     small.add(grant('user:late', 'r1', 'user:known')); // known to the index, holding nothing on nodes yet
-    const pending = small.checkAll(schema, queries, 25_000, { sliceMs: 0 }); // yields before every check
+    const pending = small.checkAll(schema, queries, 25_000, { slice: WorkMeter.unmetered(0) }); // yields before every check
     // Added while the bulk yields: a new parent of n3 that the first walk did not reach, held by late.
     setImmediate(() => {
       small.add(grant('node:extra', 'parent', 'node:n3'));
@@ -236,23 +237,24 @@ describe("checkAll's remembered walks and turns", () => {
     expect(await index.checkAll(schema, queries, 25_000)).toEqual(separately);
   });
 
-  it('waits before its first slice when its turns say so, and then reads the grants as they are', async () => {
+  it('reads the grants as they are after a pause that waited its turn', async () => {
     const small = fanOut(8);
     let waited = false;
     // A grant naming node:new arrives while the bulk waits (here, as it is told to): the bulk looked
     // the object up before, when nothing named it, and must look it up again.
     const wait = () => (waited ? 0 : ((waited = true), small.add(grant('user:late', 'r1', 'node:new')), 1));
     const queries = [grant('user:late', 'r1', 'node:new'), grant('user:owner', 'r1', 'node:n3')];
-    expect(await small.checkAll(schema, queries, 25_000, { turns: { wait, spent: () => undefined } })).toEqual([true, true]);
+    const slice = new Slice({ wait, spent: () => undefined }, 0, performance);
+    expect(await small.checkAll(schema, queries, 25_000, { slice })).toEqual([true, true]);
   });
 
-  it('asks its turns before its first slice and each slice after, and tells them the time of every slice', async () => {
+  it('pauses its slice before each check once the slice is spent, which asks the turns and tells them its time', async () => {
     const queries = ['owner', 'stranger', 'owner'].map((who) => grant(`user:${who}`, 'r1', 'node:n3'));
     const turns = { wait: vi.fn(() => 0), spent: vi.fn() };
     // A slice of 0 ms: the bulk gives way before every check.
-    expect(await fanOut(8).checkAll(schema, queries, 25_000, { sliceMs: 0, turns })).toEqual([true, false, true]);
-    expect(turns.wait).toHaveBeenCalledTimes(1 + queries.length);
-    expect(turns.spent).toHaveBeenCalledTimes(queries.length + 1);
+    expect(await fanOut(8).checkAll(schema, queries, 25_000, { slice: new Slice(turns, 0, performance) })).toEqual([true, false, true]);
+    expect(turns.wait).toHaveBeenCalledTimes(queries.length);
+    expect(turns.spent).toHaveBeenCalledTimes(queries.length);
     for (const [ms] of turns.spent.mock.calls) expect(ms).toBeGreaterThanOrEqual(0);
   });
 

@@ -1,9 +1,12 @@
-import { beforeEach, describe, expect, it } from 'vitest';
-import { explainCheck, grantWindow, indexGraph, type ExplainGraph, type WindowedGrant } from '../../src/engine/explain.ts';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { overBudget } from '../../src/engine/budget.ts';
+import { EdgeLists } from '../../src/engine/edge-lists.ts';
+import { explainCheck, grantWindow, IndexChanged, indexGraph, type ExplainGraph, type WindowedGrant } from '../../src/engine/explain.ts';
 import { GrantIndex } from '../../src/engine/grant-index.ts';
 import { windowOf } from '../../src/engine/grant-window.ts';
 import { formatRef, parseRef } from '../../src/engine/refs.ts';
 import { CompiledSchema } from '../../src/engine/schema.ts';
+import { WorkMeter } from '../../src/engine/work-meter.ts';
 import { DOCUMENT_RELATIONS, FOLDER_RELATIONS } from './fixtures.ts';
 
 /**
@@ -47,12 +50,14 @@ function graphOf(grants: WindowedGrant[], agents: Record<string, string[]> = {})
     agentScope: async (id) => agents[id] ?? null,
     holdsAnyGrant: async (subject) => grants.some((g) => key(g.subject) === key(subject)),
     groupsOf: async (subject) => out(grants.filter((g) => key(g.subject) === key(subject) && g.relation === 'member')),
-    heldBy: async (pairs, holders) =>
-      out(
+    heldBy: async (pairs, holders) => ({
+      grants: out(
         grants.filter(
           (g) => pairs.some((p) => key(p.object) === key(g.object) && p.relation === g.relation) && holders.some((h) => key(h) === key(g.subject)),
         ),
       ),
+      steps: 0,
+    }),
     related: async (items, limit) =>
       out(grants.filter((g) => items.some((i) => key(i.object) === key(g.object) && i.via === g.relation)).slice(0, limit)),
   };
@@ -202,5 +207,105 @@ describe('indexGraph', () => {
         });
       }
     }
+  });
+});
+
+describe("an explanation from an index's grants, however wide", () => {
+  const wide = () =>
+    new CompiledSchema([
+      { name: 'n2', relations: { parent: {}, r1: { includes: ['parent->r1'] } } },
+      { name: 'user', relations: null },
+      { name: 'team', relations: null },
+    ]);
+  /** A user in `width` groups, and an object with `width` parents, none of which a group holds r1 on. */
+  function wideIndex(width: number): GrantIndex {
+    const index = new GrantIndex();
+    for (let i = 0; i < width; i++) {
+      index.add(grant('user:u', 'member', `team:t${i}`));
+      index.add(grant(`n2:p${i}`, 'parent', 'n2:o'));
+    }
+    return index;
+  }
+
+  it('matches a subject of many groups against each pair as the check does, reading the smaller side', async () => {
+    const index = wideIndex(3_000);
+    const query = grant('user:u', 'r1', 'n2:o');
+    expect(index.check(wide(), query, 25_000)).toBe(false);
+    const reads = vi.spyOn(EdgeLists.prototype, 'has');
+    try {
+      expect(
+        await explainCheck(
+          indexGraph(index, () => undefined),
+          wide(),
+          query,
+          25_000,
+          NOW,
+        ),
+      ).toEqual({ allowed: false, path: [], reason: 'no-path' });
+      // Not the 3,000 x 3,000 lookups of each holder on each pair: each pair's holders (none) are read instead.
+      expect(reads.mock.calls.length).toBeLessThan(100);
+    } finally {
+      reads.mockRestore();
+    }
+    index.add(grant('team:t2999', 'r1', 'n2:p1234'));
+    expect(
+      await explainCheck(
+        indexGraph(index, () => undefined),
+        wide(),
+        query,
+        25_000,
+        NOW,
+      ),
+    ).toMatchObject({ allowed: true });
+  });
+
+  it('refuses what the check refuses, counting the same steps', async () => {
+    const index = wideIndex(3_000);
+    for (let i = 0; i < 3_000; i++) index.add(grant(`team:x${i}`, 'r1', `n2:p${i}`)); // each parent's one holder, matched against 3,001
+    const query = grant('user:u', 'r1', 'n2:o');
+    expect(() => index.check(wide(), query, 11_000)).toThrow(overBudget(11_000));
+    await expect(
+      explainCheck(
+        indexGraph(index, () => undefined),
+        wide(),
+        query,
+        11_000,
+        NOW,
+      ),
+    ).rejects.toThrow(overBudget(11_000));
+    expect(index.check(wide(), query, 13_000)).toBe(false);
+    expect(
+      await explainCheck(
+        indexGraph(index, () => undefined),
+        wide(),
+        query,
+        13_000,
+        NOW,
+      ),
+    ).toMatchObject({ allowed: false });
+  });
+
+  it('gives way between pairs, and stops with IndexChanged when the grants changed meanwhile', async () => {
+    const index = wideIndex(50);
+    let ranMeanwhile = false;
+    setImmediate(() => (ranMeanwhile = true));
+    await explainCheck(
+      indexGraph(index, () => undefined, WorkMeter.unmetered(0)),
+      wide(),
+      grant('user:u', 'r1', 'n2:o'),
+      25_000,
+      NOW,
+    );
+    expect(ranMeanwhile).toBe(true);
+    setImmediate(() => index.add(grant('user:u', 'r1', 'n2:p7')));
+    await expect(
+      explainCheck(
+        indexGraph(index, () => undefined, WorkMeter.unmetered(0)),
+        wide(),
+        grant('user:u', 'r1', 'n2:o'),
+        25_000,
+        NOW,
+      ),
+    ).rejects.toBeInstanceOf(IndexChanged);
   });
 });

@@ -1,0 +1,110 @@
+import { setImmediate as giveWay, setTimeout as sleep } from 'node:timers/promises';
+import { CheckTimeShares, type CheckTurns } from './check-time.ts';
+
+/**
+ * The one way a tenant's work in memory runs (docs/decisions.md#one-meter-for-all-work-in-memory).
+ *
+ * The invariant it keeps: between two turns of the event loop, a tenant's work runs for at most one
+ * slice (SLICE_MS) and then one unit, and every slice is charged to the tenant's share of the
+ * process's time (CheckTimeShares), which makes a tenant over its share wait while others ask. A
+ * unit is what a work budget bounds: one check, one listing walk, one level of an explanation, a
+ * batch of window events or of replayed grants. So no tenant holds the event loop for longer than a
+ * slice and a unit, nor takes the cores from the others for long, whatever it asks.
+ *
+ * A held tenant is read only through MemoryChecker, and every one of its methods runs through `run`
+ * or `now`: a new route reads memory through them, so it cannot forget the meter.
+ */
+export class WorkMeter {
+  constructor(
+    /** The process's time on checks, in memory and in statements: one account (CheckTimeShares). */
+    readonly shares: CheckTimeShares = new CheckTimeShares(),
+    private readonly sliceMs = SLICE_MS,
+    private readonly clock: { now(): number } = performance,
+  ) {}
+
+  /** Runs the tenant's work once its turn comes; `work` asks its slice for a checkpoint between units. */
+  async run<T>(tenantId: string, work: (slice: Slice) => Promise<T> | T): Promise<T> {
+    const turns = this.shares.of(tenantId);
+    const wait = turns.wait();
+    if (wait > 0) await sleep(wait);
+    const slice = new Slice(turns, this.sliceMs, this.clock);
+    try {
+      return await work(slice);
+    } finally {
+      slice.end();
+    }
+  }
+
+  /** Runs one unit at once, charged to the tenant, unless the tenant must wait its turn: then undefined (and `run`). */
+  now<T>(tenantId: string, unit: () => T): T | undefined {
+    if (this.shares.wait(tenantId) > 0) return undefined;
+    const started = this.clock.now();
+    try {
+      return unit();
+    } finally {
+      this.shares.spent(tenantId, this.clock.now() - started);
+    }
+  }
+
+  /** A slice for work of its own, outside any tenant's account (a model file's checks in `grantd test`, tests). */
+  static unmetered(sliceMs = SLICE_MS): Slice {
+    return new Slice({ wait: () => 0, spent: () => undefined }, sliceMs, performance);
+  }
+}
+
+/** A run's time, from its start or its last pause. */
+export class Slice {
+  private startedAt: number;
+
+  constructor(
+    private readonly turns: CheckTurns,
+    private readonly sliceMs: number,
+    private readonly clock: { now(): number },
+  ) {
+    this.startedAt = clock.now();
+  }
+
+  /** Whether the slice's time is spent: the work pauses at its next checkpoint. */
+  due(): boolean {
+    return this.clock.now() - this.startedAt >= this.sliceMs;
+  }
+
+  /** Charges the slice, gives the event loop way and waits the tenant's turn; a new slice starts. */
+  async pause(): Promise<void> {
+    this.charge();
+    const wait = this.turns.wait();
+    await (wait > 0 ? sleep(wait) : giveWay());
+    this.startedAt = this.clock.now();
+  }
+
+  /** Pauses if the slice is spent; true when it did, so that what the work read may have changed meanwhile. */
+  async checkpoint(): Promise<boolean> {
+    if (!this.due()) return false;
+    await this.pause();
+    return true;
+  }
+
+  /** Awaits `io` (a database read, a catch-up) off the tenant's time on checks. */
+  async outside<V>(io: Promise<V>): Promise<V> {
+    this.charge();
+    try {
+      return await io;
+    } finally {
+      this.startedAt = this.clock.now();
+    }
+  }
+
+  /** The run is over: its last slice is charged. */
+  end(): void {
+    this.charge();
+  }
+
+  private charge(): void {
+    const now = this.clock.now();
+    this.turns.spent(now - this.startedAt);
+    this.startedAt = now;
+  }
+}
+
+/** How long a tenant's work runs before it gives way (plus one unit). */
+export const SLICE_MS = 2;
