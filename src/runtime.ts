@@ -4,6 +4,7 @@ import { forgetBefore, type Change } from './cluster/changes.ts';
 import type { PrimaryLink } from './cluster/worker.ts';
 import { DEFAULT_CONFIG, FRESHNESS_MS, type Config } from './config.ts';
 import { AuthorizationEngine } from './engine/engine.ts';
+import { WorkMeter } from './engine/work-meter.ts';
 import type { AppDeps } from './http/context.ts';
 import { connect } from './store/db.ts';
 import { Metrics } from './http/metrics.ts';
@@ -75,8 +76,16 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
     logger,
   );
   const schemas = new SchemaCache(db);
-  const heldTenants = new HeldTenants(pool, { maxGrants: options.graphMemory ?? DEFAULT_CONFIG.GRANTD_GRAPH_MEMORY, maxAgeMs: FRESHNESS_MS }, logger);
+  // One meter for all work in memory: checks, listings, explanations and replays (docs/decisions.md#one-meter-for-all-work-in-memory).
+  const meter = new WorkMeter();
+  const heldTenants = new HeldTenants(
+    pool,
+    { maxGrants: options.graphMemory ?? DEFAULT_CONFIG.GRANTD_GRAPH_MEMORY, maxAgeMs: FRESHNESS_MS },
+    logger,
+    meter,
+  );
   const checker = new CheckRouter(graphPool, schemas, heldTenants, {
+    meter,
     checkBudget: options.checkBudget,
     tenantPoolShare: options.tenantPoolShare,
   });

@@ -1,5 +1,4 @@
 import type pg from 'pg';
-import { CheckTimeShares } from '../engine/check-time.ts';
 import { WorkMeter } from '../engine/work-meter.ts';
 import type { CheckAnswer, Checker, HoldersQuery, ReachableQuery } from '../engine/engine.ts';
 import type { Explanation } from '../engine/explain.ts';
@@ -19,7 +18,7 @@ import { SqlChecker } from './sql-checker.ts';
  * answers cached (CachedChecker) and then to PostgreSQL (SqlChecker), listing walks and explanations
  * to PostgreSQL. Listing candidates are always read from PostgreSQL, where ids are in order.
  * Each checker answers from one state of the tenant, and an answer is never combined from two.
- * The process's time on checks, in memory and in statements, is one account (CheckTimeShares).
+ * The process's time on checks, in memory and in statements, is one account (WorkMeter's CheckTimeShares).
  */
 export class CheckRouter implements Checker {
   private readonly memory: MemoryChecker | null;
@@ -38,8 +37,11 @@ export class CheckRouter implements Checker {
       clock,
       wallClock = SYSTEM_CLOCK,
       checkBudget,
+      meter = new WorkMeter(),
       ...sql
     }: {
+      /** The process's work in memory and its time on checks (WorkMeter), shared with HeldTenants' replays. */
+      meter?: WorkMeter;
       /** How long a cached answer is used (default: the freshness bound). */
       maxAgeMs?: number;
       maxCachedAnswers?: number;
@@ -52,9 +54,8 @@ export class CheckRouter implements Checker {
       walkMs?: number;
     } & Omit<GraphStatementOptions, 'checkTime'> = {},
   ) {
-    const checkTime = new CheckTimeShares();
-    this.memory = heldTenants && new MemoryChecker(heldTenants, new WorkMeter(checkTime), { checkBudget, clock: wallClock });
-    this.sql = new SqlChecker(pool, { ...sql, checkBudget, checkTime, clock: wallClock });
+    this.memory = heldTenants && new MemoryChecker(heldTenants, meter, { checkBudget, clock: wallClock });
+    this.sql = new SqlChecker(pool, { ...sql, checkBudget, checkTime: meter.shares, clock: wallClock });
     this.cached = new CachedChecker(this.sql, { maxAgeMs, maxEntries: maxCachedAnswers, clock, wallClock });
   }
 

@@ -3,6 +3,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import type { Logger } from 'pino';
 import { GrantIndex } from '../engine/grant-index.ts';
 import { windowOf } from '../engine/grant-window.ts';
+import { WorkMeter, type Slice } from '../engine/work-meter.ts';
 import { grantsCopySql, readCopiedGrants } from './grant-copy.ts';
 
 /**
@@ -40,10 +41,12 @@ export class HeldTenants {
       maxReplayedAhead?: number;
       maxLogRows?: number;
       maxLogGrants?: number;
-      /** Grant flips a catch-up replays in one turn of the event loop (REPLAY_SLICE). */
+      /** Grant flips a catch-up replays in one unit of work (REPLAY_SLICE). */
       replaySlice?: number;
     },
     private readonly logger: Logger,
+    /** The process's work in memory (WorkMeter): a long replay is its tenant's work, in slices. */
+    private readonly meter: WorkMeter = new WorkMeter(),
   ) {}
 
   /** This node changed the tenant's grants (committed): the next check waits for a catch-up. */
@@ -163,17 +166,18 @@ export class HeldTenants {
   }
 
   /**
-   * Replays a backlog longer than a slice one slice a turn of the event loop, so that other
-   * requests go on meanwhile. The held tenant answers nothing until it is whole (the database does).
+   * Replays a backlog longer than a unit one unit at a time under the work meter, charged to the
+   * tenant, so that other requests go on meanwhile. The held tenant answers nothing until it is
+   * whole (the database does).
    */
   private replayInSlices(tenantId: string, tenant: HeldTenant, rows: LogRow[], startedAt: number, generation: number): void {
     tenant.replaying = true;
-    const replay = async () => {
+    const replay = async (slice: Slice) => {
       let flipped = 0;
       for (const [, , , changed] of rows) {
         for (const grant of changed ?? []) {
           if (flipped > 0 && flipped % this.replaySlice === 0) {
-            await new Promise((resolve) => setImmediate(resolve));
+            await slice.pause();
             if (this.held.get(tenantId) !== tenant) return;
           }
           flip(tenant, grant);
@@ -182,7 +186,8 @@ export class HeldTenants {
       }
       this.caughtUp(tenantId, tenant, rows, startedAt, generation);
     };
-    void replay()
+    void this.meter
+      .run(tenantId, replay)
       .catch((error: Error) => {
         // Half replayed, the held tenant can never answer.
         this.drop(tenantId);

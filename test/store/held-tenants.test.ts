@@ -3,6 +3,7 @@ import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { parseRef } from '../../src/engine/refs.ts';
+import { WorkMeter } from '../../src/engine/work-meter.ts';
 import type { AppDeps } from '../../src/http/context.ts';
 import { applyBatch, createGrant, deleteGrant } from '../../src/store/grants.ts';
 import { connect } from '../../src/store/db.ts';
@@ -513,8 +514,10 @@ describe('grants in memory with more to replay than a catch-up replays', () => {
 describe('grants in memory with a backlog longer than a slice', () => {
   it('replay it a slice a turn of the event loop, answering nothing meanwhile, then equal the database', async () => {
     const { pool, close } = connect(databaseUrl(), 2);
-    const heldTenants = new HeldTenants(pool, { maxGrants: 1_000, maxAgeMs: 500, replaySlice: 2 }, pino({ level: 'silent' }));
-    const engine = new AuthorizationEngine(new CheckRouter(pool, writer.schemas, heldTenants));
+    const meter = new WorkMeter();
+    const heldTenants = new HeldTenants(pool, { maxGrants: 1_000, maxAgeMs: 500, replaySlice: 2 }, pino({ level: 'silent' }), meter);
+    const engine = new AuthorizationEngine(new CheckRouter(pool, writer.schemas, heldTenants, { meter }));
+    const charged = vi.spyOn(meter.shares, 'spent');
     try {
       const g = await documentsTenant(writer);
       await g.grant(['user:ann', 'owner', 'document:d0']);
@@ -535,6 +538,8 @@ describe('grants in memory with a backlog longer than a slice', () => {
 
       await expect.poll(() => heldTenants.current(g.tenantId), { timeout: 5_000, interval: 10 }).not.toBeNull();
       expect(flips).toHaveBeenCalledTimes(10);
+      // The replay is the tenant's work under the meter: a slice charged for each of its 5 units at least.
+      expect(charged.mock.calls.filter(([tenantId]) => tenantId === g.tenantId).length).toBeGreaterThanOrEqual(5);
       expect(heldTenants.size).toBe(await grantCount(g.tenantId));
       const owns = await engine.checkBulk(
         g.tenantId,
