@@ -6,7 +6,7 @@ import type { HoldersQuery, ReachableQuery } from './engine.ts';
 import { inForce, sameWindow, windowOf, type GrantWindow } from './grant-window.ts';
 import { MEMBER_RELATION, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
-import { WorkMeter, type Slice } from './work-meter.ts';
+import { drain, inSlices, WorkMeter, type Slice, type UnitsOfWork } from './work-meter.ts';
 
 /** Longest chain of arrows (`T->R`) a check follows (docs/model.md#arrows). */
 export const MAX_ARROW_DEPTH = 16;
@@ -104,7 +104,7 @@ export class GrantIndex {
   private matched = 0;
   /** Grants held. */
   size = 0;
-  /** Bumped by every change of the grants held: what a walk found is valid for one version. */
+  /** Bumped by every change of the grants held and of the nodes named: what a walk or a ranking read is valid for one version. */
   private changes = 0;
   /**
    * The grants with a window, by object node, as numbers (no object per grant): ASIDE_WIDTH of them a
@@ -772,6 +772,7 @@ export class GrantIndex {
     this.nodeId[node] = ref.id;
     this.references[node] = 0;
     this.ranks.changed(node, ns);
+    this.changes++;
     return node;
   }
 
@@ -790,17 +791,38 @@ export class GrantIndex {
    * Packs the lists and the per-node arrays to exactly what they hold (EdgeLists.compact): a load
    * calls it once all grants are in, so that a held tenant costs its grants, not the slack of growing.
    * Ranks every namespace's ids too, so that no listing pays for sorting them (a third of a second
-   * for a million ids).
+   * for a million ids). Yields between units (UnitsOfWork): nothing may change the index until it ends.
    */
-  compact(): void {
-    this.grantsOn.compact();
-    this.grantsBy.compact();
-    this.memberships.compact();
+  *compacting(): UnitsOfWork {
+    yield* this.grantsOn.compacting();
+    yield* this.grantsBy.compacting();
+    yield* this.memberships.compacting();
     this.nodeNs = this.nodeNs.slice(0, this.nodeCount);
     this.references = this.references.slice(0, this.nodeCount);
+    yield;
     this.nodeId = this.nodeId.slice(0, this.nodeCount);
+    yield;
     this.ranks.resize(this.nodeCount);
-    this.nodesByNs.forEach((nodes, ns) => nodes && this.ranks.refresh(ns, nodes, this.nodeId, this.nodeNs, true));
+    yield;
+    for (const [ns, nodes] of this.nodesByNs.entries()) if (nodes) yield* this.ranks.ranking(ns, nodes, this.nodeId, this.nodeNs);
+  }
+
+  /** Compacts at once (compacting). */
+  compact(): void {
+    drain(this.compacting());
+  }
+
+  /**
+   * Ranks the namespace's ids again if a listing in it would (IdRanks.due), in slices, so that the
+   * listing walk after it has no sorting to do; false when the grants changed while it gave way
+   * (its work is dropped: the ranks stay as they were).
+   */
+  async rankInSlices(namespace: string, slice: Slice): Promise<boolean> {
+    const ns = this.namespaceNumbers.get(namespace);
+    const nodes = ns === undefined ? undefined : this.nodesByNs[ns];
+    if (ns === undefined || nodes === undefined || !this.ranks.due(ns, nodes)) return true;
+    const version = this.changes;
+    return inSlices(this.ranks.ranking(ns, nodes, this.nodeId, this.nodeNs), slice, () => this.changes === version);
   }
 
   /** One grant naming the node is gone: a node no grant names is forgotten. */
@@ -812,6 +834,7 @@ export class GrantIndex {
     this.ranks.changed(node, this.nodeNs[node]!);
     this.nodeId[node] = undefined;
     this.freeNodes.push(node);
+    this.changes++;
   }
 
   private namespaceNumber(name: string): number {

@@ -1,3 +1,5 @@
+import { drain, type UnitsOfWork } from './work-meter.ts';
+
 /**
  * The byte order of a GrantIndex's ids, as integers (docs/decisions.md, "Listings pick a page by rank").
  * Per namespace, `order` holds its nodes ascending by id as of its last ranking, and `rank` each
@@ -39,26 +41,42 @@ export class IdRanks {
     this.changes[ns]!++;
   }
 
-  /**
-   * Ranks the namespace again if enough changed since its last ranking: the ranked nodes still
-   * there, in their order, merged with the unranked ones sorted. `nodes`: the namespace's nodes by id;
-   * `ids` and `namespaces`: every node's id and namespace. `always`: whatever changed.
-   */
+  /** Whether the namespace has changed enough since its last ranking to be ranked again (`ranking`). */
+  due(ns: number, nodes: ReadonlyMap<string, number>): boolean {
+    return this.changes[ns]! > Math.max(RERANK_SLACK, nodes.size >> 3);
+  }
+
+  /** Ranks the namespace again at once if it is due (or `always`): `ranking`'s work in one go. */
   refresh(ns: number, nodes: ReadonlyMap<string, number>, ids: readonly (string | undefined)[], namespaces: Int32Array, always = false): void {
-    if (!always && this.changes[ns]! <= Math.max(RERANK_SLACK, nodes.size >> 3)) return;
+    if (always || this.due(ns, nodes)) drain(this.ranking(ns, nodes, ids, namespaces));
+  }
+
+  /**
+   * Ranks the namespace again: the ranked nodes still there, in their order, merged with the
+   * unranked ones sorted. `nodes`: the namespace's nodes by id; `ids` and `namespaces`: every node's
+   * id and namespace. Yields every RANK_UNIT nodes sorted or merged (UnitsOfWork), so that a million
+   * ids (half a second of sorting) are ranked in slices; the ranks change only at its end, so a
+   * ranking stopped on the way leaves them as they were. Nothing may rename the nodes meanwhile.
+   */
+  *ranking(ns: number, nodes: ReadonlyMap<string, number>, ids: readonly (string | undefined)[], namespaces: Int32Array): UnitsOfWork {
     const old = this.order[ns]!;
-    const fresh: number[] = [];
-    for (const node of nodes.values()) if (this.rank[node] === -1) fresh.push(node);
-    fresh.sort((a, b) => (ids[a]! < ids[b]! ? -1 : 1));
+    const unranked: number[] = [];
+    let read = 0;
+    for (const node of nodes.values()) {
+      if (this.rank[node] === -1) unranked.push(node);
+      if (++read % RANK_UNIT === 0) yield;
+    }
+    const fresh = yield* sortedById(unranked, ids);
     const order = new Int32Array(nodes.size);
     let [i, j, k] = [0, 0, 0];
-    const rank = this.rank;
     for (;;) {
       while (i < old.length && !this.live(old, i, ns, namespaces)) i++;
       if (i === old.length && j === fresh.length) break;
       const take = j === fresh.length || (i < old.length && ids[old[i]!]! < ids[fresh[j]!]!) ? old[i++]! : fresh[j++]!;
       order[k++] = take;
+      if (k % RANK_UNIT === 0) yield;
     }
+    const rank = this.rank;
     for (let r = 0; r < order.length; r++) rank[order[r]!] = r;
     this.order[ns] = order;
     this.changes[ns] = 0;
@@ -139,3 +157,33 @@ export class IdRanks {
 
 /** Nodes named or forgotten in a namespace that listings compare by id before it is ranked again. */
 const RERANK_SLACK = 1024;
+
+/** Nodes sorted or merged between two yields of a ranking (a power of two: about a millisecond of comparing ids). */
+const RANK_UNIT = 4_096;
+
+/**
+ * The nodes ascending by id: runs of RANK_UNIT sorted by the engine's sort, then merged pairwise,
+ * yielding after each run and every RANK_UNIT nodes merged (a bottom-up merge sort, written here
+ * because Array.prototype.sort cannot give way halfway through a million ids).
+ */
+function* sortedById(nodes: readonly number[], ids: readonly (string | undefined)[]): Generator<void, Int32Array> {
+  const byId = (a: number, b: number) => (ids[a]! < ids[b]! ? -1 : 1);
+  let from = Int32Array.from(nodes);
+  let into = new Int32Array(from.length);
+  for (let start = 0; start < from.length; start += RANK_UNIT) {
+    from.subarray(start, start + RANK_UNIT).sort(byId);
+    yield;
+  }
+  for (let width = RANK_UNIT; width < from.length; width *= 2) {
+    for (let left = 0; left < from.length; left += 2 * width) {
+      const [middle, right] = [Math.min(left + width, from.length), Math.min(left + 2 * width, from.length)];
+      let [i, j] = [left, middle];
+      for (let k = left; k < right; k++) {
+        into[k] = j === right || (i < middle && ids[from[i]!]! < ids[from[j]!]!) ? from[i++]! : from[j++]!;
+        if (k % RANK_UNIT === RANK_UNIT - 1) yield;
+      }
+    }
+    [from, into] = [into, from];
+  }
+  return from;
+}

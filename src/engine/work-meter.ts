@@ -106,5 +106,26 @@ export class Slice {
   }
 }
 
+/**
+ * Work written as a generator that yields between its units: `drain` runs it to its end at once
+ * (where its caller is one unit already), `inSlices` under a slice, with a checkpoint at each yield.
+ */
+export type UnitsOfWork = Generator<void, void>;
+
+export function drain(work: UnitsOfWork): void {
+  for (let step = work.next(); !step.done; step = work.next());
+}
+
+/** Runs the work under `slice`; when it paused and `unchanged` says what the work reads changed meanwhile, stops it there: false. */
+export async function inSlices(work: UnitsOfWork, slice: Slice, unchanged: () => boolean = () => true): Promise<boolean> {
+  for (let step = work.next(); !step.done; step = work.next()) {
+    if ((await slice.checkpoint()) && !unchanged()) {
+      work.return();
+      return false;
+    }
+  }
+  return true;
+}
+
 /** How long a tenant's work runs before it gives way (plus one unit). */
 export const SLICE_MS = 2;

@@ -3,7 +3,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import type { Logger } from 'pino';
 import { GrantIndex } from '../engine/grant-index.ts';
 import { windowOf } from '../engine/grant-window.ts';
-import { WorkMeter, type Slice } from '../engine/work-meter.ts';
+import { inSlices, WorkMeter, type Slice } from '../engine/work-meter.ts';
 import { grantsCopySql, readCopiedGrants } from './grant-copy.ts';
 
 /**
@@ -326,11 +326,13 @@ export class HeldTenants {
       await client.end().catch(() => undefined);
     }
     if (horizon === undefined || this.closed) return;
+    // The index is this load's alone until it is held: compacted in slices of the tenant's work, then held whole.
+    await this.meter.run(tenantId, (slice) => inSlices(index.compacting(), slice));
+    if (this.closed) return;
     if (this.weight + index.footprint + agents.size > this.options.maxGrants) {
       this.refusedUntil.set(tenantId, Date.now() + RETRY_TOO_LARGE_MS);
       return;
     }
-    index.compact();
     this.held.set(tenantId, {
       index,
       agents,

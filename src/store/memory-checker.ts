@@ -84,17 +84,22 @@ export class MemoryChecker {
     });
   }
 
-  /** The listing walk's ids (null past its budget, see Checker.reachable), or null when the tenant is not held and current. */
+  /**
+   * The listing walk's ids (null past its budget, see Checker.reachable), or null when the tenant is
+   * not held and current, or its grants changed while the namespace's ids were ranked in slices.
+   */
   reachable(tenantId: string, schema: CompiledSchema, query: ReachableQuery): Promise<{ ids: string[] | null } | null> {
-    return this.inMemory(tenantId, (held) => {
+    return this.inMemory(tenantId, async (held, slice) => {
       if (!masksAdmit(query.subject, query.namespace, query.relation, (id) => held.agents.get(id))) return { ids: [] };
+      if (!(await held.index.rankInSlices(query.namespace, slice))) return null;
       return { ids: held.index.reachable(schema, query) };
     });
   }
 
-  /** The listing walk from an object (see Checker.holders), or null when the tenant is not held and current. */
+  /** The listing walk from an object (see Checker.holders), or null as for `reachable`. */
   holders(tenantId: string, schema: CompiledSchema, query: HoldersQuery): Promise<{ ids: string[] | null } | null> {
-    return this.inMemory(tenantId, (held) => {
+    return this.inMemory(tenantId, async (held, slice) => {
+      if (!(await held.index.rankInSlices(query.namespace, slice))) return null;
       const scopeOf = (id: string) => held.agents.get(id);
       const admits = (id: string) => masksAdmit({ ns: query.namespace, id }, query.object.ns, query.relation, scopeOf);
       return { ids: held.index.holders(schema, query, admits) };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GrantIndex, MAX_ARROW_DEPTH } from '../../src/engine/grant-index.ts';
+import { inSlices, WorkMeter } from '../../src/engine/work-meter.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import { CompiledSchema } from '../../src/engine/schema.ts';
 import { DOCUMENT_RELATIONS, FOLDER_RELATIONS, grant } from './fixtures.ts';
@@ -363,5 +364,39 @@ describe('GrantIndex holders walk', () => {
     // Then 4 pairs, Bea (once, though she holds two of them) and zed, eng and its 2 members: 9.
     expect(holders(index, 'document:d1', 'viewer', 'user', { budget: 8 })).toBeNull();
     expect(holders(index, 'document:d1', 'viewer', 'user', { budget: 9 })).toEqual(['Bea', 'amy', 'zed']);
+  });
+});
+
+describe('work an index does in slices', () => {
+  const docs = new CompiledSchema([{ name: 'doc', relations: { viewer: {} } }]);
+  const listing = (index: GrantIndex, after: string | null) =>
+    index.reachable(docs, { subject: parseRef('user:ann', 'subject'), namespace: 'doc', relation: 'viewer', after, limit: 5, budget: 1_000_000 });
+  /** ann views 30,000 documents, named in no order. */
+  function wideIndex(): GrantIndex {
+    const index = new GrantIndex();
+    for (let i = 0; i < 30_000; i++) index.add(grant('user:ann', 'viewer', `doc:d${(i * 7919) % 30_000}`));
+    return index;
+  }
+
+  it('compacts in slices to what it compacts at once, giving way on the way', async () => {
+    const [atOnce, sliced] = [wideIndex(), wideIndex()];
+    atOnce.compact();
+    let gaveWay = false;
+    setImmediate(() => (gaveWay = true));
+    expect(await inSlices(sliced.compacting(), WorkMeter.unmetered(0))).toBe(true);
+    expect(gaveWay).toBe(true);
+    for (const after of [null, 'd1', 'd29995', 'd5']) expect(listing(sliced, after)).toEqual(listing(atOnce, after));
+    expect(listing(sliced, null)).toEqual(['d0', 'd1', 'd10', 'd100', 'd1000']);
+  });
+
+  it("ranks a namespace's ids in slices before a listing, and drops the ranking when the grants change meanwhile", async () => {
+    const index = wideIndex();
+    index.compact();
+    for (let i = 0; i < 10_000; i++) index.add(grant('user:ann', 'viewer', `doc:e${i}`)); // a third unranked: a listing would rank them
+    setImmediate(() => index.add(grant('user:ann', 'viewer', 'doc:a-new')));
+    expect(await index.rankInSlices('doc', WorkMeter.unmetered(0))).toBe(false);
+    expect(listing(index, null)).toEqual(['a-new', 'd0', 'd1', 'd10', 'd100']);
+    expect(await index.rankInSlices('doc', WorkMeter.unmetered(0))).toBe(true);
+    expect(listing(index, 'd9999')).toEqual(['e0', 'e1', 'e10', 'e100', 'e1000']);
   });
 });
