@@ -1,10 +1,12 @@
 /**
  * The noisy_neighbour scenario's tenants and workloads (bench/README.md, "noisy_neighbour"): tenant
- * B, an ordinary small tenant held in memory, and the three workloads of the audit's findings 1-3
- * that tenant A runs against the same node, each as a tenant of its own so that one finding's fix
- * shows apart from the others': A-schema (large namespace definitions), A-fanout (a fan-out graph
- * held in memory, checked in bulk) and A-sql (the same fan-out graph, too large for the node's
- * GRANTD_GRAPH_MEMORY, so that PostgreSQL answers its checks).
+ * B, an ordinary small tenant held in memory, and the workloads of the audits' findings that tenant
+ * A runs against the same node, each as a tenant of its own so that one finding's fix shows apart
+ * from the others': A-schema (large namespace definitions), A-fanout (a fan-out graph held in
+ * memory, checked in bulk), A-sql (the same fan-out graph, too large for the node's
+ * GRANTD_GRAPH_MEMORY, so that PostgreSQL answers its checks), A-explain (explanations on a wide
+ * graph held in memory), A-subjects (subjects listings on the fan-out graph) and A-windows
+ * (windowed grants on one hot object, their expiries passing while it is checked).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,7 +25,7 @@ const B_RATE = 500;
  * loop of A's cheap answers (404s, refusals) would only take the cores from B, which measures the
  * machine's share of CPU rather than isolation. Slow answers pile up as concurrent requests.
  */
-const A_RATES = { schema: 10, fanout: 4, sql: 10 } as const;
+const A_RATES = { schema: 10, fanout: 4, sql: 10, explain: 4, subjects: 4, windows: 2, hot: 20 } as const;
 type Workload = keyof typeof A_RATES;
 /** Room in GRANTD_GRAPH_MEMORY beyond B and A-fanout; A-sql holds this much more than fits. */
 const MEMORY_SLACK = 10_000;
@@ -159,6 +161,59 @@ function sqlChecks(docs: number, count: number): string[] {
   );
 }
 
+// ---------------------------------------------------------------- A-explain: a wide graph, explained
+
+/** A user in this many groups, and an object with as many parents (the audit's 8,000 x 8,000). */
+const WIDE = 8_000;
+
+/** `n2`: `r1` includes `parent->r1`. */
+const WIDE_NAMESPACE: NamespaceDef = { name: 'n2', relations: { parent: {}, r1: { includes: ['parent->r1'] } } };
+
+function* wideGrants(): Generator<Triple> {
+  for (let i = 0; i < WIDE; i++) {
+    yield { subject: 'user:wide', relation: 'member', object: `team:t${i}` };
+    yield { subject: `n2:p${i}`, relation: 'parent', object: 'n2:o' };
+  }
+}
+
+/** Explanations of the wide user on the wide object, and of users of few groups on it, in turn. */
+const wideExplains = (count: number): string[] =>
+  Array.from({ length: count }, (_, i) => JSON.stringify({ subject: i % 2 === 0 ? 'user:wide' : `user:few${i}`, relation: 'r1', object: 'n2:o' }));
+
+// ---------------------------------------------------------------- A-subjects: the fan-out graph's subjects
+
+/** Subjects listings on the fan-out graph: every node's holders of each relation, a walk of all the node reaches. */
+const fanOutSubjects = (count: number): string[] =>
+  Array.from(
+    { length: count },
+    (_, i) => `?object=node:n${i % FANOUT_NODES}&relation=${FANOUT_RELATIONS[i % FANOUT_RELATIONS.length]}&subject_namespace=node`,
+  );
+
+// ---------------------------------------------------------------- A-windows: one hot object's windowed grants
+
+/** Windowed grants a batch writes, and their expiries' spacing: 200 expiries a second pass once they begin. */
+const WINDOWED_BATCH = 1_000;
+const EXPIRY_SPACING_MS = 5;
+/** The expiries begin this long after the bodies are made: after the warm-up has begun. */
+const EXPIRIES_FROM_MS = 10_000;
+
+/** Batches of (user:sN, viewer, doc:hot) grants expiring EXPIRY_SPACING_MS apart from EXPIRIES_FROM_MS on (made just before the load). */
+function windowedBatches(count: number): string[] {
+  const from = Date.now() + EXPIRIES_FROM_MS;
+  return Array.from({ length: count }, (_, b) =>
+    JSON.stringify({
+      writes: Array.from({ length: WINDOWED_BATCH }, (_, k) => {
+        const n = b * WINDOWED_BATCH + k;
+        return { subject: `user:s${n}`, relation: 'viewer', object: 'doc:hot', expires_at: new Date(from + n * EXPIRY_SPACING_MS).toISOString() };
+      }),
+    }),
+  );
+}
+
+/** Checks of the hot object, which bring its windows to the clock. */
+const hotChecks = (count: number): string[] =>
+  Array.from({ length: count }, (_, i) => JSON.stringify({ subject: `user:s${i}`, relation: 'viewer', object: 'doc:hot' }));
+
 // ---------------------------------------------------------------- the scenario
 
 export interface NoisyOutcome {
@@ -194,22 +249,38 @@ export async function noisyNeighbour(ctx: Context): Promise<NoisyOutcome> {
   const graphMemory = bHeld + FANOUT_GRANTS + MEMORY_SLACK;
   const sqlDocs = graphMemory - FANOUT_GRANTS + 1_000;
   const tenant = (name: string) => createTenant(ctx.root, ctx.databaseUrl, `noisy-${name}`);
-  const [keyB, keySchema, keyFanout, keySql] = await Promise.all([tenant('b'), tenant('a-schema'), tenant('a-fanout'), tenant('a-sql')]);
-  const server = await startGrantd(ctx.root, ctx.databaseUrl, ctx.workers, { GRANTD_GRAPH_MEMORY: String(graphMemory) });
+  const [keyB, keySchema, keyFanout, keySql, keyExplain, keyWindows] = await Promise.all([
+    tenant('b'),
+    tenant('a-schema'),
+    tenant('a-fanout'),
+    tenant('a-sql'),
+    tenant('a-explain'),
+    tenant('a-windows'),
+  ]);
+  // Room for A-explain's wide graph and A-windows' grants too; A-sql still does not fit.
+  const extraHeld = 2 * WIDE + A_RATES.windows * WINDOWED_BATCH * 60;
+  const nodeMemory = graphMemory + extraHeld;
+  const server = await startGrantd(ctx.root, ctx.databaseUrl, ctx.workers, { GRANTD_GRAPH_MEMORY: String(nodeMemory) });
   try {
     const apiB = new Api(server.url, keyB);
     const apiSchema = new Api(server.url, keySchema);
     const apiFanout = new Api(server.url, keyFanout);
     const apiSql = new Api(server.url, keySql);
+    const apiExplain = new Api(server.url, keyExplain);
+    const apiWindows = new Api(server.url, keyWindows);
     ctx.log(
-      `noisy_neighbour: loading B (${bHeld} grants and agents), A-fanout (${FANOUT_GRANTS}) and A-sql (${FANOUT_GRANTS + sqlDocs}, over GRANTD_GRAPH_MEMORY=${graphMemory})`,
+      `noisy_neighbour: loading B (${bHeld} grants and agents), A-fanout (${FANOUT_GRANTS}) and A-sql (${FANOUT_GRANTS + sqlDocs + extraHeld}, over GRANTD_GRAPH_MEMORY=${nodeMemory})`,
     );
     await loadGrantd(apiB, b, ctx.log);
     await apiFanout.call('POST', '/v1/namespaces', FANOUT_NAMESPACE);
     await writeGrants(apiFanout, fanOutGrants(), ctx.log);
     for (const ns of [FANOUT_NAMESPACE, DOC_NAMESPACE]) await apiSql.call('POST', '/v1/namespaces', ns);
     await writeGrants(apiSql, fanOutGrants(), ctx.log);
-    await writeGrants(apiSql, docGrants(sqlDocs), ctx.log);
+    await writeGrants(apiSql, docGrants(sqlDocs + extraHeld), ctx.log);
+    await apiExplain.call('POST', '/v1/namespaces', WIDE_NAMESPACE);
+    await writeGrants(apiExplain, wideGrants(), ctx.log);
+    await writeGrants(apiExplain, [{ subject: 'user:few1', relation: 'viewer', object: 'doc:elsewhere' }], ctx.log);
+    await apiWindows.call('POST', '/v1/namespaces', DOC_NAMESPACE);
     await vacuumDatabase(ctx.databaseUrl);
     const namespaces = await createLargeNamespaces(apiSchema);
     ctx.log(
@@ -221,9 +292,10 @@ export async function noisyNeighbour(ctx: Context): Promise<NoisyOutcome> {
     const probes = [
       { api: apiB, check: bChecks[0]! },
       { api: apiFanout, check: { subject: 'node:n1', relation: 'parent', object: 'node:n0' } },
+      { api: apiExplain, check: { subject: 'n2:p1', relation: 'parent', object: 'n2:o' } },
     ];
-    if ((await holdInMemory(probes, ctx.workers, bHeld + FANOUT_GRANTS)) === null)
-      ctx.log('noisy_neighbour: B and A-fanout not held in memory within 300 s; measuring anyway');
+    if ((await holdInMemory(probes, ctx.workers, bHeld + FANOUT_GRANTS + 2 * WIDE)) === null)
+      ctx.log('noisy_neighbour: B, A-fanout and A-explain not held in memory within 300 s; measuring anyway');
 
     const bodies = (name: string, list: string[]) => {
       const file = join(ctx.workDir, `noisy-${name}.json`);
@@ -240,7 +312,7 @@ export async function noisyNeighbour(ctx: Context): Promise<NoisyOutcome> {
       ),
       rate: B_RATE,
     };
-    const aLoads: Record<Workload, Omit<typeof bLoad, 'rate'>> = {
+    const aLoads: Record<Workload, Omit<typeof bLoad, 'rate'> & { method?: 'GET' }> = {
       schema: {
         url: server.url,
         path: '/v1/check',
@@ -249,10 +321,25 @@ export async function noisyNeighbour(ctx: Context): Promise<NoisyOutcome> {
       },
       fanout: { url: server.url, path: '/v1/check/bulk', headers: apiFanout.headers(), bodiesFile: bodies('a-fanout', fanOutBulks(200)) },
       sql: { url: server.url, path: '/v1/check', headers: apiSql.headers(), bodiesFile: bodies('a-sql', sqlChecks(sqlDocs, 2_000)) },
+      explain: { url: server.url, path: '/v1/check/explain', headers: apiExplain.headers(), bodiesFile: bodies('a-explain', wideExplains(200)) },
+      subjects: {
+        url: server.url,
+        path: '/v1/subjects',
+        method: 'GET',
+        headers: apiFanout.headers(),
+        bodiesFile: bodies('a-subjects', fanOutSubjects(1_200)),
+      },
+      windows: {
+        url: server.url,
+        path: '/v1/grants/batch',
+        headers: apiWindows.headers(),
+        bodiesFile: bodies('a-windows', windowedBatches(A_RATES.windows * 60)),
+      },
+      hot: { url: server.url, path: '/v1/check', headers: apiWindows.headers(), bodiesFile: bodies('a-hot', hotChecks(2_000)) },
     };
 
     const alone = (await measure('noisy_neighbour B alone', ctx.log, ctx.plan, (durationS) => openLoopInChild({ ...bLoad, durationS }))).median;
-    const aRuns: Record<Workload, RunStats[]> = { schema: [], fanout: [], sql: [] };
+    const aRuns = Object.fromEntries(Object.keys(A_RATES).map((w) => [w, [] as RunStats[]])) as Record<Workload, RunStats[]>;
     const underA = (
       await measure('noisy_neighbour B under A', ctx.log, ctx.plan, async (durationS) => {
         const workloads = Object.keys(aLoads) as Workload[];
@@ -264,8 +351,8 @@ export async function noisyNeighbour(ctx: Context): Promise<NoisyOutcome> {
         return bStats;
       })
     ).median;
-    const a = { schema: medianOf(aRuns.schema), fanout: medianOf(aRuns.fanout), sql: medianOf(aRuns.sql) };
-    return { alone, underA, a, namespaces, graphMemory, bHeld, aRates: A_RATES, bRate: B_RATE };
+    const a = Object.fromEntries(Object.entries(aRuns).map(([w, runs]) => [w, medianOf(runs)])) as Record<Workload, RunStats>;
+    return { alone, underA, a, namespaces, graphMemory: nodeMemory, bHeld, aRates: A_RATES, bRate: B_RATE };
   } finally {
     await server.proc.stop();
   }

@@ -14,6 +14,8 @@ interface Job {
   url: string;
   path: string;
   headers: Record<string, string>;
+  /** POST (the default): `bodiesFile` holds the bodies; GET: it holds each request's query string (`?...`), appended to `path`. */
+  method?: 'GET' | 'POST';
   bodiesFile: string;
   /** Open loop: requests due at this rate a second. */
   rate?: number;
@@ -52,9 +54,13 @@ export type OpenLoopStats = RunStats & { late_p99_ms: number | null; opened: num
  */
 function openLoop(job: Job, bodies: string[]): Promise<OpenLoopStats> {
   const target = new URL(job.path, job.url);
-  const head = `POST ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\n${Object.entries(job.headers)
+  const headers = `Host: ${target.host}\r\n${Object.entries(job.headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('')}`;
+  const request =
+    job.method === 'GET'
+      ? (query: string) => `GET ${target.pathname}${query} HTTP/1.1\r\n${headers}\r\n`
+      : (body: string) => `POST ${target.pathname} HTTP/1.1\r\n${headers}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
   const latencies: number[] = [];
   const lateness: number[] = [];
   const statuses: Record<string, number> = {};
@@ -107,7 +113,7 @@ function openLoop(job: Job, bodies: string[]): Promise<OpenLoopStats> {
 
     send(body: string, since = performance.now()): void {
       this.since = since;
-      this.socket.write(`${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      this.socket.write(request(body));
     }
 
     private receive(chunk: Buffer): void {
