@@ -168,6 +168,7 @@ const WIDE = 8_000;
 
 /** `n2`: `r1` includes `parent->r1`. */
 const WIDE_NAMESPACE: NamespaceDef = { name: 'n2', relations: { parent: {}, r1: { includes: ['parent->r1'] } } };
+const TEAM_NAMESPACE: NamespaceDef = { name: 'team', relations: { member: {} } };
 
 function* wideGrants(): Generator<Triple> {
   for (let i = 0; i < WIDE; i++) {
@@ -277,9 +278,9 @@ export async function noisyNeighbour(ctx: Context): Promise<NoisyOutcome> {
     for (const ns of [FANOUT_NAMESPACE, DOC_NAMESPACE]) await apiSql.call('POST', '/v1/namespaces', ns);
     await writeGrants(apiSql, fanOutGrants(), ctx.log);
     await writeGrants(apiSql, docGrants(sqlDocs + extraHeld), ctx.log);
-    await apiExplain.call('POST', '/v1/namespaces', WIDE_NAMESPACE);
+    for (const ns of [WIDE_NAMESPACE, TEAM_NAMESPACE]) await apiExplain.call('POST', '/v1/namespaces', ns);
     await writeGrants(apiExplain, wideGrants(), ctx.log);
-    await writeGrants(apiExplain, [{ subject: 'user:few1', relation: 'viewer', object: 'doc:elsewhere' }], ctx.log);
+    await writeGrants(apiExplain, [{ subject: 'user:few1', relation: 'r1', object: 'n2:elsewhere' }], ctx.log);
     await apiWindows.call('POST', '/v1/namespaces', DOC_NAMESPACE);
     await vacuumDatabase(ctx.databaseUrl);
     const namespaces = await createLargeNamespaces(apiSchema);
