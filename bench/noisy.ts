@@ -195,10 +195,10 @@ const fanOutSubjects = (count: number): string[] =>
 /** Windowed grants a batch writes, and their expiries' spacing: 200 expiries a second pass once they begin. */
 const WINDOWED_BATCH = 1_000;
 const EXPIRY_SPACING_MS = 5;
-/** The expiries begin this long after the bodies are made: after the warm-up has begun. */
-const EXPIRIES_FROM_MS = 10_000;
+/** The expiries begin this long after the bodies are made, right before each run. */
+const EXPIRIES_FROM_MS = 1_000;
 
-/** Batches of (user:sN, viewer, doc:hot) grants expiring EXPIRY_SPACING_MS apart from EXPIRIES_FROM_MS on (made just before the load). */
+/** Batches of (user:sN, viewer, doc:hot) grants expiring EXPIRY_SPACING_MS apart from EXPIRIES_FROM_MS on (made anew before each run). */
 function windowedBatches(count: number): string[] {
   const from = Date.now() + EXPIRIES_FROM_MS;
   return Array.from({ length: count }, (_, b) =>
@@ -344,6 +344,8 @@ export async function noisyNeighbour(ctx: Context): Promise<NoisyOutcome> {
     const underA = (
       await measure('noisy_neighbour B under A', ctx.log, ctx.plan, async (durationS) => {
         const workloads = Object.keys(aLoads) as Workload[];
+        // Each run sends the bodies from the first: the expiries must lie ahead of this run.
+        bodies('a-windows', windowedBatches(A_RATES.windows * 60));
         const [bStats, ...aStats] = await Promise.all([
           openLoopInChild({ ...bLoad, durationS }),
           ...workloads.map((w) => openLoopInChild({ ...aLoads[w], rate: A_RATES[w], durationS })),
