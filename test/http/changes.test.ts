@@ -279,6 +279,42 @@ describe('GET /v1/changes', () => {
     await api.get(`/v1/changes?after=${encodeURIComponent(next)}`).expect(200);
   });
 
+  it('shows key and OAuth client changes only to a caller allowed to list them, at unchanged positions', async () => {
+    const reader = client(app, await tenant.keyWith('grant:read'));
+    // The tenant's creation and the reader's key.
+    const { next: start } = await feedOf(api, 4);
+    await api.post('/v1/namespaces', { name: 'doc' }).expect(201);
+    await api.post('/v1/keys', { label: 'hidden-key', scopes: ['check:read'] }).expect(201);
+    const redirect = 'https://app.example/hidden-callback';
+    await api.post('/v1/oauth/clients', { name: 'c', type: 'public', redirect_uris: [redirect], scopes: ['check:read'] }).expect(201);
+    await api.post('/v1/grants', { subject: 'user:a', relation: 'viewer', object: 'doc:1' }).expect(201);
+    // Hidden changes last: the reader's feed must still move past them.
+    await api.post('/v1/keys', { label: 'hidden-key-2', scopes: ['check:read'] }).expect(201);
+    await api.post('/v1/keys', { label: 'hidden-key-3', scopes: ['check:read'] }).expect(201);
+
+    const { changes: all } = await feedOf(api, 6, start);
+    expect(all.map(({ kind, op }) => `${kind} ${op}`)).toEqual([
+      'namespace create',
+      'key create',
+      'oauth_client create',
+      'grant create',
+      'key create',
+      'key create',
+    ]);
+    // Pages of 2 (readAll), some filled only past hidden changes.
+    const { changes: shown, next } = await readAll(reader, start);
+    expect(shown.map((c) => c.revision)).toEqual(all.filter((c) => c.kind !== 'key' && c.kind !== 'oauth_client').map((c) => c.revision));
+    const text = JSON.stringify((await reader.get(`/v1/changes?after=${encodeURIComponent(start)}`).expect(200)).body);
+    expect(text).not.toContain('hidden-key');
+    expect(text).not.toContain(redirect);
+    // The reader's position is past the trailing hidden changes: the admin finds nothing after it.
+    expect((await readAll(api, next)).changes).toEqual([]);
+    // A page that only hidden changes follow is empty and still moves on.
+    const afterGrant = await reader.get(`/v1/changes?limit=1&after=${encodeURIComponent(shown.at(-1)!.revision)}`).expect(200);
+    expect(afterGrant.body.changes).toEqual([]);
+    expect((await readAll(api, afterGrant.body.next_revision)).changes).toEqual([]);
+  });
+
   it('needs grant:read', async () => {
     const reader = client(app, await tenant.keyWith('check:read'));
     expect((await reader.get('/v1/changes')).body.type).toBe('insufficient-scope');
