@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/http/app.ts';
 import { sweepChanges } from '../../src/store/revisions.ts';
-import { client, newTenant, useServices, useTenant } from '../helpers.ts';
+import { client, databaseUrl, newTenant, useServices, useTenant } from '../helpers.ts';
 
 /**
  * Revisions and the changes feed (docs/consistency.md#revisions). A second set of services over the
@@ -255,6 +256,24 @@ describe('GET /v1/changes', () => {
     await api.post('/v1/grants', { subject: 'user:2', relation: 'viewer', object: 'doc:1' }).expect(201);
     const { changes } = await feedOf(api, 1, revisionOf(first));
     expect(changes.map((c) => c.subject)).toEqual(['user:2']);
+  });
+
+  it('is not held back by a transaction left open in another database of the same server', async () => {
+    const { next: start } = await feedOf(api, 3);
+    // `postgres`, which initdb makes on every server (not template1: CREATE DATABASE copies it, and would wait).
+    const url = new URL(databaseUrl());
+    url.pathname = '/postgres';
+    const elsewhere = new pg.Client({ connectionString: url.toString() });
+    await elsewhere.connect();
+    try {
+      await elsewhere.query('BEGIN');
+      await elsewhere.query('SELECT pg_current_xact_id()');
+      await api.post('/v1/namespaces', { name: 'doc' }).expect(201);
+      const { changes } = await feedOf(api, 1, start);
+      expect(changes.map((c) => c.name)).toEqual(['doc']);
+    } finally {
+      await elsewhere.end();
+    }
   });
 
   it("shows no other tenant's changes", async () => {
