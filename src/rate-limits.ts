@@ -36,6 +36,11 @@ export class Limit {
     }
   }
 
+  /** Gives back a point taken for the key (a failure that did not happen); a limiter that fails keeps it. */
+  give(key: string): void {
+    this.limiter.reward(key).catch(this.onError);
+  }
+
   /** "5 requests a second", or "5 requests in 60 s", for what is counted (requests, failed authentications). */
   describe(what: string): string {
     return this.windowSeconds === 1 ? `${this.points} ${what} a second` : `${this.points} ${what} in ${this.windowSeconds} s`;
@@ -44,8 +49,10 @@ export class Limit {
 
 /**
  * Failed authentications per client address. Past the limit the address is refused before its key
- * is looked up until its window ends; the limiter is asked only when a failure happens, and this
- * process remembers (LRU) the addresses it saw refused, so an ordinary request pays nothing for it.
+ * is looked up until its window ends; the limiter is asked only when a key must be looked up (one
+ * this node holds verified is not), and this process remembers (LRU) the addresses it saw refused,
+ * so an ordinary request pays nothing for it. On /v1 an attempt is counted before its lookup and
+ * given back when the key is found (`give`), so concurrent attempts cannot pass the limit together.
  */
 export class FailedAuthentications {
   private readonly refused = new LRUCache<string, true>({ max: 100_000, ttl: 1_000, ttlResolution: 0, perf: { now: () => Date.now() } });
@@ -58,11 +65,16 @@ export class FailedAuthentications {
     return ms > 0 ? retryAfterSeconds(ms) : 0;
   }
 
-  /** Counts a failure: 0 while the address is within its limit, else the seconds it must wait. */
+  /** Counts a failure, or an attempt that may be one: 0 while the address is within its limit, else the seconds it must wait. */
   async record(address: string): Promise<number> {
     const wait = await this.limit.take(address);
     if (wait > 0) this.refused.set(address, true, { ttl: wait * 1_000 });
     return wait;
+  }
+
+  /** Gives back what `record` counted for an attempt that succeeded. */
+  succeeded(address: string): void {
+    this.limit.give(address);
   }
 }
 

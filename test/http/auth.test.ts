@@ -212,8 +212,8 @@ describe('failed authentications per client address', () => {
    * verifier, which holds a verified key for an hour: what a test sees does not hang on the clock.
    * Reads at a revision drop that verifier's keys, as the node's own do.
    */
-  const fresh = () => {
-    const limits = createLimits({ authFailures: 3, windowSeconds: 3600 }, pino({ level: 'silent' }));
+  const fresh = (authFailures = 3) => {
+    const limits = createLimits({ authFailures, windowSeconds: 3600 }, pino({ level: 'silent' }));
     const keys = new KeyVerifier(services.db, { maxAgeMs: 3_600_000 });
     const freshness = new Freshness(services.db, (tenantId) => forgetTenant({ ...services, keys }, tenantId));
     onTestFinished(() => limits.close());
@@ -274,6 +274,43 @@ describe('failed authentications per client address', () => {
     // The other tenant's key is still held verified: no lookup, and exempt from the address's refusal.
     expect((await namespaces(app, other.adminKey)).status).toBe(200);
     expect(lookups.mock.calls.map(([credential]) => credential)).toEqual([keys.credentialOf(revoked.secret)]);
+  });
+
+  it('counts attempts as they arrive: of 40 wrong secrets sent at once against a limit of 20, 20 are looked up and answered 401, 20 answered 429', async () => {
+    const { keys, app } = fresh(20);
+    // Every lookup waits until each request has either reached its lookup or been answered: all 40 are in flight at once.
+    let pending = 40;
+    let allIn!: () => void;
+    const gate = new Promise<void>((resolve) => (allIn = resolve));
+    const arrived = () => {
+      if (--pending === 0) allIn();
+    };
+    const verify = keys.verify.bind(keys);
+    const lookups = vi.spyOn(keys, 'verify').mockImplementation(async (credential) => {
+      arrived();
+      await gate;
+      return verify(credential);
+    });
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () =>
+        namespaces(app, newSecret()).then((res) => {
+          arrived(); // a request answered without a lookup (after one, the gate is open already)
+          return res;
+        }),
+      ),
+    );
+    expect(lookups).toHaveBeenCalledTimes(20);
+    const statuses = answers.map((res) => res.status);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(20);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(20);
+    for (const res of answers.filter((answer) => answer.status === 429)) expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  });
+
+  it('does not count a key found: keys looked up for the first time do not use up the limit', async () => {
+    const { app } = fresh();
+    const tenant = await newTenant(services);
+    for (let i = 0; i < 5; i++) expect((await namespaces(app, await tenant.keyWith('grant:read'))).status).toBe(200);
+    await exhaust(app);
   });
 
   it('counts the peer address, and believes X-Forwarded-For only from configured proxies', async () => {
