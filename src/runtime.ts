@@ -98,7 +98,7 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
       await close();
       await graphPool.end();
     },
-    metrics: new Metrics({ db: pool, graph: graphPool }, heldTenants, primary ? () => primary.metrics() : undefined),
+    metrics: new Metrics({ db: pool, graph: graphPool }, heldTenants, limits, primary ? () => primary.metrics() : undefined),
     limits,
     trustProxy: options.trustProxy ?? false,
     ...caches,
