@@ -56,6 +56,7 @@ export const changesContract = c.router({
     summary: 'Read the changes feed',
     description:
       "Every change of the tenant's grants, agents, namespaces, keys and OAuth clients, exactly once and in commit order, each with its actor. " +
+      'Changes of keys and OAuth clients are shown only to a caller allowed to list them (admin); others get every other change, at the same revisions. ' +
       'Changes are kept GRANTD_CHANGES_RETENTION (7 days); an `after` older than that is 410 changes-expired. Poll with next_revision to follow.',
     query: ListChangesQuerySchema,
     responses: {

@@ -344,7 +344,7 @@ export interface paths {
         };
         /**
          * Read the changes feed
-         * @description Every change of the tenant's grants, agents, namespaces, keys and OAuth clients, exactly once and in commit order, each with its actor. Changes are kept GRANTD_CHANGES_RETENTION (7 days); an `after` older than that is 410 changes-expired. Poll with next_revision to follow.
+         * @description Every change of the tenant's grants, agents, namespaces, keys and OAuth clients, exactly once and in commit order, each with its actor. Changes of keys and OAuth clients are shown only to a caller allowed to list them (admin); others get every other change, at the same revisions. Changes are kept GRANTD_CHANGES_RETENTION (7 days); an `after` older than that is 410 changes-expired. Poll with next_revision to follow.
          *
          *     Requires an API key with scope `grant:read` (or `admin`).
          */

@@ -6,34 +6,61 @@ import { DEFAULT_CONFIG } from './config.ts';
 
 /** How long a worker waits for its primary's counters before it lets the request through. */
 const CLUSTER_TIMEOUT_MS = 1_000;
-/** How long a request waits for Redis before the node's own counters answer instead, unless told otherwise. */
-const REDIS_COMMAND_TIMEOUT_MS = 250;
+/** How long a request waits for Redis before the node's own counters answer instead, unless told otherwise (docs/configuration.md: at most 50 ms). */
+const REDIS_COMMAND_TIMEOUT_MS = 50;
+/** How often a Redis that stopped answering is asked again (PING) while the node counts on its own. */
+const REDIS_PROBE_MS = 1_000;
 
 /** Whole seconds to wait, at least 1, for a limiter's milliseconds (0 or less when its window never ends). */
 export const retryAfterSeconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
+/** Counters shared through Redis, used while Redis answers (`link.answering`). */
+interface Shared {
+  limiter: RateLimiterAbstract;
+  link: RedisLink;
+}
+
 /**
- * `points` a window per key, counted by a rate-limiter-flexible limiter (fixed windows). A limiter
- * that fails lets the request go on: a limit never fails a request.
+ * `points` a window per key, counted by a rate-limiter-flexible limiter (fixed windows): in Redis
+ * while it answers, else by the node's own counters. A limiter that fails lets the request go on: a
+ * limit never fails a request.
  */
 export class Limit {
   constructor(
     readonly points: number,
     readonly windowSeconds: number,
-    private readonly limiter: RateLimiterAbstract,
+    private readonly perNode: RateLimiterAbstract,
     private readonly onError: (error: unknown) => void,
+    private readonly shared: Shared | null = null,
   ) {}
 
   /** Takes a point for the key: 0 when it may go on, else the whole seconds until it may (at least 1). */
   async take(key: string): Promise<number> {
+    const limiter = this.limiter();
     try {
-      await this.limiter.consume(key);
+      await limiter.consume(key);
       return 0;
     } catch (rejection) {
       if (rejection instanceof RateLimiterRes) return retryAfterSeconds(rejection.msBeforeNext);
+      // Redis did not answer in time: the node counts this request, and the next ones until Redis answers again.
+      if (limiter !== this.perNode) {
+        this.shared!.link.missed(rejection);
+        return this.take(key);
+      }
       this.onError(rejection);
       return 0;
     }
+  }
+
+  /** Gives back a point taken for the key (a failure that did not happen); a limiter that fails keeps it. */
+  give(key: string): void {
+    this.limiter()
+      .reward(key)
+      .catch(() => undefined);
+  }
+
+  private limiter(): RateLimiterAbstract {
+    return this.shared?.link.answering ? this.shared.limiter : this.perNode;
   }
 
   /** "5 requests a second", or "5 requests in 60 s", for what is counted (requests, failed authentications). */
@@ -44,8 +71,10 @@ export class Limit {
 
 /**
  * Failed authentications per client address. Past the limit the address is refused before its key
- * is looked up until its window ends; the limiter is asked only when a failure happens, and this
- * process remembers (LRU) the addresses it saw refused, so an ordinary request pays nothing for it.
+ * is looked up until its window ends; the limiter is asked only when a key must be looked up (one
+ * this node holds verified is not), and this process remembers (LRU) the addresses it saw refused,
+ * so an ordinary request pays nothing for it. On /v1 an attempt is counted before its lookup and
+ * given back when the key is found (`give`), so concurrent attempts cannot pass the limit together.
  */
 export class FailedAuthentications {
   private readonly refused = new LRUCache<string, true>({ max: 100_000, ttl: 1_000, ttlResolution: 0, perf: { now: () => Date.now() } });
@@ -58,11 +87,16 @@ export class FailedAuthentications {
     return ms > 0 ? retryAfterSeconds(ms) : 0;
   }
 
-  /** Counts a failure: 0 while the address is within its limit, else the seconds it must wait. */
+  /** Counts a failure, or an attempt that may be one: 0 while the address is within its limit, else the seconds it must wait. */
   async record(address: string): Promise<number> {
     const wait = await this.limit.take(address);
     if (wait > 0) this.refused.set(address, true, { ttl: wait * 1_000 });
     return wait;
+  }
+
+  /** Gives back what `record` counted for an attempt that succeeded. */
+  succeeded(address: string): void {
+    this.limit.give(address);
   }
 }
 
@@ -86,18 +120,20 @@ export interface LimitsOptions {
 export interface Limits {
   perKey: Limit | null;
   authFailures: FailedAuthentications;
+  /** With Redis: whether the limits are counted there now (false while it does not answer); null without Redis. */
+  sharedNow: () => boolean | null;
   close: () => Promise<void>;
 }
 
 /**
  * The rate limits of one process. Without Redis they are per node: held in this process, or with
  * workers in the primary. With Redis they are shared by every node, and the node's counters stand
- * in while Redis cannot answer (rate-limiter-flexible's insurance limiter): a warning is logged,
- * and no request fails or waits for it beyond its command timeout.
+ * in while Redis cannot answer (RedisLink): a warning is logged once, and no request fails or
+ * waits for Redis beyond one command timeout, after which none waits for it at all.
  */
 export function createLimits(options: LimitsOptions, logger: Logger): Limits {
   const { windowSeconds = 1, redisKeyPrefix = 'grantd:', redisCommandTimeoutMs = REDIS_COMMAND_TIMEOUT_MS, clusterWorker = false } = options;
-  const redis = options.redisUrl ? connectRedis(options.redisUrl, redisCommandTimeoutMs, logger) : null;
+  const link = options.redisUrl ? new RedisLink(options.redisUrl, redisCommandTimeoutMs, logger) : null;
   const onError = (error: unknown) =>
     logger.warn({ err: { message: (error as Error)?.message } }, 'a rate limit could not be counted; the request went on');
 
@@ -106,49 +142,81 @@ export function createLimits(options: LimitsOptions, logger: Logger): Limits {
     const perNode: RateLimiterAbstract = clusterWorker
       ? new RateLimiterCluster({ ...shape, keyPrefix: name, timeoutMs: CLUSTER_TIMEOUT_MS })
       : new RateLimiterMemory({ ...shape, keyPrefix: name });
-    const limiter = redis
-      ? new RateLimiterRedis({
-          ...shape,
-          storeClient: redis,
-          keyPrefix: `${redisKeyPrefix}${name}`,
-          insuranceLimiter: perNode,
-          rejectIfRedisNotReady: true,
-        })
-      : perNode;
-    return new Limit(points, windowSeconds, limiter, onError);
+    const shared = link && {
+      limiter: new RateLimiterRedis({ ...shape, storeClient: link.redis, keyPrefix: `${redisKeyPrefix}${name}`, rejectIfRedisNotReady: true }),
+      link,
+    };
+    return new Limit(points, windowSeconds, perNode, onError, shared);
   };
 
   return {
     perKey: options.perKey ? limit('key', options.perKey) : null,
     authFailures: new FailedAuthentications(limit('auth-failures', options.authFailures ?? DEFAULT_CONFIG.GRANTD_AUTH_FAILURE_LIMIT)),
+    sharedNow: () => (link ? link.answering : null),
     close: async () => {
-      redis?.disconnect();
+      link?.close();
     },
   };
 }
 
 /**
  * A Redis connection that never makes a request wait for it: commands fail at once while it is
- * down (no offline queue) and after `commandTimeoutMs` when it hangs. It connects in the
- * background and keeps reconnecting; going down and coming back are logged once each.
+ * down (no offline queue) and after `commandTimeoutMs` when it hangs (a Redis that accepts
+ * connections but does not answer, CLIENT PAUSE say). Either way it is taken as down at the first
+ * miss: limits count on the node, with no command sent, until a PING sent every second answers.
+ * It connects in the background and keeps reconnecting; going down and coming back are logged once each.
  */
-function connectRedis(url: string, commandTimeoutMs: number, logger: Logger): Redis {
-  const redis = new Redis(url, {
-    enableOfflineQueue: false,
-    commandTimeout: commandTimeoutMs,
-    connectTimeout: 2_000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
-  });
-  let reachable: boolean | undefined;
-  redis.on('ready', () => {
-    if (reachable === false) logger.warn('Redis is reachable again: rate limits are shared by every node');
-    reachable = true;
-  });
-  redis.on('error', (error: NodeJS.ErrnoException) => {
-    if (reachable !== false)
-      logger.warn({ err: { message: error.message, code: error.code } }, 'Redis is unreachable: rate limits are per node until it is back');
-    reachable = false;
-  });
-  return redis;
+class RedisLink {
+  readonly redis: Redis;
+  /** Whether commands go to Redis: false until it is ready, and from a miss until a PING answers. */
+  answering = false;
+  private probe: NodeJS.Timeout | undefined;
+  /** Whether this outage was logged. */
+  private warned = false;
+
+  constructor(
+    url: string,
+    commandTimeoutMs: number,
+    private readonly logger: Logger,
+  ) {
+    this.redis = new Redis(url, {
+      enableOfflineQueue: false,
+      commandTimeout: commandTimeoutMs,
+      connectTimeout: 2_000,
+      maxRetriesPerRequest: 0,
+      retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+    });
+    this.redis.on('ready', () => this.answered());
+    this.redis.on('error', (error: NodeJS.ErrnoException) => this.missed(error));
+  }
+
+  /** A command failed or timed out: counts stay on the node until Redis answers a PING. */
+  missed(error: unknown): void {
+    const { message, code } = (error ?? {}) as NodeJS.ErrnoException;
+    if (!this.warned) {
+      this.logger.warn({ err: { message, code } }, 'Redis is unreachable: rate limits are per node until it is back');
+      this.warned = true;
+    }
+    this.answering = false;
+    this.probe ??= setInterval(() => {
+      if (this.redis.status === 'ready')
+        this.redis.ping().then(
+          () => this.answered(),
+          () => undefined,
+        );
+    }, REDIS_PROBE_MS).unref();
+  }
+
+  close(): void {
+    clearInterval(this.probe);
+    this.redis.disconnect();
+  }
+
+  private answered(): void {
+    clearInterval(this.probe);
+    this.probe = undefined;
+    if (this.warned) this.logger.warn('Redis is reachable again: rate limits are shared by every node');
+    this.warned = false;
+    this.answering = true;
+  }
 }

@@ -1,6 +1,6 @@
 import pino, { type Logger } from 'pino';
 import { KeyVerifier } from './auth/verifier.ts';
-import { forgetBefore, type Change } from './cluster/changes.ts';
+import { forgetBefore, forgetTenant, type Change } from './cluster/changes.ts';
 import type { PrimaryLink } from './cluster/worker.ts';
 import { DEFAULT_CONFIG, FRESHNESS_MS, type Config } from './config.ts';
 import { AuthorizationEngine } from './engine/engine.ts';
@@ -96,11 +96,7 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
     { retentionMs: 1000 * (options.changesRetention ?? DEFAULT_CONFIG.GRANTD_CHANGES_RETENTION) },
     logger,
   );
-  // A read at a revision this process has not reached drops what a write of the tenant here would, and every key.
-  const freshness = new Freshness(db, (tenantId) => {
-    forgetBefore(caches, { kind: 'namespaces', tenantId });
-    forgetBefore(caches, { kind: 'keys' });
-  });
+  const freshness = new Freshness(db, (tenantId) => forgetTenant(caches, tenantId));
   return {
     db,
     close: async () => {
@@ -111,7 +107,7 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
       await close();
       await graphPool.end();
     },
-    metrics: new Metrics({ db: pool, graph: graphPool }, heldTenants, primary ? () => primary.metrics() : undefined),
+    metrics: new Metrics({ db: pool, graph: graphPool }, heldTenants, limits, primary ? () => primary.metrics() : undefined),
     limits,
     trustProxy: options.trustProxy ?? false,
     ...caches,

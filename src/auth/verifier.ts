@@ -21,6 +21,14 @@ export interface KeyVerifierOptions {
   touchEveryMs?: number;
   /** Prefixes remembered as absent, at most (least recently used go first). */
   absentPrefixes?: number;
+  /** Tenants whose last forgetting is remembered, at most; past that, forgetting one may make others' keys be looked up again. */
+  forgottenTenants?: number;
+}
+
+/** A principal found by the lookup numbered `lookup`. */
+interface Verified {
+  principal: KeyPrincipal;
+  lookup: number;
 }
 
 /**
@@ -32,16 +40,25 @@ export interface KeyVerifierOptions {
  * and again (or many with one prefix) costs one query, not one each. That is safe for new keys: a
  * key's prefix is 8 random base62 characters, so one is refused for that short while only if
  * someone had just presented its prefix: with the whole memory full, one chance in 20 billion.
+ *
+ * A tenant's keys are forgotten without touching another tenant's (`forgetTenant`): each lookup is
+ * numbered as it begins, and a key found by a lookup numbered before its tenant was last forgotten
+ * is looked up again. Forgetting costs nothing per key held, however many tenants share the node.
  */
 export class KeyVerifier {
-  private readonly cache: RefreshingCache<Credential, KeyPrincipal>;
+  private readonly cache: RefreshingCache<Credential, Verified>;
   private readonly absent: LRUCache<string, true>;
   private readonly touchedAt = new Map<string, number>();
   private readonly touchEveryMs: number;
+  /** Lookups begun so far, and forgettings: one clock. */
+  private clock = 0;
+  /** For each tenant forgotten lately, the clock when it was; a tenant pushed out leaves its clock as the floor of all. */
+  private readonly forgottenAt: LRUCache<string, number>;
+  private forgottenFloor = 0;
 
   constructor(
     private readonly db: Db,
-    { maxAgeMs = FRESHNESS_MS, touchEveryMs = 60_000, absentPrefixes = 10_000 }: KeyVerifierOptions = {},
+    { maxAgeMs = FRESHNESS_MS, touchEveryMs = 60_000, absentPrefixes = 10_000, forgottenTenants = 10_000 }: KeyVerifierOptions = {},
   ) {
     this.touchEveryMs = touchEveryMs;
     // Date's clock, like the cache of live keys (and the tests' fake one).
@@ -51,8 +68,14 @@ export class KeyVerifier {
       (credential) => this.lookUp(credential),
       maxAgeMs,
       undefined,
-      (principal) => principal.expiresAt,
+      ({ principal }) => principal.expiresAt,
     );
+    this.forgottenAt = new LRUCache({
+      max: forgottenTenants,
+      dispose: (at, _tenant, reason) => {
+        if (reason === 'evict') this.forgottenFloor = Math.max(this.forgottenFloor, at);
+      },
+    });
   }
 
   /** The credential a bearer secret is looked up by; null when the secret cannot be one of our keys. */
@@ -63,26 +86,48 @@ export class KeyVerifier {
   }
 
   /** The live key the credential names: from this node's memory while fresh, else one query. */
-  verify(credential: Credential): Promise<KeyPrincipal | null> {
-    return this.cache.get(credential);
+  async verify(credential: Credential): Promise<KeyPrincipal | null> {
+    const found = await this.cache.get(credential);
+    if (found === null || this.current(found)) return found?.principal ?? null;
+    // Found before its tenant was forgotten: a lookup that begins now.
+    return (await this.cache.get(credential, { maxAgeMs: 0 }))?.principal ?? null;
   }
 
   /** The live key the credential names when this node holds it verified and fresh: at once, with no promise to wait for. */
   verifiedNow(credential: Credential): KeyPrincipal | undefined {
-    return this.cache.loadedNow(credential);
+    const found = this.cache.loadedNow(credential);
+    return found && this.current(found) ? found.principal : undefined;
   }
 
   /** True while this node holds the credential's key as verified, or is looking it up: verifying it costs no query. */
   isKnown(credential: Credential): boolean {
-    return this.cache.has(credential);
+    if (!this.cache.has(credential)) return false;
+    const found = this.cache.loadedNow(credential);
+    return found === undefined || this.current(found);
   }
 
-  /** Forgets every remembered key and token: called after a revocation on this node. */
+  /** Forgets every remembered key and token of the tenant: after a revocation there, or to read it at a newer state. */
+  forgetTenant(tenantId: string): void {
+    this.forgottenAt.set(tenantId, ++this.clock);
+  }
+
+  /** Forgets every remembered key and token, of every tenant. */
   forgetAll(): void {
     this.cache.clear();
   }
 
-  private async lookUp(credential: Credential): Promise<KeyPrincipal | null> {
+  /** Whether the lookup that found it began after its tenant was last forgotten. */
+  private current({ principal, lookup }: Verified): boolean {
+    return lookup >= (this.forgottenAt.get(principal.tenantId) ?? this.forgottenFloor);
+  }
+
+  private async lookUp(credential: Credential): Promise<Verified | null> {
+    const lookup = ++this.clock;
+    const principal = await this.find(credential);
+    return principal && { principal, lookup };
+  }
+
+  private async find(credential: Credential): Promise<KeyPrincipal | null> {
     if (credential.startsWith(ACCESS_TOKEN_PREFIX)) return findAccessToken(this.db, credential.slice(ACCESS_TOKEN_PREFIX.length));
     const prefix = credential.slice(0, PREFIX_LENGTH);
     if (this.absent.has(prefix)) return null;

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { Request, Response } from 'express';
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Limits } from '../rate-limits.ts';
 import type { HeldTenants } from '../store/held-tenants.ts';
 
 /** Upper bounds of the GC pause histogram, in seconds. */
@@ -69,6 +70,7 @@ export class Metrics {
   constructor(
     pools: { db: pg.Pool; graph: pg.Pool },
     heldTenants: HeldTenants,
+    limits: Pick<Limits, 'sharedNow'>,
     private readonly ofCluster?: () => Promise<string>,
   ) {
     const record = (res: Response) => this.record(res);
@@ -99,6 +101,13 @@ export class Metrics {
       'Grants and agents held in memory to answer checks; they and the names they use (4 grants a name) count against GRANTD_GRAPH_MEMORY',
       () => heldTenants.size,
     );
+    if (limits.sharedNow() !== null) {
+      gauge(
+        'grantd_rate_limits_shared',
+        'With REDIS_URL: 1 while rate limits are counted in Redis, 0 while it does not answer and each node counts on its own',
+        () => (limits.sharedNow() ? 1 : 0),
+      );
+    }
   }
 
   /**

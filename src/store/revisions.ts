@@ -94,15 +94,20 @@ export class ChangesExpired extends Error {}
 
 /**
  * The tenant's changes after `after` (null: from the oldest kept), at most `limit`, in commit order,
- * and the position the page reaches. Only transactions below the reading snapshot's xmin are served:
- * they have all finished, so none can commit later into what a reader has already passed. With no
- * more changes, `next` is the last position below that xmin (or `after`, when it is further).
+ * and the position the page reaches. Only transactions below the horizon are served
+ * (grantd_xid_horizon, migration 20261129100000: the oldest transaction running in the reading
+ * snapshot not known to be another database's): they have all finished, so none can commit later
+ * into what a reader has already passed. With no more changes, `next` is the last position below
+ * the horizon (or `after`, when it is further).
+ * Changes of the `hidden` kinds are passed over as if absent: a page is filled with the others, and
+ * `next` still moves past the hidden ones.
  */
 export async function readChanges(
   db: Db,
   tenantId: string,
   after: Position | null,
   limit: number,
+  hidden: readonly string[] = [],
 ): Promise<{ changes: ChangeRow[]; next: Position } | null> {
   const from = after ?? { xid: 0n, seq: 0n };
   const rows = await db.$queryRaw<
@@ -125,6 +130,7 @@ export async function readChanges(
     LEFT JOIN LATERAL (
       SELECT * FROM changes c
       WHERE c.tenant_id = t.id AND (c.xid, c.seq) > (${from.xid}, ${from.seq}) AND c.xid < h.horizon
+        AND c.kind <> ALL(${hidden}::text[])
       ORDER BY c.xid, c.seq LIMIT ${limit}
     ) c ON true
     WHERE t.id = ${tenantId}::uuid

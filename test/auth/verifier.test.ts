@@ -3,11 +3,11 @@ import { KeyVerifier, type Credential } from '../../src/auth/verifier.ts';
 import { hashSecret, newSecret, secretPrefix } from '../../src/auth/secrets.ts';
 import type { Db } from '../../src/store/db.ts';
 
-/** A database holding the given live secrets, counting the lookups made of it. */
+/** A database holding the given live secrets (the i-th is key_i of tenant_i), counting the lookups made of it. */
 function databaseWith(...secrets: string[]) {
   const rows = secrets.map((secret, i) => ({
     id: `key_${i}`,
-    tenantId: 'tenant',
+    tenantId: `tenant_${i}`,
     scopes: ['admin'],
     prefix: secretPrefix(secret),
     secretHash: new Uint8Array(hashSecret(secret)),
@@ -49,6 +49,44 @@ describe('KeyVerifier', () => {
     keys.forgetAll();
     await keys.verify(presented);
     expect(lookups()).toBe(2);
+  });
+
+  it("forgets one tenant's keys, not another's, and trusts no lookup begun before its tenant was forgotten", async () => {
+    const secrets = [newSecret(), newSecret()];
+    const { db, lookups } = databaseWith(...secrets);
+    const keys = new KeyVerifier(db);
+    const [a, b] = secrets.map((secret) => credential(keys, secret)) as [Credential, Credential];
+    // A lookup under way when its tenant is forgotten: its answer is not used, a new lookup's is.
+    const verifying = keys.verify(a);
+    keys.forgetTenant('tenant_0');
+    expect((await verifying)?.keyId).toBe('key_0');
+    expect(lookups()).toBe(2);
+    await keys.verify(b);
+    expect(lookups()).toBe(3);
+
+    keys.forgetTenant('tenant_0');
+    expect(keys.verifiedNow(a)).toBeUndefined();
+    expect(keys.isKnown(a)).toBe(false);
+    expect(keys.verifiedNow(b)?.keyId).toBe('key_1');
+    expect(keys.isKnown(b)).toBe(true);
+    expect((await keys.verify(a))?.keyId).toBe('key_0');
+    expect((await keys.verify(b))?.keyId).toBe('key_1');
+    expect(lookups()).toBe(4);
+    expect(keys.verifiedNow(a)?.keyId).toBe('key_0');
+  });
+
+  it('past the tenants it remembers forgetting, takes every key verified before as forgotten', async () => {
+    const secret = newSecret();
+    const { db, lookups } = databaseWith(secret);
+    const keys = new KeyVerifier(db, { forgottenTenants: 1 });
+    const presented = credential(keys, secret);
+    await keys.verify(presented);
+    keys.forgetTenant('tenant_0');
+    keys.forgetTenant('another'); // pushes tenant_0 out
+    expect(keys.verifiedNow(presented)).toBeUndefined();
+    await keys.verify(presented);
+    expect(lookups()).toBe(2);
+    expect(keys.verifiedNow(presented)?.keyId).toBe('key_0');
   });
 
   it('remembers for 500 ms that no live key has a prefix: the same bad key, or another with its prefix, costs no query', async () => {

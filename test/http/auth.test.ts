@@ -11,7 +11,10 @@ import { DEFAULT_CONFIG } from '../../src/config.ts';
 import { createLimits } from '../../src/rate-limits.ts';
 import { newSecret } from '../../src/auth/secrets.ts';
 import { KeyVerifier } from '../../src/auth/verifier.ts';
+import { forgetTenant } from '../../src/cluster/changes.ts';
 import { createServices } from '../../src/runtime.ts';
+import { Freshness } from '../../src/store/freshness.ts';
+import { createKey, revokeKey } from '../../src/store/keys.ts';
 import type { AppDeps } from '../../src/http/context.ts';
 import { client, databaseUrl, newTenant, useApp, useServices, type TestTenant } from '../helpers.ts';
 import { contractRoutes, expectDocumentedResponse, fillPath } from './routes.ts';
@@ -207,12 +210,15 @@ describe('failed authentications per client address', () => {
   /**
    * Each test's own count of failures (three in a window that cannot end during the test) and its own
    * verifier, which holds a verified key for an hour: what a test sees does not hang on the clock.
+   * Reads at a revision drop that verifier's keys, as the node's own do.
    */
-  const fresh = () => {
-    const limits = createLimits({ authFailures: 3, windowSeconds: 3600 }, pino({ level: 'silent' }));
+  const fresh = (authFailures = 3) => {
+    const limits = createLimits({ authFailures, windowSeconds: 3600 }, pino({ level: 'silent' }));
     const keys = new KeyVerifier(services.db, { maxAgeMs: 3_600_000 });
+    const freshness = new Freshness(services.db, (tenantId) => forgetTenant({ ...services, keys }, tenantId));
     onTestFinished(() => limits.close());
-    return { keys, app: createApp({ ...services, keys, limits }), behindProxy: createApp({ ...services, keys, limits, trustProxy: 'loopback' }) };
+    const deps = { ...services, keys, limits, freshness };
+    return { keys, app: createApp(deps), behindProxy: createApp({ ...deps, trustProxy: 'loopback' }) };
   };
   afterEach(() => vi.restoreAllMocks());
   const namespaces = (on: Express, key: string | null, forwardedFor?: string) => {
@@ -252,6 +258,59 @@ describe('failed authentications per client address', () => {
     expect((await namespaces(app, inUse)).status).toBe(200);
     // Sending no key at all looks nothing up: it stays a plain 401.
     expect((await namespaces(app, null)).status).toBe(401);
+  });
+
+  it("a read of one tenant at Grantd-Consistency: full refuses its key revoked elsewhere, and leaves another tenant's verified key exempt", async () => {
+    const { keys, app } = fresh();
+    const [one, other] = [await newTenant(services), await newTenant(services)];
+    const revoked = await createKey(services.db, one.id, 'revoked', ['grant:read']);
+    for (const key of [revoked.secret, other.adminKey]) expect((await namespaces(app, key)).status).toBe(200);
+    await exhaust(app);
+
+    // Revoked on another node: a full read of its tenant looks it up again and refuses it.
+    await revokeKey(services.db, one.id, revoked.id);
+    const lookups = vi.spyOn(keys, 'verify');
+    expect((await namespaces(app, revoked.secret).set('Grantd-Consistency', 'full')).status).toBe(401);
+    // The other tenant's key is still held verified: no lookup, and exempt from the address's refusal.
+    expect((await namespaces(app, other.adminKey)).status).toBe(200);
+    expect(lookups.mock.calls.map(([credential]) => credential)).toEqual([keys.credentialOf(revoked.secret)]);
+  });
+
+  it('counts attempts as they arrive: of 40 wrong secrets sent at once against a limit of 20, 20 are looked up and answered 401, 20 answered 429', async () => {
+    const { keys, app } = fresh(20);
+    // Every lookup waits until each request has either reached its lookup or been answered: all 40 are in flight at once.
+    let pending = 40;
+    let allIn!: () => void;
+    const gate = new Promise<void>((resolve) => (allIn = resolve));
+    const arrived = () => {
+      if (--pending === 0) allIn();
+    };
+    const verify = keys.verify.bind(keys);
+    const lookups = vi.spyOn(keys, 'verify').mockImplementation(async (credential) => {
+      arrived();
+      await gate;
+      return verify(credential);
+    });
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () =>
+        namespaces(app, newSecret()).then((res) => {
+          arrived(); // a request answered without a lookup (after one, the gate is open already)
+          return res;
+        }),
+      ),
+    );
+    expect(lookups).toHaveBeenCalledTimes(20);
+    const statuses = answers.map((res) => res.status);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(20);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(20);
+    for (const res of answers.filter((answer) => answer.status === 429)) expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  });
+
+  it('does not count a key found: keys looked up for the first time do not use up the limit', async () => {
+    const { app } = fresh();
+    const tenant = await newTenant(services);
+    for (let i = 0; i < 5; i++) expect((await namespaces(app, await tenant.keyWith('grant:read'))).status).toBe(200);
+    await exhaust(app);
   });
 
   it('counts the peer address, and believes X-Forwarded-For only from configured proxies', async () => {

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/http/app.ts';
 import { sweepChanges } from '../../src/store/revisions.ts';
-import { client, newTenant, useServices, useTenant } from '../helpers.ts';
+import { client, databaseUrl, newTenant, useServices, useTenant } from '../helpers.ts';
 
 /**
  * Revisions and the changes feed (docs/consistency.md#revisions). A second set of services over the
@@ -257,6 +258,24 @@ describe('GET /v1/changes', () => {
     expect(changes.map((c) => c.subject)).toEqual(['user:2']);
   });
 
+  it('is not held back by a transaction left open in another database of the same server', async () => {
+    const { next: start } = await feedOf(api, 3);
+    // `postgres`, which initdb makes on every server (not template1: CREATE DATABASE copies it, and would wait).
+    const url = new URL(databaseUrl());
+    url.pathname = '/postgres';
+    const elsewhere = new pg.Client({ connectionString: url.toString() });
+    await elsewhere.connect();
+    try {
+      await elsewhere.query('BEGIN');
+      await elsewhere.query('SELECT pg_current_xact_id()');
+      await api.post('/v1/namespaces', { name: 'doc' }).expect(201);
+      const { changes } = await feedOf(api, 1, start);
+      expect(changes.map((c) => c.name)).toEqual(['doc']);
+    } finally {
+      await elsewhere.end();
+    }
+  });
+
   it("shows no other tenant's changes", async () => {
     await api.post('/v1/namespaces', { name: 'doc' }).expect(201);
     const b = client(app, (await newTenant(services)).adminKey);
@@ -277,6 +296,42 @@ describe('GET /v1/changes', () => {
     expect(gone.body.type).toBe('changes-expired');
     // From the position the sweep reached on, the feed goes on.
     await api.get(`/v1/changes?after=${encodeURIComponent(next)}`).expect(200);
+  });
+
+  it('shows key and OAuth client changes only to a caller allowed to list them, at unchanged positions', async () => {
+    const reader = client(app, await tenant.keyWith('grant:read'));
+    // The tenant's creation and the reader's key.
+    const { next: start } = await feedOf(api, 4);
+    await api.post('/v1/namespaces', { name: 'doc' }).expect(201);
+    await api.post('/v1/keys', { label: 'hidden-key', scopes: ['check:read'] }).expect(201);
+    const redirect = 'https://app.example/hidden-callback';
+    await api.post('/v1/oauth/clients', { name: 'c', type: 'public', redirect_uris: [redirect], scopes: ['check:read'] }).expect(201);
+    await api.post('/v1/grants', { subject: 'user:a', relation: 'viewer', object: 'doc:1' }).expect(201);
+    // Hidden changes last: the reader's feed must still move past them.
+    await api.post('/v1/keys', { label: 'hidden-key-2', scopes: ['check:read'] }).expect(201);
+    await api.post('/v1/keys', { label: 'hidden-key-3', scopes: ['check:read'] }).expect(201);
+
+    const { changes: all } = await feedOf(api, 6, start);
+    expect(all.map(({ kind, op }) => `${kind} ${op}`)).toEqual([
+      'namespace create',
+      'key create',
+      'oauth_client create',
+      'grant create',
+      'key create',
+      'key create',
+    ]);
+    // Pages of 2 (readAll), some filled only past hidden changes.
+    const { changes: shown, next } = await readAll(reader, start);
+    expect(shown.map((c) => c.revision)).toEqual(all.filter((c) => c.kind !== 'key' && c.kind !== 'oauth_client').map((c) => c.revision));
+    const text = JSON.stringify((await reader.get(`/v1/changes?after=${encodeURIComponent(start)}`).expect(200)).body);
+    expect(text).not.toContain('hidden-key');
+    expect(text).not.toContain(redirect);
+    // The reader's position is past the trailing hidden changes: the admin finds nothing after it.
+    expect((await readAll(api, next)).changes).toEqual([]);
+    // A page that only hidden changes follow is empty and still moves on.
+    const afterGrant = await reader.get(`/v1/changes?limit=1&after=${encodeURIComponent(shown.at(-1)!.revision)}`).expect(200);
+    expect(afterGrant.body.changes).toEqual([]);
+    expect((await readAll(api, afterGrant.body.next_revision)).changes).toEqual([]);
   });
 
   it('needs grant:read', async () => {

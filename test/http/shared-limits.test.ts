@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
+import type pg from 'pg';
 import pino from 'pino';
 import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../../src/http/app.ts';
+import { Metrics } from '../../src/http/metrics.ts';
 import { createLimits, type Limits } from '../../src/rate-limits.ts';
 import { newTenant, useServices, type TestTenant } from '../helpers.ts';
 
@@ -97,4 +99,54 @@ describe('rate limits while Redis is unreachable', () => {
     await vi.waitFor(() => expect(nodes.warnings.join('')).toMatch(/"level":40.*Redis is unreachable: rate limits are per node until it is back/));
     expect(nodes.warnings.join('')).not.toContain('svc_live_');
   });
+});
+
+describe('rate limits while Redis accepts connections but does not answer (CLIENT PAUSE)', () => {
+  const services = useServices();
+  const recorded = recordingLogger();
+  const limits = createLimits(
+    { perKey: 1_000, windowSeconds: 60, redisUrl: REDIS_URL, redisKeyPrefix: `grantd-test:${randomBytes(6).toString('hex')}:` },
+    recorded.logger,
+  );
+  const app = createApp({ ...services, limits });
+  const idlePool = { totalCount: 0, idleCount: 0, waitingCount: 0 } as pg.Pool;
+  const metrics = new Metrics({ db: idlePool, graph: idlePool }, services.heldTenants, limits);
+  const admin = new Redis(REDIS_URL);
+  let key: string;
+  afterAll(async () => {
+    admin.disconnect();
+    await limits.close();
+  });
+
+  beforeAll(async () => {
+    key = await (await newTenant(services)).keyWith('grant:read');
+    await vi.waitFor(() => expect(limits.sharedNow()).toBe(true), { timeout: 10_000 });
+  });
+
+  const shared = async () => (await metrics.registry.getSingleMetricAsString('grantd_rate_limits_shared')).split('\n').at(-1);
+  const namespaces = () => supertest(app).get('/v1/namespaces').set('Authorization', `Bearer ${key}`).expect(200);
+
+  it('answers without waiting for it after its first miss, counts on the node, logs it once and shows it in a metric', async () => {
+    await namespaces();
+    expect(await shared()).toBe('grantd_rate_limits_shared 1');
+    // Paused for 5 s, which ends by itself; a PING sent now is answered when the pause ends.
+    await admin.client('PAUSE', 5_000, 'ALL');
+    const unpaused = admin.ping().then(() => 'unpaused' as const);
+    const answered = (async () => {
+      // Were each to wait for Redis's command timeout of old (250 ms), these would outlast the pause.
+      for (let i = 0; i < 40; i++) await namespaces();
+      return 'answered' as const;
+    })();
+    expect(await Promise.race([answered, unpaused])).toBe('answered');
+    expect(limits.sharedNow()).toBe(false);
+    expect(await shared()).toBe('grantd_rate_limits_shared 0');
+
+    // Once Redis answers again (a PING every second), the limits are shared again.
+    await unpaused;
+    await vi.waitFor(() => expect(limits.sharedNow()).toBe(true), { timeout: 10_000 });
+    await namespaces();
+    const lines = recorded.lines.join('');
+    expect(lines.match(/Redis is unreachable/g)).toHaveLength(1);
+    expect(lines.match(/Redis is reachable again/g)).toHaveLength(1);
+  }, 30_000);
 });

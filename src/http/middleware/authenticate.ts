@@ -30,7 +30,9 @@ export const bearerChallenge = (resourceMetadata: string): string => `Bearer rea
  *
  * A client address past its limit of failed authentications is answered 429 before any lookup,
  * unless its key is one this node holds as verified (which costs no query): a neighbour behind the
- * same address that keeps sending a bad key does not lock out the keys in steady use there.
+ * same address that keeps sending a bad key does not lock out the keys in steady use there. Every
+ * other attempt is counted before its lookup, and given back once the key is found: concurrent bad
+ * keys are counted as they arrive, so no more of them are looked up than the limit allows.
  *
  * Revisions (docs/consistency.md#revisions) are handled here too, as the route's metadata says: a
  * read's Grantd-Consistency brings this process's caches to the state it names before anything is
@@ -90,15 +92,19 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
     next: NextFunction,
     credential: Credential | null,
   ): Promise<void> => {
-    if (!credential || !keys.isKnown(credential)) {
-      const wait = failures.waitFor(clientAddress(req.ip));
+    const address = clientAddress(req.ip);
+    const counted = !credential || !keys.isKnown(credential);
+    if (counted) {
+      const wait = failures.waitFor(address) || (await failures.record(address));
       if (wait > 0) return tooManyFailures(res, wait, failures);
     }
     const principal = credential ? await keys.verify(credential) : null;
     if (!principal) {
-      const wait = await failures.record(clientAddress(req.ip));
+      // A key held verified until now (revoked, expired) fails like any other.
+      const wait = counted ? 0 : await failures.record(address);
       return wait > 0 ? tooManyFailures(res, wait, failures) : refuse(res, 'the API key or access token is unknown, expired or revoked');
     }
+    if (counted) failures.succeeded(address);
     return admit(req, res, next, credential!, principal);
   };
 

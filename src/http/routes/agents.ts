@@ -42,7 +42,7 @@ export const agentRoutes = ({ db, announce }: AppDeps) =>
       if (removed === null) throw notFound(params.external_id);
       await announce({ kind: 'grants', tenantId });
       // Its tokens are gone with its clients, the keys made on its authority revoked: caches that hold one as verified forget it.
-      if (removed.clientsRemoved > 0 || removed.keysRevoked > 0) await announce({ kind: 'keys' });
+      if (removed.clientsRemoved > 0 || removed.keysRevoked > 0) await announce({ kind: 'keys', tenantId });
       return {
         status: 200,
         body: { external_id: params.external_id, grants_removed: removed.grantsRemoved, clients_removed: removed.clientsRemoved },

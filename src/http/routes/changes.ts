@@ -1,18 +1,34 @@
 import { initServer } from '@ts-rest/express';
-import { contract, type Change } from '../../../contract/index.ts';
+import { contract, type Change, type RouteMetadata } from '../../../contract/index.ts';
+import { hasScope } from '../../auth/scopes.ts';
 import { DomainError } from '../../errors.ts';
 import { ChangesExpired, readChanges } from '../../store/revisions.ts';
+import type { KeyPrincipal } from '../../store/keys.ts';
 import { principalOf, type AppDeps } from '../context.ts';
 import { decodeRevision, encodeRevision } from '../revisions.ts';
 
 const s = initServer();
 
+/**
+ * The kinds of change the feed shows only to a caller that may list the things themselves: a key's
+ * change to one whose scopes allow GET /v1/keys, an OAuth client's to one allowed GET /v1/oauth/clients.
+ */
+const LISTED_BY: readonly [Change['kind'], RouteMetadata][] = [
+  ['key', contract.keys.list.metadata],
+  ['oauth_client', contract.oauth.clients.list.metadata],
+];
+
+/** The kinds of change hidden from `principal`: those of things its scopes do not let it list. */
+const hiddenFrom = (principal: KeyPrincipal): Change['kind'][] =>
+  LISTED_BY.filter(([, { scope }]) => !hasScope(principal.scopes, scope)).map(([kind]) => kind);
+
 export const changeRoutes = ({ db }: AppDeps) =>
   s.router(contract.changes, {
     list: async ({ query, req }) => {
-      const { tenantId, cursorSecret } = principalOf(req);
+      const principal = principalOf(req);
+      const { tenantId, cursorSecret } = principal;
       const after = query.after === undefined ? null : decodeRevision(cursorSecret, query.after);
-      const page = await readChanges(db, tenantId, after, query.limit).catch((error: unknown) => {
+      const page = await readChanges(db, tenantId, after, query.limit, hiddenFrom(principal)).catch((error: unknown) => {
         if (error instanceof ChangesExpired) {
           throw new DomainError('changes-expired', 'the changes after this revision are no longer kept; read the feed again from its start');
         }

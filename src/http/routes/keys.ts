@@ -18,10 +18,11 @@ export const keyRoutes = ({ db, announce }: AppDeps) =>
       return { status: 200, body: { keys: rows.map(keySummaryBody) } };
     },
     revoke: async ({ params, req }) => {
-      if (!(await revokeKey(db, principalOf(req).tenantId, params.id))) {
+      const { tenantId } = principalOf(req);
+      if (!(await revokeKey(db, tenantId, params.id))) {
         throw new DomainError('key-not-found', `no live key ${params.id.slice(0, 128)}`);
       }
-      await announce({ kind: 'keys' });
+      await announce({ kind: 'keys', tenantId });
       return { status: 204, body: undefined };
     },
   });

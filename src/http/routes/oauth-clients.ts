@@ -39,11 +39,12 @@ export const oauthClientRoutes = ({ db, announce }: AppDeps) =>
       return { status: 200, body: { clients: rows.map(oauthClientBody) } };
     },
     delete: async ({ params, req }) => {
-      if (!(await deleteOAuthClient(db, principalOf(req).tenantId, params.client_id))) {
+      const { tenantId } = principalOf(req);
+      if (!(await deleteOAuthClient(db, tenantId, params.client_id))) {
         throw new DomainError('client-not-found', `no OAuth client ${params.client_id.slice(0, 128)}`);
       }
       // Its tokens are gone with it; caches that hold one as verified forget it.
-      await announce({ kind: 'keys' });
+      await announce({ kind: 'keys', tenantId });
       return { status: 204, body: undefined };
     },
   });
