@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
@@ -101,24 +103,47 @@ describe('rate limits while Redis is unreachable', () => {
   });
 });
 
+/**
+ * A Redis of this test's own, on a free port: pausing the machine's would stall the other tests
+ * that share it (the nodes of test/e2e/nodes.test.ts, this file in the other project).
+ */
+async function privateRedis(): Promise<{ url: string; stop: () => void }> {
+  const port = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port: free } = probe.address() as AddressInfo;
+      probe.close(() => resolve(free));
+    });
+  });
+  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const url = `redis://127.0.0.1:${port}`;
+  const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => 50 });
+  await vi.waitFor(() => probe.ping(), { timeout: 10_000, interval: 50 });
+  probe.disconnect();
+  return { url, stop: () => server.kill() };
+}
+
 describe('rate limits while Redis accepts connections but does not answer (CLIENT PAUSE)', () => {
   const services = useServices();
   const recorded = recordingLogger();
-  const limits = createLimits(
-    { perKey: 1_000, windowSeconds: 60, redisUrl: REDIS_URL, redisKeyPrefix: `grantd-test:${randomBytes(6).toString('hex')}:` },
-    recorded.logger,
-  );
-  const app = createApp({ ...services, limits });
-  const idlePool = { totalCount: 0, idleCount: 0, waitingCount: 0 } as pg.Pool;
-  const metrics = new Metrics({ db: idlePool, graph: idlePool }, services.heldTenants, limits);
-  const admin = new Redis(REDIS_URL);
+  let redis: Awaited<ReturnType<typeof privateRedis>>;
+  let limits: Limits;
+  let app: ReturnType<typeof createApp>;
+  let metrics: Metrics;
+  let admin: Redis;
   let key: string;
   afterAll(async () => {
     admin.disconnect();
     await limits.close();
+    redis.stop();
   });
 
   beforeAll(async () => {
+    redis = await privateRedis();
+    limits = createLimits({ perKey: 1_000, windowSeconds: 60, redisUrl: redis.url, redisKeyPrefix: 'grantd-test:' }, recorded.logger);
+    app = createApp({ ...services, limits });
+    const idlePool = { totalCount: 0, idleCount: 0, waitingCount: 0 } as pg.Pool;
+    metrics = new Metrics({ db: idlePool, graph: idlePool }, services.heldTenants, limits);
+    admin = new Redis(redis.url);
     key = await (await newTenant(services)).keyWith('grant:read');
     await vi.waitFor(() => expect(limits.sharedNow()).toBe(true), { timeout: 10_000 });
   });
