@@ -93,6 +93,8 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   baseUrl = `http://127.0.0.1:${port}`;
+  // Idle connections kept past any stall: a connection the server closes as the client reuses it is reset, which is no stall of ours.
+  server.keepAliveTimeout = 120_000;
   server.on('request', createApp(services, { ...DEFAULT_HTTP_OPTIONS, publicUrl: `http://localhost:${port}` }));
   [t.quiet, t.graph, t.pending, t.hot] = await Promise.all([newTenant(services), newTenant(services), newTenant(services), newTenant(services)]);
   await Promise.all([quietTenant(), graphTenant(), pendingTenant(), hotTenant()]);
@@ -1019,8 +1021,19 @@ async function run(attack: Attack, state: AttackState): Promise<Record<string, n
     }
   };
   await Promise.all(Array.from({ length: attack.concurrency }, worker));
+  // A read after the writes, as their client would make: the catch-up they leave (the log replayed) is this phase's.
+  const probe = await call(t[attack.tenant].adminKey, PROBES[attack.tenant]);
+  if (probe.text !== '{"allowed":true}') statuses[`probe ${probe.status}`] = 1;
   return statuses;
 }
+
+/** A check each tenant allows directly. */
+const PROBES: Record<keyof Tenants, Request> = {
+  quiet: check('user:q', 'viewer', 'document:q1'),
+  graph: check('user:deep', 'r', `chain:l${DEEP}_0`),
+  pending: check('user:p', 'viewer', 'document:now'),
+  hot: check('user:always', 'viewer', 'document:hot'),
+};
 
 function p99(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
