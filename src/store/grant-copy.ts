@@ -1,4 +1,5 @@
 import { isAscii } from 'node:buffer';
+import { WorkMeter, type Slice } from '../engine/work-meter.ts';
 
 /**
  * A load reads a tenant's grants with COPY ... TO STDOUT in text format (pg-copy-streams), which
@@ -43,23 +44,36 @@ const SLICED_FROM = 13;
  * characters) is read as one latin1 string, whose offsets are its bytes'; any other row is decoded
  * and unescaped by itself.
  */
-export async function readCopiedGrants(stream: AsyncIterable<Buffer>, take: CopiedGrant): Promise<void> {
+export async function readCopiedGrants(stream: AsyncIterable<Buffer>, take: CopiedGrant, slice: Slice = WorkMeter.unmetered()): Promise<void> {
   let rest: Buffer | null = null;
-  for await (const chunk of stream) {
-    const data: Buffer = rest === null ? chunk : Buffer.concat([rest, chunk]);
-    const rows = data.lastIndexOf(NEWLINE) + 1;
-    rest = rows < data.length ? data.subarray(rows) : null;
-    if (rows === 0) continue;
-    const plain = isAscii(data.subarray(0, rows)) && data.subarray(0, rows).indexOf('\\') < 0;
-    const text = plain ? data.toString('latin1', 0, rows) : '';
-    for (let start = 0; start < rows;) {
-      const end = plain ? text.indexOf('\n', start) : data.indexOf(NEWLINE, start);
-      const taken = plain ? takeRow(data, text, start, end, take) : takeEscapedRow(data.toString('utf8', start, end), take);
-      if (!taken) return;
-      start = end + 1;
+  const chunks = stream[Symbol.asyncIterator]();
+  try {
+    // Indexing a chunk is the tenant's work, awaiting the next is not; and chunks already buffered
+    // are indexed under the slice, which gives way between them, rather than one after another.
+    for (let next = await slice.outside(chunks.next()); !next.done; next = await slice.outside(chunks.next())) {
+      const data: Buffer = rest === null ? next.value : Buffer.concat([rest, next.value]);
+      const rows = data.lastIndexOf(NEWLINE) + 1;
+      rest = rows < data.length ? data.subarray(rows) : null;
+      if (rows > 0 && !takeRows(data, rows, take)) return;
+      await slice.checkpoint();
     }
+  } finally {
+    await chunks.return?.();
   }
   if (rest !== null) throw new Error('grant load: the COPY stream ended inside a row');
+}
+
+/** Takes the whole rows of data[0, rows); false when `take` asked to stop. */
+function takeRows(data: Buffer, rows: number, take: CopiedGrant): boolean {
+  const plain = isAscii(data.subarray(0, rows)) && data.subarray(0, rows).indexOf('\\') < 0;
+  const text = plain ? data.toString('latin1', 0, rows) : '';
+  for (let start = 0; start < rows;) {
+    const end = plain ? text.indexOf('\n', start) : data.indexOf(NEWLINE, start);
+    const taken = plain ? takeRow(data, text, start, end, take) : takeEscapedRow(data.toString('utf8', start, end), take);
+    if (!taken) return false;
+    start = end + 1;
+  }
+  return true;
 }
 
 /** Takes the row text[start, end), text being data read as latin1 and holding no escape. */

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { GrantIndex } from '../engine/grant-index.ts';
 import { windowOf } from '../engine/grant-window.ts';
 import { inSlices, WorkMeter, type Slice } from '../engine/work-meter.ts';
-import { grantsCopySql, readCopiedGrants } from './grant-copy.ts';
+import { grantsCopySql, readCopiedGrants, type CopiedGrant } from './grant-copy.ts';
 
 /**
  * The tenants this process holds in memory (each a HeldTenant: its grants and agents), so that
@@ -309,12 +309,13 @@ export class HeldTenants {
         }
         const agentRows = await client.query<[string, string[]]>({ text: TENANT_AGENTS_SQL, values: [tenantId], rowMode: 'array' });
         agents = new Map(agentRows.rows);
-        // Each chunk of the stream is indexed in a turn of the event loop of its own: requests go on between them.
+        // The stream's chunks are indexed as the tenant's work, under the meter: requests go on between slices.
         const copied = client.query(copyTo(grantsCopySql(client.escapeLiteral(tenantId))));
-        await readCopiedGrants(copied, (subjectNs, subjectId, relation, objectNs, objectId, notBefore, expiresAt) => {
+        const take: CopiedGrant = (subjectNs, subjectId, relation, objectNs, objectId, notBefore, expiresAt) => {
           index.add({ subject: { ns: subjectNs, id: subjectId }, relation, object: { ns: objectNs, id: objectId } }, windowOf(notBefore, expiresAt));
           return index.footprint + agents.size <= room;
-        });
+        };
+        await this.meter.run(tenantId, (slice) => readCopiedGrants(copied, take, slice));
       }
       // Past the room left, the copy was left unread: ending the connection ends it, and the weight check below refuses the tenant.
       if (index.footprint + agents.size <= room) await client.query('COMMIT');

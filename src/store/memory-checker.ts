@@ -86,9 +86,11 @@ export class MemoryChecker {
 
   /**
    * The listing walk's ids (null past its budget, see Checker.reachable), or null when the tenant is
-   * not held and current, or its grants changed while the namespace's ids were ranked in slices.
+   * not held and current, its grants changed while the namespace's ids were ranked in slices, or the
+   * walk may go further than one unit of work in memory (MAX_WALK_IN_MEMORY): PostgreSQL walks it then.
    */
   reachable(tenantId: string, schema: CompiledSchema, query: ReachableQuery): Promise<{ ids: string[] | null } | null> {
+    if (query.budget > MAX_WALK_IN_MEMORY) return Promise.resolve(null);
     return this.inMemory(tenantId, async (held, slice) => {
       if (!masksAdmit(query.subject, query.namespace, query.relation, (id) => held.agents.get(id))) return { ids: [] };
       if (!(await held.index.rankInSlices(query.namespace, slice))) return null;
@@ -98,6 +100,7 @@ export class MemoryChecker {
 
   /** The listing walk from an object (see Checker.holders), or null as for `reachable`. */
   holders(tenantId: string, schema: CompiledSchema, query: HoldersQuery): Promise<{ ids: string[] | null } | null> {
+    if (query.budget > MAX_WALK_IN_MEMORY) return Promise.resolve(null);
     return this.inMemory(tenantId, async (held, slice) => {
       if (!(await held.index.rankInSlices(query.namespace, slice))) return null;
       const scopeOf = (id: string) => held.agents.get(id);
@@ -151,6 +154,12 @@ export class MemoryChecker {
   }
 }
 
+/**
+ * The longest listing walk done in memory, in steps: one unit of work, which runs whole (a few
+ * milliseconds: the first walk of a listing, 2.5 times the engine's 10,000). A listing's second,
+ * longer walk (up to 200,000) is PostgreSQL's, off the event loop.
+ */
+const MAX_WALK_IN_MEMORY = 25_000;
 /** Window events applied in one unit of work: each costs about a microsecond. */
 const WINDOW_EVENTS_PER_UNIT = 2_000;
 /** Explanations of a tenant whose grants keep changing under them, before the database explains instead. */

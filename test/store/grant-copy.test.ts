@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { WorkMeter } from '../../src/engine/work-meter.ts';
 import { readCopiedGrants } from '../../src/store/grant-copy.ts';
 
 /** The grants read from `text` cut into chunks of `size` bytes, each as a row of its seven fields. */
@@ -47,5 +48,26 @@ describe('readCopiedGrants', () => {
   it('refuses a row cut short or without its columns', async () => {
     await expect(read(COPY_TEXT.slice(0, -3), 16)).rejects.toThrow(/inside a row/);
     await expect(read('user\tann\tviewer\tdocument\td1\t\n', 16)).rejects.toThrow(/columns/);
+  });
+
+  it('gives way between chunks at the checkpoints of its slice, however many are buffered already', async () => {
+    const chunks = Array.from({ length: 20 }, () => Buffer.from(COPY_TEXT, 'utf8'));
+    const rowsWhenOthersRan: number[] = [];
+    let rows = 0;
+    const others = setInterval(() => rowsWhenOthersRan.push(rows), 0);
+    try {
+      await readCopiedGrants(
+        (async function* () {
+          yield* chunks; // all buffered: each next() settles at once
+        })(),
+        () => ++rows > 0,
+        WorkMeter.unmetered(0),
+      );
+    } finally {
+      clearInterval(others);
+    }
+    expect(rows).toBe(80);
+    // Other work ran while the rows were read, not only before or after.
+    expect(rowsWhenOthersRan.some((n) => n > 0 && n < 80)).toBe(true);
   });
 });
