@@ -17,6 +17,14 @@ export const BEARER_KINDS = new Set(['AccessToken', 'ClientCredentials']);
 
 export const digestOf = (id: string): string => hash('sha256', id, 'base64url');
 
+/** A code or refresh token was used already, by a request before this one or beside it. */
+export class AlreadyConsumed extends Error {
+  constructor(kind: string) {
+    super(`${kind} already consumed`);
+    this.name = 'AlreadyConsumed';
+  }
+}
+
 /** A record's client's tenant, read with it: a record signed in for by a key is checked against that tenant. */
 const WITH_TENANT = { client: { select: { tenantId: true } } } as const;
 type StoredRecord = Prisma.OAuthRecordGetPayload<{ include: typeof WITH_TENANT }>;
@@ -80,11 +88,16 @@ export class OAuthRecords {
     return undefined;
   }
 
+  /**
+   * Marks a code or refresh token used, once: of any number of simultaneous calls, exactly one
+   * finds it unused and marks it; every other, and any call once it is gone, throws AlreadyConsumed.
+   */
   async consume(id: string): Promise<void> {
     const consumed = Math.floor(Date.now() / 1000);
-    await this.db.$executeRaw`
+    const marked = await this.db.$executeRaw`
       UPDATE "oauth_records" SET "consumed_at" = now(), "payload" = "payload" || jsonb_build_object('consumed', ${consumed}::int)
-      WHERE "kind" = ${this.kind} AND "id" = ${this.rowId(id)}`;
+      WHERE "kind" = ${this.kind} AND "id" = ${this.rowId(id)} AND "consumed_at" IS NULL`;
+    if (marked === 0) throw new AlreadyConsumed(this.kind);
   }
 
   async destroy(id: string): Promise<void> {

@@ -1,10 +1,11 @@
 import { generateKeyPairSync } from 'node:crypto';
+import revokeGrant from 'oidc-provider/lib/helpers/revoke.js';
 import libraryState from 'oidc-provider/lib/helpers/weak_cache.js';
 import Provider, { errors, interactionPolicy, type Adapter, type AdapterPayload, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { contract, KEY_SCOPES } from '../../../contract/index.ts';
 import type { Db } from '../../store/db.ts';
 import { findOAuthClient, type OAuthClientRow } from '../../store/oauth-clients.ts';
-import { OAuthRecords, type RecordHooks } from '../../store/oauth-records.ts';
+import { AlreadyConsumed, OAuthRecords, type RecordHooks } from '../../store/oauth-records.ts';
 import { digestsEqual, hashSecret } from '../secrets.ts';
 import { withoutCredentials } from './answers.ts';
 import { errorPage } from './pages.ts';
@@ -210,6 +211,8 @@ function adaptModels(provider: Provider): void {
   prefixed(provider.AccessToken, ACCESS_TOKEN_PREFIX);
   prefixed(provider.ClientCredentials, ACCESS_TOKEN_PREFIX);
   prefixed(provider.RefreshToken, REFRESH_TOKEN_PREFIX);
+  usedOnce(provider.AuthorizationCode, 'authorization code');
+  usedOnce(provider.RefreshToken, 'refresh token');
 
   (provider.Client.prototype as unknown as { compareClientSecret: (actual: string) => boolean }).compareClientSecret = function (
     this: { clientSecret?: string },
@@ -233,6 +236,28 @@ function adaptModels(provider: Provider): void {
     // No scope asked for: the client's own.
     this.scope ||= this.client?.own_scope || undefined;
     return save.call(this);
+  };
+}
+
+/**
+ * Codes and refresh tokens are single use under concurrency too. The library reads whether one was
+ * used before it marks it used, so simultaneous requests could each find it unused; the storage
+ * marks it only when it is still unused (OAuthRecords.consume), and every request that loses is
+ * answered as the library answers a replay: the whole grant ends (each token issued from the code
+ * or along the refresh chain, the winner's included) and the request is invalid_grant (RFC 6749
+ * 4.1.2, 10.5; the OAuth 2.0 Security BCP's refresh token reuse detection).
+ */
+function usedOnce(model: { prototype: object }, label: string): void {
+  const proto = model.prototype as { consume: () => Promise<void>; grantId?: string };
+  const consume = proto.consume;
+  proto.consume = async function (this: typeof proto) {
+    try {
+      await consume.call(this);
+    } catch (error) {
+      if (!(error instanceof AlreadyConsumed)) throw error;
+      await revokeGrant(Provider.ctx!, this.grantId);
+      throw new errors.InvalidGrant(`${label} already used`);
+    }
   };
 }
 
