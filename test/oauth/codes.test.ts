@@ -6,7 +6,8 @@ import { api, authorizationCode, authorizeQuery, form, REDIRECT_URI, useOAuthSer
 // Codes and refresh tokens at the token endpoint (docs/oauth.md#tokens): single use under
 // concurrency, each way a code is refused, and an access token's expiry, on a fake clock.
 
-const server = useOAuthServer();
+// Faster than people start authorizations (test/oauth/authorization-limits.test.ts).
+const server = useOAuthServer({ authorizeLimit: 1_000_000 });
 let tenant: TestTenant;
 /** How many requests race for one code or refresh token. */
 const RACERS = 8;

@@ -10,7 +10,8 @@ import { api, basic, useOAuthServer } from './support.ts';
  */
 // The fuzz fails client authentication on purpose, dozens of times a second: the failed-authentication
 // limit (test/oauth/failed-authentications.test.ts) would otherwise shut the next test's browser out.
-const server = useOAuthServer({ authFailureLimit: 1_000_000 });
+// It starts an authorization a run, faster than people do (test/oauth/authorization-limits.test.ts).
+const server = useOAuthServer({ authFailureLimit: 1_000_000, authorizeLimit: 1_000_000 });
 let tenant: TestTenant;
 let client: { client_id: string; client_secret: string };
 let keyWithoutCheckRead: string;
