@@ -100,12 +100,11 @@ export async function consentPageOf(issuer: string, query: URLSearchParams): Pro
 }
 
 /**
- * The authorization code flow without a browser, approved on the consent page with `key`, up to
- * the code: the redirect back to the client and the PKCE verifier the code is redeemed with.
+ * An authorization request approved on the consent page with `key`, without a browser: grantd's
+ * last answer, a redirect to the client (or, with response_mode=form_post, the page that posts to it).
  */
-export async function authorizationCode(issuer: string, key: string, clientId: string, scope: string): Promise<{ code: string; verifier: string }> {
-  const verifier = randomBytes(32).toString('base64url');
-  const page = await consentPageOf(issuer, authorizeQuery(clientId, scope, verifier));
+export async function approved(issuer: string, key: string, query: URLSearchParams): Promise<Response> {
+  const page = await consentPageOf(issuer, query);
   let cookies = page.cookies;
   let res = await fetch(page.url, {
     method: 'POST',
@@ -113,9 +112,18 @@ export async function authorizationCode(issuer: string, key: string, clientId: s
     headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookies.join('; ') },
     body: new URLSearchParams({ csrf: page.csrf, decision: 'approve', api_key: key }).toString(),
   });
-  while (!res.headers.get('location')!.startsWith(REDIRECT_URI)) {
+  // Followed while grantd redirects to itself.
+  const ours = (location: string | null) => location !== null && new URL(location, issuer).origin === new URL(issuer).origin;
+  while (ours(res.headers.get('location'))) {
     cookies = [...cookies, ...cookiesOf(res)];
     res = await fetch(new URL(res.headers.get('location')!, issuer), { redirect: 'manual', headers: { cookie: cookies.join('; ') } });
   }
-  return { code: new URL(res.headers.get('location')!).searchParams.get('code')!, verifier };
+  return res;
+}
+
+/** The authorization code flow without a browser, approved with `key`, up to the code and the PKCE verifier it is redeemed with. */
+export async function authorizationCode(issuer: string, key: string, clientId: string, scope: string): Promise<{ code: string; verifier: string }> {
+  const verifier = randomBytes(32).toString('base64url');
+  const back = await approved(issuer, key, authorizeQuery(clientId, scope, verifier));
+  return { code: new URL(back.headers.get('location')!).searchParams.get('code')!, verifier };
 }

@@ -9,7 +9,7 @@ import { findOAuthClient, type OAuthClientRow } from '../../store/oauth-clients.
 import { AlreadyConsumed, OAuthRecords, TooManyPendingConsents, type RecordHooks } from '../../store/oauth-records.ts';
 import { digestsEqual, hashSecret } from '../secrets.ts';
 import { withoutCredentials } from './answers.ts';
-import { errorPage, PAGE_CSP } from './pages.ts';
+import { errorPage, FORM_POST_CSP, formPostPage, PAGE_CSP } from './pages.ts';
 import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX } from './token-format.ts';
 
 const REFRESH_TTL_S = 30 * 24 * 3600;
@@ -180,6 +180,7 @@ export function createOAuthProvider(options: OAuthProviderOptions): Provider {
   // The library builds its URLs from the request's origin, which the OAuth router sets to the issuer's.
   provider.proxy = true;
   adaptModels(provider);
+  libraryState(provider).responseModes.set('form_post', formPost);
   if (options.perClientLimit) limitPerClient(provider, options.perClientLimit);
   // The library's error on a client-authenticating endpoint, kept for the answer to be corrected below.
   const failures = new WeakMap<KoaContextWithOIDC, Error>();
@@ -321,6 +322,18 @@ function asRfc6749(ctx: KoaContextWithOIDC, error: Error): void {
   } else if (!/^basic(?: |$)/i.test(authorization)) {
     refuse(401, 'invalid_client', 'unsupported client authentication method: use client_secret_basic or client_secret_post');
   }
+}
+
+/**
+ * response_mode=form_post, in place of the library's own: grantd's answers carry a policy that runs
+ * no script, so the library's page stayed blank. This page's policy admits exactly its one script.
+ * Statuses as the library's: 400 for an error, else 200 (or the status the error already set).
+ */
+function formPost(ctx: KoaContextWithOIDC, redirectUri: string, params: Record<string, string>): void {
+  if (![200, 400, 500].includes(ctx.status)) ctx.status = 'error' in params ? 400 : 200;
+  ctx.set('Content-Security-Policy', FORM_POST_CSP);
+  ctx.type = 'html';
+  ctx.body = formPostPage(redirectUri, params);
 }
 
 /** 429 on the token endpoint, as RFC 6749 errors are shaped (the contract's and docs/oauth.md's). */
