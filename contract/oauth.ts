@@ -89,14 +89,27 @@ export const TokenResponseSchema = z.object({
   refresh_token: z.string().optional().describe('svc_rt_...; authorization-code grants only'),
 });
 
+/**
+ * The longest `state`, and any other parameter but `redirect_uri`, of an authorization request:
+ * the request is stored until the person decides (docs/oauth.md#limits-of-authorization-requests).
+ */
+export const AUTHORIZE_PARAMETER_MAX_LENGTH = 1024;
+
+/** Authorization requests of one client waiting for the person's decision at once, each kept up to 10 minutes. */
+export const PENDING_CONSENTS_PER_CLIENT = 100;
+
 export const AuthorizeQuerySchema = z.object({
   response_type: z.literal('code'),
   client_id: z.string(),
   redirect_uri: z.string().describe("One of the client's redirect_uris, exactly"),
   scope: z.string().describe("Space-separated subset of the client's scopes"),
-  state: z.string().optional(),
+  state: z.string().max(AUTHORIZE_PARAMETER_MAX_LENGTH).optional().describe('Returned to the client as it came; longer is invalid_request'),
   code_challenge: z.string().describe('BASE64URL(SHA-256(code_verifier))'),
   code_challenge_method: z.literal('S256'),
+  response_mode: z
+    .enum(['query', 'fragment', 'form_post'])
+    .optional()
+    .describe('How the answer returns to the client: in the query (the default), the fragment, or a form the page posts'),
 });
 
 const TokenFormSchema = z.object({
@@ -199,18 +212,21 @@ export const oauthProtocolRoutes = c.router({
     summary: 'Start an authorization',
     description:
       'RFC 6749 4.1 with PKCE (S256 only). Redirects to the consent page; an invalid client_id or redirect_uri shows an error page and never redirects. ' +
-      'Other errors redirect back to the client with error and iss (RFC 9207).',
+      'Other errors redirect back to the client with error and iss (RFC 9207), or with response_mode=form_post are a page that posts them. ' +
+      `Rate limited per client and per client address, and at most ${PENDING_CONSENTS_PER_CLIENT} consents pending per client: past either, a 429 page with Retry-After.`,
     query: AuthorizeQuerySchema,
-    responses: { 303: c.noBody(), 302: c.noBody(), 400: html },
+    responses: { 303: c.noBody(), 302: c.noBody(), 400: html, 429: html },
     metadata: servedBy('library'),
   },
   resume: {
     method: 'GET',
     path: '/oauth/authorize/:uid',
     summary: 'Finish an authorization',
-    description: 'Where the consent page sends the browser: redirects to the client with code, state and iss, or error=access_denied.',
+    description:
+      'Where the consent page sends the browser: redirects to the client with code, state and iss, or error=access_denied; ' +
+      'with response_mode=form_post, a page that posts them to the client.',
     pathParams: UidSchema,
-    responses: { 303: c.noBody(), 400: html },
+    responses: { 200: html, 303: c.noBody(), 400: html },
     metadata: servedBy('library'),
   },
   consent: {

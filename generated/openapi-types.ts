@@ -438,7 +438,7 @@ export interface paths {
         };
         /**
          * Start an authorization
-         * @description RFC 6749 4.1 with PKCE (S256 only). Redirects to the consent page; an invalid client_id or redirect_uri shows an error page and never redirects. Other errors redirect back to the client with error and iss (RFC 9207).
+         * @description RFC 6749 4.1 with PKCE (S256 only). Redirects to the consent page; an invalid client_id or redirect_uri shows an error page and never redirects. Other errors redirect back to the client with error and iss (RFC 9207), or with response_mode=form_post are a page that posts them. Rate limited per client and per client address, and at most 100 consents pending per client: past either, a 429 page with Retry-After.
          *
          *     An OAuth 2.0 protocol route (docs/oauth.md): errors are RFC 6749 `{error, error_description}` bodies, not problems.
          */
@@ -460,7 +460,7 @@ export interface paths {
         };
         /**
          * Finish an authorization
-         * @description Where the consent page sends the browser: redirects to the client with code, state and iss, or error=access_denied.
+         * @description Where the consent page sends the browser: redirects to the client with code, state and iss, or error=access_denied; with response_mode=form_post, a page that posts them to the client.
          *
          *     An OAuth 2.0 protocol route (docs/oauth.md): errors are RFC 6749 `{error, error_description}` bodies, not problems.
          */
@@ -3086,12 +3086,14 @@ export interface operations {
                 redirect_uri: string;
                 /** @description Space-separated subset of the client's scopes */
                 scope: string;
-                /** @description Returned unchanged on the redirect */
+                /** @description Returned to the client as it came; longer is invalid_request */
                 state?: string;
                 /** @description BASE64URL(SHA-256(code_verifier)) */
                 code_challenge: string;
                 /** @description Always `S256` */
                 code_challenge_method: "S256";
+                /** @description How the answer returns to the client: in the query (the default), the fragment, or a form the page posts */
+                response_mode?: "query" | "fragment" | "form_post";
             };
             header?: never;
             path?: never;
@@ -3127,6 +3129,16 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
         };
     };
     oauthResume: {
@@ -3141,6 +3153,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             /** @description Back to the client with code, state and iss, or error=access_denied. */
             303: {
                 headers: {

@@ -105,6 +105,8 @@ export interface LimitsOptions {
   perKey?: number | undefined;
   /** Failed authentications a window per client address (GRANTD_AUTH_FAILURE_LIMIT). */
   authFailures?: number | undefined;
+  /** OAuth authorization requests a window per client and per client address (GRANTD_AUTHORIZE_LIMIT). */
+  authorizations?: number | undefined;
   /** Counters shared by every node in this Redis (REDIS_URL); per node without it. */
   redisUrl?: string | undefined;
   /** Prefix of the Redis keys of the counters (nodes that share limits share it). */
@@ -122,6 +124,8 @@ export interface Limits {
   authFailures: FailedAuthentications;
   /** With Redis: whether the limits are counted there now (false while it does not answer); null without Redis. */
   sharedNow: () => boolean | null;
+  /** OAuth authorization requests, each counted under its client (`client:<id>`) and its address (`address:<address>`). */
+  authorizations: Limit;
   close: () => Promise<void>;
 }
 
@@ -153,6 +157,7 @@ export function createLimits(options: LimitsOptions, logger: Logger): Limits {
     perKey: options.perKey ? limit('key', options.perKey) : null,
     authFailures: new FailedAuthentications(limit('auth-failures', options.authFailures ?? DEFAULT_CONFIG.GRANTD_AUTH_FAILURE_LIMIT)),
     sharedNow: () => (link ? link.answering : null),
+    authorizations: limit('authorize', options.authorizations ?? DEFAULT_CONFIG.GRANTD_AUTHORIZE_LIMIT),
     close: async () => {
       link?.close();
     },

@@ -36,7 +36,9 @@ export interface ServicesOptions {
   rateLimit?: number | undefined;
   /** Failed authentications a second per client address (GRANTD_AUTH_FAILURE_LIMIT). */
   authFailureLimit?: number | undefined;
-  /** The seconds both limits count over (GRANTD_RATE_LIMIT_WINDOW); one when unset. */
+  /** OAuth authorization requests a second per client and per client address (GRANTD_AUTHORIZE_LIMIT). */
+  authorizeLimit?: number | undefined;
+  /** The seconds the limits count over (GRANTD_RATE_LIMIT_WINDOW); one when unset. */
   rateLimitWindow?: number | undefined;
   /** Rate limits shared by every node through this Redis (REDIS_URL); per node without it. */
   redisUrl?: string | undefined;
@@ -69,6 +71,7 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
     {
       perKey: options.rateLimit,
       authFailures: options.authFailureLimit,
+      authorizations: options.authorizeLimit,
       windowSeconds: options.rateLimitWindow,
       redisUrl: options.redisUrl,
       clusterWorker: primary !== undefined,

@@ -19,10 +19,24 @@ export function useServices({
   graphMemory,
   poolSize = 5,
   authFailureLimit,
+  authorizeLimit,
   rateLimit,
   rateLimitWindow,
-}: { graphMemory?: number; poolSize?: number; authFailureLimit?: number; rateLimit?: number; rateLimitWindow?: number } = {}): AppDeps {
-  const services = createServices(databaseUrl(), { poolSize, graphMemory, authFailureLimit, rateLimit, rateLimitWindow }, pino({ level: 'silent' }));
+  trustProxy,
+}: {
+  graphMemory?: number;
+  poolSize?: number;
+  authFailureLimit?: number;
+  authorizeLimit?: number;
+  rateLimit?: number;
+  rateLimitWindow?: number;
+  trustProxy?: number;
+} = {}): AppDeps {
+  const services = createServices(
+    databaseUrl(),
+    { poolSize, graphMemory, authFailureLimit, authorizeLimit, rateLimit, rateLimitWindow, trustProxy },
+    pino({ level: 'silent' }),
+  );
   afterAll(async () => {
     await services.close();
   });

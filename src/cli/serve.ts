@@ -95,6 +95,7 @@ const servicesOptions = (config: Config) => ({
   poolSize: config.GRANTD_DB_POOL_SIZE,
   rateLimit: config.GRANTD_RATE_LIMIT,
   authFailureLimit: config.GRANTD_AUTH_FAILURE_LIMIT,
+  authorizeLimit: config.GRANTD_AUTHORIZE_LIMIT,
   rateLimitWindow: config.GRANTD_RATE_LIMIT_WINDOW,
   redisUrl: config.REDIS_URL,
   trustProxy: config.GRANTD_TRUST_PROXY,

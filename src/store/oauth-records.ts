@@ -1,4 +1,5 @@
 import { hash, randomBytes } from 'node:crypto';
+import { PENDING_CONSENTS_PER_CLIENT } from '../../contract/index.ts';
 import type { Db } from './db.ts';
 import { signingKeyIsLive } from './keys.ts';
 import type { Prisma } from './prisma/client.ts';
@@ -16,6 +17,23 @@ const SECRET_KINDS = new Set(['AccessToken', 'ClientCredentials', 'RefreshToken'
 export const BEARER_KINDS = new Set(['AccessToken', 'ClientCredentials']);
 
 export const digestOf = (id: string): string => hash('sha256', id, 'base64url');
+
+/** A client has as many consents pending as it may; the next is possible once the oldest expires. */
+export class TooManyPendingConsents extends Error {
+  /** `freeInMs`: until the oldest pending consent expires. */
+  constructor(readonly freeInMs: number) {
+    super(`the client has ${PENDING_CONSENTS_PER_CLIENT} consents pending`);
+    this.name = 'TooManyPendingConsents';
+  }
+}
+
+/** A code or refresh token was used already, by a request before this one or beside it. */
+export class AlreadyConsumed extends Error {
+  constructor(kind: string) {
+    super(`${kind} already consumed`);
+    this.name = 'AlreadyConsumed';
+  }
+}
 
 /** A record's client's tenant, read with it: a record signed in for by a key is checked against that tenant. */
 const WITH_TENANT = { client: { select: { tenantId: true } } } as const;
@@ -56,12 +74,23 @@ export class OAuthRecords {
       payload: stored as Prisma.InputJsonObject,
       grantId: text(payload.grantId),
       uid: text(payload.uid),
-      clientId: text(payload.clientId),
+      // An interaction names its client among the authorization request's parameters.
+      clientId: text(payload.clientId) ?? text((payload.params as Payload | undefined)?.client_id),
       accountId: text(payload.accountId),
       expiresAt: expiresIn ? new Date(Date.now() + expiresIn * 1000) : null,
     };
     const key = { kind: this.kind, id: this.rowId(id) };
-    await this.db.oAuthRecord.upsert({ where: { kind_id: key }, create: { ...key, ...columns }, update: columns });
+    const write = (db: Prisma.TransactionClient) =>
+      db.oAuthRecord.upsert({ where: { kind_id: key }, create: { ...key, ...columns }, update: columns });
+    const { clientId } = columns;
+    if (this.kind === 'Interaction' && clientId !== null) {
+      await this.db.$transaction(async (tx) => {
+        await roomForConsent(tx, clientId, key.id);
+        await write(tx);
+      });
+    } else {
+      await write(this.db);
+    }
     this.sweepNow();
   }
 
@@ -80,11 +109,16 @@ export class OAuthRecords {
     return undefined;
   }
 
+  /**
+   * Marks a code or refresh token used, once: of any number of simultaneous calls, exactly one
+   * finds it unused and marks it; every other, and any call once it is gone, throws AlreadyConsumed.
+   */
   async consume(id: string): Promise<void> {
     const consumed = Math.floor(Date.now() / 1000);
-    await this.db.$executeRaw`
+    const marked = await this.db.$executeRaw`
       UPDATE "oauth_records" SET "consumed_at" = now(), "payload" = "payload" || jsonb_build_object('consumed', ${consumed}::int)
-      WHERE "kind" = ${this.kind} AND "id" = ${this.rowId(id)}`;
+      WHERE "kind" = ${this.kind} AND "id" = ${this.rowId(id)} AND "consumed_at" IS NULL`;
+    if (marked === 0) throw new AlreadyConsumed(this.kind);
   }
 
   async destroy(id: string): Promise<void> {
@@ -111,6 +145,22 @@ export class OAuthRecords {
     OAuthRecords.lastSweep = now;
     void sweepExpired(this.db).catch(this.hooks.sweepFailed);
   }
+}
+
+/**
+ * Throws TooManyPendingConsents when the client has PENDING_CONSENTS_PER_CLIENT interactions
+ * pending besides this one, and this one is new. The client's row stays locked until the
+ * interaction is written, so simultaneous requests count one after the other and cannot pass the
+ * cap together; FOR NO KEY UPDATE does not hold up the client's tokens, which only reference it.
+ */
+async function roomForConsent(tx: Prisma.TransactionClient, clientId: string, id: string): Promise<void> {
+  await tx.$queryRaw`SELECT 1 FROM "oauth_clients" WHERE "client_id" = ${clientId} FOR NO KEY UPDATE`;
+  const now = new Date();
+  const [pending] = await tx.$queryRaw<{ others: number; known: boolean | null; oldest: Date | null }[]>`
+    SELECT count(*) FILTER (WHERE "id" <> ${id})::int AS "others", bool_or("id" = ${id}) AS "known", min("expires_at") AS "oldest"
+    FROM "oauth_records" WHERE "kind" = 'Interaction' AND "client_id" = ${clientId} AND "expires_at" > ${now}`;
+  if (pending!.known || pending!.others < PENDING_CONSENTS_PER_CLIENT) return;
+  throw new TooManyPendingConsents(pending!.oldest!.getTime() - now.getTime());
 }
 
 /** Deletes every expired row; returns how many. */

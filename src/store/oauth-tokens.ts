@@ -8,20 +8,23 @@ export const accessTokenDigest = (token: string): string => digestOf(token);
 /**
  * The live access token stored under this digest, as the principal it speaks for: the token's
  * scopes in its client's tenant, rate-limited as its client (`keyId` is the client_id). A token of
- * a deleted client is gone with it (foreign key); an expired one, or one whose signing-in key is
- * revoked, is refused.
+ * a deleted client is gone with it (foreign key); an expired one, one whose grant has ended (a
+ * replayed code or refresh token ends it, and a token saved just after that stays behind), or one
+ * whose signing-in key is revoked, is refused.
  */
 export async function findAccessToken(db: Db, digest: string): Promise<KeyPrincipal | null> {
   const row = await db.oAuthRecord.findFirst({
     where: { kind: { in: ['AccessToken', 'ClientCredentials'] }, id: digest, expiresAt: { gt: new Date() } },
     select: {
       payload: true,
+      grantId: true,
       accountId: true,
       expiresAt: true,
       client: { select: { clientId: true, tenantId: true, agentExternalId: true, tenant: { select: { cursorSecret: true } } } },
     },
   });
   if (!row?.client) return null;
+  if (row.grantId !== null && !(await grantIsLive(db, row.grantId))) return null;
   if (row.accountId !== null && !(await signingKeyIsLive(db, row.accountId, row.client.tenantId))) return null;
   const scope = (row.payload as { scope?: unknown }).scope;
   // As introspection's sub: the agent, or the key that signed in for an authorization-code grant.
@@ -36,4 +39,10 @@ export async function findAccessToken(db: Db, digest: string): Promise<KeyPrinci
     ...(row.expiresAt ? { expiresAt: row.expiresAt.getTime() } : {}),
     ...(row.accountId === null ? {} : { signingKeyId: row.accountId }),
   };
+}
+
+/** Whether the library's grant is stored and unexpired: the tokens issued under it live only as long. */
+async function grantIsLive(db: Db, grantId: string): Promise<boolean> {
+  const grant = await db.oAuthRecord.findUnique({ where: { kind_id: { kind: 'Grant', id: grantId } }, select: { expiresAt: true } });
+  return grant !== null && (grant.expiresAt === null || grant.expiresAt.getTime() > Date.now());
 }

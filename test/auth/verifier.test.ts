@@ -165,6 +165,7 @@ describe('KeyVerifier', () => {
     const token = `svc_at_${'t'.repeat(43)}`;
     const row = {
       payload: { scope: 'check:read' },
+      grantId: null,
       accountId: null,
       expiresAt: new Date(T0 + 300),
       client: { clientId: 'c1', tenantId: 'tenant', tenant: { cursorSecret: new Uint8Array(32) } },

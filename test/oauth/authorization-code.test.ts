@@ -45,15 +45,30 @@ async function publicClient(scopes: string[] = ['check:read', 'grant:read']) {
   return (res.body as { client_id: string }).client_id;
 }
 
-/** Opens the authorization URL, signs in with `key` on the consent page and presses `decision`; the URL the browser was sent back to. */
-async function consent(url: URL, key: string, decision: 'Approve' | 'Deny'): Promise<{ callback: URL; csp: string | undefined }> {
+/**
+ * Opens the authorization URL, signs in with `key` on the consent page and presses `decision`: the
+ * URL the browser was sent back to, the form it posted there (response_mode=form_post), the consent
+ * page's policy, and the console's errors meanwhile (a policy's refusals among them).
+ */
+async function consent(
+  url: URL,
+  key: string,
+  decision: 'Approve' | 'Deny',
+): Promise<{ callback: URL; posted: string | null; csp: string | undefined; consoleErrors: string[] }> {
   // One browser for every test, its cookies kept: each test signs in with another key over the previous sign-in.
   const page = await context.newPage();
   try {
     let callback: URL | undefined;
+    let posted: string | null = null;
+    const consoleErrors: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
     page.on('request', (request) => {
       if (process.env.DEBUG_OAUTH) console.log(request.method(), request.url());
-      if (request.url().startsWith(REDIRECT_URI)) callback = new URL(request.url());
+      if (!request.url().startsWith(REDIRECT_URI)) return;
+      callback = new URL(request.url());
+      posted = request.postData();
     });
     await page.route(`${REDIRECT_URI}**`, (route) => route.fulfill({ status: 200, body: 'back at the app' }));
     const shown = await page.goto(url.href);
@@ -62,7 +77,7 @@ async function consent(url: URL, key: string, decision: 'Approve' | 'Deny'): Pro
     await page.fill('#api_key', key);
     await page.click(`button:has-text("${decision}")`);
     await page.waitForURL(`${REDIRECT_URI}**`, { timeout: 10_000 });
-    return { callback: callback!, csp: (await shown!.allHeaders())['content-security-policy'] };
+    return { callback: callback!, posted, csp: (await shown!.allHeaders())['content-security-policy'], consoleErrors };
   } finally {
     await page.close();
   }
@@ -82,7 +97,7 @@ async function authorizationUrl(config: oauth.Configuration, scope: string) {
 }
 
 describe('authorization code with PKCE', () => {
-  it('signs in on the consent page, redeems the code, rotates refresh tokens and detects their reuse', async () => {
+  it('signs in on the consent page and redeems the code once: a replayed code ends every token of the grant', async () => {
     const clientId = await publicClient();
     const config = await discover(server.issuer, clientId);
     const { url, verifier, state } = await authorizationUrl(config, 'check:read');
@@ -107,6 +122,24 @@ describe('authorization code with PKCE', () => {
 
     const { access_token: before } = tokens;
     expect((await api(server.issuer, before, 'POST', '/v1/check', { subject: 'user:a', relation: 'viewer', object: 'user:b' })).status).toBe(401);
+    await expect(oauth.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('with response_mode=form_post, posts the code to the client from a page whose policy runs its script', async () => {
+    const clientId = await publicClient();
+    const config = await discover(server.issuer, clientId);
+    const { url, verifier, state } = await authorizationUrl(config, 'check:read');
+    url.searchParams.set('response_mode', 'form_post');
+    const { callback, posted, consoleErrors } = await consent(url, tenant.adminKey, 'Approve');
+    expect(consoleErrors).toEqual([]);
+    expect(callback.search).toBe('');
+    const fields = Object.fromEntries(new URLSearchParams(posted ?? ''));
+    expect(fields).toEqual({ code: expect.any(String), state, iss: server.issuer });
+    const back = new URL(`${REDIRECT_URI}?${new URLSearchParams(fields)}`);
+    const tokens = await oauth.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state });
+    expect(
+      (await api(server.issuer, tokens.access_token, 'POST', '/v1/check', { subject: 'user:a', relation: 'viewer', object: 'user:b' })).status,
+    ).toBe(200);
   });
 
   it('rotates refresh tokens; a reused one ends every token of the grant', async () => {

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { contract, OAUTH_ERRORS } from '../../contract/index.ts';
 import { newTenant, type TestTenant } from '../helpers.ts';
-import { api, basic, useOAuthServer } from './support.ts';
+import { CSRF_COOKIE } from '../../src/http/oauth/consent.ts';
+import { api, authorizeQuery, basic, consentPageOf, REDIRECT_URI, useOAuthServer } from './support.ts';
 
 /**
  * Hostile forms on the OAuth routes that take them (docs/oauth.md#endpoints): never a 5xx, only a
@@ -10,7 +11,8 @@ import { api, basic, useOAuthServer } from './support.ts';
  */
 // The fuzz fails client authentication on purpose, dozens of times a second: the failed-authentication
 // limit (test/oauth/failed-authentications.test.ts) would otherwise shut the next test's browser out.
-const server = useOAuthServer({ authFailureLimit: 1_000_000 });
+// It starts an authorization a run, faster than people do (test/oauth/authorization-limits.test.ts).
+const server = useOAuthServer({ authFailureLimit: 1_000_000, authorizeLimit: 1_000_000 });
 let tenant: TestTenant;
 let client: { client_id: string; client_secret: string };
 let keyWithoutCheckRead: string;
@@ -103,27 +105,6 @@ describe.each(FORM_ROUTES.map((route) => [route.path, route] as const))('fuzzing
   }, 120_000);
 });
 
-/** A fresh authorization request of a public client, up to its consent page: the page's path, the browser's cookies and the form's CSRF token. */
-async function consentPageOf(clientId: string): Promise<{ path: string; cookies: string; csrf: string }> {
-  const query = new URLSearchParams({
-    client_id: clientId,
-    response_type: 'code',
-    redirect_uri: CONSENT_REDIRECT,
-    scope: 'check:read',
-    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
-    code_challenge_method: 'S256',
-  });
-  const started = await fetch(`${server.issuer}/v1/oauth/authorize?${query}`, { redirect: 'manual' });
-  const path = new URL(started.headers.get('location')!, server.issuer).pathname;
-  const interaction = started.headers.getSetCookie().map((cookie) => cookie.split(';')[0]!);
-  const page = await fetch(`${server.issuer}${path}`, { headers: { cookie: interaction.join('; ') } });
-  const csrfCookie = page.headers.getSetCookie().map((cookie) => cookie.split(';')[0]!);
-  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1]!;
-  return { path, cookies: [...interaction, ...csrfCookie].join('; '), csrf };
-}
-
-const CONSENT_REDIRECT = 'https://app.example/callback';
-
 describe('fuzzing POST /v1/oauth/consent/:uid', () => {
   let publicClientId: string;
   beforeAll(async () => {
@@ -131,7 +112,7 @@ describe('fuzzing POST /v1/oauth/consent/:uid', () => {
       name: 'Fuzzed app',
       type: 'public',
       scopes: ['check:read'],
-      redirect_uris: [CONSENT_REDIRECT],
+      redirect_uris: [REDIRECT_URI],
     });
     publicClientId = (created.body as { client_id: string }).client_id;
   });
@@ -159,13 +140,14 @@ describe('fuzzing POST /v1/oauth/consent/:uid', () => {
     const seen = new Set<number>();
     await fc.assert(
       fc.asyncProperty(form, cookieSets, ownUid, async (sent, cookies, sameUid) => {
-        const page = await consentPageOf(publicClientId);
+        const page = await consentPageOf(server.issuer, authorizeQuery(publicClientId, 'check:read'));
         const pairs: [string, string][] = [...sent.extra];
         if (sent.decision !== undefined) pairs.push(['decision', sent.decision]);
         if (sent.api_key !== undefined) pairs.push(['api_key', sent.api_key()]);
         if (sent.csrf) pairs.push(['csrf', page.csrf]);
-        const cookie = cookies === 'all' ? page.cookies : cookies === 'none' ? '' : page.cookies.replace(/(^|; )[^=;]*csrf[^;]*/i, '');
-        const path = sameUid ? page.path : `${route.path.replace(':uid', 'x'.repeat(21))}`;
+        const kept = cookies === 'all' ? page.cookies : cookies === 'none' ? [] : page.cookies.filter((pair) => !pair.startsWith(`${CSRF_COOKIE}=`));
+        const cookie = kept.join('; ');
+        const path = sameUid ? new URL(page.url).pathname : `${route.path.replace(':uid', 'x'.repeat(21))}`;
         const res = await fetch(`${server.issuer}${path}`, {
           method: 'POST',
           redirect: 'manual',
@@ -175,6 +157,8 @@ describe('fuzzing POST /v1/oauth/consent/:uid', () => {
         const where = `${path} ${cookies} ${JSON.stringify(pairs).slice(0, 300)}: ${res.status}`;
         expect(res.status, where).toBeLessThan(500);
         expect(Object.keys(route.responses), where).toContain(String(res.status));
+        // A form without the page's token, or without the cookie it must match, goes no further.
+        expect(res.status !== 403 && (!sent.csrf || cookies !== 'all'), where).toBe(false);
         if (res.status >= 400) expect(res.headers.get('content-type'), where).toMatch(/^text\/html/);
         seen.add(res.status);
         await res.body?.cancel();

@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as oauth from 'openid-client';
@@ -64,3 +65,65 @@ export async function form(issuer: string, path: string, fields: Record<string, 
 
 export const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+export const REDIRECT_URI = 'https://app.example/callback';
+
+/** The query of an authorization request for a client's code, with PKCE (S256) from `verifier`. */
+export function authorizeQuery(
+  clientId: string,
+  scope: string,
+  verifier = randomBytes(32).toString('base64url'),
+  extra: Record<string, string> = {},
+) {
+  return new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    scope,
+    state: 'st',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+    ...extra,
+  });
+}
+
+/** The cookies a browser would keep from an answer, as a `cookie` header's pairs. */
+export const cookiesOf = (res: Response): string[] => res.headers.getSetCookie().map((cookie) => cookie.split(';')[0]!);
+
+/** An authorization request up to its consent page, without a browser: the page's URL, the browser's cookies, and the form's CSRF token. */
+export async function consentPageOf(issuer: string, query: URLSearchParams): Promise<{ url: string; cookies: string[]; csrf: string }> {
+  const started = await fetch(`${issuer}/v1/oauth/authorize?${query}`, { redirect: 'manual' });
+  const url = started.headers.get('location')!;
+  const page = await fetch(url, { headers: { cookie: cookiesOf(started).join('; ') } });
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1]!;
+  return { url, cookies: [...cookiesOf(started), ...cookiesOf(page)], csrf };
+}
+
+/**
+ * An authorization request approved on the consent page with `key`, without a browser: grantd's
+ * last answer, a redirect to the client (or, with response_mode=form_post, the page that posts to it).
+ */
+export async function approved(issuer: string, key: string, query: URLSearchParams): Promise<Response> {
+  const page = await consentPageOf(issuer, query);
+  let cookies = page.cookies;
+  let res = await fetch(page.url, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookies.join('; ') },
+    body: new URLSearchParams({ csrf: page.csrf, decision: 'approve', api_key: key }).toString(),
+  });
+  // Followed while grantd redirects to itself.
+  const ours = (location: string | null) => location !== null && new URL(location, issuer).origin === new URL(issuer).origin;
+  while (ours(res.headers.get('location'))) {
+    cookies = [...cookies, ...cookiesOf(res)];
+    res = await fetch(new URL(res.headers.get('location')!, issuer), { redirect: 'manual', headers: { cookie: cookies.join('; ') } });
+  }
+  return res;
+}
+
+/** The authorization code flow without a browser, approved with `key`, up to the code and the PKCE verifier it is redeemed with. */
+export async function authorizationCode(issuer: string, key: string, clientId: string, scope: string): Promise<{ code: string; verifier: string }> {
+  const verifier = randomBytes(32).toString('base64url');
+  const back = await approved(issuer, key, authorizeQuery(clientId, scope, verifier));
+  return { code: new URL(back.headers.get('location')!).searchParams.get('code')!, verifier };
+}

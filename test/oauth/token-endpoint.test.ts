@@ -1,14 +1,12 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newTenant, type TestTenant } from '../helpers.ts';
-import { api, basic, form, useOAuthServer } from './support.ts';
+import { api, authorizationCode, authorizeQuery, basic, form, REDIRECT_URI, useOAuthServer } from './support.ts';
 
 // What a new user's trial found on the protocol routes: scopes that are no scope of grantd, an
 // admin client narrowing its tokens, RFC 6749's error codes and headers, the consent redirect's URL.
 
 const server = useOAuthServer();
 let tenant: TestTenant;
-const REDIRECT_URI = 'https://app.example/callback';
 
 async function newClient(body: Record<string, unknown>) {
   const res = await api(server.issuer, tenant.adminKey, 'POST', '/v1/oauth/clients', { name: 'svc', type: 'confidential', ...body });
@@ -26,38 +24,9 @@ const credentials = (client: { client_id: string; client_secret: string }, scope
 
 const recordsOf = (clientId: string) => server.services.db.oAuthRecord.count({ where: { clientId } });
 
-function authorizeQuery(clientId: string, scope: string, verifier = randomBytes(32).toString('base64url')) {
-  return new URLSearchParams({
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: REDIRECT_URI,
-    scope,
-    state: 'st',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-  });
-}
-
 /** The authorization code flow without a browser, approved with the tenant's admin key: the tokens. */
 async function codeFlow(clientId: string, scope: string) {
-  const verifier = randomBytes(32).toString('base64url');
-  const started = await fetch(`${server.issuer}/v1/oauth/authorize?${authorizeQuery(clientId, scope, verifier)}`, { redirect: 'manual' });
-  const consentUrl = started.headers.get('location')!;
-  let cookies = started.headers.getSetCookie().map((cookie) => cookie.split(';')[0]!);
-  const page = await fetch(consentUrl, { headers: { cookie: cookies.join('; ') } });
-  cookies = [...cookies, ...page.headers.getSetCookie().map((cookie) => cookie.split(';')[0]!)];
-  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1]!;
-  let res = await fetch(consentUrl, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookies.join('; ') },
-    body: new URLSearchParams({ csrf, decision: 'approve', api_key: tenant.adminKey }).toString(),
-  });
-  while (!res.headers.get('location')!.startsWith(REDIRECT_URI)) {
-    cookies = [...cookies, ...res.headers.getSetCookie().map((cookie) => cookie.split(';')[0]!)];
-    res = await fetch(new URL(res.headers.get('location')!, server.issuer), { redirect: 'manual', headers: { cookie: cookies.join('; ') } });
-  }
-  const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
+  const { code, verifier } = await authorizationCode(server.issuer, tenant.adminKey, clientId, scope);
   const tokens = await form(server.issuer, '/v1/oauth/token', {
     grant_type: 'authorization_code',
     code,

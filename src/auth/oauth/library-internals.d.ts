@@ -1,8 +1,16 @@
-/** The library's per-provider internal state, which it does not export: grantd reads its grant type handlers. */
+/** The library's per-provider internal state, which it does not export: grantd reads its grant type handlers and response modes. */
 declare module 'oidc-provider/lib/helpers/weak_cache.js' {
   import type { KoaContextWithOIDC } from 'oidc-provider';
 
   export default function instance(provider: object): {
     grantTypeHandlers: Map<string, (ctx: KoaContextWithOIDC) => Promise<void>>;
+    responseModes: Map<string, (ctx: KoaContextWithOIDC, redirectUri: string, params: Record<string, string>) => void | Promise<void>>;
   };
+}
+
+/** How the library ends a grant on its own reuse detection (every token, code and the grant), which it does not export. */
+declare module 'oidc-provider/lib/helpers/revoke.js' {
+  import type { KoaContextWithOIDC } from 'oidc-provider';
+
+  export default function revoke(ctx: KoaContextWithOIDC, grantId: string | undefined): Promise<void>;
 }

@@ -21,6 +21,12 @@ const STYLE_HASH = `'sha256-${hash('sha256', STYLE, 'base64')}'`;
  */
 export const PAGE_CSP = `default-src 'none'; style-src ${STYLE_HASH}; frame-ancestors 'none'; base-uri 'none'`;
 
+/** The form_post page's one script, after its form: it sends the form as soon as the page is read. */
+const SUBMIT_SCRIPT = 'document.forms[0].submit()';
+
+/** The form_post page's policy: the pages' own, and exactly its one script (by its hash) may run. */
+export const FORM_POST_CSP = `${PAGE_CSP}; script-src 'sha256-${hash('sha256', SUBMIT_SCRIPT, 'base64')}'`;
+
 const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
@@ -53,6 +59,22 @@ export function consentPage(view: ConsentView): string {
       `<input id="api_key" name="api_key" type="password" autocomplete="off" spellcheck="false">` +
       `<button type="submit" name="decision" value="approve">Approve</button>` +
       `<button type="submit" name="decision" value="deny">Deny</button></form>`,
+  );
+}
+
+/**
+ * The page of response_mode=form_post (OAuth 2.0 Form Post Response Mode): a form of the answer's
+ * parameters that its script posts to the client's redirect URI, or a button does without scripts.
+ */
+export function formPostPage(action: string, fields: Record<string, string>): string {
+  const inputs = Object.entries(fields)
+    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
+    .join('');
+  return page(
+    'Returning to the application',
+    `<form method="post" action="${escapeHtml(action)}">${inputs}` +
+      `<noscript><p>Scripts are off: continue to the application.</p><button type="submit">Continue</button></noscript></form>` +
+      `<script>${SUBMIT_SCRIPT}</script>`,
   );
 }
 

@@ -1,13 +1,15 @@
 import { generateKeyPairSync } from 'node:crypto';
+import revokeGrant from 'oidc-provider/lib/helpers/revoke.js';
 import libraryState from 'oidc-provider/lib/helpers/weak_cache.js';
 import Provider, { errors, interactionPolicy, type Adapter, type AdapterPayload, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
-import { contract, KEY_SCOPES } from '../../../contract/index.ts';
+import { AUTHORIZE_PARAMETER_MAX_LENGTH, contract, KEY_SCOPES, PENDING_CONSENTS_PER_CLIENT } from '../../../contract/index.ts';
+import { retryAfterSeconds } from '../../rate-limits.ts';
 import type { Db } from '../../store/db.ts';
 import { findOAuthClient, type OAuthClientRow } from '../../store/oauth-clients.ts';
-import { OAuthRecords, type RecordHooks } from '../../store/oauth-records.ts';
+import { AlreadyConsumed, OAuthRecords, TooManyPendingConsents, type RecordHooks } from '../../store/oauth-records.ts';
 import { digestsEqual, hashSecret } from '../secrets.ts';
 import { withoutCredentials } from './answers.ts';
-import { errorPage } from './pages.ts';
+import { errorPage, FORM_POST_CSP, formPostPage, PAGE_CSP } from './pages.ts';
 import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX } from './token-format.ts';
 
 const REFRESH_TTL_S = 30 * 24 * 3600;
@@ -163,6 +165,7 @@ export function createOAuthProvider(options: OAuthProviderOptions): Provider {
     },
     findAccount: async (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
     renderError: async (ctx, out) => {
+      ctx.set('Content-Security-Policy', PAGE_CSP);
       ctx.type = 'html';
       ctx.body = errorPage(out.error, out.error_description ?? '');
     },
@@ -177,6 +180,7 @@ export function createOAuthProvider(options: OAuthProviderOptions): Provider {
   // The library builds its URLs from the request's origin, which the OAuth router sets to the issuer's.
   provider.proxy = true;
   adaptModels(provider);
+  libraryState(provider).responseModes.set('form_post', formPost);
   if (options.perClientLimit) limitPerClient(provider, options.perClientLimit);
   // The library's error on a client-authenticating endpoint, kept for the answer to be corrected below.
   const failures = new WeakMap<KoaContextWithOIDC, Error>();
@@ -210,6 +214,9 @@ function adaptModels(provider: Provider): void {
   prefixed(provider.AccessToken, ACCESS_TOKEN_PREFIX);
   prefixed(provider.ClientCredentials, ACCESS_TOKEN_PREFIX);
   prefixed(provider.RefreshToken, REFRESH_TOKEN_PREFIX);
+  usedOnce(provider.AuthorizationCode, 'authorization code');
+  usedOnce(provider.RefreshToken, 'refresh token');
+  capPendingConsents(provider);
 
   (provider.Client.prototype as unknown as { compareClientSecret: (actual: string) => boolean }).compareClientSecret = function (
     this: { clientSecret?: string },
@@ -233,6 +240,51 @@ function adaptModels(provider: Provider): void {
     // No scope asked for: the client's own.
     this.scope ||= this.client?.own_scope || undefined;
     return save.call(this);
+  };
+}
+
+/**
+ * Codes and refresh tokens are single use under concurrency too. The library reads whether one was
+ * used before it marks it used, so simultaneous requests could each find it unused; the storage
+ * marks it only when it is still unused (OAuthRecords.consume), and every request that loses is
+ * answered as the library answers a replay: the whole grant ends (each token issued from the code
+ * or along the refresh chain, the winner's included) and the request is invalid_grant (RFC 6749
+ * 4.1.2, 10.5; the OAuth 2.0 Security BCP's refresh token reuse detection).
+ */
+function usedOnce(model: { prototype: object }, label: string): void {
+  const proto = model.prototype as { consume: () => Promise<void>; grantId?: string };
+  const consume = proto.consume;
+  proto.consume = async function (this: typeof proto) {
+    try {
+      await consume.call(this);
+    } catch (error) {
+      if (!(error instanceof AlreadyConsumed)) throw error;
+      await revokeGrant(Provider.ctx!, this.grantId);
+      throw new errors.InvalidGrant(`${label} already used`);
+    }
+  };
+}
+
+/**
+ * An authorization request is stored (an interaction) until the person decides; a client has at
+ * most PENDING_CONSENTS_PER_CLIENT at once, the storage's count. One more is answered as the
+ * endpoint's rate limits are: a 429 page with Retry-After (when the oldest pending one expires),
+ * not a redirect, so that the person in the browser is told when to try again.
+ */
+function capPendingConsents(provider: Provider): void {
+  const proto = provider.Interaction.prototype as unknown as { save: (ttl: number) => Promise<string> };
+  const save = proto.save;
+  proto.save = async function (this: unknown, ttl: number) {
+    try {
+      return await save.call(this, ttl);
+    } catch (error) {
+      if (!(error instanceof TooManyPendingConsents)) throw error;
+      const wait = retryAfterSeconds(error.freeInMs);
+      Provider.ctx?.set('Retry-After', String(wait));
+      const refused = new RateLimited(`this client has ${PENDING_CONSENTS_PER_CLIENT} authorizations waiting for consent; retry in ${wait} s`);
+      refused.allow_redirect = false;
+      throw refused;
+    }
   };
 }
 
@@ -272,6 +324,18 @@ function asRfc6749(ctx: KoaContextWithOIDC, error: Error): void {
   }
 }
 
+/**
+ * response_mode=form_post, in place of the library's own: grantd's answers carry a policy that runs
+ * no script, so the library's page stayed blank. This page's policy admits exactly its one script.
+ * Statuses as the library's: 400 for an error, else 200 (or the status the error already set).
+ */
+function formPost(ctx: KoaContextWithOIDC, redirectUri: string, params: Record<string, string>): void {
+  if (![200, 400, 500].includes(ctx.status)) ctx.status = 'error' in params ? 400 : 200;
+  ctx.set('Content-Security-Policy', FORM_POST_CSP);
+  ctx.type = 'html';
+  ctx.body = formPostPage(redirectUri, params);
+}
+
 /** 429 on the token endpoint, as RFC 6749 errors are shaped (the contract's and docs/oauth.md's). */
 class RateLimited extends errors.OIDCProviderError {
   constructor(description: string) {
@@ -301,17 +365,32 @@ function limitPerClient(provider: Provider, take: (clientId: string) => Promise<
 }
 
 /**
- * The library's authorization policy, with one check first: a `scope` naming anything that is no
- * scope of grantd is refused with invalid_scope, redirected to the client (RFC 6749 4.1.2.1), as
- * the library refuses a scope the client does not have. The library has dropped such names from
- * its parameters by then; the request's query still holds them.
+ * The library's authorization policy, with two checks first, each refusal redirected to the client
+ * (RFC 6749 4.1.2.1) before anything is stored:
+ * - a `scope` naming anything that is no scope of grantd is invalid_scope, as the library refuses a
+ *   scope the client does not have. The library has dropped such names from its parameters by
+ *   then; the request's query still holds them;
+ * - a parameter the library keeps (`state`, and hints grantd does not read such as `login_hint`)
+ *   longer than AUTHORIZE_PARAMETER_MAX_LENGTH is invalid_request: the request is stored until the
+ *   person decides. `redirect_uri` is one of the client's, bounded when it was registered.
  */
 function authorizationPolicy() {
   const policy = interactionPolicy.base();
-  policy.get('login')!.checks.add(
+  const { checks } = policy.get('login')!;
+  checks.add(
     new interactionPolicy.Check('grantd_unknown_scope', 'requested scope is not a scope of grantd', (ctx) => {
       const unknown = unknownScopes(ctx.query.scope);
       if (unknown.length > 0) throw unknownScopeError(unknown);
+      return interactionPolicy.Check.NO_NEED_TO_PROMPT;
+    }),
+    0,
+  );
+  checks.add(
+    new interactionPolicy.Check('grantd_parameter_length', 'a parameter is too long', (ctx) => {
+      const tooLong = Object.entries(ctx.oidc.params ?? {}).find(
+        ([name, value]) => name !== 'redirect_uri' && typeof value === 'string' && value.length > AUTHORIZE_PARAMETER_MAX_LENGTH,
+      );
+      if (tooLong) throw new errors.InvalidRequest(`${tooLong[0]} is longer than ${AUTHORIZE_PARAMETER_MAX_LENGTH} characters`);
       return interactionPolicy.Check.NO_NEED_TO_PROMPT;
     }),
     0,

@@ -11,7 +11,7 @@ import type { AppDeps } from '../context.ts';
 import type { ProviderSource } from './server.ts';
 
 /** Double-submit CSRF token: a cookie only this site's pages send, echoed in the form. */
-const CSRF_COOKIE = 'grantd_consent';
+export const CSRF_COOKIE = 'grantd_consent';
 const parseForm = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 10 });
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;

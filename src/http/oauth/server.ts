@@ -6,6 +6,7 @@ import { contract, KEY_SCOPES, oauthServerOf, type OAuthServer } from '../../../
 import { cookieKeys } from '../../store/oauth-records.ts';
 import type { AppDeps } from '../context.ts';
 import { errorPage } from '../../auth/oauth/pages.ts';
+import { authorizationLimit } from './authorization-limits.ts';
 import { consentRoutes, sendPage } from './consent.ts';
 import { CLIENT_AUTHENTICATING_ROUTES, failedAuthenticationLimit } from './failed-authentications.ts';
 import { introspectionRoutes } from './introspection.ts';
@@ -82,6 +83,7 @@ export function oauthRouter(deps: AppDeps, options: OAuthOptions): Router {
   });
   const limit = failedAuthenticationLimit(deps);
   for (const route of CLIENT_AUTHENTICATING_ROUTES) router[route.method === 'GET' ? 'get' : 'post'](route.path, limit);
+  router.get(contract.oauth.authorize.path, authorizationLimit(deps));
   router.use(introspectionRoutes(deps, provider, library));
   router.use(consentRoutes(deps, provider));
   for (const route of oauthRoutesServedBy('library')) {
