@@ -923,7 +923,11 @@ const NO_ARROWS: readonly { via: number }[] = [];
 const NO_NODE = -1;
 /** How long `checkAll` runs before it lets other requests in. */
 const YIELD_AFTER_MS = 2;
-/** A grant kept aside with its window costs about this many grants' memory (its numbers aside: 116 bytes at L, against 48 a grant). */
+/**
+ * A grant kept aside with its window costs about this many grants' memory, against 48 bytes a grant at L: its slot, table cell
+ * and heap entries (WindowedGrants) weigh 77 bytes more than a plain grant while in force, about 110 more out of force
+ * (linked into explain's lists, and no edge in the lists then); measured with 200,000 grants.
+ */
 const WINDOW_WEIGHT = 3;
 /** A name interned costs about this many grants' memory (its map entries and its namespace's node map). */
 const NAME_WEIGHT = 4;
