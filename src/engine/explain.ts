@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { ExplainResultSchema } from '../../contract/check.ts';
 import { overBudget } from './budget.ts';
 import { MAX_ARROW_DEPTH, type GrantIndex } from './grant-index.ts';
-import { windowOf, windowState, type WindowState } from './grant-window.ts';
+import { windowOf, windowState, type GrantWindow, type WindowState } from './grant-window.ts';
 import { AGENT_NAMESPACE, formatRef, MEMBER_RELATION, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 import { scopeCovers } from './scope.ts';
@@ -207,9 +207,9 @@ const TABLES = new WeakMap<
 /**
  * The explain graph of grants held in an in-memory index (a tenant held by a node, or a model file's),
  * as the index holds them at the instant it was last advanced to. The index's lists hold the grants
- * in force, read as unbounded; the grants outside their window come from its side map with their
- * windows (indexed here on first use, once per explain), so that a denial reads `expired` or
- * `not-yet-valid` from memory as it does from the database.
+ * in force, read as unbounded; the grants outside their window come with their windows from the
+ * index's lookups of them (each in proportion to what it finds), so that a denial reads `expired`
+ * or `not-yet-valid` from memory as it does from the database.
  *
  * Its reads cost what the check's walk costs (matching reads the smaller of the holders and the
  * pair's grants; an arrow's grants are read up to the limit), and give way at the checkpoints of
@@ -226,29 +226,19 @@ export function indexGraph(
     if ((await slice.checkpoint()) && index.version !== version) throw new IndexChanged();
   };
   const unbounded = (grant: Triple): WindowedGrant => ({ ...grant, notBefore: null, expiresAt: null });
-  let aside: { bySubject: Map<string, WindowedGrant[]>; byPair: Map<string, WindowedGrant[]> } | null = null;
-  const outOfForce = () => {
-    if (aside === null) {
-      aside = { bySubject: new Map(), byPair: new Map() };
-      for (const { grant, window } of index.outOfForce()) {
-        const windowed: WindowedGrant = {
-          ...grant,
-          notBefore: window.notBefore === null ? null : new Date(window.notBefore),
-          expiresAt: window.expiresAt === null ? null : new Date(window.expiresAt),
-        };
-        push(aside.bySubject, formatRef(grant.subject), windowed);
-        push(aside.byPair, pairKey(grant.object, grant.relation), windowed);
-      }
-    }
-    return aside;
-  };
-  const onPair = (object: Ref, relation: string) => outOfForce().byPair.get(pairKey(object, relation)) ?? [];
+  const windowed = (grant: Triple, window: GrantWindow): WindowedGrant => ({
+    ...grant,
+    notBefore: window.notBefore === null ? null : new Date(window.notBefore),
+    expiresAt: window.expiresAt === null ? null : new Date(window.expiresAt),
+  });
+  const onPair = (object: Ref, relation: string) =>
+    index.outOfForceOn(object, relation).map(({ subject, window }) => windowed({ subject, relation, object }, window));
   return {
     agentScope: async (id) => scopeOf(id) ?? null,
-    holdsAnyGrant: async (subject) => index.isSubject(subject) || outOfForce().bySubject.has(formatRef(subject)),
+    holdsAnyGrant: async (subject) => index.isSubject(subject) || index.holdsOutOfForce(subject),
     groupsOf: async (subject) => [
       ...index.groupsOfRef(subject).map((object) => unbounded({ subject, relation: MEMBER_RELATION, object })),
-      ...(outOfForce().bySubject.get(formatRef(subject)) ?? []).filter((g) => g.relation === MEMBER_RELATION),
+      ...index.outOfForceMemberships(subject).map(({ object, window }) => windowed({ subject, relation: MEMBER_RELATION, object }, window)),
     ],
     heldBy: async (pairs, holders, stepsLeft) => {
       const nodes = index.holderNodes(holders);
@@ -284,11 +274,4 @@ export class IndexChanged extends Error {
   constructor() {
     super('the grants held changed while an explanation read them');
   }
-}
-
-const pairKey = (object: Ref, relation: string) => `${formatRef(object)}#${relation}`;
-function push<V>(map: Map<string, V[]>, key: string, value: V): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
 }

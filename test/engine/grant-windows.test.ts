@@ -129,21 +129,64 @@ describe('GrantIndex with windows', () => {
     expect(plain.footprint).toBe(new GrantIndex().footprint + 4 * 3);
   });
 
-  it('names the grants none of whose windows is in force at the instant advanced to, once each, with a window of theirs', () => {
+  it('names the grants none of whose windows is in force at the instant advanced to, once each, with a window of theirs, by pair and by subject', () => {
     const index = new GrantIndex();
     index.add(grant('user:ann', 'viewer', 'document:d1'), window(1000, 2000));
     index.add(grant('user:ann', 'viewer', 'document:d1'), window(3000, 4000));
     index.add(grant('user:bob', 'viewer', 'document:d1'), window(null, 2500));
     index.add(grant('user:cat', 'viewer', 'document:d1'));
     index.add(grant('user:dan', 'viewer', 'document:d1'), window(5000, null));
+    index.add(grant('user:dan', 'editor', 'document:d1'), window(5000, null));
+    index.add(grant('user:ann', 'member', 'team:t1'), window(null, 2500));
+    index.add(grant('user:ann', 'member', 'team:t2'), window(3000, null));
+    index.add(grant('user:ann', 'viewer', 'document:d2'), window(null, 2500));
     const named = (now: number) => {
       index.advance(now);
-      return index.outOfForce().map(({ grant: g, window: w }) => [g.subject.id, g.relation, g.object.id, w.notBefore, w.expiresAt]);
+      const byId = <T extends { window: GrantWindow }>(found: T[], ref: (t: T) => { id: string }) =>
+        found.map((t) => [ref(t).id, t.window.notBefore, t.window.expiresAt]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+      return {
+        viewers: byId(index.outOfForceOn(parseRef('document:d1', 'object'), 'viewer'), (t) => t.subject),
+        editors: byId(index.outOfForceOn(parseRef('document:d1', 'object'), 'editor'), (t) => t.subject),
+        groups: byId(index.outOfForceMemberships(parseRef('user:ann', 'subject')), (t) => t.object),
+        holding: ['user:ann', 'user:bob', 'user:cat', 'user:dan'].filter((s) => index.holdsOutOfForce(parseRef(s, 'subject'))),
+      };
     };
-    const dan = ['dan', 'viewer', 'd1', 5000, null];
-    expect(named(1500)).toEqual([dan]);
-    expect(named(2700)).toEqual([['ann', 'viewer', 'd1', 1000, 2000], ['bob', 'viewer', 'd1', null, 2500], dan]);
-    expect(named(3500)).toEqual([['bob', 'viewer', 'd1', null, 2500], dan]);
+    expect(named(1500)).toEqual({
+      viewers: [['dan', 5000, null]],
+      editors: [['dan', 5000, null]],
+      groups: [['t2', 3000, null]],
+      holding: ['user:ann', 'user:dan'],
+    });
+    expect(named(2700)).toEqual({
+      viewers: [
+        ['ann', 1000, 2000],
+        ['bob', null, 2500],
+        ['dan', 5000, null],
+      ],
+      editors: [['dan', 5000, null]],
+      groups: [
+        ['t1', null, 2500],
+        ['t2', 3000, null],
+      ],
+      holding: ['user:ann', 'user:bob', 'user:dan'],
+    });
+    expect(named(3500)).toEqual({
+      viewers: [
+        ['bob', null, 2500],
+        ['dan', 5000, null],
+      ],
+      editors: [['dan', 5000, null]],
+      groups: [['t1', null, 2500]],
+      holding: ['user:ann', 'user:bob', 'user:dan'],
+    });
+    // Removed, a grant is out of force nowhere; nor is one on a pair or of a subject the index has never seen.
+    index.remove(grant('user:bob', 'viewer', 'document:d1'));
+    index.remove(grant('user:ann', 'member', 'team:t1'));
+    index.remove(grant('user:ann', 'viewer', 'document:d2'));
+    expect(named(3500)).toEqual({ viewers: [['dan', 5000, null]], editors: [['dan', 5000, null]], groups: [], holding: ['user:dan'] });
+    expect(index.outOfForceOn(parseRef('document:none', 'object'), 'viewer')).toEqual([]);
+    expect(index.outOfForceOn(parseRef('document:d1', 'object'), 'owner')).toEqual([]);
+    expect(index.holdsOutOfForce(parseRef('user:zed', 'subject'))).toBe(false);
   });
 
   it('agrees with the windows, at any instant, whatever the grants and the order in which the clock is read', async () => {
@@ -180,6 +223,133 @@ describe('GrantIndex with windows', () => {
       ),
       { numRuns: scaled(200) },
     );
+  });
+});
+
+describe('GrantIndex windows under writes, removals, replays and a clock moved in slices', () => {
+  const SUBJECTS = ['user:ann', 'user:bob', 'team:t1'];
+  const RELATIONS = ['viewer', 'member'];
+  const OBJECTS = ['document:d1', 'team:t1', 'team:t2'];
+  const key = (s: string, r: string, o: string) => `${s} ${r} ${o}`;
+  const boundArb = fc.option(fc.integer({ min: 0, max: 10 }), { nil: null });
+  const windowArb = fc
+    .tuple(boundArb, boundArb)
+    .map(([nb, exp]) => (nb === null && exp === null ? null : window(nb, exp !== null && nb !== null && exp <= nb ? null : exp)));
+  const tripleArb = fc.tuple(fc.constantFrom(...SUBJECTS), fc.constantFrom(...RELATIONS), fc.constantFrom(...OBJECTS));
+  const opArb = fc.oneof(
+    fc.record({ op: fc.constantFrom('add' as const, 'flip' as const), triple: tripleArb, window: windowArb }),
+    fc.record({ op: fc.constant('remove' as const), triple: tripleArb }),
+    fc.record({ op: fc.constant('advance' as const), now: fc.integer({ min: -1, max: 11 }), maxEvents: fc.integer({ min: 0, max: 3 }) }),
+  );
+
+  it('holds in the lists exactly the grants one of whose windows is in force, and names the others by pair and by subject, once an advance ends', async () => {
+    await assertProperty(
+      fc.asyncProperty(fc.array(opArb, { maxLength: 40 }), async (ops) => {
+        const index = new GrantIndex();
+        /** The model: each grant's windows as add, flip and remove leave them (null: the grant without one). */
+        const model = new Map<string, (GrantWindow | null)[]>();
+        let [now, atNow] = [0, true];
+        const agrees = () => {
+          const outOn = new Map<string, string[]>();
+          const memberships = new Map<string, string[]>();
+          for (const s of SUBJECTS) {
+            for (const r of RELATIONS) {
+              for (const o of OBJECTS) {
+                const windows = model.get(key(s, r, o)) ?? [];
+                const held = windows.some((w) => inForce(w, now));
+                expect(index.holds(grant(s, r, o)), `${key(s, r, o)} at ${now}`).toBe(held);
+                if (windows.length === 0 || held) continue;
+                outOn.set(`${o} ${r}`, [...(outOn.get(`${o} ${r}`) ?? []), s]);
+                if (r === 'member') memberships.set(s, [...(memberships.get(s) ?? []), o]);
+              }
+            }
+          }
+          for (const o of OBJECTS) {
+            for (const r of RELATIONS) {
+              const found = index.outOfForceOn(parseRef(o, 'object'), r);
+              expect(found.map((f) => `${f.subject.ns}:${f.subject.id}`).sort()).toEqual((outOn.get(`${o} ${r}`) ?? []).sort());
+              for (const { subject, window: w } of found) {
+                expect(model.get(key(`${subject.ns}:${subject.id}`, r, o))!.some((held) => sameWindow(held, w))).toBe(true);
+              }
+            }
+          }
+          for (const s of SUBJECTS) {
+            const subject = parseRef(s, 'subject');
+            expect(
+              index
+                .outOfForceMemberships(subject)
+                .map((f) => `${f.object.ns}:${f.object.id}`)
+                .sort(),
+            ).toEqual((memberships.get(s) ?? []).sort());
+            expect(index.holdsOutOfForce(subject)).toBe([...outOn.values()].some((subjects) => subjects.includes(s)));
+          }
+          const windowed = [...model.values()].filter((ws) => ws.length > 0 && !(ws.length === 1 && ws[0] === null)).length;
+          expect(index.windowedSize).toBe(windowed);
+        };
+        for (const step of ops) {
+          if (step.op === 'advance') {
+            now = step.now;
+            atNow = index.advance(now, step.maxEvents);
+          } else {
+            const [s, r, o] = step.triple;
+            const windows = model.get(key(s, r, o)) ?? [];
+            if (step.op === 'remove') {
+              expect(index.remove(grant(s, r, o))).toBe(windows.length > 0);
+              model.delete(key(s, r, o));
+            } else {
+              const at = windows.findIndex((held) => sameWindow(held, step.window));
+              if (step.op === 'add') expect(index.add(grant(s, r, o), step.window)).toBe(at < 0);
+              else index.flip(grant(s, r, o), step.window);
+              const next = at < 0 ? [...windows, step.window] : step.op === 'flip' ? windows.filter((_, i) => i !== at) : windows;
+              if (next.length > 0) model.set(key(s, r, o), next);
+              else model.delete(key(s, r, o));
+            }
+          }
+          // Mid-advance the lists stand between two instants: only a finished advance is compared.
+          if (atNow) agrees();
+        }
+        while (!index.advance(now, 1));
+        agrees();
+      }),
+      { numRuns: scaled(300) },
+    );
+  });
+
+  it('crosses each window boundary in O(log k) steps, forwards and back, and writes k windowed grants on one object in O(k log k)', () => {
+    const k = 20_000;
+    const expiry = (n: number) => 1_000_000 + 5 * n;
+    const hot = (n: number) => grant(`user:s${n}`, 'viewer', 'document:hot');
+    const index = new GrantIndex();
+    index.advance(0);
+    for (let n = 0; n < k; n++) index.add(hot(n), window(null, expiry(n)));
+    const log = Math.ceil(Math.log2(k));
+    expect(index.windowWork).toBeLessThanOrEqual(k * (1 + log));
+    expect(index.size).toBe(k);
+    // Each advance crosses one expiry: it pops it, re-evaluates its grant alone, and keeps it among those passed.
+    for (let n = 0; n < k; n++) {
+      const before = index.windowWork;
+      expect(index.advance(expiry(n))).toBe(true);
+      expect(index.windowWork - before, `advance across expiry ${n}`).toBeLessThanOrEqual(2 * log + 1);
+    }
+    expect([index.size, index.outOfForceOn(parseRef('document:hot', 'object'), 'viewer').length]).toEqual([0, k]);
+    // The clock stepped back across 100 expiries: 100 boundaries crossed back, no rebuild.
+    let before = index.windowWork;
+    expect(index.advance(expiry(k - 100) - 1)).toBe(true);
+    expect(index.windowWork - before).toBeLessThanOrEqual(100 * (2 * log + 1));
+    expect([index.size, check(index, expiry(k - 100) - 1, `user:s${k - 100}`, 'viewer', 'document:hot')]).toEqual([100, true]);
+    // In slices of at most 10 boundaries, each slice's work bounded by them.
+    let slices = 0;
+    for (let done = false; !done; slices++) {
+      before = index.windowWork;
+      done = index.advance(expiry(k), 10);
+      expect(index.windowWork - before).toBeLessThanOrEqual(10 * (2 * log + 1));
+    }
+    expect([slices, index.size]).toEqual([10, 0]);
+    // A write on the hot object costs O(log k) too, and so does its removal.
+    before = index.windowWork;
+    index.add(hot(k), window(null, expiry(2 * k)));
+    index.remove(hot(0));
+    expect(index.windowWork - before).toBeLessThanOrEqual(2 * log + 2);
   });
 });
 

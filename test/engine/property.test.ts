@@ -13,7 +13,8 @@ import { tenantGraph } from './tenant-graph.ts';
  * docs/model.md#what-a-check-means; they must agree on every check and every listing. Checks are
  * answered three ways: from the database, from grants held in memory since before the writes
  * (kept current from the grant log), and from grants loaded into memory after them; listings
- * walk the grants in memory and in the database.
+ * walk the grants in memory and in the database. With time-bound grants, at each instant, the
+ * reference is asked of the grants in force then.
  */
 const services = useServices();
 const databaseOnly = useServices({ graphMemory: 0 });
@@ -30,6 +31,9 @@ const IDS: Record<string, string[]> = {
   doc: ['d0', 'd1', 'd2'],
 };
 const REFS = Object.entries(IDS).flatMap(([ns, ids]) => ids.map((id) => `${ns}:${id}`));
+/** The subjects' namespaces a subjects listing is asked for, and the objects of declared namespaces. */
+const SUBJECT_NAMESPACES = ['user', 'agent', 'team', 'folder'];
+const OBJECTS = REFS.filter((r) => DECLARED.some((ns) => r.startsWith(`${ns}:`)));
 const SCOPES = ['doc:*', '*:r1', 'folder:r0', '*:*', 'check:read', 'doc:r2', 'team:member', 'user:member'];
 
 /** Relations r0..r2 may include lower-numbered ones (no cycles) and arrows parent->rX. */
@@ -232,9 +236,6 @@ describe('engine against the reference evaluator', () => {
 });
 
 describe('subjects and explanations against the reference evaluator', () => {
-  const SUBJECT_NAMESPACES = ['user', 'agent', 'team', 'folder'];
-  const OBJECTS = REFS.filter((r) => DECLARED.some((ns) => r.startsWith(`${ns}:`)));
-
   it('lists exactly the subjects a check allows, and explains every check with a shortest path that alone confers it', async () => {
     await assertProperty(
       fc.asyncProperty(tenantArb, async (model) => {
@@ -340,6 +341,13 @@ describe('engine against the reference evaluator with time-bound grants', () => 
             const want = IDS.doc!.filter((id) => expected(subject, 'r2', `doc:${id}`)).sort();
             expect(await g.listAll(subject, 'doc', 'r2', 2)).toEqual(want);
             expect(await g.listAll(subject, 'doc', 'r2', 2, { on: databaseOnly })).toEqual(want);
+          }
+          // The subjects listing too: the walk from the object sees only the grants in force, in memory and in the database.
+          for (const object of OBJECTS) {
+            for (const ns of SUBJECT_NAMESPACES) {
+              const want = IDS[ns]!.filter((id) => expected(`${ns}:${id}`, 'r2', object)).sort();
+              for (const on of [services, loadedLater, databaseOnly]) expect(await g.subjectsAll(object, 'r2', ns, 2, { on })).toEqual(want);
+            }
           }
           // Explain names the same reason in memory as in the database: every check that some grants,
           // in their window or not, would confer (the others are no-path), and one that none would.
