@@ -12,7 +12,9 @@ function propertySeed(): number {
 
 /**
  * fc.assert with the seed logged, so that any run, failed or not, can be replayed with FC_SEED, and
- * a failure's counterexample (which may hold 70 KB strings) cut short in the report.
+ * a failure's counterexample (which may hold 70 KB strings) cut short in the report. A failure also
+ * names its counterexample's path (FC_PATH, and FC_REPLAY_PATH for fc.commands, see
+ * `replayedCommands`): with its FC_SEED, they run that counterexample alone.
  */
 export async function assertProperty<Ts extends [unknown, ...unknown[]]>(
   property: fc.IAsyncProperty<Ts>,
@@ -20,14 +22,28 @@ export async function assertProperty<Ts extends [unknown, ...unknown[]]>(
 ): Promise<void> {
   const seed = propertySeed();
   const { testPath = '', currentTestName = '' } = expect.getState();
-  const replay = `replay with FC_SEED=${seed} npx vitest run ${relative(process.cwd(), testPath)} -t '${currentTestName.replaceAll(' > ', ' ')}'`;
-  console.info(`fast-check seed ${seed}: ${replay}`);
+  const command = (variables: string) =>
+    `replay with ${variables} npx vitest run ${relative(process.cwd(), testPath)} -t '${currentTestName.replaceAll(' > ', ' ')}'`;
+  console.info(`fast-check seed ${seed}: ${command(`FC_SEED=${seed}`)}`);
+  const path = process.env.FC_PATH;
   try {
-    await fc.assert(property, { ...parameters, seed, verbose: fc.VerbosityLevel.Verbose });
+    await fc.assert(property, { ...parameters, seed, ...(path === undefined ? {} : { path }), verbose: fc.VerbosityLevel.Verbose });
   } catch (error) {
     const message = (error as Error).message;
-    throw new Error(`${message.length > 3000 ? `${message.slice(0, 1500)} ... ${message.slice(-1500)}` : message}\n(${replay})`, { cause: error });
+    const failedAt = [`FC_SEED=${seed}`];
+    const failedPath = /path: "([^"]*)"/.exec(message)?.[1];
+    if (failedPath !== undefined) failedAt.push(`FC_PATH=${failedPath}`);
+    const replayPath = /replayPath="([^"]*)"/.exec(message)?.[1];
+    if (replayPath !== undefined) failedAt.push(`FC_REPLAY_PATH='${replayPath}'`);
+    const shown = message.length > 3000 ? `${message.slice(0, 1500)} ... ${message.slice(-1500)}` : message;
+    throw new Error(`${shown}\n(${command(failedAt.join(' '))})`, { cause: error });
   }
+}
+
+/** fc.commands' constraints with FC_REPLAY_PATH's, which a failed model-based test names to replay its counterexample. */
+export function replayedCommands(constraints: fc.CommandsContraints): fc.CommandsContraints {
+  const replayPath = process.env.FC_REPLAY_PATH;
+  return replayPath === undefined ? constraints : { ...constraints, replayPath };
 }
 
 /**

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { inForce, windowOf } from '../../src/engine/grant-window.ts';
 import type { RelationDefinitions } from '../../src/engine/schema.ts';
 import { applyBatch } from '../../src/store/grants.ts';
 import { useServices } from '../helpers.ts';
 import { assertProperty } from '../properties.ts';
+import { disagreeing, queriesOn, referenceCheck, relationsArb, SCOPES, type Triple } from './reference.ts';
 import { tenantGraph } from './tenant-graph.ts';
 
 /**
@@ -20,7 +20,6 @@ const services = useServices();
 const databaseOnly = useServices({ graphMemory: 0 });
 const loadedLater = useServices();
 
-type Triple = [subject: string, relation: string, object: string];
 const RELATIONS = ['r0', 'r1', 'r2', 'parent', 'member'];
 const DECLARED = ['doc', 'folder'];
 const IDS: Record<string, string[]> = {
@@ -34,23 +33,6 @@ const REFS = Object.entries(IDS).flatMap(([ns, ids]) => ids.map((id) => `${ns}:$
 /** The subjects' namespaces a subjects listing is asked for, and the objects of declared namespaces. */
 const SUBJECT_NAMESPACES = ['user', 'agent', 'team', 'folder'];
 const OBJECTS = REFS.filter((r) => DECLARED.some((ns) => r.startsWith(`${ns}:`)));
-const SCOPES = ['doc:*', '*:r1', 'folder:r0', '*:*', 'check:read', 'doc:r2', 'team:member', 'user:member'];
-
-/** Relations r0..r2 may include lower-numbered ones (no cycles) and arrows parent->rX. */
-const relationsArb: fc.Arbitrary<RelationDefinitions> = fc
-  .tuple(
-    fc.subarray(['r0']),
-    fc.subarray(['r0', 'r1']),
-    fc.subarray(['parent->r0', 'parent->r1', 'parent->r2']),
-    fc.subarray(['parent->r0', 'parent->r1', 'parent->r2']),
-  )
-  .map(([r1same, r2same, r1arrows, r2arrows]) => ({
-    parent: {},
-    member: {},
-    r0: {},
-    r1: { includes: [...r1same, ...r1arrows] },
-    r2: { includes: [...r2same, ...r2arrows] },
-  }));
 
 /** Any grant, or (a third of the time) a membership of a team, so that paths through groups are common. */
 const tripleArb: fc.Arbitrary<Triple> = fc.oneof(
@@ -77,46 +59,11 @@ const tenantArb = fc.record({
 });
 type TenantModel = typeof tenantArb extends fc.Arbitrary<infer T> ? T : never;
 
+/** The reference's answers on the model's tenant. */
 function reference(model: TenantModel) {
-  const defs: Record<string, RelationDefinitions> = { doc: model.doc, folder: model.folder };
-  const grants = validGrants(model);
-  const has = new Set(grants.map((t) => t.join(' ')));
   const scopes = new Map<string, string[]>([['a0', model.scopes[0]]]);
   if (model.a1Registered) scopes.set('a1', model.scopes[1]);
-
-  const holds = (s: string, rel: string, obj: string, depth: number, memo: Map<string, boolean>): boolean => {
-    const key = `${s} ${rel} ${obj} ${depth}`;
-    if (memo.has(key)) return memo.get(key)!;
-    memo.set(key, false);
-    let result = has.has(`${s} ${rel} ${obj}`);
-    const includes = defs[obj.split(':')[0]!]?.[rel]?.includes ?? [];
-    for (const entry of includes) {
-      if (result) break;
-      const [via, target] = entry.includes('->') ? entry.split('->') : [null, entry];
-      if (via === null) result = holds(s, target, obj, depth, memo);
-      else if (depth < 16) {
-        result = grants.some(([x, r, o]) => r === via && o === obj && holds(s, target, x, depth + 1, memo));
-      }
-    }
-    memo.set(key, result);
-    return result;
-  };
-
-  return (subject: string, rel: string, obj: string): boolean => {
-    const [sns, sid] = subject.split(':') as [string, string];
-    if (sns === 'agent') {
-      const scope = scopes.get(sid);
-      const [ons] = obj.split(':') as [string];
-      const covered = scope?.some((e) => {
-        const [a, b] = e.split(':');
-        return (a === '*' || a === ons) && (b === '*' || b === rel);
-      });
-      if (!covered) return false;
-    }
-    const groups = grants.filter(([s, r]) => s === subject && r === 'member').map(([, , o]) => o);
-    const memo = new Map<string, boolean>();
-    return [subject, ...groups].some((s) => holds(s, rel, obj, 0, memo));
-  };
+  return referenceCheck({ definitions: { doc: model.doc, folder: model.folder }, grants: validGrants(model), scopes });
 }
 
 /**
@@ -158,25 +105,6 @@ function validGrants(model: TenantModel): Triple[] {
     if (DECLARED.includes(ons) && !Object.hasOwn(defs[ons]!, r)) return false;
     return !s.startsWith('agent:') || registered.has(s.slice('agent:'.length));
   });
-}
-
-/** Checks of every subject in `subjects` on every object in `objects`, for r0..r2. */
-function queriesOn(subjects: readonly string[], objects: readonly string[]): Triple[] {
-  return subjects.flatMap((subject) => objects.flatMap((obj) => ['r0', 'r1', 'r2'].map((rel): Triple => [subject, rel, obj])));
-}
-
-/**
- * The checks among `queries` on which the engine and `want` disagree: in a bulk, and one by one too
- * where the tenant is held in memory, where a lone check takes a path of its own (MemoryChecker.checkNow).
- */
-async function disagreeing(engine: AuthorizationEngine, tenantId: string, queries: readonly Triple[], want: (...q: Triple) => boolean) {
-  const inputs = queries.map(([subject, relation, object]) => ({ subject, relation, object }));
-  const results = await engine.checkBulk(tenantId, inputs);
-  const held = engine.checker.walkScale(tenantId) > 1;
-  const single = held ? await Promise.all(inputs.map((input) => engine.check(tenantId, input))) : null;
-  return queries.filter(
-    (q, i) => results[i]!.allowed !== want(...q) || results[i]!.error !== undefined || (single !== null && single[i] !== want(...q)),
-  );
 }
 
 /** A tenant of the given model, written while `services` holds it in memory. */

@@ -8,7 +8,7 @@ import { newTenant } from '../helpers.ts';
 
 /** A fresh tenant and terse verbs to build and query its graph through the engine and the store's functions. */
 export async function tenantGraph(services: AppDeps) {
-  const { id: tenantId } = await newTenant(services);
+  const { id: tenantId, adminKey } = await newTenant(services);
   const { db, engine, schemas } = services;
   // The ways a subject that reaches a lot is listed: candidates checked in order, page after page
   // (reaching densely), or a first batch of candidates and then a walk after all (reaching sparsely).
@@ -20,6 +20,8 @@ export async function tenantGraph(services: AppDeps) {
   const triples = (list: [string, string, string][]) => list.map(([subject, relation, object]) => ({ subject, relation, object }));
   return {
     tenantId,
+    /** A key of the tenant with the scope `admin`, for requests to an app of `services`. */
+    adminKey,
     async namespace(name: string, relations: RelationDefinitions | null = null) {
       await createNamespace(db, tenantId, name, relations);
       schemas.invalidate(tenantId);
