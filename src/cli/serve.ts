@@ -129,6 +129,9 @@ async function prepareDatabase(url: string, lifecycle: Logger): Promise<void> {
  * address in use or refused is told as such (Express's app.listen took it for success).
  */
 async function listen(services: AppDeps, config: Config): Promise<Server> {
+  // The OAuth library is compiled before the node listens, not by the first OAuth request: that takes
+  // about 80 ms of the event loop, which would stall every tenant's requests then (docs/decisions.md#one-meter-for-all-work-in-memory).
+  await import('../auth/oauth/provider.ts');
   const options = httpOptions(config);
   const server = createHttpServer(createApp(services, options), options);
   services.metrics.countDrops(server);

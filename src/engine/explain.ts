@@ -52,6 +52,8 @@ export interface ExplainGraph {
   heldBy(pairs: readonly Pair[], holders: readonly Ref[], stepsLeft: number): Promise<{ grants: WindowedGrant[]; steps: number }>;
   /** The grants (X, via, object) of each item; at most `limit` in all (more: the caller is past its budget). */
   related(items: readonly { object: Ref; via: string }[], limit: number): Promise<WindowedGrant[]>;
+  /** Gives way between units of the walk when its slice is spent (in memory: IndexChanged when the grants changed meanwhile). */
+  checkpoint(): Promise<void>;
 }
 
 /**
@@ -86,6 +88,9 @@ export async function explainCheck(graph: ExplainGraph, schema: CompiledSchema, 
 }
 
 const denied = (reason: DenialReason): Explanation => ({ allowed: false, path: [], reason });
+
+/** Grants a walk takes in between two checkpoints of its graph: a few hundred microseconds of its own work. */
+const CHECKPOINT_EVERY = 256;
 
 /** A pair of the walk and how it was reached: from the pair `parent` through the arrow grant `arrow` (the start's pairs have neither). */
 interface Visit extends Pair {
@@ -126,11 +131,19 @@ async function shortestPath(
     visits.push({ object, relation, needed, parent, arrow });
   };
   for (const implied of tables.implied(query.object.ns, query.relation)) visit(query.object, implied, query.relation, -1, null);
+  const holders = [query.subject, ...groups.map((g) => g.object)];
   let steps = groups.length;
+  let sinceCheckpoint = 0;
+  /** Counts a unit of the walk's own work; every CHECKPOINT_EVERY of them the graph may give way. */
+  const worked = async () => {
+    if (++sinceCheckpoint < CHECKPOINT_EVERY) return;
+    sinceCheckpoint = 0;
+    await graph.checkpoint();
+  };
   for (let depth = 0, from = 0; from < visits.length; depth++) {
     const to = visits.length;
     const level = visits.slice(from, to);
-    const matched = await graph.heldBy(level, [query.subject, ...groups.map((g) => g.object)], budget - steps);
+    const matched = await graph.heldBy(level, holders, budget - steps);
     steps += matched.steps;
     const held = keep(matched.grants);
     const found = held.find((g) => sameRef(g.subject, query.subject)) ?? held[0];
@@ -143,15 +156,17 @@ async function shortestPath(
     if (depth === MAX_ARROW_DEPTH) break;
     steps += to - from;
     if (steps > budget) throw overBudget(budget);
-    // The check reads a pair's grants through one relation once, however many arrows go through it.
-    const items = level.flatMap((v, i) =>
-      [...new Set(tables.arrows(v.object.ns, v.relation).map((a) => a.via))].map((via) => ({ i, object: v.object, via })),
-    );
+    const items: { i: number; object: Ref; via: string }[] = [];
+    for (const [i, v] of level.entries()) {
+      await worked();
+      for (const via of tables.vias(v.object.ns, v.relation)) items.push({ i, object: v.object, via });
+    }
     const related = items.length > 0 ? await graph.related(items, budget - steps + 1) : [];
     steps += related.length;
     if (steps > budget) throw overBudget(budget);
     const byItem = new Map<string, WindowedGrant[]>();
     for (const grant of keep(related)) {
+      await worked();
       const key = `${formatRef(grant.object)}#${grant.relation}`;
       const list = byItem.get(key);
       if (list) list.push(grant);
@@ -159,6 +174,7 @@ async function shortestPath(
     }
     for (const { i, object, via } of items) {
       for (const grant of byItem.get(`${formatRef(object)}#${via}`) ?? []) {
+        await worked();
         for (const { target } of tables.arrows(object.ns, level[i]!.relation).filter((a) => a.via === via)) {
           for (const implied of tables.implied(grant.subject.ns, target)) visit(grant.subject, implied, target, from + i, { grant, via, target });
         }
@@ -190,10 +206,13 @@ function tablesOf(schema: CompiledSchema) {
     const arrows = new Map<string, { via: string; target: string }[]>();
     for (const row of schema.closure) implied.set(`${row.ns}#${row.rel}`, [...(implied.get(`${row.ns}#${row.rel}`) ?? []), row.implied]);
     for (const row of schema.arrows) arrows.set(`${row.ns}#${row.rel}`, [...(arrows.get(`${row.ns}#${row.rel}`) ?? []), row]);
+    // The check reads a pair's grants through one relation once, however many arrows go through it.
+    const vias = new Map([...arrows].map(([key, list]) => [key, [...new Set(list.map((a) => a.via))]]));
     tables = {
       /** Relations whose holders hold `relation` on objects of `ns`: `relation` itself where nothing is declared. */
       implied: (ns: string, relation: string) => implied.get(`${ns}#${relation}`) ?? [relation],
       arrows: (ns: string, relation: string) => arrows.get(`${ns}#${relation}`) ?? [],
+      vias: (ns: string, relation: string) => vias.get(`${ns}#${relation}`) ?? [],
     };
     TABLES.set(schema, tables);
   }
@@ -201,7 +220,12 @@ function tablesOf(schema: CompiledSchema) {
 }
 const TABLES = new WeakMap<
   CompiledSchema,
-  { implied(ns: string, relation: string): string[]; arrows(ns: string, relation: string): { via: string; target: string }[] }
+  {
+    implied(ns: string, relation: string): string[];
+    arrows(ns: string, relation: string): { via: string; target: string }[];
+    /** The relations the arrows conferring `relation` go through, each once. */
+    vias(ns: string, relation: string): string[];
+  }
 >();
 
 /**
@@ -226,6 +250,7 @@ export function indexGraph(
     if ((await slice.checkpoint()) && index.version !== version) throw new IndexChanged();
   };
   const unbounded = (grant: Triple): WindowedGrant => ({ ...grant, notBefore: null, expiresAt: null });
+  const matching = { holders: [] as readonly Ref[], nodes: index.holderNodes([]), holding: new Set<string>() };
   const windowed = (grant: Triple, window: GrantWindow): WindowedGrant => ({
     ...grant,
     notBefore: window.notBefore === null ? null : new Date(window.notBefore),
@@ -241,8 +266,10 @@ export function indexGraph(
       ...index.outOfForceMemberships(subject).map(({ object, window }) => windowed({ subject, relation: MEMBER_RELATION, object }, window)),
     ],
     heldBy: async (pairs, holders, stepsLeft) => {
-      const nodes = index.holderNodes(holders);
-      const holding = new Set(holders.map(formatRef));
+      // A walk asks with the same holders at every level: looked up once.
+      if (holders !== matching.holders)
+        Object.assign(matching, { holders, nodes: index.holderNodes(holders), holding: new Set(holders.map(formatRef)) });
+      const { nodes, holding } = matching;
       const grants: WindowedGrant[] = [];
       let steps = 0;
       for (const { object, relation } of pairs) {
@@ -266,6 +293,7 @@ export function indexGraph(
       }
       return grants;
     },
+    checkpoint,
   };
 }
 

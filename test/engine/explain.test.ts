@@ -60,6 +60,7 @@ function graphOf(grants: WindowedGrant[], agents: Record<string, string[]> = {})
     }),
     related: async (items, limit) =>
       out(grants.filter((g) => items.some((i) => key(i.object) === key(g.object) && i.via === g.relation)).slice(0, limit)),
+    checkpoint: async () => undefined,
   };
   return { graph, counter };
 }

@@ -32,8 +32,9 @@ export type ProviderSource = () => Promise<Provider>;
 function providerSource(deps: AppDeps, options: OAuthOptions): ProviderSource {
   let made: Promise<Provider> | null = null;
   return () => {
-    // Imported here, not at startup: the library warns on Node.js 20 as it loads, which every CLI
-    // command (grantd import, tenant create) would print though none serves OAuth.
+    // Imported here, not by the modules every CLI command loads: the library warns on Node.js 20 as
+    // it loads, which grantd import or tenant create would print though neither serves OAuth. A
+    // serving node has loaded it before it listens (src/cli/serve.ts).
     made ??= Promise.all([cookieKeys(deps.db), import('../../auth/oauth/provider.ts')]).then(([keys, { createOAuthProvider }]) =>
       createOAuthProvider({
         db: deps.db,
