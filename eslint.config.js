@@ -3,6 +3,7 @@ import js from '@eslint/js';
 import globals from 'globals';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
+import vitest from '@vitest/eslint-plugin';
 
 export default tseslint.config(
   {
@@ -32,6 +33,23 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-call': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-return': 'off',
+    },
+  },
+  {
+    // @vitest/eslint-plugin's recommended rules: a test must check something, every time: no focused or
+    // skipped tests, no expect that a condition or a catch can pass by, an expect (or a helper that
+    // asserts) in each test, valid titles and expects.
+    files: ['test/**/*.ts'],
+    ...vitest.configs.recommended,
+    rules: {
+      ...vitest.configs.recommended.rules,
+      'vitest/no-disabled-tests': 'error',
+      // The suite's assertion helpers (each calls expect), supertest's .expect(status) and fast-check's assert.
+      'vitest/expect-expect': ['error', { assertFunctionNames: ['expect*', 'assertProperty', 'fc.assert', '**.expect'] }],
+      // A check in a beforeAll (the set-up's own request answered 201) fails every test of its block, as it should.
+      'vitest/no-standalone-expect': 'off',
+      // vitest's expect takes a message second.
+      'vitest/valid-expect': ['error', { maxArgs: 2 }],
     },
   },
   { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },

@@ -12,7 +12,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     // The stall project's run (after the others) writes its own report: .ci/run adds the two up.
-    reporters: ['default', ['json', { outputFile: process.env['GRANTD_TEST_REPORT'] ?? 'test-artifacts/vitest-results.json' }]],
+    reporters: ['default', ['json', { outputFile: process.env.GRANTD_TEST_REPORT ?? 'test-artifacts/vitest-results.json' }]],
     projects: [
       {
         extends: true,

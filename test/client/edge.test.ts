@@ -165,17 +165,16 @@ describe.each(entries)('grantd/client from %s', (_, entry, available) => {
     const timedOut = await run(
       vm,
       `
-      const started = Date.now();
       try {
         await grantdClient.createClient({ apiKey: 'k', baseUrl }).check(CHECK, { timeoutMs: 150 });
       } catch (e) {
-        return { name: e.name, type: e.type, status: e.status, timeout: e instanceof grantdClient.TimeoutError, service: e instanceof grantdClient.ServiceError, ms: Date.now() - started };
+        return { name: e.name, type: e.type, status: e.status, timeout: e instanceof grantdClient.TimeoutError, service: e instanceof grantdClient.ServiceError, timeoutMs: e.timeoutMs };
       }
       `,
       { baseUrl: faults.url, CHECK: { subject: 'user:a', relation: 'viewer', object: 'document:b' } },
     );
-    expect(timedOut).toMatchObject({ name: 'TimeoutError', type: 'timeout', status: 0, timeout: true, service: true });
-    expect(timedOut.ms).toBeLessThan(1000);
+    // The call's own budget ran out (150 ms), not the client's default (5 s): how long that took is the machine's.
+    expect(timedOut).toMatchObject({ name: 'TimeoutError', type: 'timeout', status: 0, timeout: true, service: true, timeoutMs: 150 });
   });
 });
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   createClient,
   NetworkError,
@@ -294,12 +294,29 @@ describe('timeout', () => {
     expect([f.requests.length, f.waits]).toEqual([1, []]);
   });
 
-  it('fails at once even with a fetch that ignores the abort signal', async () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** The call's outcome so far, on a fake clock: 'pending', or what it rejected with. */
+  const outcomeOf = (call: Promise<unknown>) => {
+    const outcome: { error: unknown } = { error: 'pending' };
+    call.then(
+      () => (outcome.error = 'resolved'),
+      (error: unknown) => (outcome.error = error),
+    );
+    return outcome;
+  };
+
+  it('fails at its timeout even with a fetch that ignores the abort signal', async () => {
+    vi.useFakeTimers();
     const f = fake(() => new Promise<Response>(() => undefined));
-    const { error, ms } = await failure(() => f.client.check(CHECK, { timeoutMs: 50 }));
-    expect(error).toBeInstanceOf(TimeoutError);
-    expect(error).toMatchObject({ name: 'TimeoutError', type: 'timeout', status: 0, title: 'Timeout', timeoutMs: 50, attempts: 1 });
-    expect(ms).toBeLessThan(500);
+    const outcome = outcomeOf(f.client.check(CHECK, { timeoutMs: 50 }));
+    await vi.advanceTimersByTimeAsync(49);
+    expect(outcome.error).toBe('pending');
+    await vi.advanceTimersByTimeAsync(1);
+    expect(outcome.error).toBeInstanceOf(TimeoutError);
+    expect(outcome.error).toMatchObject({ name: 'TimeoutError', type: 'timeout', status: 0, title: 'Timeout', timeoutMs: 50, attempts: 1 });
   });
 
   it('aborts the request in flight', async () => {
@@ -312,11 +329,14 @@ describe('timeout', () => {
     expect(signal?.aborted).toBe(true);
   });
 
-  it('cuts a wait short: a sleep that never ends still times out', async () => {
+  it('cuts a wait short: a sleep that never ends still times out, at its timeout', async () => {
+    vi.useFakeTimers();
     const f = fake(() => problemResponse(503, 'unavailable', { 'retry-after': '0' }), { sleep: () => new Promise(() => undefined) });
-    const { error, ms } = await failure(() => f.client.check(CHECK, { timeoutMs: 50 }));
-    expect(error).toMatchObject({ type: 'timeout', attempts: 1 });
-    expect(ms).toBeLessThan(500);
+    const outcome = outcomeOf(f.client.check(CHECK, { timeoutMs: 50 }));
+    await vi.advanceTimersByTimeAsync(49);
+    expect(outcome.error).toBe('pending');
+    await vi.advanceTimersByTimeAsync(1);
+    expect(outcome.error).toMatchObject({ type: 'timeout', attempts: 1 });
   });
 
   it('Infinity means no timeout; zero, negative and NaN are RangeErrors', async () => {

@@ -16,8 +16,8 @@ const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core
 
 // Access tokens live 8 s, so that the console renews its token (at 4 s) many times along the journey.
 const server = useConsoleServer({ accessTokenTtlSeconds: 8 });
-/** Waits for a condition as a busy machine allows (two cores for several test runs). */
-const poll = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 15_000 });
+/** expect.poll's options: a condition is waited for as long as a busy machine needs (two cores for several test runs). */
+const POLL = { timeout: 15_000 };
 let context: BrowserContext;
 let userDataDir: string;
 let tenant: TestTenant;
@@ -89,7 +89,7 @@ function watch(page: Page) {
       refusals = [];
       try {
         await step();
-        await poll(() => refusals.length).toBeGreaterThan(0);
+        await expect.poll(() => refusals.length, POLL).toBeGreaterThan(0);
       } finally {
         expectingRefusal = false;
       }
@@ -108,7 +108,7 @@ const section = (page: Page, name: string): Locator => page.locator('section').f
 /** The field labelled `label` in `scope` shows the server's problem: marked invalid, its message beneath. */
 async function expectFieldProblem(scope: Locator, label: string, text: RegExp): Promise<void> {
   const input = scope.getByLabel(label, { exact: true });
-  await poll(() => input.getAttribute('aria-invalid')).toBe('true');
+  await expect.poll(() => input.getAttribute('aria-invalid'), POLL).toBe('true');
   const described = (await input.getAttribute('aria-describedby')) ?? '';
   const problemId = described.split(' ').find((id) => id.endsWith('-problem'));
   expect(problemId).toBeDefined();
@@ -117,10 +117,10 @@ async function expectFieldProblem(scope: Locator, label: string, text: RegExp): 
 
 async function go(page: Page, path: string, heading: string): Promise<void> {
   await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: heading, exact: true }).click();
-  await poll(() => page.url()).toMatch(new RegExp(`#/${path}$`));
+  await expect.poll(() => page.url(), POLL).toMatch(new RegExp(`#/${path}$`));
   await page.getByRole('heading', { level: 1, name: heading }).waitFor();
   await page.waitForLoadState('networkidle');
-  await poll(() => page.locator('.loading').count()).toBe(0);
+  await expect.poll(() => page.locator('.loading').count(), POLL).toBe(0);
 }
 
 /** axe-core inside the page (evaluated through the DevTools protocol, which the page's CSP does not govern). */
@@ -161,7 +161,7 @@ describe('the console in headless Chromium', () => {
 
     // Sign in: the console's page, the consent page with an admin key, back with a session.
     await page.goto(`${server.issuer}/console/?client_id=${clientId}`);
-    await poll(() => page.getByLabel('Console client id').inputValue()).toBe(clientId);
+    await expect.poll(() => page.getByLabel('Console client id').inputValue(), POLL).toBe(clientId);
     await expectAccessible(page, 'sign-in');
     await shoot(page, 'sign-in');
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -170,7 +170,7 @@ describe('the console in headless Chromium', () => {
     await page.getByRole('button', { name: 'Approve' }).click();
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     expect(new URL(page.url()).search).toBe(''); // the code left the address bar
-    await poll(() => page.locator('.cards li').count()).toBe(4);
+    await expect.poll(() => page.locator('.cards li').count(), POLL).toBe(4);
     expect(await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }))).not.toMatch(/svc_(at|rt|live)_/);
     await expectAccessible(page, 'overview');
     await shoot(page, 'overview');
@@ -181,7 +181,7 @@ describe('the console in headless Chromium', () => {
     await create.getByRole('button', { name: 'Add a relation' }).click();
     await create.getByLabel('Relation 2', { exact: true }).fill('editor');
     await create.getByLabel('Includes of relation 2', { exact: true }).fill('nope');
-    await poll(() => create.textContent()).toContain('relation editor includes "nope", but nope is not declared');
+    await expect.poll(() => create.textContent(), POLL).toContain('relation editor includes "nope", but nope is not declared');
     await refused(async () => {
       await create.getByLabel('Name', { exact: true }).fill('Bad Name');
       await create.getByRole('button', { name: 'Create namespace' }).click();
@@ -291,7 +291,7 @@ describe('the console in headless Chromium', () => {
     const list = section(page, 'Current grants');
     await list.getByLabel('Subject', { exact: true }).fill('user:bob');
     await list.getByRole('button', { name: 'Filter' }).click();
-    await poll(() => list.locator('tbody tr').count()).toBe(1);
+    await expect.poll(() => list.locator('tbody tr').count(), POLL).toBe(1);
     await refused(async () => {
       await list.getByLabel("Object's namespace", { exact: true }).fill('Bad');
       await list.getByRole('button', { name: 'Filter' }).click();
@@ -301,10 +301,10 @@ describe('the console in headless Chromium', () => {
     await list.getByRole('button', { name: 'Revoke user:bob viewer document:q3' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke grant' }).click();
     await page.getByText('Revoked user:bob viewer document:q3.').waitFor();
-    await poll(() => list.getByText('No grant matches these filters.').count()).toBe(1);
+    await expect.poll(() => list.getByText('No grant matches these filters.').count(), POLL).toBe(1);
     await list.getByLabel('Subject', { exact: true }).fill('');
     await list.getByRole('button', { name: 'Filter' }).click();
-    await poll(() => list.locator('tbody tr').count()).toBe(4);
+    await expect.poll(() => list.locator('tbody tr').count(), POLL).toBe(4);
     expect(await list.getByRole('row', { name: /user:dave/ }).textContent()).toMatch(/2099.*2099/);
     await expectAccessible(page, 'grants');
     await shoot(page, 'grants');
@@ -321,9 +321,9 @@ describe('the console in headless Chromium', () => {
     const steps = why.getByRole('list', { name: 'The explain path, step by step' });
     await ask('user:alice', 'viewer', 'document:q3');
     await page.locator('.answer.allowed').waitFor();
-    await poll(() => steps.locator('li').allTextContents()).toEqual([
-      'user:alice holds owner on document:q3 (owner is included by the relation asked)',
-    ]);
+    await expect
+      .poll(() => steps.locator('li').allTextContents(), POLL)
+      .toEqual(['user:alice holds owner on document:q3 (owner is included by the relation asked)']);
     const graph = why.getByRole('img', { name: /explain path as a graph: 1 grant from user:alice to document:q3/ });
     expect(await graph.locator('.node').allTextContents()).toEqual(['user:alice', 'document:q3']);
     expect(await graph.locator('.edge text').allTextContents()).toEqual(['owner (includes:owner)']);
@@ -347,16 +347,18 @@ describe('the console in headless Chromium', () => {
     await page.locator('.answer.allowed').waitFor();
     const who = section(page, 'Who holds viewer on document:q3');
     const subjects = who.getByRole('list', { name: 'Subjects of namespace user' });
-    await poll(() => subjects.locator('li').allTextContents()).toEqual(['user:alice', ...readers.slice(0, 19)]);
+    await expect.poll(() => subjects.locator('li').allTextContents(), POLL).toEqual(['user:alice', ...readers.slice(0, 19)]);
     await expectAccessible(page, 'check');
     await shoot(page, 'check');
     await who.getByRole('button', { name: 'Next page' }).click();
-    await poll(() => subjects.locator('li').allTextContents()).toEqual(readers.slice(19));
+    await expect.poll(() => subjects.locator('li').allTextContents(), POLL).toEqual(readers.slice(19));
     expect(await who.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
     await who.getByRole('button', { name: 'Previous page' }).click();
-    await poll(() => subjects.locator('li').count()).toBe(20);
+    await expect.poll(() => subjects.locator('li').count(), POLL).toBe(20);
     await who.getByLabel('Subject namespace').selectOption('agent');
-    await poll(() => who.getByRole('list', { name: 'Subjects of namespace agent' }).locator('li').allTextContents()).toEqual(['agent:release-bot']);
+    await expect
+      .poll(() => who.getByRole('list', { name: 'Subjects of namespace agent' }).locator('li').allTextContents(), POLL)
+      .toEqual(['agent:release-bot']);
     await who.getByLabel('Subject namespace').selectOption('document');
     await who.getByText(/No subject of namespace document holds it/).waitFor();
 
@@ -450,17 +452,21 @@ describe('the console in headless Chromium', () => {
     expect(await feed.getByRole('row').filter({ hasText: 'user:erin' }).count()).toBe(0);
     await page.getByRole('button', { name: 'Resume' }).press('Enter');
     await change('grant', 'create', 'user:erin viewer document:q3').waitFor();
-    await poll(() =>
-      page
-        .getByRole('status')
-        .filter({ hasText: /new change/ })
-        .textContent(),
-    ).toBe('1 new change');
+    await expect
+      .poll(
+        () =>
+          page
+            .getByRole('status')
+            .filter({ hasText: /new change/ })
+            .textContent(),
+        POLL,
+      )
+      .toBe('1 new change');
     expect((await api(server.issuer, tenant.adminKey, 'DELETE', '/v1/grants', erin)).status).toBe(204);
     await change('grant', 'delete', 'user:erin viewer document:q3').waitFor();
     // The kind filter.
     await page.getByLabel('Kind', { exact: true }).selectOption('key');
-    await poll(() => feed.locator('tbody tr td:nth-child(3)').allTextContents()).toEqual(['key', 'key', 'key']); // the first key, ci's create and revoke
+    await expect.poll(() => feed.locator('tbody tr td:nth-child(3)').allTextContents(), POLL).toEqual(['key', 'key', 'key']); // the first key, ci's create and revoke
     await page.getByLabel('Kind', { exact: true }).selectOption('');
 
     // The feed's problems, what to do about them, and the way on.

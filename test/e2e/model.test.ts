@@ -2,7 +2,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import type { AppDeps } from '../../src/http/context.ts';
 import { packageRoot } from '../../src/package-root.ts';
 import { createServices } from '../../src/runtime.ts';
 import { createKey } from '../../src/store/keys.ts';
@@ -14,6 +16,7 @@ import { runGrantd, startServer, type RunningServer } from './serve.ts';
 // Each run of the CLI starts a process: seconds each on a loaded machine, and some tests make four.
 describe('grantd schema and grantd test', { timeout: 120_000 }, () => {
   let server: RunningServer;
+  let services: AppDeps;
   let dir: string;
   let admin: string;
   let reader: string;
@@ -33,23 +36,33 @@ describe('grantd schema and grantd test', { timeout: 120_000 }, () => {
     });
     return { status: res.status, body: res.status === 204 ? null : ((await res.json()) as Record<string, unknown>) };
   };
+  /** The example's namespaces made through the API, as a tenant has them after `grantd schema apply` of it. */
+  const createExampleNamespaces = async () => {
+    const { namespaces } = parse(readFileSync(EXAMPLE, 'utf8')) as { namespaces: Record<string, object> };
+    for (const [name, definition] of Object.entries(namespaces))
+      expect((await api('POST', '/v1/namespaces', { name, ...definition })).status).toBe(201);
+  };
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'grantd-model-'));
-    const services = createServices(databaseUrl(), { poolSize: 1 }, pino({ level: 'silent' }));
-    const tenant = await createTenant(services.db, uniqueName('model'));
-    admin = tenant.key.secret;
-    reader = (await createKey(services.db, tenant.tenant.id, 'read only', ['grant:read'])).secret;
-    await services.close();
+    services = createServices(databaseUrl(), { poolSize: 1 }, pino({ level: 'silent' }));
     server = await startServer({ DATABASE_URL: databaseUrl() });
   }, 60_000);
 
   afterAll(async () => {
     await server?.stop();
+    await services?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   describe('schema apply and export', () => {
+    // A tenant per test, so that each test runs alone and in any order.
+    beforeEach(async () => {
+      const tenant = await createTenant(services.db, uniqueName('model'));
+      admin = tenant.key.secret;
+      reader = (await createKey(services.db, tenant.tenant.id, 'read only', ['grant:read'])).secret;
+    });
+
     it('creates the namespaces of a file, and changes nothing the second time', async () => {
       const first = await runGrantd(['schema', 'apply', EXAMPLE], env(admin));
       expect(first.stderr).toBe('');
@@ -63,6 +76,7 @@ describe('grantd schema and grantd test', { timeout: 120_000 }, () => {
     });
 
     it('exports what apply made, in a format apply takes back unchanged', async () => {
+      await createExampleNamespaces();
       const exported = await runGrantd(['schema', 'export'], env(reader));
       expect(exported.code).toBe(0);
       expect(exported.stdout).toBe(
@@ -92,6 +106,7 @@ describe('grantd schema and grantd test', { timeout: 120_000 }, () => {
     });
 
     it('updates, and deletes only with --prune; refuses as the API does and says what it did', async () => {
+      await createExampleNamespaces();
       await api('POST', '/v1/namespaces', { name: 'scratch' });
       const changed = file('changed.yaml', 'namespaces:\n  folder: {relations: {viewer: {}, owner: {}}}\n  document: {}\n');
       const kept = await runGrantd(['schema', 'apply', changed], env(admin));
@@ -123,6 +138,8 @@ describe('grantd schema and grantd test', { timeout: 120_000 }, () => {
     });
 
     it('undoes what it changed when the server refuses a later change, so that nothing is half-applied', async () => {
+      await api('POST', '/v1/namespaces', { name: 'folder', relations: { viewer: {} } });
+      await api('POST', '/v1/namespaces', { name: 'document' });
       await api('POST', '/v1/namespaces', { name: 'ledger', relations: { auditor: {}, owner: {} } });
       expect((await api('POST', '/v1/grants', { subject: 'user:a', relation: 'auditor', object: 'ledger:l1' })).status).toBe(201);
       const namespaces = async () => (await api('GET', '/v1/namespaces')).body!.namespaces as { name: string; relations: unknown }[];

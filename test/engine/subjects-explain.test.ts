@@ -21,10 +21,11 @@ const windowed = (subject: string, relation: string, object: string, window: { n
   window,
 });
 
+// Each with whether it holds the tenant in memory.
 describe.each([
-  ['in memory', inMemory],
-  ['in PostgreSQL', inDatabase],
-] as [string, AppDeps][])('%s', (_, services) => {
+  ['in memory', inMemory, true],
+  ['in PostgreSQL', inDatabase, false],
+] as [string, AppDeps, boolean][])('%s', (_, services, held) => {
   let g: Awaited<ReturnType<typeof tenantGraph>>;
 
   beforeEach(async () => {
@@ -32,7 +33,7 @@ describe.each([
     await g.namespace('document', DOCUMENT_RELATIONS);
     await g.namespace('folder', FOLDER_RELATIONS);
     await g.namespace('group', { member: {}, viewer: {} });
-    if (services === inMemory) expect(await services.heldTenants.load(g.tenantId)).toBe(true);
+    expect(await services.heldTenants.load(g.tenantId)).toBe(held);
   });
 
   describe('subjects', () => {
@@ -139,7 +140,7 @@ describe.each([
         reason: null,
         path: [{ subject: 'user:dee', relation: 'viewer', object: 'document:d3', via: 'direct' }],
       });
-      if (services === inMemory) expect(services.heldTenants.holds(g.tenantId)).toBe(true);
+      expect(services.heldTenants.holds(g.tenantId)).toBe(held);
     });
   });
 });

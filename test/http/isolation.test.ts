@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { client, DOCUMENT_NAMESPACE, newTenant, tenantSnapshot, useApp, type TestTenant } from '../helpers.ts';
 import { contractRoutes } from './routes.ts';
 
@@ -9,7 +9,9 @@ import { contractRoutes } from './routes.ts';
 const { services, app } = useApp();
 let tenantA: TestTenant;
 let a: ReturnType<typeof client>;
-let b: ReturnType<typeof client>;
+// A tenant B of each test's own, so that what one attempt makes in B (a namespace, an agent) is not there for another.
+let bKey: string;
+const b = client(app, () => bKey);
 let aKeyId: string;
 let aCursor: string;
 let aClientId: string;
@@ -20,7 +22,6 @@ const aAgentGrant = { subject: 'agent:bot', relation: 'viewer', object: 'documen
 beforeAll(async () => {
   tenantA = await newTenant(services);
   a = client(app, tenantA.adminKey);
-  b = client(app, (await newTenant(services)).adminKey);
   await a.post('/v1/namespaces', DOCUMENT_NAMESPACE).expect(201);
   // A namespace B never creates: B's reads and changes of it must find nothing.
   await a.post('/v1/namespaces', { name: 'afolder', relations: { viewer: {} } }).expect(201);
@@ -29,6 +30,9 @@ beforeAll(async () => {
   aKeyId = (await a.post('/v1/keys', { label: 'a-key' })).body.id;
   aCursor = (await a.get('/v1/grants?limit=1')).body.next_cursor;
   aClientId = (await a.post('/v1/oauth/clients', { name: 'a-client', type: 'confidential', scopes: ['check:read'], agent: 'bot' })).body.client_id;
+});
+beforeEach(async () => {
+  bKey = (await newTenant(services)).adminKey;
 });
 
 interface Outcome {
@@ -97,7 +101,11 @@ const attempts: Record<string, { send: () => Promise<Outcome>; expect: (res: Out
     expect: (r) => expect(r).toMatchObject({ status: 400, body: { type: 'invalid-cursor' } }),
   },
   'agents.get': {
-    send: () => b.get('/v1/agents/bot'),
+    // B's own agent of the same name: B sees its scope, not A's.
+    send: async () => {
+      await b.post('/v1/agents', { external_id: 'bot', scope: [] }).expect(201);
+      return b.get('/v1/agents/bot');
+    },
     expect: (r) => expect((r.body as { scope: string[] }).scope).toEqual([]),
   },
   'agents.delete': {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { client, DOCUMENT_NAMESPACE, newTenant, useTenant } from '../helpers.ts';
 
-const { services, app, api } = useTenant();
+// A tenant per test, so that each test runs alone and in any order.
+const { services, app, api } = useTenant({ each: true });
 
 describe('POST /v1/namespaces', () => {
   it('creates a namespace with relations and answers 201 with its record', async () => {
@@ -17,6 +18,7 @@ describe('POST /v1/namespaces', () => {
   });
 
   it('answers 409 namespace-exists for an existing name, including the built-in user and agent', async () => {
+    await api.post('/v1/namespaces', DOCUMENT_NAMESPACE).expect(201);
     for (const name of ['document', 'user', 'agent']) {
       const res = await api.post('/v1/namespaces', { name });
       expect(res.status).toBe(409);
@@ -51,6 +53,8 @@ describe('POST /v1/namespaces', () => {
 
 describe('GET /v1/namespaces', () => {
   it('lists the tenant namespaces by name, built-ins included', async () => {
+    await api.post('/v1/namespaces', { name: 'folder' }).expect(201);
+    await api.post('/v1/namespaces', DOCUMENT_NAMESPACE).expect(201);
     const res = await api.get('/v1/namespaces');
     expect(res.status).toBe(200);
     const names = res.body.namespaces.map((n: { name: string }) => n.name);
@@ -58,6 +62,7 @@ describe('GET /v1/namespaces', () => {
   });
 
   it('shows nothing of another tenant', async () => {
+    await api.post('/v1/namespaces', DOCUMENT_NAMESPACE).expect(201);
     const other = await newTenant(services);
     const res = await client(app, other.adminKey).get('/v1/namespaces');
     expect(res.body.namespaces.map((n: { name: string }) => n.name)).toEqual(['agent', 'user']);
@@ -95,20 +100,18 @@ describe('the limits of a model', () => {
   });
 
   it('answers 400 past 100 namespaces in a tenant besides user and agent, also to creates racing for the last places', async () => {
-    const own = await newTenant(services);
-    const ownApi = client(app, own.adminKey);
-    for (let i = 0; i < 95; i++) expect((await ownApi.post('/v1/namespaces', { name: `n${i}` })).status).toBe(201);
-    const racing = await Promise.all(Array.from({ length: 10 }, (_, i) => ownApi.post('/v1/namespaces', { name: `late${i}` })));
+    for (let i = 0; i < 95; i++) expect((await api.post('/v1/namespaces', { name: `n${i}` })).status).toBe(201);
+    const racing = await Promise.all(Array.from({ length: 10 }, (_, i) => api.post('/v1/namespaces', { name: `late${i}` })));
     expect(racing.map((r) => r.status).sort()).toEqual([...Array(5).fill(201), ...Array(5).fill(400)]);
     const refused = racing.find((r) => r.status === 400)!;
     expect(refused.body).toMatchObject({
       type: 'invalid-request',
       detail: 'a tenant holds at most 100 namespaces besides user and agent, and this one holds 100',
     });
-    const listed = await ownApi.get('/v1/namespaces');
+    const listed = await api.get('/v1/namespaces');
     expect(listed.body.namespaces).toHaveLength(102);
     // Creating user or agent again is still the conflict it always was.
-    expect((await ownApi.post('/v1/namespaces', { name: 'user' })).status).toBe(409);
+    expect((await api.post('/v1/namespaces', { name: 'user' })).status).toBe(409);
   });
 
   it('answers 400 past 10,000 compiled rows in a tenant, naming the limit and the rows, also to creates racing for the last rows', async () => {
@@ -121,9 +124,8 @@ describe('the limits of a model', () => {
           return [`c${i}`, { includes: [...(i > 0 ? [`c${i - 1}`] : []), ...arrows] }];
         }),
       );
-    const ownApi = client(app, (await newTenant(services)).adminKey);
-    for (const name of ['big0', 'big1', 'big2']) expect((await ownApi.post('/v1/namespaces', { name, relations: chain(64, 64) })).status).toBe(201);
-    const refused = await ownApi.post('/v1/namespaces', { name: 'big3', relations: chain(64, 64) });
+    for (const name of ['big0', 'big1', 'big2']) expect((await api.post('/v1/namespaces', { name, relations: chain(64, 64) })).status).toBe(201);
+    const refused = await api.post('/v1/namespaces', { name: 'big3', relations: chain(64, 64) });
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({
       type: 'invalid-request',
@@ -133,11 +135,11 @@ describe('the limits of a model', () => {
     });
 
     // 9,120 rows held: of two creates of 880 rows each, the first to take the tenant's lock fills the model exactly.
-    const racing = await Promise.all(['last0', 'last1'].map((name) => ownApi.post('/v1/namespaces', { name, relations: chain(40, 4) })));
+    const racing = await Promise.all(['last0', 'last1'].map((name) => api.post('/v1/namespaces', { name, relations: chain(40, 4) })));
     expect(racing.map((r) => r.status).sort()).toEqual([201, 400]);
     expect(racing.find((r) => r.status === 400)!.body.detail).toMatch(/would compile to 10880$/);
-    expect((await ownApi.post('/v1/namespaces', { name: 'one', relations: { r: {} } })).body.detail).toMatch(/would compile to 10001$/);
+    expect((await api.post('/v1/namespaces', { name: 'one', relations: { r: {} } })).body.detail).toMatch(/would compile to 10001$/);
     // An open namespace compiles to no rows.
-    expect((await ownApi.post('/v1/namespaces', { name: 'open' })).status).toBe(201);
+    expect((await api.post('/v1/namespaces', { name: 'open' })).status).toBe(201);
   });
 });

@@ -103,20 +103,20 @@ describe('the fast path for bodies that have arrived', () => {
     return { status: raw.slice(0, raw.indexOf('\r\n')), body: JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as unknown };
   };
 
+  // Each with its problem: a valid body reaches the engine, which knows no such namespace in this tenant.
   it.each([
-    ['valid', '{"subject":"user:a","relation":"viewer","object":"document:x"}'],
-    ['valid after a byte order mark', '\ufeff{"subject":"user:a","relation":"viewer","object":"document:x"}'],
-    ['valid after whitespace', ' \n\t{"subject":"user:a","relation":"viewer","object":"document:x"}'],
-    ['malformed', '{"subject": '],
-    ['a string', '"text"'],
-    ['a number after whitespace', '  12'],
-    ['an array', '[1,2]'],
-    ['only whitespace', '   '],
-  ])('answers a body (%s) as body-parser does', async (what, body) => {
+    ['valid', '{"subject":"user:a","relation":"viewer","object":"document:x"}', 'namespace-not-found'],
+    ['valid after a byte order mark', '\ufeff{"subject":"user:a","relation":"viewer","object":"document:x"}', 'namespace-not-found'],
+    ['valid after whitespace', ' \n\t{"subject":"user:a","relation":"viewer","object":"document:x"}', 'namespace-not-found'],
+    ['malformed', '{"subject": ', 'invalid-request'],
+    ['a string', '"text"', 'invalid-request'],
+    ['a number after whitespace', '  12', 'invalid-request'],
+    ['an array', '[1,2]', 'invalid-request'],
+    ['only whitespace', '   ', 'invalid-request'],
+  ])('answers a body (%s) as body-parser does', async (_, body, type) => {
     const fast = await answer('application/json', body);
     expect(fast).toEqual(await answer('application/vnd.grantd+json', body));
-    // A valid body reaches the engine, which knows no such namespace in this tenant.
-    if (what.startsWith('valid')) expect(fast.body).toMatchObject({ type: 'namespace-not-found' });
+    expect(fast.body).toMatchObject({ type });
   });
 });
 

@@ -33,7 +33,7 @@ import { everyContractRoute } from './routes.ts';
  * measured is mostly the machine: there it guards against the class of fault the audit found
  * (stalls of seconds, a quiet p99 of seconds) with bounds that noise does not reach.
  */
-const TARGET = process.env['GRANTD_STALL_TARGET'] === '1';
+const TARGET = process.env.GRANTD_STALL_TARGET === '1';
 /** The largest single stall of the event loop a route may cause. */
 const MAX_STALL_MS = TARGET ? 50 : 250;
 /** The quiet tenant's p99 under attack may be at most this many times its p99 alone... */
