@@ -121,11 +121,8 @@ export class MemoryChecker {
           const graph = indexGraph(held.index, (id) => held.agents.get(id), slice);
           return await explainCheck(graph, schema, query, this.checkBudget, this.clock.now());
         } catch (error) {
-          if (!(error instanceof IndexChanged) || tries === EXPLAIN_TRIES) {
-            if (error instanceof IndexChanged) return null;
-            throw error;
-          }
-          if (!(await this.brought(tenantId, held, slice))) return null;
+          if (!(error instanceof IndexChanged)) throw error;
+          if (tries === EXPLAIN_TRIES || !(await this.brought(tenantId, held, slice))) return null;
         }
       }
     });
