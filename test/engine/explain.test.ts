@@ -218,6 +218,14 @@ describe("an explanation from an index's grants, however wide", () => {
       { name: 'user', relations: null },
       { name: 'team', relations: null },
     ]);
+  const explainIn = (index: GrantIndex, query: ReturnType<typeof grant>, budget: number) =>
+    explainCheck(
+      indexGraph(index, () => undefined),
+      wide(),
+      query,
+      budget,
+      NOW,
+    );
   /** A user in `width` groups, and an object with `width` parents, none of which a group holds r1 on. */
   function wideIndex(width: number): GrantIndex {
     const index = new GrantIndex();
@@ -234,30 +242,14 @@ describe("an explanation from an index's grants, however wide", () => {
     expect(index.check(wide(), query, 25_000)).toBe(false);
     const reads = vi.spyOn(EdgeLists.prototype, 'has');
     try {
-      expect(
-        await explainCheck(
-          indexGraph(index, () => undefined),
-          wide(),
-          query,
-          25_000,
-          NOW,
-        ),
-      ).toEqual({ allowed: false, path: [], reason: 'no-path' });
+      expect(await explainIn(index, query, 25_000)).toEqual({ allowed: false, path: [], reason: 'no-path' });
       // Not the 3,000 x 3,000 lookups of each holder on each pair: each pair's holders (none) are read instead.
       expect(reads.mock.calls.length).toBeLessThan(100);
     } finally {
       reads.mockRestore();
     }
     index.add(grant('team:t2999', 'r1', 'n2:p1234'));
-    expect(
-      await explainCheck(
-        indexGraph(index, () => undefined),
-        wide(),
-        query,
-        25_000,
-        NOW,
-      ),
-    ).toMatchObject({ allowed: true });
+    expect(await explainIn(index, query, 25_000)).toMatchObject({ allowed: true });
   });
 
   it('refuses what the check refuses, counting the same steps', async () => {
@@ -265,25 +257,9 @@ describe("an explanation from an index's grants, however wide", () => {
     for (let i = 0; i < 3_000; i++) index.add(grant(`team:x${i}`, 'r1', `n2:p${i}`)); // each parent's one holder, matched against 3,001
     const query = grant('user:u', 'r1', 'n2:o');
     expect(() => index.check(wide(), query, 11_000)).toThrow(overBudget(11_000));
-    await expect(
-      explainCheck(
-        indexGraph(index, () => undefined),
-        wide(),
-        query,
-        11_000,
-        NOW,
-      ),
-    ).rejects.toThrow(overBudget(11_000));
+    await expect(explainIn(index, query, 11_000)).rejects.toThrow(overBudget(11_000));
     expect(index.check(wide(), query, 13_000)).toBe(false);
-    expect(
-      await explainCheck(
-        indexGraph(index, () => undefined),
-        wide(),
-        query,
-        13_000,
-        NOW,
-      ),
-    ).toMatchObject({ allowed: false });
+    expect(await explainIn(index, query, 13_000)).toMatchObject({ allowed: false });
   });
 
   it('gives way between pairs, and stops with IndexChanged when the grants changed meanwhile', async () => {

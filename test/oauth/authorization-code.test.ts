@@ -5,7 +5,7 @@ import * as oauth from 'openid-client';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newTenant, type TestTenant } from '../helpers.ts';
-import { api, discover, useOAuthServer } from './support.ts';
+import { api, discover, newPublicClient, useOAuthServer } from './support.ts';
 
 // The authorization code flow with PKCE as a user's browser and an integration's code go through
 // it: openid-client builds the request and redeems the code, Chromium shows the consent page.
@@ -34,16 +34,7 @@ afterAll(async () => {
   if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
 });
 
-async function publicClient(scopes: string[] = ['check:read', 'grant:read']) {
-  const res = await api(server.issuer, tenant.adminKey, 'POST', '/v1/oauth/clients', {
-    name: 'Notes app',
-    type: 'public',
-    scopes,
-    redirect_uris: [REDIRECT_URI],
-  });
-  expect(res.status).toBe(201);
-  return (res.body as { client_id: string }).client_id;
-}
+const publicClient = (scopes: string[] = ['check:read', 'grant:read']) => newPublicClient(server.issuer, tenant.adminKey, scopes);
 
 /**
  * Opens the authorization URL, signs in with `key` on the consent page and presses `decision`: the

@@ -2,7 +2,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AUTHORIZE_PARAMETER_MAX_LENGTH, PENDING_CONSENTS_PER_CLIENT } from '../../contract/index.ts';
 import { PAGE_CSP } from '../../src/auth/oauth/pages.ts';
 import { newTenant, type TestTenant } from '../helpers.ts';
-import { api, authorizeQuery, REDIRECT_URI, useOAuthServer } from './support.ts';
+import { authorizeQuery, REDIRECT_URI, newPublicClient, useOAuthServer } from './support.ts';
 
 // An authorization request is stored until the person decides (docs/oauth.md#limits-of-authorization-requests):
 // rate limited per client and per address, at most PENDING_CONSENTS_PER_CLIENT pending per client,
@@ -22,16 +22,7 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-async function publicClient(): Promise<string> {
-  const res = await api(limited.issuer, tenant.adminKey, 'POST', '/v1/oauth/clients', {
-    name: 'Notes app',
-    type: 'public',
-    scopes: ['check:read'],
-    redirect_uris: [REDIRECT_URI],
-  });
-  expect(res.status).toBe(201);
-  return (res.body as { client_id: string }).client_id;
-}
+const publicClient = () => newPublicClient(limited.issuer, tenant.adminKey);
 
 const authorize = (issuer: string, clientId: string, { from, ...extra }: Record<string, string> = {}) =>
   fetch(`${issuer}/v1/oauth/authorize?${authorizeQuery(clientId, 'check:read', undefined, extra)}`, {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newTenant, type TestTenant } from '../helpers.ts';
-import { api, authorizationCode, authorizeQuery, form, REDIRECT_URI, useOAuthServer } from './support.ts';
+import { api, authorizationCode, authorizeQuery, form, REDIRECT_URI, newPublicClient, useOAuthServer } from './support.ts';
 
 // Codes and refresh tokens at the token endpoint (docs/oauth.md#tokens): single use under
 // concurrency, each way a code is refused, and an access token's expiry, on a fake clock.
@@ -20,16 +20,7 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-async function publicClient(): Promise<string> {
-  const res = await api(server.issuer, tenant.adminKey, 'POST', '/v1/oauth/clients', {
-    name: 'Notes app',
-    type: 'public',
-    scopes: ['check:read', 'grant:read'],
-    redirect_uris: [REDIRECT_URI],
-  });
-  expect(res.status).toBe(201);
-  return (res.body as { client_id: string }).client_id;
-}
+const publicClient = () => newPublicClient(server.issuer, tenant.adminKey, ['check:read', 'grant:read']);
 
 interface Tokens {
   access_token: string;

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CSRF_COOKIE } from '../../src/http/oauth/consent.ts';
 import { newTenant, type TestTenant } from '../helpers.ts';
-import { api, authorizeQuery, consentPageOf, cookiesOf, REDIRECT_URI, useOAuthServer } from './support.ts';
+import { authorizeQuery, consentPageOf, cookiesOf, newPublicClient, useOAuthServer } from './support.ts';
 
 // The consent page's refusals (docs/oauth.md#authorization-code-and-the-consent-page), each shown
 // with a form that would otherwise approve: the same page then approves with the right form.
@@ -16,13 +16,7 @@ let clientId: string;
 
 beforeAll(async () => {
   tenant = await newTenant(server.services);
-  const res = await api(server.issuer, tenant.adminKey, 'POST', '/v1/oauth/clients', {
-    name: 'Notes app',
-    type: 'public',
-    scopes: ['check:read'],
-    redirect_uris: [REDIRECT_URI],
-  });
-  clientId = (res.body as { client_id: string }).client_id;
+  clientId = await newPublicClient(server.issuer, tenant.adminKey);
 });
 
 type ConsentPage = Awaited<ReturnType<typeof consentPageOf>>;

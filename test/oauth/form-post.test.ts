@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newTenant, type TestTenant } from '../helpers.ts';
-import { api, approved, authorizeQuery, REDIRECT_URI, useOAuthServer } from './support.ts';
+import { approved, authorizeQuery, REDIRECT_URI, newPublicClient, useOAuthServer } from './support.ts';
 
 // response_mode=form_post (advertised in the metadata): grantd's answer is a page whose one script
 // posts the form to the client, under a policy that lets exactly that script run (docs/oauth.md#authorization-code-and-the-consent-page).
@@ -12,13 +12,7 @@ let clientId: string;
 
 beforeAll(async () => {
   tenant = await newTenant(server.services);
-  const res = await api(server.issuer, tenant.adminKey, 'POST', '/v1/oauth/clients', {
-    name: 'Notes app',
-    type: 'public',
-    scopes: ['check:read'],
-    redirect_uris: [REDIRECT_URI],
-  });
-  clientId = (res.body as { client_id: string }).client_id;
+  clientId = await newPublicClient(server.issuer, tenant.adminKey);
 });
 
 /** The directives of a Content-Security-Policy, by name. */

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { contract, OAUTH_ERRORS } from '../../contract/index.ts';
 import { newTenant, type TestTenant } from '../helpers.ts';
 import { CSRF_COOKIE } from '../../src/http/oauth/consent.ts';
-import { api, authorizeQuery, basic, consentPageOf, REDIRECT_URI, useOAuthServer } from './support.ts';
+import { api, authorizeQuery, basic, consentPageOf, newPublicClient, useOAuthServer } from './support.ts';
 
 /**
  * Hostile forms on the OAuth routes that take them (docs/oauth.md#endpoints): never a 5xx, only a
@@ -111,13 +111,7 @@ describe.each(FORM_ROUTES.map((route) => [route.path, route] as const))('fuzzing
 describe('fuzzing POST /v1/oauth/consent/:uid', () => {
   let publicClientId: string;
   beforeAll(async () => {
-    const created = await api(server.issuer, tenant.adminKey, 'POST', '/v1/oauth/clients', {
-      name: 'Fuzzed app',
-      type: 'public',
-      scopes: ['check:read'],
-      redirect_uris: [REDIRECT_URI],
-    });
-    publicClientId = (created.body as { client_id: string }).client_id;
+    publicClientId = await newPublicClient(server.issuer, tenant.adminKey, ['check:read'], 'Fuzzed app');
   });
 
   // Weighted towards the well-formed, so that runs get past each check in turn, up to approvals.

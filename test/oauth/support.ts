@@ -68,6 +68,13 @@ export const basic = (id: string, secret: string) =>
 
 export const REDIRECT_URI = 'https://app.example/callback';
 
+/** A public client of the tenant (made with its admin key), redirecting to REDIRECT_URI; its client_id. */
+export async function newPublicClient(issuer: string, adminKey: string, scopes: string[] = ['check:read'], name = 'Notes app'): Promise<string> {
+  const res = await api(issuer, adminKey, 'POST', '/v1/oauth/clients', { name, type: 'public', scopes, redirect_uris: [REDIRECT_URI] });
+  if (res.status !== 201) throw new Error(`a public client was not made: ${res.status} ${JSON.stringify(res.body)}`);
+  return (res.body as { client_id: string }).client_id;
+}
+
 /** The query of an authorization request for a client's code, with PKCE (S256) from `verifier`. */
 export function authorizeQuery(
   clientId: string,
