@@ -94,7 +94,7 @@ export class FailedAuthentications {
     return wait;
   }
 
-  /** Gives back what `record` counted for an attempt that succeeded. */
+  /** Gives back what `record` counted for an attempt that was no failure (it succeeded, or could not be decided). */
   succeeded(address: string): void {
     this.limit.give(address);
   }

@@ -98,7 +98,13 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
       const wait = failures.waitFor(address) || (await failures.record(address));
       if (wait > 0) return tooManyFailures(res, wait, failures);
     }
-    const principal = credential ? await keys.verify(credential) : null;
+    // A lookup that fails (the database unreachable) is no failed authentication: its point is given back.
+    const principal = credential
+      ? await keys.verify(credential).catch((error: unknown) => {
+          if (counted) failures.succeeded(address);
+          throw error;
+        })
+      : null;
     if (!principal) {
       // A key held verified until now (revoked, expired) fails like any other.
       const wait = counted ? 0 : await failures.record(address);
