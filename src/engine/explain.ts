@@ -204,8 +204,8 @@ function tablesOf(schema: CompiledSchema) {
   if (tables === undefined) {
     const implied = new Map<string, string[]>();
     const arrows = new Map<string, { via: string; target: string }[]>();
-    for (const row of schema.closure) implied.set(`${row.ns}#${row.rel}`, [...(implied.get(`${row.ns}#${row.rel}`) ?? []), row.implied]);
-    for (const row of schema.arrows) arrows.set(`${row.ns}#${row.rel}`, [...(arrows.get(`${row.ns}#${row.rel}`) ?? []), row]);
+    for (const row of schema.closure) push(implied, `${row.ns}#${row.rel}`, row.implied);
+    for (const row of schema.arrows) push(arrows, `${row.ns}#${row.rel}`, row);
     // The check reads a pair's grants through one relation once, however many arrows go through it.
     const vias = new Map([...arrows].map(([key, list]) => [key, [...new Set(list.map((a) => a.via))]]));
     tables = {
@@ -302,4 +302,10 @@ export class IndexChanged extends Error {
   constructor() {
     super('the grants held changed while an explanation read them');
   }
+}
+
+function push<V>(map: Map<string, V[]>, key: string, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }

@@ -673,6 +673,7 @@ export class GrantIndex {
         append(tables.implied, ns, rel, implied);
         append(tables.conferred, ns, implied, rel);
       }
+      const arrowsOut = new Map<number, Map<number, Map<number, Set<number>>>>();
       for (const row of schema.arrows) {
         const [ns, rel, via, target] = [
           this.namespaceNumber(row.ns),
@@ -686,13 +687,21 @@ export class GrantIndex {
           ?.find((arrows) => arrows.via === via);
         if (throughVia) throughVia.targets.push(target);
         else append(tables.arrows, ns, rel, { via, targets: [target] });
-        let byVia = tables.arrowsOut.get(target);
-        if (!byVia) tables.arrowsOut.set(target, (byVia = new Map<number, Map<number, number[]>>()));
+        let byVia = arrowsOut.get(target);
+        if (!byVia) arrowsOut.set(target, (byVia = new Map<number, Map<number, Set<number>>>()));
         let byNamespace = byVia.get(via);
-        if (!byNamespace) byVia.set(via, (byNamespace = new Map<number, number[]>()));
+        if (!byNamespace) byVia.set(via, (byNamespace = new Map<number, Set<number>>()));
+        let conferred = byNamespace.get(ns);
+        if (!conferred) byNamespace.set(ns, (conferred = new Set<number>()));
         // An arrow's relation is declared, so the closure confers it on itself too.
-        const conferred = new Set([...(byNamespace.get(ns) ?? []), ...(tables.conferred.get(ns)?.get(rel) ?? [rel])]);
-        byNamespace.set(ns, [...conferred]);
+        for (const relation of tables.conferred.get(ns)?.get(rel) ?? [rel]) conferred.add(relation);
+      }
+      // Gathered in sets (a model at the limits has thousands of arrows), kept as arrays: what a listing reads.
+      for (const [target, byVia] of arrowsOut) {
+        tables.arrowsOut.set(
+          target,
+          new Map([...byVia].map(([via, byNamespace]) => [via, new Map([...byNamespace].map(([ns, set]) => [ns, [...set]]))])),
+        );
       }
       this.tables.set(schema, tables);
     }
