@@ -46,9 +46,9 @@ export class IdRanks {
     return this.changes[ns]! > Math.max(RERANK_SLACK, nodes.size >> 3);
   }
 
-  /** Ranks the namespace again at once if it is due (or `always`): `ranking`'s work in one go. */
-  refresh(ns: number, nodes: ReadonlyMap<string, number>, ids: readonly (string | undefined)[], namespaces: Int32Array, always = false): void {
-    if (always || this.due(ns, nodes)) drain(this.ranking(ns, nodes, ids, namespaces));
+  /** Ranks the namespace again at once if it is due: `ranking`'s work in one go. */
+  refresh(ns: number, nodes: ReadonlyMap<string, number>, ids: readonly (string | undefined)[], namespaces: Int32Array): void {
+    if (this.due(ns, nodes)) drain(this.ranking(ns, nodes, ids, namespaces));
   }
 
   /**

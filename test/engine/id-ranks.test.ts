@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { IdRanks } from '../../src/engine/id-ranks.ts';
+import { drain } from '../../src/engine/work-meter.ts';
 import { assertProperty, scaled } from '../properties.ts';
 
 /** Nodes of two namespaces named and forgotten as GrantIndex does, free nodes reused, arrays grown. */
@@ -70,7 +71,8 @@ describe('IdRanks', () => {
         for (const s of steps) {
           if (s.op === 'name') nodes.name(s.ns, s.id);
           else if (s.op === 'forget') nodes.forget(s.ns, s.id);
-          else if (s.op === 'rank') nodes.ranks.refresh(s.ns, nodes.byNs[s.ns]!, nodes.ids, nodes.namespaces, s.always);
+          else if (s.op === 'rank' && s.always) drain(nodes.ranks.ranking(s.ns, nodes.byNs[s.ns]!, nodes.ids, nodes.namespaces));
+          else if (s.op === 'rank') nodes.ranks.refresh(s.ns, nodes.byNs[s.ns]!, nodes.ids, nodes.namespaces);
           else {
             const { ranks, ids, namespaces } = nodes;
             // Listings refresh first (a no-op unless enough changed), then compare and page.
