@@ -1,3 +1,4 @@
+import type { NodeSet } from './marked-nodes.ts';
 import { drain, type UnitsOfWork } from './work-meter.ts';
 
 /**
@@ -75,7 +76,7 @@ export class EdgeLists {
   }
 
   /** Whether the node has (relation, n) for some n in `others`, reading whichever of the two is smaller. */
-  hasAnyOf(node: number, relation: number, others: ReadonlySet<number>): boolean {
+  hasAnyOf(node: number, relation: number, others: NodeSet): boolean {
     const indexed = this.places.get(node);
     if (indexed !== undefined) {
       const places = indexed.get(relation);

@@ -23,8 +23,8 @@ export interface WindowedGrant extends Triple {
 }
 
 /** Whether a grant explain read counts at `now`, or why not: the index's rule (windowState), on the grant's Dates. */
-export const grantWindow = (grant: Pick<WindowedGrant, 'notBefore' | 'expiresAt'>, now: number): WindowState =>
-  windowState(windowOf(grant.notBefore?.getTime() ?? null, grant.expiresAt?.getTime() ?? null), now);
+export const grantWindow = ({ notBefore, expiresAt }: Pick<WindowedGrant, 'notBefore' | 'expiresAt'>, now: number): WindowState =>
+  notBefore === null && expiresAt === null ? 'in-force' : windowState(windowOf(notBefore?.getTime() ?? null, expiresAt?.getTime() ?? null), now);
 
 /** An (object, relation) pair of the walk. */
 export interface Pair {
@@ -249,21 +249,24 @@ export function indexGraph(
   const checkpoint = async () => {
     if ((await slice.checkpoint()) && index.version !== version) throw new IndexChanged();
   };
-  const unbounded = (grant: Triple): WindowedGrant => ({ ...grant, notBefore: null, expiresAt: null });
+  // Built as literals of one shape, not spread: explain makes one for each grant it reads (tens of thousands at the limits).
+  const unbounded = (subject: Ref, relation: string, object: Ref): WindowedGrant => ({ subject, relation, object, notBefore: null, expiresAt: null });
   const matching = { holders: [] as readonly Ref[], nodes: index.holderNodes([]), holding: new Set<string>() };
-  const windowed = (grant: Triple, window: GrantWindow): WindowedGrant => ({
-    ...grant,
+  const windowed = (subject: Ref, relation: string, object: Ref, window: GrantWindow): WindowedGrant => ({
+    subject,
+    relation,
+    object,
     notBefore: window.notBefore === null ? null : new Date(window.notBefore),
     expiresAt: window.expiresAt === null ? null : new Date(window.expiresAt),
   });
   const onPair = (object: Ref, relation: string) =>
-    index.outOfForceOn(object, relation).map(({ subject, window }) => windowed({ subject, relation, object }, window));
+    index.outOfForceOn(object, relation).map(({ subject, window }) => windowed(subject, relation, object, window));
   return {
     agentScope: async (id) => scopeOf(id) ?? null,
     holdsAnyGrant: async (subject) => index.isSubject(subject) || index.holdsOutOfForce(subject),
     groupsOf: async (subject) => [
-      ...index.groupsOfRef(subject).map((object) => unbounded({ subject, relation: MEMBER_RELATION, object })),
-      ...index.outOfForceMemberships(subject).map(({ object, window }) => windowed({ subject, relation: MEMBER_RELATION, object }, window)),
+      ...index.groupsOfRef(subject).map((object) => unbounded(subject, MEMBER_RELATION, object)),
+      ...index.outOfForceMemberships(subject).map(({ object, window }) => windowed(subject, MEMBER_RELATION, object, window)),
     ],
     heldBy: async (pairs, holders, stepsLeft) => {
       // A walk asks with the same holders at every level: looked up once.
@@ -277,7 +280,7 @@ export function indexGraph(
         const matched = index.heldAmong(object, relation, nodes);
         steps += matched.steps;
         if (steps > stepsLeft) break;
-        for (const subject of matched.held) grants.push(unbounded({ subject, relation, object }));
+        for (const subject of matched.held) grants.push(unbounded(subject, relation, object));
         for (const grant of onPair(object, relation)) if (holding.has(formatRef(grant.subject))) grants.push(grant);
       }
       return { grants, steps };
@@ -287,7 +290,7 @@ export function indexGraph(
       for (const { object, via } of items) {
         await checkpoint();
         // Past the limit the caller is past its budget: the grants beyond it are not read.
-        for (const subject of index.subjectsOf(object, via, limit - grants.length)) grants.push(unbounded({ subject, relation: via, object }));
+        for (const subject of index.subjectsOf(object, via, limit - grants.length)) grants.push(unbounded(subject, via, object));
         grants.push(...onPair(object, via));
         if (grants.length >= limit) return grants.slice(0, limit);
       }

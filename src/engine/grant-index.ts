@@ -2,6 +2,7 @@ import type { DomainError } from '../errors.ts';
 import { DEFAULT_CHECK_BUDGET, isCheckTooComplex, overBudget } from './budget.ts';
 import { EdgeLists } from './edge-lists.ts';
 import { IdRanks } from './id-ranks.ts';
+import { MarkedNodes, type NodeSet } from './marked-nodes.ts';
 import type { HoldersQuery, ReachableQuery } from './engine.ts';
 import { sameWindow, type GrantWindow } from './grant-window.ts';
 import { MEMBER_RELATION, type Ref, type Triple } from './refs.ts';
@@ -98,6 +99,7 @@ export class GrantIndex {
   /** The walk, the subject's groups and an arrow's related objects of the check under way, reused: a check runs start to end in one go. */
   private readonly walk = new Walk();
   private readonly groups: number[] = [];
+  private readonly subjectAndGroups = new MarkedNodes();
   private readonly related: number[] = [];
   /** A listing's ids after the cursor, as nodes, reused likewise. */
   private readonly found: number[] = [];
@@ -364,7 +366,7 @@ export class GrantIndex {
     walk.clear();
     for (const implied of this.implied(tables, start, relation)) walk.visit(start, implied);
     const grantsOn = this.grantsOn;
-    const many = manyGroups(self, groups);
+    const many = this.manyGroups(self, groups);
     let steps = groups.length;
     this.matched = 0;
     for (let depth = 0, from = 0; from < walk.objects.length; depth++) {
@@ -419,7 +421,7 @@ export class GrantIndex {
    * own subject): then this subject's check walks afresh.
    */
   private heldOnAny(walk: RememberedWalk, self: number, groups: number[], budget: number): boolean | undefined {
-    const many = manyGroups(self, groups);
+    const many = this.manyGroups(self, groups);
     const grantsOn = this.grantsOn;
     let steps = groups.length;
     for (let level = 0, from = 0; level < walk.levelEnds.length; level++) {
@@ -441,8 +443,13 @@ export class GrantIndex {
     return walk.finished ? false : undefined;
   }
 
+  /** The subject and its groups as a set, when they are more than FEW_GROUPS: matching them goes through it. */
+  private manyGroups(self: number, groups: readonly number[]): NodeSet | null {
+    return groups.length > FEW_GROUPS ? this.subjectAndGroups.mark(self, groups, this.nodeCount) : null;
+  }
+
   /** Whether the subject or one of its groups holds `relation` on `object`; `many`: them as a set (manyGroups), when there are many. */
-  private heldBy(object: number, relation: number, self: number, groups: number[], many: ReadonlySet<number> | null): boolean {
+  private heldBy(object: number, relation: number, self: number, groups: number[], many: NodeSet | null): boolean {
     return many === null ? this.grantsOn.hasAny(object, relation, self, groups) : this.grantsOn.hasAnyOf(object, relation, many);
   }
 
@@ -1020,10 +1027,6 @@ class RememberedWalks {
     this.pairs = 0;
   }
 }
-
-/** The subject and its groups as a set, when they are more than FEW_GROUPS: matching them goes through it. */
-const manyGroups = (self: number, groups: readonly number[]): ReadonlySet<number> | null =>
-  groups.length > FEW_GROUPS ? new Set([self, ...groups]) : null;
 
 /** The pairs one bulk keeps at most, in check budgets. */
 const REMEMBERED_BUDGETS = 4;

@@ -18,14 +18,24 @@ const POSITION_BYTES = 16; // xid and seq, 64 bits each: exactly one AES block
 const TAG_BYTES = 16;
 const SEALED_LENGTH = Math.ceil(((POSITION_BYTES + TAG_BYTES) * 4) / 3);
 
-export function encodeRevision(key: Buffer, { xid, seq }: Position): string {
+export function encodeRevision(key: Buffer, position: Position): string {
+  return encodeRevisions(key, [position])[0]!;
+}
+
+/** The tokens of many positions: one cipher seals them all (ECB seals each block alone), as a page of the changes feed needs. */
+export function encodeRevisions(key: Buffer, positions: readonly Position[]): string[] {
   const keys = sealingKeys(key);
-  const plain = Buffer.alloc(POSITION_BYTES);
-  plain.writeBigUInt64BE(xid, 0);
-  plain.writeBigUInt64BE(seq, 8);
+  const plain = Buffer.alloc(POSITION_BYTES * positions.length);
+  positions.forEach(({ xid, seq }, i) => {
+    plain.writeBigUInt64BE(xid, i * POSITION_BYTES);
+    plain.writeBigUInt64BE(seq, i * POSITION_BYTES + 8);
+  });
   const cipher = createCipheriv('aes-256-ecb', keys.block, null).setAutoPadding(false);
   const sealed = Buffer.concat([cipher.update(plain), cipher.final()]);
-  return Buffer.concat([sealed, tag(keys.tag, sealed)]).toString('base64url');
+  return positions.map((_, i) => {
+    const block = sealed.subarray(i * POSITION_BYTES, (i + 1) * POSITION_BYTES);
+    return Buffer.concat([block, tag(keys.tag, block)]).toString('base64url');
+  });
 }
 
 export function decodeRevision(key: Buffer, token: string): Position {

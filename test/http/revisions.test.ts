@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { DomainError } from '../../src/errors.ts';
 import { encodeCursor } from '../../src/http/cursor.ts';
-import { decodeRevision, encodeRevision, readConsistency } from '../../src/http/revisions.ts';
+import { decodeRevision, encodeRevision, encodeRevisions, readConsistency } from '../../src/http/revisions.ts';
 import type { Db } from '../../src/store/db.ts';
 import { Freshness } from '../../src/store/freshness.ts';
 
@@ -89,6 +89,12 @@ describe('a revision as a caller sees it', () => {
     ]) {
       expect(opening(encodeRevision(key, position))).toEqual(position);
     }
+  });
+
+  it('seals a page of positions as it seals each alone', () => {
+    const positions = Array.from({ length: 40 }, (_, i) => ({ xid: 700n + BigInt(i % 7), seq: BigInt(i) }));
+    expect(encodeRevisions(key, positions)).toEqual(positions.map((position) => encodeRevision(key, position)));
+    expect(encodeRevisions(key, [])).toEqual([]);
   });
 
   it('shows neither the transaction nor the sequence; one position gives one token, each another', () => {

@@ -5,7 +5,7 @@ import { DomainError } from '../../errors.ts';
 import { ChangesExpired, readChanges } from '../../store/revisions.ts';
 import type { KeyPrincipal } from '../../store/keys.ts';
 import { principalOf, type AppDeps } from '../context.ts';
-import { decodeRevision, encodeRevision } from '../revisions.ts';
+import { decodeRevision, encodeRevisions } from '../revisions.ts';
 
 const s = initServer();
 
@@ -36,11 +36,12 @@ export const changeRoutes = ({ db }: AppDeps) =>
       });
       // The key that asked was just verified: its tenant exists.
       const { changes, next } = page!;
+      const revisions = encodeRevisions(cursorSecret, [...changes.map((change) => change.position), next]);
       return {
         status: 200,
         body: {
-          changes: changes.map((change) => ({
-            revision: encodeRevision(cursorSecret, change.position),
+          changes: changes.map((change, i) => ({
+            revision: revisions[i]!,
             at: change.at.toISOString(),
             // The migration's triggers write only the kinds and ops the contract names.
             kind: change.kind as Change['kind'],
@@ -48,7 +49,7 @@ export const changeRoutes = ({ db }: AppDeps) =>
             ...change.data,
             actor: change.actor,
           })),
-          next_revision: encodeRevision(cursorSecret, next),
+          next_revision: revisions[changes.length]!,
         },
       };
     },
