@@ -54,7 +54,7 @@ export async function readCopiedGrants(stream: AsyncIterable<Buffer>, take: Copi
       const data: Buffer = rest === null ? next.value : Buffer.concat([rest, next.value]);
       const rows = data.lastIndexOf(NEWLINE) + 1;
       rest = rows < data.length ? data.subarray(rows) : null;
-      if (rows > 0 && !takeRows(data, rows, take)) return;
+      if (rows > 0 && !(await takeRows(data, rows, take, slice))) return;
       await slice.checkpoint();
     }
   } finally {
@@ -63,18 +63,24 @@ export async function readCopiedGrants(stream: AsyncIterable<Buffer>, take: Copi
   if (rest !== null) throw new Error('grant load: the COPY stream ended inside a row');
 }
 
-/** Takes the whole rows of data[0, rows); false when `take` asked to stop. */
-function takeRows(data: Buffer, rows: number, take: CopiedGrant): boolean {
+/**
+ * Takes the whole rows of data[0, rows); false when `take` asked to stop. A chunk may hold all that
+ * was buffered (thousands of rows): it checkpoints every ROWS_PER_CHECKPOINT rows.
+ */
+async function takeRows(data: Buffer, rows: number, take: CopiedGrant, slice: Slice): Promise<boolean> {
   const plain = isAscii(data.subarray(0, rows)) && data.subarray(0, rows).indexOf('\\') < 0;
   const text = plain ? data.toString('latin1', 0, rows) : '';
-  for (let start = 0; start < rows;) {
+  for (let start = 0, taken = 1; start < rows; taken++) {
     const end = plain ? text.indexOf('\n', start) : data.indexOf(NEWLINE, start);
-    const taken = plain ? takeRow(data, text, start, end, take) : takeEscapedRow(data.toString('utf8', start, end), take);
-    if (!taken) return false;
+    if (!(plain ? takeRow(data, text, start, end, take) : takeEscapedRow(data.toString('utf8', start, end), take))) return false;
     start = end + 1;
+    if (taken % ROWS_PER_CHECKPOINT === 0) await slice.checkpoint();
   }
   return true;
 }
+
+/** Rows indexed between two checkpoints of a load's slice: a few hundred microseconds with windows. */
+const ROWS_PER_CHECKPOINT = 256;
 
 /** Takes the row text[start, end), text being data read as latin1 and holding no escape. */
 function takeRow(data: Buffer, text: string, start: number, end: number, take: CopiedGrant): boolean {

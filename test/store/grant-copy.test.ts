@@ -70,4 +70,24 @@ describe('readCopiedGrants', () => {
     // Other work ran while the rows were read, not only before or after.
     expect(rowsWhenOthersRan.some((n) => n > 0 && n < 80)).toBe(true);
   });
+
+  it('gives way inside a chunk of thousands of rows, as well as between chunks', async () => {
+    const chunk = Buffer.from(Array.from({ length: 2_000 }, (_, i) => `user\tu${i}\tviewer\tdocument\td${i}\t\t1798761600000\n`).join(''), 'utf8');
+    const rowsWhenOthersRan: number[] = [];
+    let rows = 0;
+    const others = setInterval(() => rowsWhenOthersRan.push(rows), 0);
+    try {
+      await readCopiedGrants(
+        (async function* () {
+          yield chunk;
+        })(),
+        () => ++rows > 0,
+        WorkMeter.unmetered(0),
+      );
+    } finally {
+      clearInterval(others);
+    }
+    expect(rows).toBe(2_000);
+    expect(rowsWhenOthersRan.filter((n) => n > 0 && n < 2_000).length).toBeGreaterThan(1);
+  });
 });
