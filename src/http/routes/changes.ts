@@ -5,7 +5,8 @@ import { DomainError } from '../../errors.ts';
 import { ChangesExpired, readChanges } from '../../store/revisions.ts';
 import type { KeyPrincipal } from '../../store/keys.ts';
 import { principalOf, type AppDeps } from '../context.ts';
-import { decodeRevision, encodeRevisions } from '../revisions.ts';
+import { mapInTurns } from '../in-turns.ts';
+import { decodeRevision, encodeRevision, encodeRevisions } from '../revisions.ts';
 
 const s = initServer();
 
@@ -36,21 +37,21 @@ export const changeRoutes = ({ db }: AppDeps) =>
       });
       // The key that asked was just verified: its tenant exists.
       const { changes, next } = page!;
-      const revisions = encodeRevisions(cursorSecret, [...changes.map((change) => change.position), next]);
-      return {
-        status: 200,
-        body: {
-          changes: changes.map((change, i) => ({
-            revision: revisions[i]!,
-            at: change.at.toISOString(),
-            // The migration's triggers write only the kinds and ops the contract names.
-            kind: change.kind as Change['kind'],
-            op: change.op as Change['op'],
-            ...change.data,
-            actor: change.actor,
-          })),
-          next_revision: revisions[changes.length]!,
-        },
-      };
+      const body = await mapInTurns(changes, (part) => {
+        const revisions = encodeRevisions(
+          cursorSecret,
+          part.map((change) => change.position),
+        );
+        return part.map((change, i) => ({
+          revision: revisions[i]!,
+          at: change.at.toISOString(),
+          // The migration's triggers write only the kinds and ops the contract names.
+          kind: change.kind as Change['kind'],
+          op: change.op as Change['op'],
+          ...change.data,
+          actor: change.actor,
+        }));
+      });
+      return { status: 200, body: { changes: body, next_revision: encodeRevision(cursorSecret, next) } };
     },
   });
