@@ -1,10 +1,12 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { GRANTD_V8_FLAGS } from './src/cluster/primary.ts';
 
 // The whole suite runs twice: on an embedded PostgreSQL this run starts itself, and on the
 // PostgreSQL at 127.0.0.1:5432 (GRANTD_TEST_PG_URL), each in a database of its own. The stall test
 // is a project of its own (`stall`, on 127.0.0.1:5432), which `npm test` runs after the others,
 // alone: it measures the event loop, which files run beside it would load
-// (docs/decisions.md#one-meter-for-all-work-in-memory).
+// (docs/decisions.md#one-meter-for-all-work-in-memory), in a process with the V8 flags of `grantd
+// serve`'s (its collector's pauses are part of what it measures).
 const STALL_TEST = 'test/http/stall.test.ts';
 
 export default defineConfig({
@@ -32,7 +34,10 @@ export default defineConfig({
           globalSetup: ['test/setup/server-database.ts'],
         },
       },
-      { extends: true, test: { name: 'stall', include: [STALL_TEST], globalSetup: ['test/setup/server-database.ts'] } },
+      {
+        extends: true,
+        test: { name: 'stall', include: [STALL_TEST], globalSetup: ['test/setup/server-database.ts'], execArgv: GRANTD_V8_FLAGS },
+      },
     ],
   },
 });

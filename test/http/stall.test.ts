@@ -1200,7 +1200,7 @@ function writeReport(report: {
   const ms = (v: number | null) => (v === null ? '-' : `${v.toFixed(1)} ms`);
   const { alone, underAttack } = report;
   const lines = [
-    `stall test (${report.project}): quiet check p99 alone ${ms(alone.quietP99Ms)} (before ${ms(alone.beforeP99Ms)}, after ${ms(alone.afterP99Ms)}, ` +
+    `stall test (${report.project}, node ${process.execArgv.join(' ')}): quiet check p99 alone ${ms(alone.quietP99Ms)} (before ${ms(alone.beforeP99Ms)}, after ${ms(alone.afterP99Ms)}, ` +
       `${alone.quietSamples} checks; largest stall ${ms(alone.stallMs)} on CPU, ${ms(alone.wallStallMs)} wall), under attack ${ms(underAttack.quietP99Ms)} (${underAttack.quietSamples} checks)`,
     `${'route'.padEnd(22)} ${'stall'.padStart(10)} ${'wall'.padStart(10)} ${'gc'.padStart(10)} ${'quiet p99'.padStart(10)} ${'time'.padStart(10)}  statuses  what`,
     ...report.phases.map(
