@@ -6,8 +6,9 @@ import { testModelFile } from '../src/cli/model-test.ts';
 import { packageRoot } from '../src/package-root.ts';
 
 // The documentation holds together: every page of docs/ is reachable from its index, every link of
-// README.md and docs/ leads to a file that exists (and a heading of it, when it names one), and
-// every `docs/<page>.md#<heading>` that code and tests cite names a page and a heading that exist.
+// README.md, bench/README.md and docs/ leads to a file that exists (and a heading of it, when it
+// names one), and every `docs/<page>.md#<heading>` or `bench/README.md#<heading>` that code and
+// tests cite names a page and a heading that exist.
 
 const root = packageRoot();
 const read = (path: string): string => readFileSync(path, 'utf8');
@@ -69,9 +70,9 @@ describe('the documentation', () => {
     expect(pages.filter((page) => !reached.has(page)).map((page) => relative(root, page))).toEqual([]);
   });
 
-  it('has no broken link in README.md or docs/', () => {
+  it('has no broken link in README.md, bench/README.md or docs/', () => {
     const broken: string[] = [];
-    for (const page of [join(root, 'README.md'), ...pages]) {
+    for (const page of [join(root, 'README.md'), join(root, 'bench', 'README.md'), ...pages]) {
       for (const { target, file, anchor } of linksOf(page)) {
         const where = `${relative(root, page)}: ${target}`;
         if (!existsSync(file)) broken.push(`${where} (no such file)`);
@@ -84,11 +85,11 @@ describe('the documentation', () => {
   });
 
   it('has every page and heading that code and tests cite', () => {
-    const cited = new RegExp(String.raw`\bdocs/([a-z-]+\.md)(?:#([a-z0-9-]+))?`, 'g');
+    const cited = new RegExp(String.raw`\b(docs/[a-z-]+\.md|bench/README\.md)(?:#([a-z0-9_-]+))?`, 'g');
     const broken: string[] = [];
     for (const source of sources) {
       for (const [citation, page, anchor] of read(source).matchAll(cited)) {
-        const file = join(docsDir, page!);
+        const file = join(root, page!);
         const where = `${relative(root, source)}: ${citation}`;
         if (!existsSync(file)) broken.push(`${where} (no such page)`);
         else if (anchor !== undefined && !anchorsOf(read(file)).has(anchor)) broken.push(`${where} (no such heading)`);

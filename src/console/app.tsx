@@ -9,14 +9,10 @@ import { KeysPage } from './pages/keys.tsx';
 import { NamespacesPage } from './pages/namespaces.tsx';
 import { OverviewPage } from './pages/overview.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
-import { finishSignIn, isCallback, SignInError, type Session } from './session.ts';
+import { finishSignIn, isCallback, SignInError, type PageProps, type Session } from './session.ts';
 import { Loading } from './ui.tsx';
 import type { Shown } from './problems.ts';
 import { problemsOf } from './problems.ts';
-
-export interface PageProps {
-  session: Session;
-}
 
 const PAGES = [
   { path: '', label: 'Overview', Page: OverviewPage },

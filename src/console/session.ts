@@ -173,3 +173,8 @@ export class Session {
     }
   }
 }
+
+/** What every page of the console is given: the signed-in session. */
+export interface PageProps {
+  session: Session;
+}

@@ -7,7 +7,7 @@ import type { NamespaceSchema } from '../../contract/namespaces.ts';
 import type { OAuthClientSchema } from '../../contract/oauth.ts';
 import { AGENT_NAMESPACE, formatRef } from '../engine/refs.ts';
 import type { AgentRow } from '../store/agents.ts';
-import type { GrantRow } from '../store/grants.ts';
+import type { StoredGrant } from '../store/grants.ts';
 import type { CreatedKey } from '../store/keys.ts';
 import type { NamespaceRow } from '../store/namespaces.ts';
 import type { OAuthClientRow } from '../store/oauth-clients.ts';
@@ -17,7 +17,7 @@ import type { OAuthClientRow } from '../store/oauth-clients.ts';
  * contract's shapes.
  */
 
-export const grantBody = (g: GrantRow): z.output<typeof GrantSchema> => ({
+export const grantBody = (g: StoredGrant): z.output<typeof GrantSchema> => ({
   subject: formatRef({ ns: g.subjectNs, id: g.subjectId }),
   relation: g.relation,
   object: formatRef({ ns: g.objectNs, id: g.objectId }),

@@ -38,7 +38,7 @@ export class Freshness {
     if (known && finishedIn(xid, known)) return false;
     const deadline = Date.now() + this.waitMs;
     for (;;) {
-      const snapshot = await withDeadline(currentSnapshot(this.db), deadline);
+      const snapshot = await withDeadline(currentSnapshot(this.db), deadline, this.waitMs);
       if (finishedIn(xid, snapshot)) {
         this.forget(tenantId);
         this.reached.set(tenantId, snapshot);
@@ -46,18 +46,19 @@ export class Freshness {
       }
       // Only a revision of a transaction still running (issued by a node whose clock of xids is
       // ahead of what this database has seen) gets here.
-      if (Date.now() + POLL_MS >= deadline) throw notReached();
+      if (Date.now() + POLL_MS >= deadline) throw notReached(this.waitMs);
       await sleep(POLL_MS);
     }
   }
 }
 
-const notReached = () => new RetryLater('the revision asked for could not be reached within 2 s; retry shortly', 'revision not reached');
+const notReached = (waitMs: number) =>
+  new RetryLater(`the revision asked for could not be reached within ${waitMs / 1000} s; retry shortly`, 'revision not reached');
 
-async function withDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
+async function withDeadline<T>(work: Promise<T>, deadline: number, waitMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(notReached()), Math.max(0, deadline - Date.now()));
+    timer = setTimeout(() => reject(notReached(waitMs)), Math.max(0, deadline - Date.now()));
   });
   try {
     return await Promise.race([work, late]);

@@ -6,7 +6,8 @@ import { lockNamespacesOf } from './namespaces.ts';
 import { Prisma } from './prisma/client.ts';
 import { transaction } from './transaction.ts';
 
-export interface GrantRow {
+/** A grant as the grants table holds it: its triple, when it was made, and its window. */
+export interface StoredGrant {
   subjectNs: string;
   subjectId: string;
   relation: string;
@@ -73,7 +74,7 @@ const timesOf = (window: GrantWindow | null | undefined) => ({
   expiresAt: window?.expiresAt == null ? null : new Date(window.expiresAt),
 });
 
-const sameTimes = (row: GrantRow, window: GrantWindow | null | undefined): boolean =>
+const sameTimes = (row: StoredGrant, window: GrantWindow | null | undefined): boolean =>
   (row.notBefore?.getTime() ?? null) === (window?.notBefore ?? null) && (row.expiresAt?.getTime() ?? null) === (window?.expiresAt ?? null);
 
 /**
@@ -82,10 +83,10 @@ const sameTimes = (row: GrantRow, window: GrantWindow | null | undefined): boole
  * share lock of the namespaces it names, against whose definitions its relation is checked
  * (lockNamespacesOf): a concurrent change of the namespace either sees the grant or is seen by it.
  */
-export async function createGrant(db: Db, tenantId: string, triple: GrantWrite): Promise<{ row: GrantRow; outcome: WriteOutcome }> {
+export async function createGrant(db: Db, tenantId: string, triple: GrantWrite): Promise<{ row: StoredGrant; outcome: WriteOutcome }> {
   const { window } = triple;
   const key = { tenantId_objectNs_objectId_relation_subjectNs_subjectId: toData(tenantId, triple) };
-  const write = async (tx: Prisma.TransactionClient): Promise<{ row: GrantRow; outcome: WriteOutcome }> => {
+  const write = async (tx: Prisma.TransactionClient): Promise<{ row: StoredGrant; outcome: WriteOutcome }> => {
     const [row] = await tx.grant.createManyAndReturn({ data: [{ ...toData(tenantId, triple), ...timesOf(window) }], skipDuplicates: true });
     if (row) return { row, outcome: 'created' };
     const existing = await tx.grant.findUnique({ where: key });
@@ -176,7 +177,7 @@ export interface GrantFilter {
  * Grants matching every given filter, in (object, relation, subject) order, after `after`; never
  * one expired at `now` (the sweep deletes it later), nor with `active` one not yet in force.
  */
-export function listGrants(db: Db, tenantId: string, filter: GrantFilter, after: GrantKey | null, take: number, now: Date): Promise<GrantRow[]> {
+export function listGrants(db: Db, tenantId: string, filter: GrantFilter, after: GrantKey | null, take: number, now: Date): Promise<StoredGrant[]> {
   const conditions = [Prisma.sql`tenant_id = ${tenantId}::uuid`, Prisma.sql`(expires_at IS NULL OR expires_at > ${now})`];
   if (filter.active) conditions.push(Prisma.sql`(not_before IS NULL OR not_before <= ${now})`);
   if (filter.subject) conditions.push(Prisma.sql`subject_ns = ${filter.subject.ns} AND subject_id = ${filter.subject.id}`);
@@ -188,7 +189,7 @@ export function listGrants(db: Db, tenantId: string, filter: GrantFilter, after:
       Prisma.sql`(object_ns, object_id, relation, subject_ns, subject_id) > (${after[0]}, ${after[1]}, ${after[2]}, ${after[3]}, ${after[4]})`,
     );
   }
-  return db.$queryRaw<GrantRow[]>`
+  return db.$queryRaw<StoredGrant[]>`
     SELECT subject_ns AS "subjectNs", subject_id AS "subjectId", relation, object_ns AS "objectNs", object_id AS "objectId",
            created_at AS "createdAt", not_before AS "notBefore", expires_at AS "expiresAt"
     FROM grants
@@ -197,4 +198,4 @@ export function listGrants(db: Db, tenantId: string, filter: GrantFilter, after:
     LIMIT ${take}`;
 }
 
-export const grantKey = (g: GrantRow): GrantKey => [g.objectNs, g.objectId, g.relation, g.subjectNs, g.subjectId];
+export const grantKey = (g: StoredGrant): GrantKey => [g.objectNs, g.objectId, g.relation, g.subjectNs, g.subjectId];

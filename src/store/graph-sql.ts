@@ -210,7 +210,7 @@ LIMIT $3`,
 };
 
 /** A grant as EXPLAIN_SQL reads it. */
-export interface GrantRow {
+export interface ExplainGrantRow {
   sns: string;
   sid: string;
   rel: string;

@@ -406,13 +406,13 @@ export interface HeldTenant {
   replaying: boolean;
 }
 
-const tripleOf = ([subjectNs, subjectId, relation, objectNs, objectId]: GrantRow) => ({
+const tripleOf = ([subjectNs, subjectId, relation, objectNs, objectId]: LoggedGrant) => ({
   subject: { ns: subjectNs, id: subjectId },
   relation,
   object: { ns: objectNs, id: objectId },
 });
 
-const flip = (tenant: HeldTenant, row: GrantRow): void => tenant.index.flip(tripleOf(row), windowOf(row[5] ?? null, row[6] ?? null));
+const flip = (tenant: HeldTenant, row: LoggedGrant): void => tenant.index.flip(tripleOf(row), windowOf(row[5] ?? null, row[6] ?? null));
 
 /**
  * The horizon now and the tenant's log_pruned_below on every row (no row: the tenant is gone), then
@@ -423,12 +423,12 @@ type LogRow = [
   horizon: string,
   prunedBelow: string,
   xid: string | null,
-  grants: GrantRow[] | null,
+  grants: LoggedGrant[] | null,
   agents: string[] | null,
   scopes: Record<string, string[]> | null,
 ];
-/** A grant, and its window's bounds in epoch ms (null or absent: open) when it has one (migration 20261124040000). */
-type GrantRow = [
+/** A grant as the log (grant_changes) records it, and its window's bounds in epoch ms (null or absent: open) when it has one (migration 20261124040000). */
+type LoggedGrant = [
   subjectNs: string,
   subjectId: string,
   relation: string,

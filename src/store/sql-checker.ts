@@ -14,7 +14,7 @@ import {
   CHECK_SQL,
   type CheckOutcome,
   EXPLAIN_SQL,
-  type GrantRow,
+  type ExplainGrantRow,
   HOLDERS_SQL,
   OBJECT_IDS_SQL,
   REACHABLE_SQL,
@@ -230,7 +230,7 @@ export class SqlChecker {
 function sqlGraph(tenantId: string, read: <R extends pg.QueryResultRow>(config: pg.QueryConfig) => Promise<R[]>): ExplainGraph {
   const slice = WorkMeter.unmetered();
   const grants = async (text: string, values: unknown[]): Promise<WindowedGrant[]> =>
-    (await read<GrantRow>({ text, values: [tenantId, ...values] })).map((g) => ({
+    (await read<ExplainGrantRow>({ text, values: [tenantId, ...values] })).map((g) => ({
       subject: { ns: g.sns, id: g.sid },
       relation: g.rel,
       object: { ns: g.ons, id: g.oid },

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { Agent, AgentDeletion, GrantdClient } from '../../client/index.ts';
-import type { PageProps } from '../app.tsx';
+import type { PageProps } from '../session.ts';
 import { Listed, RowAction, Table, useListWrites } from '../lists.tsx';
 import { bind, Confirm, Field, FormProblem, Loading, LoadProblem, Notice, Pager, Submit, useCursors, useLoad, useSubmit, when } from '../ui.tsx';
 

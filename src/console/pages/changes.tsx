@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ChangeSchema } from '../../../contract/index.ts';
 import { ServiceError, type Change, type GrantdClient } from '../../client/index.ts';
-import type { PageProps } from '../app.tsx';
+import type { PageProps } from '../session.ts';
 import { problemsOf, type Shown } from '../problems.ts';
 import { Table } from '../lists.tsx';
 import { Empty, LoadProblem, Loading, useId, when } from '../ui.tsx';

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { Explanation } from '../../client/index.ts';
-import type { PageProps } from '../app.tsx';
+import type { PageProps } from '../session.ts';
 import { Listed } from '../lists.tsx';
 import {
   FormProblem,

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { KEY_SCOPES } from '../../../contract/index.ts';
 import type { CreatedOAuthClient, OAuthClientInput } from '../../client/index.ts';
-import type { PageProps } from '../app.tsx';
+import type { PageProps } from '../session.ts';
 import { Listed, RowAction, Table, useListWrites } from '../lists.tsx';
 import { bind, Choices, Confirm, Created, Field, FormProblem, Notice, Submit, useId, useLoad, useSubmit, when } from '../ui.tsx';
 

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { Grant, GrantsQuery } from '../../client/index.ts';
-import type { PageProps } from '../app.tsx';
+import type { PageProps } from '../session.ts';
 import { importGrants, parseNdjson, type ImportProgress, type ParsedFile } from '../ndjson.ts';
 import { Listed, RowAction, Table, useListWrites } from '../lists.tsx';
 import {

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { KEY_SCOPES } from '../../../contract/index.ts';
 import type { CreatedKey } from '../../client/index.ts';
-import type { PageProps } from '../app.tsx';
+import type { PageProps } from '../session.ts';
 import { Listed, RowAction, Table, useListWrites } from '../lists.tsx';
 import { Choices, Confirm, Created, FormProblem, Field, Notice, Submit, useLoad, useSubmit, when } from '../ui.tsx';
 

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { PageProps } from '../app.tsx';
+import type { PageProps } from '../session.ts';
 import { bodyOf, draftProblems, type NamespaceDraft, type RelationRow } from '../relations.ts';
 import { Listed, Table } from '../lists.tsx';
 import { bind, Field, FormProblem, Notice, Submit, useId, useLoad, useSubmit, when } from '../ui.tsx';

@@ -1,5 +1,5 @@
 import type { GrantdClient } from '../../client/index.ts';
-import type { PageProps } from '../app.tsx';
+import type { PageProps } from '../session.ts';
 import { LoadProblem, Loading, useLoad } from '../ui.tsx';
 
 /** Counting stops here: a tenant's grants may be millions, and the overview must stay quick. */
