@@ -69,7 +69,11 @@ const duration = (name: string) =>
       return Number.parseInt(value, 10) * UNIT_SECONDS[unit];
     });
 
-/** Every setting grantd reads from the environment. */
+/**
+ * Every setting grantd reads from the environment, with its default and its check. A command parses
+ * them once (loadConfig) and passes the result down as it is, so a setting has one name everywhere:
+ * its variable's, in the environment, the code and docs/configuration.md.
+ */
 export const EnvSchema = z.object({
   PORT: z
     .string()

@@ -136,7 +136,12 @@ export interface Limits {
  * waits for Redis beyond one command timeout, after which none waits for it at all.
  */
 export function createLimits(options: LimitsOptions, logger: Logger): Limits {
-  const { windowSeconds = 1, redisKeyPrefix = 'grantd:', redisCommandTimeoutMs = REDIS_COMMAND_TIMEOUT_MS, clusterWorker = false } = options;
+  const {
+    windowSeconds = DEFAULT_CONFIG.GRANTD_RATE_LIMIT_WINDOW,
+    redisKeyPrefix = 'grantd:',
+    redisCommandTimeoutMs = REDIS_COMMAND_TIMEOUT_MS,
+    clusterWorker = false,
+  } = options;
   const link = options.redisUrl ? new RedisLink(options.redisUrl, redisCommandTimeoutMs, logger) : null;
   const onError = (error: unknown) =>
     logger.warn({ err: { message: (error as Error)?.message } }, 'a rate limit could not be counted; the request went on');

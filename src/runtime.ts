@@ -2,7 +2,7 @@ import pino, { type Logger } from 'pino';
 import { KeyVerifier } from './auth/verifier.ts';
 import { forgetBefore, forgetTenant, type Change } from './cluster/changes.ts';
 import type { PrimaryLink } from './cluster/worker.ts';
-import { DEFAULT_CONFIG, FRESHNESS_MS, type Config } from './config.ts';
+import { FRESHNESS_MS, type Config } from './config.ts';
 import { AuthorizationEngine } from './engine/engine.ts';
 import { WorkMeter } from './engine/work-meter.ts';
 import type { AppDeps } from './http/context.ts';
@@ -29,51 +29,24 @@ export async function openDatabase(config: Config, logger: Logger): Promise<{ ur
   return { url: embedded.url, embedded: true, stop: embedded.stop };
 }
 
-export interface ServicesOptions {
-  /** Connections of Prisma's pool, and of the graph statements' own (GRANTD_DB_POOL_SIZE). */
-  poolSize: number;
-  /** Requests a second per key (GRANTD_RATE_LIMIT); none when unset. */
-  rateLimit?: number | undefined;
-  /** Failed authentications a second per client address (GRANTD_AUTH_FAILURE_LIMIT). */
-  authFailureLimit?: number | undefined;
-  /** OAuth authorization requests a second per client and per client address (GRANTD_AUTHORIZE_LIMIT). */
-  authorizeLimit?: number | undefined;
-  /** The seconds the limits count over (GRANTD_RATE_LIMIT_WINDOW); one when unset. */
-  rateLimitWindow?: number | undefined;
-  /** Rate limits shared by every node through this Redis (REDIS_URL); per node without it. */
-  redisUrl?: string | undefined;
-  /** Express's `trust proxy` (GRANTD_TRUST_PROXY); no proxy is believed when unset. */
-  trustProxy?: number | string | undefined;
-  graphMemory?: number | undefined;
-  /** The most steps one check may take (GRANTD_CHECK_BUDGET). */
-  checkBudget?: number | undefined;
-  /** The percentage of their pool one tenant's graph statements may hold at once (GRANTD_TENANT_POOL_SHARE). */
-  tenantPoolShare?: number | undefined;
-  /** Seconds an expired grant is kept before the background sweep deletes it (GRANTD_EXPIRED_RETENTION). */
-  expiredRetention?: number | undefined;
-  /** Seconds the changes feed is kept (GRANTD_CHANGES_RETENTION). */
-  changesRetention?: number | undefined;
-  primary?: PrimaryLink | undefined;
-}
-
 /**
- * Everything the HTTP app needs, over one database. A cluster worker passes its link to the
- * primary, through which its writes reach the other workers' caches and its metrics are shared;
- * its rate limits count in the primary too (rate-limiter-flexible's cluster limiters).
+ * Everything the HTTP app needs, over the database at `url`, set up as `config` says. A cluster
+ * worker passes its link to the primary, through which its writes reach the other workers' caches
+ * and its metrics are shared; its rate limits count in the primary too (rate-limiter-flexible's
+ * cluster limiters).
  */
-export function createServices(url: string, options: ServicesOptions, logger: Logger): AppDeps {
+export function createServices(url: string, config: Config, logger: Logger, primary?: PrimaryLink): AppDeps {
   const lost = (error: Error) => logger.warn({ err: { message: error.message } }, 'database connection lost');
-  const { db, pool, close } = connect(url, options.poolSize, lost);
+  const { db, pool, close } = connect(url, config.GRANTD_DB_POOL_SIZE, lost);
   // Checks and listings on a pool of their own, so that they cannot take the connections of key lookups and writes.
-  const graphPool = openGraphPool(url, options.poolSize, lost);
-  const { primary } = options;
+  const graphPool = openGraphPool(url, config.GRANTD_DB_POOL_SIZE, lost);
   const limits = createLimits(
     {
-      perKey: options.rateLimit,
-      authFailures: options.authFailureLimit,
-      authorizations: options.authorizeLimit,
-      windowSeconds: options.rateLimitWindow,
-      redisUrl: options.redisUrl,
+      perKey: config.GRANTD_RATE_LIMIT,
+      authFailures: config.GRANTD_AUTH_FAILURE_LIMIT,
+      authorizations: config.GRANTD_AUTHORIZE_LIMIT,
+      windowSeconds: config.GRANTD_RATE_LIMIT_WINDOW,
+      redisUrl: config.REDIS_URL,
       clusterWorker: primary !== undefined,
     },
     logger,
@@ -81,24 +54,15 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
   const schemas = new SchemaCache(db);
   // One meter for all work in memory: checks, listings, explanations and replays (docs/decisions.md#one-meter-for-all-work-in-memory).
   const meter = new WorkMeter();
-  const heldTenants = new HeldTenants(
-    pool,
-    { maxGrants: options.graphMemory ?? DEFAULT_CONFIG.GRANTD_GRAPH_MEMORY, maxAgeMs: FRESHNESS_MS },
-    logger,
-    meter,
-  );
+  const heldTenants = new HeldTenants(pool, { maxGrants: config.GRANTD_GRAPH_MEMORY, maxAgeMs: FRESHNESS_MS }, logger, meter);
   const checker = new CheckRouter(graphPool, schemas, heldTenants, {
     meter,
-    checkBudget: options.checkBudget,
-    tenantPoolShare: options.tenantPoolShare,
+    checkBudget: config.GRANTD_CHECK_BUDGET,
+    tenantPoolShare: config.GRANTD_TENANT_POOL_SHARE,
   });
   const caches = { schemas, engine: new AuthorizationEngine(checker), keys: new KeyVerifier(db) };
-  const stopSweep = startExpiredGrantSweep(db, { retentionMs: 1000 * (options.expiredRetention ?? DEFAULT_CONFIG.GRANTD_EXPIRED_RETENTION) }, logger);
-  const stopChangesSweep = startChangesSweep(
-    db,
-    { retentionMs: 1000 * (options.changesRetention ?? DEFAULT_CONFIG.GRANTD_CHANGES_RETENTION) },
-    logger,
-  );
+  const stopSweep = startExpiredGrantSweep(db, { retentionMs: 1000 * config.GRANTD_EXPIRED_RETENTION }, logger);
+  const stopChangesSweep = startChangesSweep(db, { retentionMs: 1000 * config.GRANTD_CHANGES_RETENTION }, logger);
   const freshness = new Freshness(db, (tenantId) => forgetTenant(caches, tenantId));
   return {
     db,
@@ -112,7 +76,7 @@ export function createServices(url: string, options: ServicesOptions, logger: Lo
     },
     metrics: new Metrics({ db: pool, graph: graphPool }, heldTenants, limits, primary ? () => primary.metrics() : undefined),
     limits,
-    trustProxy: options.trustProxy ?? false,
+    trustProxy: config.GRANTD_TRUST_PROXY ?? false,
     ...caches,
     heldTenants,
     freshness,

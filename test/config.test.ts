@@ -1,6 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { SERVER_ENVIRONMENT } from '../src/cli/usage.ts';
 import { ConfigError, EnvSchema, loadConfig } from '../src/config.ts';
+import { packageRoot } from '../src/package-root.ts';
 
 describe('configuration of limits and proxies', () => {
   it('leaves them unset by default: no proxy believed, no Redis, the default failure limit', () => {
@@ -43,5 +47,30 @@ describe('the usage text of the command line', () => {
 
   it("states the schema's own defaults", () => {
     for (const [name, value] of Object.entries(loadConfig({}))) expect(lineOf(name)).toContain(`(default ${value})`);
+  });
+});
+
+/** The rows of docs/configuration.md's table of grantd's settings: each variable and its default as written there. */
+function documentedDefaults(): Map<string, string> {
+  const page = readFileSync(join(packageRoot(), 'docs', 'configuration.md'), 'utf8');
+  const section = page.slice(page.indexOf('## Environment variables'), page.indexOf('The API commands'));
+  return new Map([...section.matchAll(/^\| `([A-Z_]+)` \| ([^|]+) \|/gm)].map(([, name, value]) => [name!, value!.trim()]));
+}
+
+describe('docs/configuration.md', () => {
+  const documented = documentedDefaults();
+
+  it('lists every setting, and no other', () => {
+    expect([...documented.keys()].sort()).toEqual(Object.keys(EnvSchema.shape).sort());
+  });
+
+  /** What the table's default should say: the schema's default as the environment writes it (7d, not its seconds), else unset. */
+  const expected = (name: string, field: z.ZodTypeAny): unknown => {
+    if (name === 'GRANTD_PUBLIC_URL') return '`http://localhost:<PORT>`'; // publicUrl()
+    return field instanceof z.ZodDefault ? `\`${String(field._def.defaultValue())}\`` : expect.stringMatching(/^unset\b/);
+  };
+
+  it.each(Object.entries(EnvSchema.shape))("states %s's default as the schema has it", (name, field) => {
+    expect(documented.get(name)).toEqual(expected(name, field));
   });
 });

@@ -6,6 +6,7 @@ import pino from 'pino';
 import supertest from 'supertest';
 import { afterAll, beforeAll, beforeEach, expect, inject } from 'vitest';
 import type { KeyScope } from '../contract/index.ts';
+import { loadConfig } from '../src/config.ts';
 import { createApp } from '../src/http/app.ts';
 import type { AppDeps } from '../src/http/context.ts';
 import { createServices } from '../src/runtime.ts';
@@ -32,11 +33,17 @@ export function useServices({
   rateLimitWindow?: number;
   trustProxy?: number;
 } = {}): AppDeps {
-  const services = createServices(
-    databaseUrl(),
-    { poolSize, graphMemory, authFailureLimit, authorizeLimit, rateLimit, rateLimitWindow, trustProxy },
-    pino({ level: 'silent' }),
-  );
+  // As the environment would set them: a setting not given keeps the schema's default.
+  const config = loadConfig({
+    GRANTD_DB_POOL_SIZE: String(poolSize),
+    GRANTD_GRAPH_MEMORY: graphMemory?.toString(),
+    GRANTD_AUTH_FAILURE_LIMIT: authFailureLimit?.toString(),
+    GRANTD_AUTHORIZE_LIMIT: authorizeLimit?.toString(),
+    GRANTD_RATE_LIMIT: rateLimit?.toString(),
+    GRANTD_RATE_LIMIT_WINDOW: rateLimitWindow?.toString(),
+    GRANTD_TRUST_PROXY: trustProxy?.toString(),
+  });
+  const services = createServices(databaseUrl(), config, pino({ level: 'silent' }));
   afterAll(async () => {
     await services.close();
   });

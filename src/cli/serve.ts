@@ -38,7 +38,7 @@ export async function serveCommand(config: Config): Promise<number> {
   const listening = { host: config.HOST, database: database.embedded ? 'embedded' : 'external', workers: config.GRANTD_WORKERS };
 
   if (config.GRANTD_WORKERS === 1) {
-    const services = createServices(database.url, servicesOptions(config), logger);
+    const services = createServices(database.url, config, logger);
     const server = await listen(services, config).catch(async (error: unknown) => {
       await services.close();
       await database.stop();
@@ -75,7 +75,7 @@ export async function serveCommand(config: Config): Promise<number> {
 async function serveWorker(config: Config): Promise<number> {
   const logger = createLogger(config).child({ worker: cluster.worker!.id });
   const link = new PrimaryLink((change) => forgetBefore(services, change));
-  const services = createServices(config.DATABASE_URL!, { ...servicesOptions(config), primary: link }, logger);
+  const services = createServices(config.DATABASE_URL!, config, logger, link);
   shareMetrics(services.metrics.registry);
   const server = await listen(services, config).catch(async (error: unknown) => {
     await services.close();
@@ -90,21 +90,6 @@ async function serveWorker(config: Config): Promise<number> {
   process.on('disconnect', () => void stop('disconnect'));
   return 0;
 }
-
-const servicesOptions = (config: Config) => ({
-  poolSize: config.GRANTD_DB_POOL_SIZE,
-  rateLimit: config.GRANTD_RATE_LIMIT,
-  authFailureLimit: config.GRANTD_AUTH_FAILURE_LIMIT,
-  authorizeLimit: config.GRANTD_AUTHORIZE_LIMIT,
-  rateLimitWindow: config.GRANTD_RATE_LIMIT_WINDOW,
-  redisUrl: config.REDIS_URL,
-  trustProxy: config.GRANTD_TRUST_PROXY,
-  graphMemory: config.GRANTD_GRAPH_MEMORY,
-  checkBudget: config.GRANTD_CHECK_BUDGET,
-  tenantPoolShare: config.GRANTD_TENANT_POOL_SHARE,
-  expiredRetention: config.GRANTD_EXPIRED_RETENTION,
-  changesRetention: config.GRANTD_CHANGES_RETENTION,
-});
 
 /** Applies pending migrations and, on an empty database, creates tenant `default` and prints its admin key once. */
 async function prepareDatabase(url: string, lifecycle: Logger): Promise<void> {

@@ -55,3 +55,32 @@ export function fetchedTokens(fetchToken: () => Promise<Token>, now: () => numbe
     },
   };
 }
+
+/** Who the client is: exactly one of `apiKey`, `accessToken`, or `clientId` with `clientSecret`. */
+export interface ClientCredentials {
+  /** An API key secret (`svc_live_...`), sent as `Authorization: Bearer <apiKey>`. */
+  apiKey?: string;
+  /** An access token (`svc_at_...`), sent as it is; not renewed. */
+  accessToken?: string;
+  /** A confidential OAuth client (`oc_...`) whose tokens the client fetches and renews itself. */
+  clientId?: string;
+  clientSecret?: string;
+  /** With `clientId`: space-separated scopes to ask for (default: every scope of the client). */
+  scope?: string;
+}
+
+const given = (value: unknown): value is string => typeof value === 'string' && value !== '';
+
+/** The credentials the options name, exactly one kind of them; an OAuth client's tokens come from `fetchToken`. */
+export function credentialsOf(
+  options: ClientCredentials,
+  fetchToken: (clientId: string, clientSecret: string, scope?: string) => Promise<Token>,
+): Credentials {
+  const kinds = [given(options.apiKey), given(options.accessToken), given(options.clientId) || given(options.clientSecret)].filter(Boolean).length;
+  if (kinds !== 1) throw new TypeError('createClient: give exactly one of apiKey, accessToken, or clientId with clientSecret');
+  if (given(options.apiKey)) return bearer(options.apiKey);
+  if (given(options.accessToken)) return bearer(options.accessToken);
+  const { clientId, clientSecret, scope } = options;
+  if (!given(clientId) || !given(clientSecret)) throw new TypeError('createClient: clientId and clientSecret go together');
+  return fetchedTokens(() => fetchToken(clientId, clientSecret, scope));
+}

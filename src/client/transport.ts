@@ -15,8 +15,18 @@ export interface RetryPolicy {
 }
 
 export const DEFAULT_RETRY: RetryPolicy = { maxRetries: 3, baseDelayMs: 100, maxDelayMs: 2000 };
-export const MAX_RETRIES = 3;
+const MAX_RETRIES = 3;
 export const DEFAULT_TIMEOUT_MS = 5000;
+
+/** The client's retry policy: the defaults with the given changes, which may lower `maxRetries` but not raise it. */
+export function retryPolicy(given: Partial<RetryPolicy> | undefined): RetryPolicy {
+  const policy = { ...DEFAULT_RETRY, ...given };
+  if (!Number.isInteger(policy.maxRetries) || policy.maxRetries < 0 || policy.maxRetries > MAX_RETRIES) {
+    throw new RangeError(`retry.maxRetries must be an integer from 0 to ${MAX_RETRIES}`);
+  }
+  if (!(policy.baseDelayMs >= 0) || !(policy.maxDelayMs >= 0)) throw new RangeError('retry delays must be non-negative');
+  return policy;
+}
 /** Largest delay timers accept; a timeout above it (or Infinity) means no timeout. */
 const MAX_TIMER_MS = 2_147_483_647;
 

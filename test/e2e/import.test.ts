@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG } from '../../src/config.ts';
 import { createServices } from '../../src/runtime.ts';
 import { createKey } from '../../src/store/keys.ts';
 import { createTenant } from '../../src/store/tenants.ts';
@@ -37,7 +38,7 @@ describe('grantd import', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'grantd-import-'));
-    const services = createServices(databaseUrl(), { poolSize: 1 }, pino({ level: 'silent' }));
+    const services = createServices(databaseUrl(), { ...DEFAULT_CONFIG, GRANTD_DB_POOL_SIZE: 1 }, pino({ level: 'silent' }));
     const tenant = await createTenant(services.db, uniqueName('import'));
     writer = (await createKey(services.db, tenant.tenant.id, 'import', ['grant:write', 'check:read'])).secret;
     reader = (await createKey(services.db, tenant.tenant.id, 'read only', ['check:read'])).secret;

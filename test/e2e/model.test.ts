@@ -6,6 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { AppDeps } from '../../src/http/context.ts';
 import { packageRoot } from '../../src/package-root.ts';
+import { DEFAULT_CONFIG } from '../../src/config.ts';
 import { createServices } from '../../src/runtime.ts';
 import { createKey } from '../../src/store/keys.ts';
 import { createTenant } from '../../src/store/tenants.ts';
@@ -45,7 +46,7 @@ describe('grantd schema and grantd test', { timeout: 120_000 }, () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'grantd-model-'));
-    services = createServices(databaseUrl(), { poolSize: 1 }, pino({ level: 'silent' }));
+    services = createServices(databaseUrl(), { ...DEFAULT_CONFIG, GRANTD_DB_POOL_SIZE: 1 }, pino({ level: 'silent' }));
     server = await startServer({ DATABASE_URL: databaseUrl() });
   }, 60_000);
 

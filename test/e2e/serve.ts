@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll } from 'vitest';
 import { packageRoot } from '../../src/package-root.ts';
+import { DEFAULT_CONFIG } from '../../src/config.ts';
 import { createServices } from '../../src/runtime.ts';
 import { createTenant } from '../../src/store/tenants.ts';
 import { databaseUrl, uniqueName } from '../helpers.ts';
@@ -58,7 +59,7 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
 
 /** The admin key of a new tenant, made over a connection of its own (closed afterwards) before any server starts. */
 export async function newTenantKey(prefix: string): Promise<string> {
-  const services = createServices(databaseUrl(), { poolSize: 1 }, pino({ level: 'silent' }));
+  const services = createServices(databaseUrl(), { ...DEFAULT_CONFIG, GRANTD_DB_POOL_SIZE: 1 }, pino({ level: 'silent' }));
   try {
     return (await createTenant(services.db, uniqueName(prefix))).key.secret;
   } finally {

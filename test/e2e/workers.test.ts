@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG } from '../../src/config.ts';
 import { createServices } from '../../src/runtime.ts';
 import { createKey } from '../../src/store/keys.ts';
 import { createTenant } from '../../src/store/tenants.ts';
@@ -117,7 +118,7 @@ describe('the rate limit of a node with two workers', () => {
   let key: string;
 
   beforeAll(async () => {
-    const services = createServices(databaseUrl(), { poolSize: 1 }, pino({ level: 'silent' }));
+    const services = createServices(databaseUrl(), { ...DEFAULT_CONFIG, GRANTD_DB_POOL_SIZE: 1 }, pino({ level: 'silent' }));
     const { tenant } = await createTenant(services.db, uniqueName('limited'));
     key = (await createKey(services.db, tenant.id, 'limited', ['check:read'])).secret;
     await services.close();

@@ -155,7 +155,7 @@ async function halfSent(services: AppDeps, port: number, key: string, path: stri
 describe('a key revoked while its request is being sent', () => {
   const first = useApp();
   // A second node on the same database: it learns of a revocation from its caches' age alone.
-  const second = createServices(databaseUrl(), { poolSize: 2 }, pino({ level: 'silent' }));
+  const second = createServices(databaseUrl(), { ...DEFAULT_CONFIG, GRANTD_DB_POOL_SIZE: 2 }, pino({ level: 'silent' }));
   const secondApp = createApp(second);
   const servers = [createHttpServer(first.app), createHttpServer(secondApp)];
   let tenant: TestTenant;

@@ -5,6 +5,7 @@ import { CONSISTENCY_HEADER, REVISION_HEADER, type KeyScope } from '../../contra
 import { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { createApp } from '../../src/http/app.ts';
 import { createLimits } from '../../src/rate-limits.ts';
+import { DEFAULT_CONFIG } from '../../src/config.ts';
 import { createServices } from '../../src/runtime.ts';
 import { sweepChanges } from '../../src/store/revisions.ts';
 import { client, databaseUrl, DOCUMENT_NAMESPACE, listen, newTenant, useApp, type TestTenant } from '../helpers.ts';
@@ -49,10 +50,14 @@ interface Observed {
 // Every operation is called with an unknown key in a burst: more failed authentications a second than the default limit.
 const { services, app } = useApp({ authFailureLimit: 100_000 });
 // The same app over a database that does not answer: every operation is 503 `unavailable`.
-const deadServices = createServices('postgres://postgres@127.0.0.1:9/unreachable', { poolSize: 1 }, pino({ level: 'silent' }));
+const deadServices = createServices(
+  'postgres://postgres@127.0.0.1:9/unreachable',
+  { ...DEFAULT_CONFIG, GRANTD_DB_POOL_SIZE: 1 },
+  pino({ level: 'silent' }),
+);
 const deadApp = createApp(deadServices);
 // And over this run's database with a work budget of one step a check, listing by candidates: checks past it are 422.
-const tightServices = createServices(databaseUrl(), { poolSize: 2, checkBudget: 1 }, pino({ level: 'silent' }));
+const tightServices = createServices(databaseUrl(), { ...DEFAULT_CONFIG, GRANTD_DB_POOL_SIZE: 2, GRANTD_CHECK_BUDGET: 1 }, pino({ level: 'silent' }));
 const tightApp = createApp({
   ...tightServices,
   engine: new AuthorizationEngine(tightServices.engine.checker, { listingBudget: 0, maxListingBudget: 0 }),

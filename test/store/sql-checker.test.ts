@@ -3,6 +3,7 @@ import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { parseRef } from '../../src/engine/refs.ts';
+import { DEFAULT_CONFIG } from '../../src/config.ts';
 import { createServices } from '../../src/runtime.ts';
 import { createKey } from '../../src/store/keys.ts';
 import type { HeldTenants } from '../../src/store/held-tenants.ts';
@@ -349,7 +350,11 @@ describe('the pool of checks and listings', () => {
 describe('checks and listings filling their pool', () => {
   it("leave key lookups and writes their own pool, and another tenant's check the room the shares leave", async () => {
     // Pools of 5, shares of 40%: 2 connections a tenant, so two busy tenants hold 4 graph connections and leave 1.
-    const node = createServices(namedUrl, { poolSize: 5, graphMemory: 0, tenantPoolShare: 40 }, pino({ level: 'silent' }));
+    const node = createServices(
+      namedUrl,
+      { ...DEFAULT_CONFIG, GRANTD_DB_POOL_SIZE: 5, GRANTD_GRAPH_MEMORY: 0, GRANTD_TENANT_POOL_SHARE: 40 },
+      pino({ level: 'silent' }),
+    );
     try {
       const [a, b, c] = [await tenantGraph(node), await tenantGraph(node), await tenantGraph(node)];
       for (const g of [a, b, c]) await g.namespace('document', DOCUMENT_RELATIONS);
