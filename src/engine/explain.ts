@@ -1,6 +1,5 @@
-import type { z } from 'zod';
-import type { ExplainResultSchema } from '../../contract/check.ts';
 import { overBudget } from './budget.ts';
+import type { Explanation } from './explanation.ts';
 import { MAX_ARROW_DEPTH, type GrantIndex } from './grant-index.ts';
 import { windowOf, windowState, type GrantWindow, type WindowState } from './grant-window.ts';
 import { AGENT_NAMESPACE, formatRef, MEMBER_RELATION, type Ref, type Triple } from './refs.ts';
@@ -8,8 +7,7 @@ import type { CompiledSchema } from './schema.ts';
 import { scopeCovers } from './scope.ts';
 import { WorkMeter, type Slice } from './work-meter.ts';
 
-/** POST /v1/check/explain's answer (docs/checks-and-listings.md#explaining-a-check). */
-export type Explanation = z.infer<typeof ExplainResultSchema>;
+export type { Explanation };
 type Step = Explanation['path'][number];
 type DenialReason = NonNullable<Explanation['reason']>;
 
