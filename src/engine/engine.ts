@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { BulkCheckResultSchema } from '../../contract/check.ts';
 import { DomainError } from '../errors.ts';
-import type { Explanation } from './explain.ts';
+import type { Explanation } from './explanation.ts';
 import { parseRef, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 

@@ -1,15 +1,14 @@
-import type { z } from 'zod';
-import type { ExplainResultSchema } from '../../contract/check.ts';
 import { overBudget } from './budget.ts';
-import { MAX_ARROW_DEPTH, type GrantIndex } from './grant-index.ts';
+import type { Explanation } from './explanation.ts';
+import type { GrantIndex } from './grant-index.ts';
 import { windowOf, windowState, type GrantWindow, type WindowState } from './grant-window.ts';
 import { AGENT_NAMESPACE, formatRef, MEMBER_RELATION, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
+import { arrowsOn, impliedOn, MAX_ARROW_DEPTH, schemaTables, type SchemaTables, type TableKeys } from './schema-tables.ts';
 import { scopeCovers } from './scope.ts';
 import { WorkMeter, type Slice } from './work-meter.ts';
 
-/** POST /v1/check/explain's answer (docs/checks-and-listings.md#explaining-a-check). */
-export type Explanation = z.infer<typeof ExplainResultSchema>;
+export type { Explanation };
 type Step = Explanation['path'][number];
 type DenialReason = NonNullable<Explanation['reason']>;
 
@@ -130,7 +129,7 @@ async function shortestPath(
     seen.add(key);
     visits.push({ object, relation, needed, parent, arrow });
   };
-  for (const implied of tables.implied(query.object.ns, query.relation)) visit(query.object, implied, query.relation, -1, null);
+  for (const implied of impliedOn(tables, query.object.ns, query.relation)) visit(query.object, implied, query.relation, -1, null);
   const holders = [query.subject, ...groups.map((g) => g.object)];
   let steps = groups.length;
   let sinceCheckpoint = 0;
@@ -159,7 +158,7 @@ async function shortestPath(
     const items: { i: number; object: Ref; via: string }[] = [];
     for (const [i, v] of level.entries()) {
       await worked();
-      for (const via of tables.vias(v.object.ns, v.relation)) items.push({ i, object: v.object, via });
+      for (const { via } of arrowsOn(tables, v.object.ns, v.relation)) items.push({ i, object: v.object, via });
     }
     const related = items.length > 0 ? await graph.related(items, budget - steps + 1) : [];
     steps += related.length;
@@ -175,8 +174,8 @@ async function shortestPath(
     for (const { i, object, via } of items) {
       for (const grant of byItem.get(`${formatRef(object)}#${via}`) ?? []) {
         await worked();
-        for (const { target } of tables.arrows(object.ns, level[i]!.relation).filter((a) => a.via === via)) {
-          for (const implied of tables.implied(grant.subject.ns, target)) visit(grant.subject, implied, target, from + i, { grant, via, target });
+        for (const target of arrowsOn(tables, object.ns, level[i]!.relation).find((a) => a.via === via)!.targets) {
+          for (const implied of impliedOn(tables, grant.subject.ns, target)) visit(grant.subject, implied, target, from + i, { grant, via, target });
         }
       }
     }
@@ -198,35 +197,17 @@ function pathTo(visits: readonly Visit[], at: number, held: WindowedGrant, membe
 const refsOf = (grant: Triple) => ({ subject: formatRef(grant.subject), relation: grant.relation, object: formatRef(grant.object) });
 const sameRef = (a: Ref, b: Ref) => a.ns === b.ns && a.id === b.id;
 
-/** The schema's closure and arrows by namespace and relation, made once per schema. */
-function tablesOf(schema: CompiledSchema) {
+/** The schema's tables by name, made once per schema. */
+function tablesOf(schema: CompiledSchema): SchemaTables<string> {
   let tables = TABLES.get(schema);
   if (tables === undefined) {
-    const implied = new Map<string, string[]>();
-    const arrows = new Map<string, { via: string; target: string }[]>();
-    for (const row of schema.closure) push(implied, `${row.ns}#${row.rel}`, row.implied);
-    for (const row of schema.arrows) push(arrows, `${row.ns}#${row.rel}`, row);
-    // The check reads a pair's grants through one relation once, however many arrows go through it.
-    const vias = new Map([...arrows].map(([key, list]) => [key, [...new Set(list.map((a) => a.via))]]));
-    tables = {
-      /** Relations whose holders hold `relation` on objects of `ns`: `relation` itself where nothing is declared. */
-      implied: (ns: string, relation: string) => implied.get(`${ns}#${relation}`) ?? [relation],
-      arrows: (ns: string, relation: string) => arrows.get(`${ns}#${relation}`) ?? [],
-      vias: (ns: string, relation: string) => vias.get(`${ns}#${relation}`) ?? [],
-    };
+    tables = schemaTables(schema, BY_NAME);
     TABLES.set(schema, tables);
   }
   return tables;
 }
-const TABLES = new WeakMap<
-  CompiledSchema,
-  {
-    implied(ns: string, relation: string): string[];
-    arrows(ns: string, relation: string): { via: string; target: string }[];
-    /** The relations the arrows conferring `relation` go through, each once. */
-    vias(ns: string, relation: string): string[];
-  }
->();
+const TABLES = new WeakMap<CompiledSchema, SchemaTables<string>>();
+const BY_NAME: TableKeys<string> = { namespace: (name) => name, relation: (name) => name };
 
 /**
  * The explain graph of grants held in an in-memory index (a tenant held by a node, or a model file's),
@@ -305,10 +286,4 @@ export class IndexChanged extends Error {
   constructor() {
     super('the grants held changed while an explanation read them');
   }
-}
-
-function push<V>(map: Map<string, V[]>, key: string, value: V): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
 }

@@ -1,4 +1,4 @@
-import { MAX_ARROW_DEPTH } from '../engine/grant-index.ts';
+import { MAX_ARROW_DEPTH } from '../engine/schema-tables.ts';
 import { AGENT_NAMESPACE, MEMBER_RELATION } from '../engine/refs.ts';
 
 /** The tenant's compiled namespace tables, passed as JSON parameters and read as row sets. */

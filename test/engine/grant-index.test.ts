@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GrantIndex, MAX_ARROW_DEPTH } from '../../src/engine/grant-index.ts';
+import { GrantIndex } from '../../src/engine/grant-index.ts';
+import { MAX_ARROW_DEPTH } from '../../src/engine/schema-tables.ts';
 import { inSlices, WorkMeter } from '../../src/engine/work-meter.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import { CompiledSchema } from '../../src/engine/schema.ts';

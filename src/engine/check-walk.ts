@@ -1,0 +1,202 @@
+import { isCheckTooComplex, overBudget } from './budget.ts';
+import type { EdgeLists } from './edge-lists.ts';
+import type { GrantEdges } from './grant-edges.ts';
+import { MarkedNodes, type NodeSet } from './marked-nodes.ts';
+import type { NodeNames } from './node-names.ts';
+import type { Triple } from './refs.ts';
+import type { CompiledSchema } from './schema.ts';
+import { impliedOn, MAX_ARROW_DEPTH, NO_ARROWS, type SchemaTables } from './schema-tables.ts';
+import { Walk } from './walk-pairs.ts';
+
+/** Groups a check matches pair by pair; past this many it matches through a set, reading the smaller side. */
+export const FEW_GROUPS = 8;
+/** A node no grant names: the subject of a walk that has none to stop at (ListingWalks.holders). */
+export const NO_NODE = -1;
+/** A level's cost not known: the budget stopped the walk while counting it. */
+const UNKNOWN_COST = -1;
+/** The walk's last level, at MAX_ARROW_DEPTH: it ends there, with no cost counted. */
+const LAST_LEVEL = -2;
+
+/** Where a check's walk starts: its object's node and its relation's number (undefined: none, so nothing to walk). */
+export interface WalkTarget {
+  start: number | undefined;
+  relation: number | undefined;
+}
+
+/** A walk of a check kept for other subjects: its pairs, its levels (Walk's), and whether it ended (else the budget stopped it). */
+export interface RememberedWalk {
+  objects: number[];
+  relations: number[];
+  levelEnds: number[];
+  levelCosts: number[];
+  finished: boolean;
+}
+
+/** The walks a bulk keeps for its later checks (RememberedWalks), as a check reads and feeds them. */
+export interface WalkMemory {
+  /** The key of the current check's walk (null: it has nothing to walk). */
+  current(): string | null;
+  get(key: string): RememberedWalk | undefined;
+  /** Keeps the first `length` pairs of the walk (whole levels) if a later check needs it and there is room. */
+  remember(key: string, walk: Walk, length: number, finished: boolean): void;
+}
+
+/**
+ * The check of a GrantIndex: does the subject, or an object it is a direct member of, hold the
+ * relation on the object? Walks backwards from the object breadth-first: the relations that imply
+ * the checked one, then through arrows to related objects, at most MAX_ARROW_DEPTH arrows deep.
+ * The walk, the subject's groups and an arrow's related objects are kept here and reused: a check
+ * (or a listing's walk, ListingWalks) runs start to end in one go.
+ */
+export class CheckWalk {
+  readonly walk = new Walk();
+  private readonly groups: number[] = [];
+  private readonly subjectAndGroups = new MarkedNodes();
+  readonly related: number[] = [];
+  /** How many pairs of the walk under way have been matched against the subject. */
+  private matched = 0;
+  private readonly grantsOn: EdgeLists;
+
+  constructor(
+    private readonly names: NodeNames,
+    private readonly edges: GrantEdges,
+  ) {
+    this.grantsOn = edges.grantsOn;
+  }
+
+  /**
+   * GrantIndex.check, or one check of a bulk (`walks`: the bulk's; `target`: the query's targetOf,
+   * when read in this turn of the event loop, the grants' present state).
+   */
+  check(schema: CompiledSchema, query: Triple, budget: number, walks: WalkMemory | null, target: WalkTarget | undefined = undefined): boolean {
+    // Numbers the schema's relations first: one that no grant names may still be held through another.
+    const tables = this.names.tablesOf(schema);
+    // A subject that holds no grant (so has no group) holds nothing; a relation neither a grant nor the schema names, no one holds.
+    const self = this.names.nodeOf(query.subject);
+    const { start, relation } = target ?? this.targetOf(query);
+    if (self === undefined || start === undefined || relation === undefined) return false;
+    if (!this.edges.isSubject(self)) return false;
+    const groups = this.edges.groupsOf(self, this.groups);
+    // The bulk's key for this check, taken when the bulk began (node numbers may change in a catch-up meanwhile).
+    const key = walks?.current() ?? null;
+    const remembered = key === null ? undefined : walks!.get(key);
+    const answer = remembered === undefined ? undefined : this.heldOnAny(remembered, self, groups, budget);
+    if (answer !== undefined) return answer;
+    const walk = this.walk;
+    try {
+      const allowed = this.walkBackwards(tables, start, relation, self, groups, budget);
+      // A walk that found the subject stopped early: only a finished one serves other subjects.
+      if (!allowed && key !== null) walks!.remember(key, walk, walk.objects.length, true);
+      return allowed;
+    } catch (error) {
+      // Only the pairs matched before the budget ran out: the rest were never looked at.
+      if (isCheckTooComplex(error) && key !== null) walks!.remember(key, walk, this.matched, false);
+      throw error;
+    }
+  }
+
+  /** Where a query's walk starts. */
+  targetOf(query: Triple): WalkTarget {
+    return { start: this.names.nodeOf(query.object), relation: this.names.relationOf(query.relation) };
+  }
+
+  /**
+   * The walk of `check`, into `this.walk`; throws once it has taken more than `budget` steps. Steps
+   * are the subject's groups, the pairs of each level expanded and the grants read from them through
+   * arrows, as grantd_check_walk counts them; and, for a subject of more than FEW_GROUPS groups, the
+   * smaller of its groups and each pair's holders, which matching them costs here.
+   */
+  walkBackwards(tables: SchemaTables<number>, start: number, relation: number, self: number, groups: number[], budget: number): boolean {
+    const walk = this.walk;
+    walk.clear();
+    // Nothing is numbered during a walk, so the array stays where it is.
+    const nodeNs = this.names.nodeNs;
+    for (const implied of impliedOn(tables, nodeNs[start]!, relation)) walk.visit(start, implied);
+    const grantsOn = this.grantsOn;
+    const many = this.manyGroups(self, groups);
+    let steps = groups.length;
+    this.matched = 0;
+    for (let depth = 0, from = 0; from < walk.objects.length; depth++) {
+      const to = walk.objects.length;
+      for (let i = from; i < to; i++) {
+        const object = walk.objects[i]!;
+        const held = walk.relations[i]!;
+        if (many !== null) {
+          steps += Math.min(many.size, grantsOn.countWith(object, held));
+          if (steps > budget) throw overBudget(budget);
+        }
+        if (this.heldBy(object, held, self, groups, many)) return true;
+      }
+      this.matched = to;
+      walk.levelEnds.push(to);
+      walk.levelCosts.push(UNKNOWN_COST);
+      if (depth === MAX_ARROW_DEPTH) {
+        walk.levelCosts[depth] = LAST_LEVEL;
+        break;
+      }
+      const before = steps;
+      steps += to - from;
+      // The level's reads are counted before any is followed: no pair is matched before the next
+      // level, so a level that takes the check past its budget is refused whole, before its visits.
+      for (let i = from; i < to && steps <= budget; i++) {
+        const object = walk.objects[i]!;
+        for (const { via } of tables.arrows.get(nodeNs[object]!)?.get(walk.relations[i]!) ?? NO_ARROWS) steps += grantsOn.countWith(object, via);
+      }
+      if (steps > budget) throw overBudget(budget);
+      walk.levelCosts[depth] = steps - before;
+      for (let i = from; i < to; i++) {
+        const object = walk.objects[i]!;
+        const arrows = tables.arrows.get(nodeNs[object]!)?.get(walk.relations[i]!);
+        if (arrows === undefined) continue;
+        for (const { via, targets } of arrows) {
+          const related = grantsOn.othersWith(object, via, this.related);
+          for (const next of related) {
+            for (const target of targets) for (const implied of impliedOn(tables, nodeNs[next]!, target)) walk.visit(next, implied);
+          }
+        }
+      }
+      from = to;
+    }
+    return false;
+  }
+
+  /**
+   * The answer the check of another subject would give on a remembered walk: its levels matched
+   * against this subject and charged as walkBackwards charges them (this subject's groups and their
+   * matching, then each level's cost), so that a bulk answers each item exactly as its single check.
+   * Undefined when the remembered walk ends before the answer does (the budget stopped it for its
+   * own subject): then this subject's check walks afresh.
+   */
+  private heldOnAny(walk: RememberedWalk, self: number, groups: number[], budget: number): boolean | undefined {
+    const many = this.manyGroups(self, groups);
+    const grantsOn = this.grantsOn;
+    let steps = groups.length;
+    for (let level = 0, from = 0; level < walk.levelEnds.length; level++) {
+      const to = walk.levelEnds[level]!;
+      for (let i = from; i < to; i++) {
+        if (many !== null) {
+          steps += Math.min(many.size, grantsOn.countWith(walk.objects[i]!, walk.relations[i]!));
+          if (steps > budget) throw overBudget(budget);
+        }
+        if (this.heldBy(walk.objects[i]!, walk.relations[i]!, self, groups, many)) return true;
+      }
+      const cost = walk.levelCosts[level]!;
+      if (cost === LAST_LEVEL) return false;
+      if (cost === UNKNOWN_COST) return undefined;
+      steps += cost;
+      if (steps > budget) throw overBudget(budget);
+      from = to;
+    }
+    return walk.finished ? false : undefined;
+  }
+
+  /** The subject and its groups as a set, when they are more than FEW_GROUPS: matching them goes through it. */
+  private manyGroups(self: number, groups: readonly number[]): NodeSet | null {
+    return groups.length > FEW_GROUPS ? this.subjectAndGroups.mark(self, groups, this.names.nodeCount) : null;
+  }
+
+  /** Whether the subject or one of its groups holds `relation` on `object`; `many`: them as a set (manyGroups), when there are many. */
+  private heldBy(object: number, relation: number, self: number, groups: number[], many: NodeSet | null): boolean {
+    return many === null ? this.grantsOn.hasAny(object, relation, self, groups) : this.grantsOn.hasAnyOf(object, relation, many);
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * The (object, relation) pairs of a walk, in the order visited, each once. Most checks visit a
+ * handful, found faster by scanning than by hashing; a long walk (a listing's: tens of thousands)
+ * switches to an open-addressing table of typed arrays, kept from walk to walk and stamped with
+ * the walk's number, so that it is neither cleared nor allocated again, and holds no object.
+ */
+export class Walk {
+  readonly objects: number[] = [];
+  readonly relations: number[] = [];
+  /** Per level of a check's walk: the end of its pairs, and the steps reading it took (CheckWalk's UNKNOWN_COST, LAST_LEVEL). */
+  readonly levelEnds: number[] = [];
+  readonly levelCosts: number[] = [];
+  private hashed = false;
+  /** Per slot: the pair's object and relation, and the number of the walk that put it there. */
+  private slotObject = new Int32Array(0);
+  private slotRelation = new Int32Array(0);
+  private slotWalk = new Int32Array(0);
+  private walkNumber = 0;
+
+  clear(): void {
+    this.objects.length = 0;
+    this.relations.length = 0;
+    this.levelEnds.length = 0;
+    this.levelCosts.length = 0;
+    this.hashed = false;
+    // A very long walk's table is let go rather than kept for all walks after it.
+    if (this.slotWalk.length > MAX_KEPT_SLOTS) this.resize(0);
+    if (++this.walkNumber === 0x7fffffff) {
+      this.walkNumber = 1;
+      this.slotWalk.fill(0);
+    }
+  }
+
+  visit(object: number, relation: number): void {
+    if (!this.hashed) {
+      for (let i = 0; i < this.objects.length; i++) if (this.objects[i] === object && this.relations[i] === relation) return;
+      if (this.objects.length === SCAN_VISITS) {
+        this.hashed = true;
+        this.resize(Math.max(this.slotWalk.length, 4 * SCAN_VISITS));
+        for (let i = 0; i < this.objects.length; i++) this.put(this.objects[i]!, this.relations[i]!);
+      }
+    }
+    if (this.hashed) {
+      // Kept under half full, so that probes stay short.
+      if (2 * (this.objects.length + 1) > this.slotWalk.length) this.rehash(2 * this.slotWalk.length);
+      if (!this.put(object, relation)) return;
+    }
+    this.objects.push(object);
+    this.relations.push(relation);
+  }
+
+  /** Puts the pair in the table; false when it was there. */
+  private put(object: number, relation: number): boolean {
+    const mask = this.slotWalk.length - 1;
+    for (let slot = (Math.imul(object, 0x9e3779b1) ^ Math.imul(relation, 0x85ebca6b)) & mask; ; slot = (slot + 1) & mask) {
+      if (this.slotWalk[slot] !== this.walkNumber) {
+        this.slotWalk[slot] = this.walkNumber;
+        this.slotObject[slot] = object;
+        this.slotRelation[slot] = relation;
+        return true;
+      }
+      if (this.slotObject[slot] === object && this.slotRelation[slot] === relation) return false;
+    }
+  }
+
+  private rehash(slots: number): void {
+    this.resize(slots);
+    for (let i = 0; i < this.objects.length; i++) this.put(this.objects[i]!, this.relations[i]!);
+  }
+
+  private resize(slots: number): void {
+    if (slots === this.slotWalk.length) return;
+    this.slotObject = new Int32Array(slots);
+    this.slotRelation = new Int32Array(slots);
+    this.slotWalk = new Int32Array(slots);
+  }
+}
+/** Pairs a walk finds by scanning; past them, through its table. */
+const SCAN_VISITS = 32;
+/** Slots of a walk's table kept for the next walk at most (768 KB): a first listing walk's. */
+const MAX_KEPT_SLOTS = 1 << 16;
