@@ -123,12 +123,7 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
       const credential = typeof form.api_key === 'string' ? deps.keys.credentialOf(form.api_key.trim()) : null;
       const principal = credential ? await deps.keys.verify(credential) : null;
       // Only an API key signs in (not an access token): the grant's subject is the key.
-      if (
-        !principal ||
-        !principal.keyId.startsWith('key_') ||
-        principal.tenantId !== tenantId ||
-        !scopes.every((scope) => hasScope(principal.scopes, scope))
-      ) {
+      if (principal?.kind !== 'api_key' || principal.tenantId !== tenantId || !scopes.every((scope) => hasScope(principal.scopes, scope))) {
         await deps.limits.authFailures.record(address);
         return show(req, res, found, 403, 'That API key is unknown, revoked, of another tenant, or lacks one of these scopes.');
       }
