@@ -2,9 +2,10 @@ import { LRUCache } from 'lru-cache';
 import { FRESHNESS_MS } from '../config.ts';
 import { RefreshingCache } from '../cache/refreshing-cache.ts';
 import type { Db } from '../store/db.ts';
-import { findKey, touchKey, type KeyPrincipal } from '../store/keys.ts';
+import { findKey, touchKey } from '../store/keys.ts';
 import { accessTokenDigest, findAccessToken } from '../store/oauth-tokens.ts';
 import { ACCESS_TOKEN_PREFIX, looksLikeAccessToken } from './oauth/token-format.ts';
+import type { Principal } from './principal.ts';
 import { hashSecretBase64, looksLikeSecret, PREFIX_LENGTH, secretPrefix } from './secrets.ts';
 
 /**
@@ -27,7 +28,7 @@ export interface KeyVerifierOptions {
 
 /** A principal found by the lookup numbered `lookup`. */
 interface Verified {
-  principal: KeyPrincipal;
+  principal: Principal;
   lookup: number;
 }
 
@@ -68,7 +69,7 @@ export class KeyVerifier {
       (credential) => this.lookUp(credential),
       maxAgeMs,
       undefined,
-      ({ principal }) => principal.expiresAt,
+      ({ principal }) => (principal.kind === 'api_key' ? undefined : principal.expiresAt),
     );
     this.forgottenAt = new LRUCache({
       max: forgottenTenants,
@@ -86,7 +87,7 @@ export class KeyVerifier {
   }
 
   /** The live key the credential names: from this node's memory while fresh, else one query. */
-  async verify(credential: Credential): Promise<KeyPrincipal | null> {
+  async verify(credential: Credential): Promise<Principal | null> {
     const found = await this.cache.get(credential);
     if (found === null || this.current(found)) return found?.principal ?? null;
     // Found before its tenant was forgotten: a lookup that begins now.
@@ -94,7 +95,7 @@ export class KeyVerifier {
   }
 
   /** The live key the credential names when this node holds it verified and fresh: at once, with no promise to wait for. */
-  verifiedNow(credential: Credential): KeyPrincipal | undefined {
+  verifiedNow(credential: Credential): Principal | undefined {
     const found = this.cache.loadedNow(credential);
     return found && this.current(found) ? found.principal : undefined;
   }
@@ -127,7 +128,7 @@ export class KeyVerifier {
     return principal && { principal, lookup };
   }
 
-  private async find(credential: Credential): Promise<KeyPrincipal | null> {
+  private async find(credential: Credential): Promise<Principal | null> {
     if (credential.startsWith(ACCESS_TOKEN_PREFIX)) return findAccessToken(this.db, credential.slice(ACCESS_TOKEN_PREFIX.length));
     const prefix = credential.slice(0, PREFIX_LENGTH);
     if (this.absent.has(prefix)) return null;

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Principal } from '../auth/principal.ts';
 import type { KeyVerifier } from '../auth/verifier.ts';
 import type { Change } from '../cluster/changes.ts';
 import type { AuthorizationEngine } from '../engine/engine.ts';
@@ -7,7 +8,6 @@ import type { SchemaCache } from '../store/schema-cache.ts';
 import type { HeldTenants } from '../store/held-tenants.ts';
 import type { Freshness } from '../store/freshness.ts';
 import type { Metrics } from './metrics.ts';
-import type { KeyPrincipal } from '../store/keys.ts';
 import type { Limits } from '../rate-limits.ts';
 
 /** What the HTTP layer is built from. */
@@ -36,7 +36,7 @@ export interface AppDeps {
 
 declare module 'express-serve-static-core' {
   interface Request {
-    principal?: KeyPrincipal;
+    principal?: Principal;
     id?: string;
     /** performance.now() when the app began the request: the request log and metrics time it from there. */
     startedAt?: number;
@@ -44,7 +44,7 @@ declare module 'express-serve-static-core' {
 }
 
 /** The authenticated caller; routes run only after the authenticate middleware set it. */
-export function principalOf(req: { principal?: KeyPrincipal }): KeyPrincipal {
+export function principalOf(req: { principal?: Principal }): Principal {
   if (!req.principal) throw new Error('route reached without authentication');
   return req.principal;
 }

@@ -1,9 +1,12 @@
 import { DomainError } from '../errors.ts';
-import type { KeyPrincipal } from './keys.ts';
+import type { Principal } from '../auth/principal.ts';
 import type { Prisma } from './prisma/client.ts';
 
+/** The parts of a principal that name its credentials, kind by kind. */
+type CredentialsOf<P> = P extends Principal ? Pick<P, Extract<keyof P, 'kind' | 'keyId' | 'tenantId' | 'clientId' | 'signingKeyId'>> : never;
+
 /** Who a key or OAuth client is made by: the parts of a principal that name its credentials. */
-export type Authority = Pick<KeyPrincipal, 'keyId' | 'tenantId' | 'clientId' | 'signingKeyId'>;
+export type Authority = CredentialsOf<Principal>;
 
 /** The creating credential was revoked or deleted (its agent's killswitch, say) while the request ran. */
 const credentialEnded = () => new DomainError('unauthenticated', 'the API key or access token was revoked while the request ran');
@@ -25,7 +28,7 @@ export async function authorityOf(tx: Prisma.TransactionClient, principal: Autho
     if (!key) throw credentialEnded();
     for (const agent of key.madeByAgents) agents.add(agent);
   };
-  if (principal.clientId === undefined) {
+  if (principal.kind === 'api_key') {
     await addKey(principal.keyId);
   } else {
     const client = await tx.oAuthClient.findFirst({
@@ -35,7 +38,7 @@ export async function authorityOf(tx: Prisma.TransactionClient, principal: Autho
     if (!client) throw credentialEnded();
     if (client.agentExternalId !== null) agents.add(client.agentExternalId);
     for (const agent of client.madeByAgents) agents.add(agent);
-    if (principal.signingKeyId !== undefined) await addKey(principal.signingKeyId);
+    if (principal.kind === 'authorization_code') await addKey(principal.signingKeyId);
   }
   const wanted = [...agents].sort();
   if (wanted.length === 0) return wanted;

@@ -1,5 +1,6 @@
 import { digestsEqual, hashSecret, KEY_ID_PATTERN, newKeyId, newSecret, secretPrefix } from '../auth/secrets.ts';
 import type { KeyScope } from '../../contract/index.ts';
+import type { ApiKeyPrincipal } from '../auth/principal.ts';
 import { authorityOf, type Authority } from './authority.ts';
 import type { Db } from './db.ts';
 import type { Prisma } from './prisma/client.ts';
@@ -12,22 +13,6 @@ export interface CreatedKey {
   label: string;
   scopes: KeyScope[];
   createdAt: Date;
-}
-
-/** Who a verified secret speaks for. */
-export interface KeyPrincipal {
-  /** The API key's id; for an OAuth access token, its client's id (what rate limits count by). */
-  keyId: string;
-  tenantId: string;
-  scopes: string[];
-  cursorSecret: Buffer;
-  /** For an access token: its client, and the subject it speaks for when not the client itself (the changes feed's actor). */
-  clientId?: string;
-  sub?: string;
-  /** When the credential stops being valid by itself, in ms since the epoch: an access token's expiry (a key has none). */
-  expiresAt?: number;
-  /** For an authorization-code grant's access token: the API key that signed in for it. */
-  signingKeyId?: string;
 }
 
 type Tx = Prisma.TransactionClient | Db;
@@ -103,7 +88,7 @@ export async function signingKeyIsLive(db: Db, keyId: string, tenantId: string |
 
 /** A lookup's answer: the live key with the secret, if any, and whether any live key has its prefix. */
 export interface KeyLookup {
-  principal: KeyPrincipal | null;
+  principal: ApiKeyPrincipal | null;
   prefixInUse: boolean;
 }
 
@@ -116,10 +101,10 @@ export async function findKey(db: Db, prefix: string, digest: Uint8Array): Promi
     where: { prefix, revokedAt: null },
     select: { id: true, tenantId: true, scopes: true, secretHash: true, tenant: { select: { cursorSecret: true } } },
   });
-  let principal: KeyPrincipal | null = null;
+  let principal: ApiKeyPrincipal | null = null;
   for (const key of candidates) {
     if (digestsEqual(key.secretHash, digest)) {
-      principal = { keyId: key.id, tenantId: key.tenantId, scopes: key.scopes, cursorSecret: Buffer.from(key.tenant.cursorSecret) };
+      principal = { kind: 'api_key', keyId: key.id, tenantId: key.tenantId, scopes: key.scopes, cursorSecret: Buffer.from(key.tenant.cursorSecret) };
     }
   }
   return { principal, prefixInUse: candidates.length > 0 };

@@ -1,5 +1,6 @@
 import type { Db } from './db.ts';
-import { signingKeyIsLive, type KeyPrincipal } from './keys.ts';
+import type { AuthorizationCodePrincipal, ClientCredentialsPrincipal } from '../auth/principal.ts';
+import { signingKeyIsLive } from './keys.ts';
 import { digestOf } from './oauth-records.ts';
 
 /** The digest an access token is stored under. */
@@ -12,7 +13,7 @@ export const accessTokenDigest = (token: string): string => digestOf(token);
  * replayed code or refresh token ends it, and a token saved just after that stays behind), or one
  * whose signing-in key is revoked, is refused.
  */
-export async function findAccessToken(db: Db, digest: string): Promise<KeyPrincipal | null> {
+export async function findAccessToken(db: Db, digest: string): Promise<ClientCredentialsPrincipal | AuthorizationCodePrincipal | null> {
   const row = await db.oAuthRecord.findFirst({
     where: { kind: { in: ['AccessToken', 'ClientCredentials'] }, id: digest, expiresAt: { gt: new Date() } },
     select: {
@@ -29,16 +30,18 @@ export async function findAccessToken(db: Db, digest: string): Promise<KeyPrinci
   const scope = (row.payload as { scope?: unknown }).scope;
   // As introspection's sub: the agent, or the key that signed in for an authorization-code grant.
   const sub = row.client.agentExternalId !== null ? `agent:${row.client.agentExternalId}` : (row.accountId ?? undefined);
-  return {
+  const token = {
     keyId: row.client.clientId,
     clientId: row.client.clientId,
     ...(sub === undefined ? {} : { sub }),
     tenantId: row.client.tenantId,
     scopes: typeof scope === 'string' ? scope.split(' ').filter(Boolean) : [],
     cursorSecret: Buffer.from(row.client.tenant.cursorSecret),
-    ...(row.expiresAt ? { expiresAt: row.expiresAt.getTime() } : {}),
-    ...(row.accountId === null ? {} : { signingKeyId: row.accountId }),
+    // The query asks for an expiry in the future.
+    expiresAt: row.expiresAt!.getTime(),
   };
+  // A token of the authorization-code grant names the key that signed in for it; one of client_credentials, none.
+  return row.accountId === null ? { kind: 'client_credentials', ...token } : { kind: 'authorization_code', ...token, signingKeyId: row.accountId };
 }
 
 /** Whether the library's grant is stored and unexpired: the tokens issued under it live only as long. */

@@ -1,4 +1,4 @@
-import libraryStorage from 'oidc-provider/lib/helpers/als.js';
+import { libraryStorage } from '../../src/auth/oauth/library-seams.ts';
 import * as oauth from 'openid-client';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { newTenant, type TestTenant } from '../helpers.ts';

@@ -72,19 +72,24 @@ it('revokes the keys and deletes the clients made on the agent’s authority, do
   const { id: tenantId } = await newTenant(services);
   await createAgent(db, tenantId, { externalId: 'bot', displayName: null, owner: null, scope: [] });
   const plain = await createKey(db, tenantId, 'plain', ['admin']);
-  const byPlain = { keyId: plain.id, tenantId };
+  const byPlain: Authority = { kind: 'api_key', keyId: plain.id, tenantId };
   const clientOf = (principal: Authority, name: string, agent: string | null = null) =>
     createOAuthClient(db, principal, { name, type: 'confidential', redirectUris: [], scopes: ['admin'], agent }).then(({ row }) => row);
 
   const own = await clientOf(byPlain, 'own', 'bot');
   expect(own.madeByAgents).toEqual([]);
-  const asOwn = { keyId: own.clientId, clientId: own.clientId, tenantId };
+  const asOwn: Authority = { kind: 'client_credentials', keyId: own.clientId, clientId: own.clientId, tenantId };
   const k1 = await createKeyOnAuthority(db, asOwn, 'k1', ['admin']);
-  const c2 = await clientOf({ keyId: k1.id, tenantId }, 'c2');
-  const k3 = await createKeyOnAuthority(db, { keyId: c2.clientId, clientId: c2.clientId, tenantId }, 'k3', ['admin']);
+  const c2 = await clientOf({ kind: 'api_key', keyId: k1.id, tenantId }, 'c2');
+  const k3 = await createKeyOnAuthority(db, { kind: 'client_credentials', keyId: c2.clientId, clientId: c2.clientId, tenantId }, 'k3', ['admin']);
   // An authorization-code token of a plain client, signed in with K1: what it makes is the agent's too.
   const app = await clientOf(byPlain, 'app');
-  const k4 = await createKeyOnAuthority(db, { keyId: app.clientId, clientId: app.clientId, tenantId, signingKeyId: k1.id }, 'k4', ['admin']);
+  const k4 = await createKeyOnAuthority(
+    db,
+    { kind: 'authorization_code', keyId: app.clientId, clientId: app.clientId, tenantId, signingKeyId: k1.id },
+    'k4',
+    ['admin'],
+  );
   await db.oAuthRecord.create({ data: { kind: 'Grant', id: 'signed-in-by-k1', payload: {}, clientId: app.clientId, accountId: k1.id } });
   await createKeyOnAuthority(db, byPlain, 'bystander', ['admin']);
   expect((await db.apiKey.findMany({ where: { tenantId }, orderBy: { label: 'asc' } })).map((k) => [k.label, k.madeByAgents])).toEqual([
@@ -113,10 +118,14 @@ it('revokes the keys and deletes the clients made on the agent’s authority, do
   ).toEqual([k1.id, k3.id, k4.id].sort());
 
   // Nothing more is made on the ended authority; an agent registered again under the name inherits nothing.
-  await expect(createKeyOnAuthority(db, { keyId: k1.id, tenantId }, 'late', ['admin'])).rejects.toMatchObject({ type: 'unauthenticated' });
+  await expect(createKeyOnAuthority(db, { kind: 'api_key', keyId: k1.id, tenantId }, 'late', ['admin'])).rejects.toMatchObject({
+    type: 'unauthenticated',
+  });
   await expect(createKeyOnAuthority(db, asOwn, 'late', ['admin'])).rejects.toMatchObject({ type: 'unauthenticated' });
   await createAgent(db, tenantId, { externalId: 'bot', displayName: null, owner: null, scope: [] });
-  await expect(createKeyOnAuthority(db, { keyId: k3.id, tenantId }, 'late', ['admin'])).rejects.toMatchObject({ type: 'unauthenticated' });
+  await expect(createKeyOnAuthority(db, { kind: 'api_key', keyId: k3.id, tenantId }, 'late', ['admin'])).rejects.toMatchObject({
+    type: 'unauthenticated',
+  });
   expect(await deleteAgent(db, tenantId, 'bot')).toEqual({ grantsRemoved: 0, clientsRemoved: 0, keysRevoked: 0 });
   expect(await db.apiKey.count({ where: { tenantId, revokedAt: null } })).toBe(3);
 });
@@ -127,10 +136,10 @@ it('ends a key made while it waited, and refuses one made after it: creations lo
   await createAgent(db, tenantId, { externalId: 'bot', displayName: null, owner: null, scope: [] });
   const { row: own } = await createOAuthClient(
     db,
-    { keyId: (await createKey(db, tenantId, 'plain', ['admin'])).id, tenantId },
+    { kind: 'api_key', keyId: (await createKey(db, tenantId, 'plain', ['admin'])).id, tenantId },
     { name: 'own', type: 'confidential', redirectUris: [], scopes: ['admin'], agent: 'bot' },
   );
-  const asOwn = { keyId: own.clientId, clientId: own.clientId, tenantId };
+  const asOwn: Authority = { kind: 'client_credentials', keyId: own.clientId, clientId: own.clientId, tenantId };
   const make = async (label: string): Promise<string> => {
     try {
       return (await createKeyOnAuthority(db, asOwn, label, ['admin'])).id;

@@ -17,7 +17,7 @@ async function signedInClient() {
   const key = await createKey(services.db, tenant.id, 'signs in', ['grant:read']);
   const { row } = await createOAuthClient(
     services.db,
-    { keyId: key.id, tenantId: tenant.id },
+    { kind: 'api_key', keyId: key.id, tenantId: tenant.id },
     {
       name: 'app',
       type: 'public',

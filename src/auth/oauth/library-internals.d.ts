@@ -1,4 +1,14 @@
-/** The library's per-provider internal state, which it does not export: grantd reads its grant type handlers and response modes. */
+// Modules of oidc-provider that it does not export, as library-seams.ts uses them (the only module that may).
+
+/** The library's one AsyncLocalStorage (each of its requests runs in it). */
+declare module 'oidc-provider/lib/helpers/als.js' {
+  import type { AsyncLocalStorage } from 'node:async_hooks';
+
+  const storage: AsyncLocalStorage<unknown>;
+  export default storage;
+}
+
+/** The library's per-provider internal state: grantd reads its grant type handlers and response modes. */
 declare module 'oidc-provider/lib/helpers/weak_cache.js' {
   import type { KoaContextWithOIDC } from 'oidc-provider';
 
@@ -8,7 +18,7 @@ declare module 'oidc-provider/lib/helpers/weak_cache.js' {
   };
 }
 
-/** How the library ends a grant on its own reuse detection (every token, code and the grant), which it does not export. */
+/** How the library ends a grant on its own reuse detection (every token, code and the grant). */
 declare module 'oidc-provider/lib/helpers/revoke.js' {
   import type { KoaContextWithOIDC } from 'oidc-provider';
 

@@ -2,11 +2,11 @@ import type { NextFunction, Request, Response } from 'express';
 import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
 import onHeaders from 'on-headers';
 import { CONSISTENCY_HEADER, REVISION_HEADER, type RouteMetadata } from '../../../contract/index.ts';
+import type { Principal } from '../../auth/principal.ts';
 import { hasScope, missingScopeDetail } from '../../auth/scopes.ts';
 import type { Credential, KeyVerifier } from '../../auth/verifier.ts';
 import type { FailedAuthentications } from '../../rate-limits.ts';
 import type { Freshness } from '../../store/freshness.ts';
-import type { KeyPrincipal } from '../../store/keys.ts';
 import { recordingWrites, type Actor, type Position } from '../../store/revisions.ts';
 import { encodeRevision, readConsistency } from '../revisions.ts';
 import { clientAddress } from '../client-address.ts';
@@ -54,7 +54,7 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
     res: Response,
     next: NextFunction,
     credential: Credential,
-    principal: KeyPrincipal,
+    principal: Principal,
   ): void | Promise<void> => {
     const { scope, revisions } = req.tsRestRoute.metadata as RouteMetadata;
     if (!hasScope(principal.scopes, scope)) {
@@ -74,7 +74,7 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
     res: Response,
     next: NextFunction,
     credential: Credential,
-    principal: KeyPrincipal,
+    principal: Principal,
   ): Promise<void> => {
     const wanted = readConsistency(principal.cursorSecret, consistency);
     if (await freshness.reach(principal.tenantId, wanted)) {
@@ -124,12 +124,7 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
     return lookUp(req, res, next, credential);
   };
 
-  const reverify = (
-    req: Request & { tsRestRoute: AppRoute },
-    res: Response,
-    next: NextFunction,
-    principal: KeyPrincipal | null | undefined,
-  ): void => {
+  const reverify = (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction, principal: Principal | null | undefined): void => {
     if (!principal || principal.keyId !== req.principal?.keyId) return refuse(res, 'the API key was revoked while the request was being sent');
     next();
   };
@@ -178,8 +173,8 @@ function recording(handler: Handler): Handler {
 }
 
 /** Who a principal's writes are recorded as: its key, or its OAuth client and the subject its token speaks for. */
-const actorOf = (principal: KeyPrincipal): Actor =>
-  principal.clientId === undefined
+const actorOf = (principal: Principal): Actor =>
+  principal.kind === 'api_key'
     ? { key_id: principal.keyId }
     : { client_id: principal.clientId, ...(principal.sub === undefined ? {} : { sub: principal.sub }) };
 

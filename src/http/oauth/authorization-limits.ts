@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import { errorPage } from '../../auth/oauth/pages.ts';
 import { clientAddress } from '../client-address.ts';
 import type { AppDeps } from '../context.ts';
-import { sendPage } from './consent.ts';
+import { sendPage } from './responses.ts';
 
 /**
  * An authorization request is stored until the person decides (docs/oauth.md#limits-of-authorization-requests):

@@ -3,24 +3,20 @@ import { exactRouter } from '../options.ts';
 import express, { type Request, type Response, type Router } from 'express';
 import type Provider from 'oidc-provider';
 import { contract, KEY_SCOPES, type KeyScope } from '../../../contract/index.ts';
-import { consentPage, errorPage, PAGE_CSP } from '../../auth/oauth/pages.ts';
+import { tenantOfClient } from '../../auth/oauth/clients.ts';
+import { consentPage, errorPage } from '../../auth/oauth/pages.ts';
 import { hasScope } from '../../auth/scopes.ts';
 import { digestsEqual, hashSecret } from '../../auth/secrets.ts';
 import { clientAddress } from '../client-address.ts';
 import type { AppDeps } from '../context.ts';
-import type { ProviderSource } from './server.ts';
+import type { ProviderSource } from './library.ts';
+import { sendPage } from './responses.ts';
 
 /** Double-submit CSRF token: a cookie only this site's pages send, echoed in the form. */
 export const CSRF_COOKIE = 'grantd_consent';
 const parseForm = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 10 });
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
-
-export function sendPage(res: Response, status: number, html: string): void {
-  res.setHeader('Content-Security-Policy', PAGE_CSP);
-  res.setHeader('Cache-Control', 'no-store');
-  res.status(status).type('html').send(html);
-}
 
 const csrfCookieOf = (req: Request): string | undefined =>
   new RegExp(`(?:^|;\\s*)${CSRF_COOKIE}=([A-Za-z0-9_-]{43})(?:;|$)`).exec(req.headers.cookie ?? '')?.[1];
@@ -69,7 +65,7 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
     const requested = (typeof details.params.scope === 'string' ? details.params.scope : '')
       .split(' ')
       .filter((scope): scope is KeyScope => (KEY_SCOPES as readonly string[]).includes(scope));
-    return { oauth, details, client, scopes: [...new Set(requested)], tenantId: (client as unknown as { tenant_id: string }).tenant_id };
+    return { oauth, details, client, scopes: [...new Set(requested)], tenantId: tenantOfClient(client) };
   }
 
   function show(req: Request, res: Response, found: NonNullable<Awaited<ReturnType<typeof interactionOf>>>, status: number, error?: string): void {
@@ -127,12 +123,7 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
       const credential = typeof form.api_key === 'string' ? deps.keys.credentialOf(form.api_key.trim()) : null;
       const principal = credential ? await deps.keys.verify(credential) : null;
       // Only an API key signs in (not an access token): the grant's subject is the key.
-      if (
-        !principal ||
-        !principal.keyId.startsWith('key_') ||
-        principal.tenantId !== tenantId ||
-        !scopes.every((scope) => hasScope(principal.scopes, scope))
-      ) {
+      if (principal?.kind !== 'api_key' || principal.tenantId !== tenantId || !scopes.every((scope) => hasScope(principal.scopes, scope))) {
         await deps.limits.authFailures.record(address);
         return show(req, res, found, 403, 'That API key is unknown, revoked, of another tenant, or lacks one of these scopes.');
       }

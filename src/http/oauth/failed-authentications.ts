@@ -3,7 +3,7 @@ import { withoutCredentials } from '../../auth/oauth/answers.ts';
 import { contract } from '../../../contract/index.ts';
 import { clientAddress } from '../client-address.ts';
 import type { AppDeps } from '../context.ts';
-import { sendOAuthError } from './introspection.ts';
+import { sendOAuthError } from './responses.ts';
 
 /** The protocol routes where a client or caller authenticates: each 401 there is a failed attempt. */
 export const CLIENT_AUTHENTICATING_ROUTES = [

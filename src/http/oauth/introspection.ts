@@ -1,25 +1,21 @@
 import { exactRouter } from '../options.ts';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type Provider from 'oidc-provider';
-import { contract, type OAuthErrorSchema } from '../../../contract/index.ts';
+import { contract } from '../../../contract/index.ts';
 import type { z } from 'zod';
+import { tenantOfClient } from '../../auth/oauth/clients.ts';
 import { hasScope } from '../../auth/scopes.ts';
 import { findOAuthClient } from '../../store/oauth-clients.ts';
 import { BEARER } from '../middleware/authenticate.ts';
 import type { AppDeps } from '../context.ts';
-import type { ProviderSource } from './server.ts';
+import type { ProviderSource } from './library.ts';
+import { sendOAuthError } from './responses.ts';
 
 type Introspection = z.infer<(typeof contract.oauth.introspect.responses)[200]>;
-type OAuthError = z.infer<typeof OAuthErrorSchema>;
 
 const INACTIVE: Introspection = { active: false };
 /** RFC 6749's form bodies are small; the library reads at most 56 KiB of one. */
 const parseForm = express.urlencoded({ extended: false, limit: '56kb', parameterLimit: 20 });
-
-export function sendOAuthError(res: Response, status: number, body: OAuthError, challenge?: string): void {
-  if (challenge) res.setHeader('WWW-Authenticate', challenge);
-  res.status(status).json(body);
-}
 
 /**
  * Introspection (RFC 7662) for callers the library does not authenticate: a Bearer API key or
@@ -102,7 +98,7 @@ async function callerTenant(deps: AppDeps, provider: Provider, req: Request, res
     );
     return null;
   }
-  return (client as unknown as { tenant_id: string }).tenant_id;
+  return tenantOfClient(client);
 }
 
 /** RFC 6749 2.3.1: client id and secret, each form-urlencoded, joined by a colon, in base64. */

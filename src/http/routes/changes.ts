@@ -1,9 +1,9 @@
 import { initServer } from '@ts-rest/express';
 import { contract, type Change, type RouteMetadata } from '../../../contract/index.ts';
+import type { Principal } from '../../auth/principal.ts';
 import { hasScope } from '../../auth/scopes.ts';
 import { DomainError } from '../../errors.ts';
 import { ChangesExpired, readChanges } from '../../store/revisions.ts';
-import type { KeyPrincipal } from '../../store/keys.ts';
 import { principalOf, type AppDeps } from '../context.ts';
 import { mapInTurns } from '../in-turns.ts';
 import { decodeRevision, encodeRevision, encodeRevisions } from '../revisions.ts';
@@ -20,7 +20,7 @@ const LISTED_BY: readonly [Change['kind'], RouteMetadata][] = [
 ];
 
 /** The kinds of change hidden from `principal`: those of things its scopes do not let it list. */
-const hiddenFrom = (principal: KeyPrincipal): Change['kind'][] =>
+const hiddenFrom = (principal: Principal): Change['kind'][] =>
   LISTED_BY.filter(([, { scope }]) => !hasScope(principal.scopes, scope)).map(([kind]) => kind);
 
 export const changeRoutes = ({ db }: AppDeps) =>

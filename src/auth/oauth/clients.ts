@@ -1,0 +1,78 @@
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { KEY_SCOPES } from '../../../contract/index.ts';
+import type { Db } from '../../store/db.ts';
+import { findOAuthClient, type OAuthClientRow } from '../../store/oauth-clients.ts';
+
+/** What grantd's client rows add to the library's client metadata (its `extraClientMetadata`). */
+interface GrantdClientMetadata {
+  tenant_id: string;
+  agent: string | null;
+  /** The client's own scopes, what a client_credentials token without `scope` carries. */
+  own_scope: string;
+}
+
+/** The names of grantd's client metadata, which the library keeps on each of its clients. */
+export const GRANTD_CLIENT_METADATA: (keyof GrantdClientMetadata)[] = ['tenant_id', 'agent', 'own_scope'];
+
+/** grantd's metadata of a client the library found (its Client, or the client a token names). */
+const grantdMetadataOf = (client: object): Partial<GrantdClientMetadata> => client;
+
+/** The tenant of a client the library found; every client of grantd's has one. */
+export function tenantOfClient(client: object): string {
+  const tenant = grantdMetadataOf(client).tenant_id;
+  if (tenant === undefined) throw new Error('an OAuth client without grantd metadata');
+  return tenant;
+}
+
+/** The agent a client is bound to, if any. */
+export const agentOfClient = (client: object): string | null => grantdMetadataOf(client).agent ?? null;
+
+/** The client's own scopes, space-separated ('' for none). */
+export const ownScopeOfClient = (client: object): string => grantdMetadataOf(client).own_scope ?? '';
+
+/** What a client may ask for: its scopes, and every scope when it holds `admin`, which implies them all. */
+const askableScopes = (scopes: readonly string[]): readonly string[] => (scopes.includes('admin') ? KEY_SCOPES : scopes);
+
+/** The client's metadata as the library reads it (RFC 7591 names). */
+function clientMetadata(row: OAuthClientRow) {
+  const confidential = row.type === 'confidential';
+  const grantTypes =
+    row.agentExternalId !== null
+      ? ['client_credentials']
+      : confidential
+        ? ['client_credentials', 'authorization_code', 'refresh_token']
+        : ['authorization_code', 'refresh_token'];
+  const grantd: GrantdClientMetadata = { tenant_id: row.tenantId, agent: row.agentExternalId, own_scope: row.scopes.join(' ') };
+  return {
+    client_id: row.clientId,
+    client_name: row.name,
+    // The digest stands in for the secret: the library's compareClientSecret is replaced by one comparing digests (library-seams.ts).
+    ...(confidential && row.secretHash ? { client_secret: Buffer.from(row.secretHash).toString('base64url') } : {}),
+    token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none',
+    grant_types: row.redirectUris.length > 0 ? grantTypes : grantTypes.filter((type) => type === 'client_credentials'),
+    response_types: row.redirectUris.length > 0 && grantTypes.includes('authorization_code') ? ['code'] : [],
+    redirect_uris: row.redirectUris,
+    // The library refuses a requested scope outside this list: a narrower one than admin is allowed.
+    scope: askableScopes(row.scopes).join(' '),
+    ...grantd,
+  };
+}
+
+/** Clients as the library reads them: grantd's rows; they are managed through /v1/oauth/clients only. */
+export function clientStore(db: Db): Adapter {
+  const managedElsewhere = async (): Promise<never> => {
+    throw new Error('OAuth clients are managed through /v1/oauth/clients');
+  };
+  return {
+    find: async (id: string) => {
+      const row = await findOAuthClient(db, id);
+      return row ? (clientMetadata(row) as AdapterPayload) : undefined;
+    },
+    upsert: managedElsewhere,
+    findByUid: managedElsewhere,
+    findByUserCode: managedElsewhere,
+    consume: managedElsewhere,
+    destroy: managedElsewhere,
+    revokeByGrantId: managedElsewhere,
+  };
+}
