@@ -62,7 +62,7 @@
  * @module
  */
 import { initClient, type AppRoute, type ClientInferRequest, type ClientInferResponseBody } from '@ts-rest/core';
-import { CONSISTENCY_HEADER, contract, REVISION_HEADER } from '../../contract/index.ts';
+import { CONSISTENCY_HEADER, contract, REVISION_HEADER, type RouteMetadata } from '../../contract/index.ts';
 import { bearer, clientBasic, fetchedTokens, type Credentials } from './credentials.ts';
 import {
   createTransport,
@@ -304,10 +304,9 @@ export interface GrantdClient {
   };
 }
 
-/** Calls that may be repeated without changing the outcome, beyond every GET and DELETE. */
-const IDEMPOTENT_POSTS: ReadonlySet<AppRoute> = new Set<AppRoute>([contract.check, contract.checkBulk, contract.explain, contract.grants.create]);
+/** Calls that may be repeated without changing the outcome: every GET, PUT and DELETE, and the POSTs the contract says are. */
 const isIdempotent = (route: AppRoute): boolean =>
-  route.method === 'GET' || route.method === 'DELETE' || route.method === 'PUT' || IDEMPOTENT_POSTS.has(route);
+  route.method === 'GET' || route.method === 'DELETE' || route.method === 'PUT' || (route.metadata as RouteMetadata | undefined)?.idempotent === true;
 
 function retryPolicy(given: Partial<RetryPolicy> | undefined): RetryPolicy {
   const policy = { ...DEFAULT_RETRY, ...given };
