@@ -1,10 +1,12 @@
 import { setImmediate } from 'node:timers/promises';
 import { beforeEach, describe, expect, it } from 'vitest';
+import type { RouteMetadata } from '../../contract/index.ts';
 import type { Change } from '../../src/cluster/changes.ts';
 import { createApp } from '../../src/http/app.ts';
 import type { AppDeps } from '../../src/http/context.ts';
 import { createKey } from '../../src/store/keys.ts';
 import { client, DOCUMENT_NAMESPACE, newTenant, useServices, type TestTenant } from '../helpers.ts';
+import { contractRoutes } from './routes.ts';
 
 /**
  * What each write announces to the other processes' caches (the contract's `invalidates`), with its
@@ -125,4 +127,12 @@ describe('keys and OAuth clients', () => {
 it('reads announce nothing', async () => {
   expect(await announcedBy(() => api.post('/v1/check', GRANT).expect(200))).toEqual([]);
   expect(await announcedBy(() => api.get('/v1/grants').expect(200))).toEqual([]);
+});
+
+it('the contract declares what every write invalidates, and idempotence only of POSTs', () => {
+  const metadata = contractRoutes().map(({ name, route }) => ({ name, method: route.method, ...(route.metadata as RouteMetadata) }));
+  const undeclared = metadata.filter(({ revisions, invalidates }) => (revisions === 'writes') !== (invalidates !== undefined));
+  expect(undeclared.map(({ name }) => name)).toEqual([]);
+  // GET, PUT and DELETE are idempotent by their method (test/client/retry.test.ts: which calls are retried).
+  expect(metadata.filter(({ idempotent, method }) => idempotent && method !== 'POST').map(({ name }) => name)).toEqual([]);
 });
