@@ -2,7 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { badRequest, bodyProblems, commonProblems, conflict, notFound } from './problems.ts';
 import { CursorSchema, ID_PATTERN, LimitSchema, NextCursorSchema, PathIdSchema, TextSchema, TimestampSchema } from './schemas.ts';
-import { requires } from './scopes.ts';
+import { requires, writes } from './metadata.ts';
 
 const c = initContract();
 
@@ -45,7 +45,7 @@ export const agentsContract = c.router({
       ...bodyProblems,
       ...commonProblems,
     },
-    metadata: requires('grant:write', 'writes'),
+    metadata: writes('grant:write', { invalidates: ['grants'] }),
   },
   list: {
     method: 'GET',
@@ -92,6 +92,7 @@ export const agentsContract = c.router({
       ...notFound(['agent-not-found']),
       ...commonProblems,
     },
-    metadata: requires('grant:write', 'writes'),
+    // keys: its OAuth clients' tokens end with them, and the keys made on its authority are revoked.
+    metadata: writes('grant:write', { invalidates: ['grants', 'keys'] }),
   },
 });

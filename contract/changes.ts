@@ -2,7 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { badRequest, commonProblems, gone } from './problems.ts';
 import { LimitSchema } from './schemas.ts';
-import { requires } from './scopes.ts';
+import { requires } from './metadata.ts';
 
 const c = initContract();
 

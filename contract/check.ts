@@ -2,7 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { badRequest, bodyProblems, commonProblems, notFound, tooComplex } from './problems.ts';
 import { ObjectSchema, RelationSchema, SubjectSchema } from './schemas.ts';
-import { requires } from './scopes.ts';
+import { requires } from './metadata.ts';
 
 const c = initContract();
 
@@ -58,7 +58,7 @@ export const checkContract = c.router({
       ...bodyProblems,
       ...commonProblems,
     },
-    metadata: requires('check:read', 'reads'),
+    metadata: requires('check:read', 'reads', { idempotent: true }),
   },
   explain: {
     method: 'POST',
@@ -76,7 +76,7 @@ export const checkContract = c.router({
       ...bodyProblems,
       ...commonProblems,
     },
-    metadata: requires('check:read', 'reads'),
+    metadata: requires('check:read', 'reads', { idempotent: true }),
   },
   checkBulk: {
     method: 'POST',
@@ -92,6 +92,6 @@ export const checkContract = c.router({
       ...bodyProblems,
       ...commonProblems,
     },
-    metadata: requires('check:read', 'reads'),
+    metadata: requires('check:read', 'reads', { idempotent: true }),
   },
 });

@@ -12,7 +12,7 @@ import {
   TimestampSchema,
   TripleSchema,
 } from './schemas.ts';
-import { requires } from './scopes.ts';
+import { requires, writes } from './metadata.ts';
 
 const c = initContract();
 
@@ -94,7 +94,7 @@ export const grantsContract = c.router({
       'and an agent named as subject or object must be registered.',
     body: GrantWriteSchema,
     responses: { 201: GrantSchema, 200: GrantSchema, ...grantProblems },
-    metadata: requires('grant:write', 'writes'),
+    metadata: writes('grant:write', { invalidates: ['grants'], idempotent: true }),
   },
   revoke: {
     method: 'DELETE',
@@ -111,7 +111,7 @@ export const grantsContract = c.router({
       ...bodyProblems,
       ...commonProblems,
     },
-    metadata: requires('grant:write', 'writes'),
+    metadata: writes('grant:write', { invalidates: ['grants'] }),
   },
   list: {
     method: 'GET',
@@ -134,6 +134,6 @@ export const grantsContract = c.router({
     description: '1 to 1000 triples in all, applied all or nothing: one invalid item rejects the batch with its problem.',
     body: BatchRequestSchema,
     responses: { 200: BatchResultSchema, ...grantProblems },
-    metadata: requires('grant:write', 'writes'),
+    metadata: writes('grant:write', { invalidates: ['grants'] }),
   },
 });

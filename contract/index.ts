@@ -57,5 +57,6 @@ export const contract = refusingUndefinedQueries(
 export * from './changes.ts';
 export * from './problems.ts';
 export * from './schemas.ts';
+export * from './metadata.ts';
 export * from './scopes.ts';
 export * from './oauth.ts';

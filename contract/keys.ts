@@ -2,7 +2,8 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { badRequest, bodyProblems, commonProblems, notFound } from './problems.ts';
 import { TextSchema, TimestampSchema } from './schemas.ts';
-import { KeyScopeSchema, requires } from './scopes.ts';
+import { requires, writes } from './metadata.ts';
+import { KeyScopeSchema } from './scopes.ts';
 
 const c = initContract();
 
@@ -34,7 +35,7 @@ export const keysContract = c.router({
     description: 'The secret is in this response only and cannot be retrieved again.',
     body: CreateKeySchema,
     responses: { 201: CreatedKeySchema, ...badRequest(['invalid-request']), ...bodyProblems, ...commonProblems },
-    metadata: requires('admin', 'writes'),
+    metadata: writes('admin', { invalidates: [] }),
   },
   list: {
     method: 'GET',
@@ -52,6 +53,6 @@ export const keysContract = c.router({
     pathParams: z.object({ id: z.string().min(1).max(128) }),
     body: c.noBody(),
     responses: { 204: c.noBody(), ...badRequest(['invalid-request']), ...notFound(['key-not-found']), ...commonProblems },
-    metadata: requires('admin', 'writes'),
+    metadata: writes('admin', { invalidates: ['keys'] }),
   },
 });

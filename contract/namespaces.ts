@@ -2,7 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { badRequest, bodyProblems, commonProblems, conflict, notFound } from './problems.ts';
 import { NameSchema, TimestampSchema } from './schemas.ts';
-import { requires } from './scopes.ts';
+import { requires, writes } from './metadata.ts';
 
 const c = initContract();
 
@@ -75,7 +75,7 @@ export const namespacesContract = c.router({
       ...bodyProblems,
       ...commonProblems,
     },
-    metadata: requires('grant:write', 'writes'),
+    metadata: writes('grant:write', { invalidates: ['namespaces'] }),
   },
   list: {
     method: 'GET',
@@ -118,7 +118,7 @@ export const namespacesContract = c.router({
       ...bodyProblems,
       ...commonProblems,
     },
-    metadata: requires('grant:write', 'writes'),
+    metadata: writes('grant:write', { invalidates: ['namespaces'] }),
   },
   delete: {
     method: 'DELETE',
@@ -136,6 +136,6 @@ export const namespacesContract = c.router({
       ...conflict(['namespace-in-use']),
       ...commonProblems,
     },
-    metadata: requires('grant:write', 'writes'),
+    metadata: writes('grant:write', { invalidates: ['namespaces'] }),
   },
 });

@@ -2,7 +2,8 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { badRequest, bodyProblems, commonProblems, notFound } from './problems.ts';
 import { PathIdSchema, TextSchema, TimestampSchema } from './schemas.ts';
-import { KeyScopeSchema, requires } from './scopes.ts';
+import { requires, writes } from './metadata.ts';
+import { KeyScopeSchema } from './scopes.ts';
 
 const c = initContract();
 
@@ -166,7 +167,7 @@ export const oauthClientsContract = c.router({
       ...bodyProblems,
       ...commonProblems,
     },
-    metadata: requires('admin', 'writes'),
+    metadata: writes('admin', { invalidates: [] }),
   },
   list: {
     method: 'GET',
@@ -184,7 +185,8 @@ export const oauthClientsContract = c.router({
     pathParams: z.object({ client_id: z.string().min(1).max(128) }),
     body: c.noBody(),
     responses: { 204: c.noBody(), ...badRequest(['invalid-request']), ...notFound(['client-not-found']), ...commonProblems },
-    metadata: requires('admin', 'writes'),
+    // keys: its tokens end with it.
+    metadata: writes('admin', { invalidates: ['keys'] }),
   },
 });
 

@@ -2,7 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { badRequest, commonProblems, notFound, tooComplex } from './problems.ts';
 import { CursorSchema, LimitSchema, NameSchema, NextCursorSchema, RelationSchema, SubjectSchema } from './schemas.ts';
-import { requires } from './scopes.ts';
+import { requires } from './metadata.ts';
 
 const c = initContract();
 

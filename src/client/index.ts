@@ -62,7 +62,7 @@
  * @module
  */
 import { initClient, type AppRoute } from '@ts-rest/core';
-import { CONSISTENCY_HEADER, contract, REVISION_HEADER } from '../../contract/index.ts';
+import { CONSISTENCY_HEADER, contract, REVISION_HEADER, type RouteMetadata } from '../../contract/index.ts';
 import { clientBasic, credentialsOf } from './credentials.ts';
 import type { ClientOptions, GrantdClient } from './grantd-client.ts';
 import { followChanges, pages } from './pagination.ts';
@@ -121,10 +121,9 @@ export type {
 export const DEFAULT_BASE_URL = 'http://localhost:8080';
 export { DEFAULT_TIMEOUT_MS };
 
-/** Calls that may be repeated without changing the outcome, beyond every GET, PUT and DELETE. */
-const IDEMPOTENT_POSTS: ReadonlySet<AppRoute> = new Set<AppRoute>([contract.check, contract.checkBulk, contract.explain, contract.grants.create]);
+/** Calls that may be repeated without changing the outcome: every GET, PUT and DELETE, and the POSTs the contract says are. */
 const isIdempotent = (route: AppRoute): boolean =>
-  route.method === 'GET' || route.method === 'DELETE' || route.method === 'PUT' || IDEMPOTENT_POSTS.has(route);
+  route.method === 'GET' || route.method === 'DELETE' || route.method === 'PUT' || (route.metadata as RouteMetadata | undefined)?.idempotent === true;
 
 /** Creates a client for the grantd at `options.baseUrl`, authenticated as `options` say (ClientCredentials). */
 export function createClient(options: ClientOptions): GrantdClient {

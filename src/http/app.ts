@@ -9,7 +9,7 @@ import { consoleRouter } from './console.ts';
 import { docsRouter } from './docs.ts';
 import { DEFAULT_HTTP_OPTIONS, type HttpOptions } from './options.ts';
 import { answerJsonAsIs } from './json-answers.ts';
-import { authentication, bearerChallenge, recordingWritesOf } from './middleware/authenticate.ts';
+import { authentication, bearerChallenge } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/body.ts';
 import { requireMetricsToken } from './middleware/metrics-token.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
@@ -29,6 +29,7 @@ import { objectRoutes } from './routes/objects.ts';
 import { subjectRoutes } from './routes/subjects.ts';
 import { oauthClientRoutes } from './routes/oauth-clients.ts';
 import { oauthRouter, PROTECTED_RESOURCE_METADATA } from './oauth/server.ts';
+import { withWriteObligations } from './write-obligations.ts';
 
 const s = initServer();
 
@@ -57,7 +58,7 @@ export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPT
   // ts-rest serves the API but the OAuth protocol routes, which oauthRouter below answers.
   const served = { ...contract, oauth: { clients: contract.oauth.clients } };
   // The API first: a check, the hottest request, then matches without walking past the operator routes.
-  const router = recordingWritesOf(
+  const router = withWriteObligations(
     served,
     s.router(served, {
       ...checkRoutes(deps),
@@ -70,6 +71,7 @@ export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPT
       changes: changeRoutes(deps),
       oauth: { clients: oauthClientRoutes(deps) },
     }),
+    deps.announce,
   );
   // The key is checked before the body is read and again once it has arrived (a slow sender's key may be revoked meanwhile).
   const resourceMetadata = `${options.publicUrl}${PROTECTED_RESOURCE_METADATA}`;

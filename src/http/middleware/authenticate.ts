@@ -1,16 +1,13 @@
 import type { NextFunction, Request, Response } from 'express';
-import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
-import onHeaders from 'on-headers';
-import { CONSISTENCY_HEADER, REVISION_HEADER, type RouteMetadata } from '../../../contract/index.ts';
-import type { Principal } from '../../auth/principal.ts';
+import type { AppRoute } from '@ts-rest/core';
+import { CONSISTENCY_HEADER, type RouteMetadata } from '../../../contract/index.ts';
 import { hasScope, missingScopeDetail } from '../../auth/scopes.ts';
 import type { Credential, KeyVerifier } from '../../auth/verifier.ts';
 import type { FailedAuthentications } from '../../rate-limits.ts';
 import type { Freshness } from '../../store/freshness.ts';
-import { recordingWrites, type Actor, type Position } from '../../store/revisions.ts';
-import { encodeRevision, readConsistency } from '../revisions.ts';
+import type { Principal } from '../../auth/principal.ts';
+import { readConsistency } from '../revisions.ts';
 import { clientAddress } from '../client-address.ts';
-import { principalOf } from '../context.ts';
 import { sendProblem } from '../problem.ts';
 import { sendRateLimited } from './rate-limit.ts';
 
@@ -34,11 +31,10 @@ export const bearerChallenge = (resourceMetadata: string): string => `Bearer rea
  * other attempt is counted before its lookup, and given back once the key is found: concurrent bad
  * keys are counted as they arrive, so no more of them are looked up than the limit allows.
  *
- * Revisions (docs/consistency.md#revisions) are handled here too, as the route's metadata says: a
- * read's Grantd-Consistency brings this process's caches to the state it names before anything is
- * answered, the key's verification included (a key revoked in that state is refused); a write's
- * handler runs naming its actor to the changes feed, and answers with the revision that includes it
- * (recordingWritesOf).
+ * A read's Grantd-Consistency (docs/consistency.md#revisions) is handled here too, as the route's
+ * metadata says: it brings this process's caches to the state it names before anything is answered,
+ * the key's verification included (a key revoked in that state is refused). What a write owes is
+ * applied around its handler (write-obligations.ts).
  */
 export function authentication(keys: KeyVerifier, freshness: Freshness, failures: FailedAuthentications, resourceMetadata: string) {
   const challenge = bearerChallenge(resourceMetadata);
@@ -137,46 +133,6 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
 
   return { authenticate, reauthenticate };
 }
-
-/**
- * `router` with the handler of each route its contract says writes run recording its writes to the
- * changes feed as its principal's (the actor), answering with the revision that includes them.
- */
-export function recordingWritesOf<T extends object>(contract: AppRouter, router: T): T {
-  const wrapped: Record<string, unknown> = {};
-  for (const [name, route] of Object.entries(router)) {
-    const schema = contract[name]!;
-    wrapped[name] = isAppRoute(schema)
-      ? (schema.metadata as RouteMetadata).revisions === 'writes'
-        ? recording(route as Handler)
-        : route
-      : recordingWritesOf(schema, route as object);
-  }
-  return wrapped as T;
-}
-
-type Handler = (args: { req: Request; res: Response }) => Promise<unknown>;
-
-function recording(handler: Handler): Handler {
-  return (args) => {
-    const { req, res } = args;
-    const principal = principalOf(req);
-    let revision: () => Position | null = () => null;
-    onHeaders(res, () => {
-      const written = revision();
-      if (written && res.statusCode < 300) res.setHeader(REVISION_HEADER, encodeRevision(principal.cursorSecret, written));
-    });
-    const recorded = recordingWrites(actorOf(principal), () => handler(args));
-    revision = recorded.revision;
-    return recorded.result;
-  };
-}
-
-/** Who a principal's writes are recorded as: its key, or its OAuth client and the subject its token speaks for. */
-const actorOf = (principal: Principal): Actor =>
-  principal.kind === 'api_key'
-    ? { key_id: principal.keyId }
-    : { client_id: principal.clientId, ...(principal.sub === undefined ? {} : { sub: principal.sub }) };
 
 function tooManyFailures(res: Response, seconds: number, failures: FailedAuthentications): void {
   sendRateLimited(res, seconds, `this address is limited to ${failures.limit.describe('failed authentications')}`);

@@ -5,12 +5,13 @@ import { createAgent, deleteAgent, getAgent, listAgents } from '../../store/agen
 import { agentBody } from '../bodies.ts';
 import { principalOf, type AppDeps } from '../context.ts';
 import { decodeStringTuple, keysetPage } from '../cursor.ts';
+import { changedNothing } from '../write-obligations.ts';
 
 const s = initServer();
 
 const notFound = (id: string) => new DomainError('agent-not-found', `agent ${id} is not registered`);
 
-export const agentRoutes = ({ db, announce }: AppDeps) =>
+export const agentRoutes = ({ db }: AppDeps) =>
   s.router(contract.agents, {
     create: async ({ body, req }) => {
       const { tenantId } = principalOf(req);
@@ -20,7 +21,6 @@ export const agentRoutes = ({ db, announce }: AppDeps) =>
         owner: body.owner ?? null,
         scope: [...new Set(body.scope)],
       });
-      await announce({ kind: 'grants', tenantId });
       return { status: 201, body: agentBody(agent) };
     },
     list: async ({ query, req }) => {
@@ -40,9 +40,7 @@ export const agentRoutes = ({ db, announce }: AppDeps) =>
       const { tenantId } = principalOf(req);
       const removed = await deleteAgent(db, tenantId, params.external_id);
       if (removed === null) throw notFound(params.external_id);
-      await announce({ kind: 'grants', tenantId });
-      // Its tokens are gone with its clients, the keys made on its authority revoked: caches that hold one as verified forget it.
-      if (removed.clientsRemoved > 0 || removed.keysRevoked > 0) await announce({ kind: 'keys', tenantId });
+      if (removed.clientsRemoved === 0 && removed.keysRevoked === 0) changedNothing(req, 'keys');
       return {
         status: 200,
         body: { external_id: params.external_id, grants_removed: removed.grantsRemoved, clients_removed: removed.clientsRemoved },

@@ -9,6 +9,7 @@ import { grantBody } from '../bodies.ts';
 import { schemaProblem } from '../middleware/errors.ts';
 import { inSpan } from '../../tracing.ts';
 import { principalOf, type AppDeps } from '../context.ts';
+import { changedNothing } from '../write-obligations.ts';
 import { decodeStringTuple, keysetPage } from '../cursor.ts';
 
 const s = initServer();
@@ -54,23 +55,22 @@ function windowsOf(inputs: readonly WindowInput[], prefixOf: (index: number) => 
   return windows;
 }
 
-export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
+export const grantRoutes = ({ db, engine }: AppDeps) =>
   s.router(contract.grants, {
     create: async ({ body, req }) => {
       const { tenantId } = principalOf(req);
       const [window] = windowsOf([body], () => 'body.');
       const [triple] = await engine.parseTriples(tenantId, [body], true);
       const { row, outcome } = await createGrant(db, tenantId, { ...triple!, window: window ?? null });
-      if (outcome !== 'unchanged') await announce({ kind: 'grants', tenantId });
+      if (outcome === 'unchanged') changedNothing(req, 'grants');
       return { status: outcome === 'created' ? 201 : 200, body: grantBody(row) };
     },
     revoke: async ({ body, query, req }) => {
       const { tenantId } = principalOf(req);
       const [triple] = await engine.parseTriples(tenantId, [revokedTriple(body, query)], false);
+      // Announced even when there was nothing to delete: a revoke that raced with another one found the
+      // grant gone, and its caller too must read that on this node at once, before the other's relay comes.
       await deleteGrant(db, tenantId, triple!);
-      // Even when there was nothing to delete: a revoke that raced with another one found the grant
-      // gone, and its caller too must read that on this node at once, before the other's relay comes.
-      await announce({ kind: 'grants', tenantId });
       return { status: 204, body: undefined };
     },
     list: async ({ query, req }) => {
@@ -109,7 +109,6 @@ export const grantRoutes = ({ db, engine, announce }: AppDeps) =>
       const applied = await applyBatch(db, tenantId, writes, deletes).catch((error: unknown) => {
         throw error instanceof AgentNotRegistered ? error.at(writtenAgentPath(body.writes, error.externalId)) : error;
       });
-      await announce({ kind: 'grants', tenantId });
       return { status: 200, body: applied };
     },
   });

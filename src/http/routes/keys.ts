@@ -7,7 +7,7 @@ import { principalOf, type AppDeps } from '../context.ts';
 
 const s = initServer();
 
-export const keyRoutes = ({ db, announce }: AppDeps) =>
+export const keyRoutes = ({ db }: AppDeps) =>
   s.router(contract.keys, {
     create: async ({ body, req }) => {
       const key = await createKeyOnAuthority(db, principalOf(req), body.label, body.scopes);
@@ -22,7 +22,6 @@ export const keyRoutes = ({ db, announce }: AppDeps) =>
       if (!(await revokeKey(db, tenantId, params.id))) {
         throw new DomainError('key-not-found', `no live key ${params.id.slice(0, 128)}`);
       }
-      await announce({ kind: 'keys', tenantId });
       return { status: 204, body: undefined };
     },
   });

@@ -7,13 +7,12 @@ import { principalOf, type AppDeps } from '../context.ts';
 
 const s = initServer();
 
-export const namespaceRoutes = ({ db, announce }: AppDeps) =>
+export const namespaceRoutes = ({ db }: AppDeps) =>
   s.router(contract.namespaces, {
     create: async ({ body, req }) => {
       const { tenantId } = principalOf(req);
       if (body.relations) validateRelations(body.relations);
       const created = await createNamespace(db, tenantId, body.name, body.relations ?? null);
-      await announce({ kind: 'namespaces', tenantId });
       return { status: 201, body: namespaceBody(created) };
     },
     list: async ({ req }) => {
@@ -28,14 +27,11 @@ export const namespaceRoutes = ({ db, announce }: AppDeps) =>
       const { tenantId } = principalOf(req);
       if (body.relations) validateRelations(body.relations);
       const updated = await updateNamespace(db, tenantId, params.name, body.relations ?? null);
-      // Checks on this node answer by the new definition at once; the others reload it within the freshness bound.
-      await announce({ kind: 'namespaces', tenantId });
       return { status: 200, body: namespaceBody(updated) };
     },
     delete: async ({ params, req }) => {
       const { tenantId } = principalOf(req);
       await deleteNamespace(db, tenantId, params.name);
-      await announce({ kind: 'namespaces', tenantId });
       return { status: 204, body: undefined };
     },
   });

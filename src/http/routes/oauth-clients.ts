@@ -10,7 +10,7 @@ const s = initServer();
 
 const invalid = (path: string, message: string) => new DomainError('invalid-request', `${path}: ${message}`, [{ path, message }]);
 
-export const oauthClientRoutes = ({ db, announce }: AppDeps) =>
+export const oauthClientRoutes = ({ db }: AppDeps) =>
   s.router(contract.oauth.clients, {
     create: async ({ body, req }) => {
       const principal = principalOf(req);
@@ -43,8 +43,6 @@ export const oauthClientRoutes = ({ db, announce }: AppDeps) =>
       if (!(await deleteOAuthClient(db, tenantId, params.client_id))) {
         throw new DomainError('client-not-found', `no OAuth client ${params.client_id.slice(0, 128)}`);
       }
-      // Its tokens are gone with it; caches that hold one as verified forget it.
-      await announce({ kind: 'keys', tenantId });
       return { status: 204, body: undefined };
     },
   });
