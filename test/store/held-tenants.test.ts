@@ -553,3 +553,74 @@ describe('grants in memory with a backlog longer than a slice', () => {
     }
   });
 });
+
+describe('grants in memory on a clock the test moves', () => {
+  /** Graphs over a pool of their own whose loads, catch-ups, refusals and idleness read `clock.at`; and how often they loaded. */
+  function heldTenantsOnClock(maxGrants = 1_000) {
+    const clock = { at: Date.now(), now: () => clock.at };
+    const { pool, close } = connect(databaseUrl(), 2);
+    const heldTenants = new HeldTenants(pool, { maxGrants, maxAgeMs: 500, clock }, pino({ level: 'silent' }));
+    const loads = vi.spyOn(heldTenants as unknown as { loadNow: (tenantId: string) => Promise<void> }, 'loadNow');
+    return { clock, heldTenants, loads: () => loads.mock.calls.length, close: async () => (await heldTenants.close(), await close()) };
+  }
+
+  it('answer for maxAgeMs after their last catch-up began, catching up ahead from half of it', async () => {
+    const { clock, heldTenants, close } = heldTenantsOnClock();
+    try {
+      const g = await documentsTenant(writer);
+      await g.grant(['user:ann', 'owner', 'document:d0']);
+      expect(await heldTenants.load(g.tenantId)).toBe(true);
+      await g.grant(['user:ann', 'owner', 'document:d1']); // as another node would: no invalidate
+      clock.at += 249;
+      expect(heldTenants.currentNow(g.tenantId)?.index.size).toBe(1); // fresh: answers as it is
+      clock.at += 1;
+      expect(heldTenants.currentNow(g.tenantId)?.index.size).toBe(1); // half its age: still answers, and catches up ahead
+      await expect.poll(() => heldTenants.currentNow(g.tenantId)?.index.size, { timeout: 5_000, interval: 10 }).toBe(2);
+      clock.at += 499;
+      expect(heldTenants.currentNow(g.tenantId)).toBeDefined(); // the catch-up began 499 ms ago
+      clock.at += 1;
+      expect(heldTenants.currentNow(g.tenantId)).toBeUndefined(); // past its age: a check waits for a catch-up
+      expect((await heldTenants.current(g.tenantId))?.index.size).toBe(2);
+      expect(heldTenants.currentNow(g.tenantId)).toBeDefined();
+    } finally {
+      await close();
+    }
+  });
+
+  it('refuse a tenant too large for ten minutes, then load it at the first check after', async () => {
+    const { clock, heldTenants, loads, close } = heldTenantsOnClock(30);
+    try {
+      const g = await documentsTenant(writer);
+      const docs = Array.from({ length: 40 }, (_, k): [string, string, string] => ['user:ann', 'owner', `document:d${k}`]);
+      await g.grant(...docs);
+      expect(await heldTenants.load(g.tenantId)).toBe(false);
+      await g.revoke(...docs.slice(1)); // it would fit now
+      clock.at += 10 * 60_000 - 1;
+      expect(await heldTenants.current(g.tenantId)).toBeNull();
+      expect(loads()).toBe(1); // still refused
+      clock.at += 1;
+      expect(await heldTenants.current(g.tenantId)).toBeNull(); // the database answers while it loads
+      expect(loads()).toBe(2);
+      await expect.poll(() => heldTenants.holds(g.tenantId), { timeout: 5_000, interval: 20 }).toBe(true);
+    } finally {
+      await close();
+    }
+  });
+
+  it('make room of the tenants unused for ten minutes when another is loaded', async () => {
+    const { clock, heldTenants, close } = heldTenantsOnClock();
+    try {
+      const [idle, used, next] = [await documentsTenant(writer), await documentsTenant(writer), await documentsTenant(writer)];
+      for (const g of [idle, used, next]) await g.grant(['user:ann', 'owner', 'document:d0']);
+      expect(await heldTenants.load(idle.tenantId)).toBe(true);
+      expect(await heldTenants.load(used.tenantId)).toBe(true);
+      clock.at += 10 * 60_000;
+      expect(await heldTenants.current(used.tenantId)).not.toBeNull(); // a check, after a catch-up
+      clock.at += 1;
+      expect(await heldTenants.load(next.tenantId)).toBe(true);
+      expect([idle, used, next].map((g) => heldTenants.holds(g.tenantId))).toEqual([false, true, true]);
+    } finally {
+      await close();
+    }
+  });
+});
