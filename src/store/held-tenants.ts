@@ -175,12 +175,12 @@ export class HeldTenants {
     const read = await this.loader.read(tenantId, this.options.maxGrants - this.weight, this.maxReplayedAhead);
     if (read === null) return;
     if ('heldBack' in read) return this.refuseWhileHeldBack(tenantId, read.heldBack);
-    const { index, agents, horizon, replayed } = read;
-    // Past the room left, the load read part of the tenant: its weight refuses it.
-    if (this.weight + index.footprint + agents.size > this.options.maxGrants) {
+    // Tenants loaded meanwhile may have taken the room.
+    if ('tooLarge' in read || this.weight + read.index.footprint + read.agents.size > this.options.maxGrants) {
       this.refusedUntil.set(tenantId, this.clock.now() + RETRY_TOO_LARGE_MS);
       return;
     }
+    const { index, agents, horizon, replayed } = read;
     this.held.set(tenantId, {
       index,
       agents,

@@ -22,9 +22,10 @@ export interface TenantRead {
 
 /**
  * What a load found: the tenant read; or more transactions above the horizon than a node replays
- * (`heldBack`, before a grant is read); or null when the tenant is gone or the loader was closed.
+ * (`heldBack`, before a grant is read); or more grants than the room left (`tooLarge`, the copy
+ * given up); or null when the tenant is gone or the loader was closed.
  */
-export type LoadOutcome = TenantRead | { heldBack: number } | null;
+export type LoadOutcome = TenantRead | { heldBack: number } | { tooLarge: true } | null;
 
 /**
  * Reads a tenant's grants into a GrantIndex for HeldTenants: the grants by COPY (grant-copy.ts),
@@ -45,8 +46,7 @@ export class TenantLoader {
 
   /**
    * Reads the tenant unless more than `maxReplayedAhead` transactions above the horizon are in its
-   * snapshot; gives up the copy once the grants and agents read weigh more than `room` (then the
-   * index returned is partial and over it: the caller refuses it by its weight).
+   * snapshot, or its grants and agents weigh more than `room` (the copy is given up there).
    */
   async read(tenantId: string, room: number, maxReplayedAhead: number): Promise<LoadOutcome> {
     const index = new GrantIndex();
@@ -76,9 +76,10 @@ export class TenantLoader {
           return index.footprint + agents.size <= room;
         };
         await this.meter.run(tenantId, (slice) => readCopiedGrants(copied, take, slice));
+        // Past the room left, the copy was left unread: ending the connection ends it.
+        if (index.footprint + agents.size > room) return { tooLarge: true };
       }
-      // Past the room left, the copy was left unread: ending the connection ends it.
-      if (index.footprint + agents.size <= room) await client.query('COMMIT');
+      await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;

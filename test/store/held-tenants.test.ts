@@ -8,7 +8,7 @@ import type { AppDeps } from '../../src/http/context.ts';
 import { applyBatch, createGrant, deleteGrant } from '../../src/store/grants.ts';
 import { connect } from '../../src/store/db.ts';
 import { HeldTenants, type HeldTenant } from '../../src/store/held-tenants.ts';
-import { LOAD_APPLICATION_NAME } from '../../src/store/tenant-loader.ts';
+import { LOAD_APPLICATION_NAME, type TenantLoader } from '../../src/store/tenant-loader.ts';
 import { CheckRouter } from '../../src/store/check-router.ts';
 import { databaseUrl, useServices } from '../helpers.ts';
 import { DOCUMENT_RELATIONS } from '../engine/fixtures.ts';
@@ -320,6 +320,29 @@ describe('a load past the room left', () => {
           )
         ).rows[0]!.n;
       await expect.poll(loads, { timeout: 5_000, interval: 20 }).toBe(0);
+    } finally {
+      await heldTenants.close();
+      await close();
+    }
+  });
+
+  it('is refused even when tenants dropped meanwhile made the room it lacked: what it read is part of the tenant', async () => {
+    const { pool, close } = connect(databaseUrl(), 2);
+    const heldTenants = new HeldTenants(pool, { maxGrants: 40, maxAgeMs: 500 }, pino({ level: 'silent' }));
+    const { held, loader } = heldTenants as unknown as { held: Map<string, unknown>; loader: TenantLoader };
+    try {
+      const [small, large] = [await documentsTenant(writer), await documentsTenant(writer)];
+      await small.grant(['user:ann', 'owner', 'document:d0']); // 1 grant and 3 names: 13
+      await large.grant(...Array.from({ length: 20 }, (_, k): [string, string, string] => ['user:ann', 'owner', `document:d${k}`])); // 32
+      expect(await heldTenants.load(small.tenantId)).toBe(true);
+      const read = loader.read.bind(loader);
+      vi.spyOn(loader, 'read').mockImplementation(async (...args) => {
+        const outcome = await read(...args); // in the 27 left
+        held.delete(small.tenantId); // as if dropped while the large one loaded
+        return outcome;
+      });
+      expect(await heldTenants.load(large.tenantId)).toBe(false);
+      expect(heldTenants.size).toBe(0);
     } finally {
       await heldTenants.close();
       await close();
