@@ -80,11 +80,12 @@ describe('a lone check of grants in memory', () => {
   it('is answered at once while they are current, and not before they catch up with a write of this node', async () => {
     const g = await documentsTenant(holder);
     await g.grant(['user:ann', 'owner', 'document:d1'], ['user:ann', 'member', 'group:eng'], ['group:eng', 'viewer', 'document:d2']);
-    expect(await holder.heldTenants.load(g.tenantId)).toBe(true);
-    // Date's clock (which the held tenants read) stands still: "current" is then decided by the writes
-    // alone, not by whether a busy machine let 500 ms pass between two lines.
+    // Date's clock (which the held tenants read) stands still from before the load, whose start a held
+    // tenant's age counts from: "current" is then decided by the writes alone, not by whether a busy
+    // machine let 500 ms pass between two lines.
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
     try {
+      expect(await holder.heldTenants.load(g.tenantId)).toBe(true);
       const { checker } = holder.engine;
       const schema = await checker.schema(g.tenantId);
       const annViews = (id: string) => ({
