@@ -54,9 +54,9 @@ export interface AgentDeletion {
  * The killswitch, in one transaction: the agent; every grant naming it; its OAuth clients and those
  * made on its authority, with their tokens; the API keys made on its authority, revoked (with the
  * OAuth grants they signed in for). It first locks the agent's row FOR UPDATE, which waits for the
- * grant writes and the creations of keys and clients that hold it KEY SHARE (lockAgents in grants.ts,
- * authorityOf in authority.ts, a client's foreign key) to commit; every statement after it, in a
- * new snapshot, sees what they wrote. Credentials made on the agent's authority are found by
+ * grant writes and the creations of keys and clients that hold it KEY SHARE (lockRegisteredAgents
+ * in agent-locks.ts, a client's foreign key) to commit; every statement after it, in a new
+ * snapshot, sees what they wrote. Credentials made on the agent's authority are found by
  * made_by_agents; those of a later agent of the same id never carry this one's name, as none can be
  * made once it is gone.
  */

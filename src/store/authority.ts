@@ -1,5 +1,6 @@
 import { DomainError } from '../errors.ts';
 import type { Principal } from '../auth/principal.ts';
+import { lockRegisteredAgents } from './agent-locks.ts';
 import type { Prisma } from './prisma/client.ts';
 
 /** The parts of a principal that name its credentials, kind by kind. */
@@ -42,10 +43,6 @@ export async function authorityOf(tx: Prisma.TransactionClient, principal: Autho
   }
   const wanted = [...agents].sort();
   if (wanted.length === 0) return wanted;
-  const found = await tx.$queryRaw<{ external_id: string }[]>`
-    SELECT external_id FROM agents
-    WHERE tenant_id = ${tenantId}::uuid AND external_id = ANY(${wanted}::text[])
-    FOR KEY SHARE`;
-  if (found.length !== wanted.length) throw credentialEnded();
+  if ((await lockRegisteredAgents(tx, tenantId, wanted)).size !== wanted.length) throw credentialEnded();
   return wanted;
 }

@@ -8,7 +8,7 @@ import { WorkMeter, type Slice } from '../engine/work-meter.ts';
  * memory"). Rows are parsed from the bytes, field by field, with no object made per row.
  */
 
-/** The columns of grantsCopySql, in order: a grant and its window's bounds in epoch ms (null: open). */
+/** The columns of grantsCopySql (src/store/graph-sql.ts), in order: a grant and its window's bounds in epoch ms (null: open). */
 export type CopiedGrant = (
   subjectNs: string,
   subjectId: string,
@@ -18,16 +18,6 @@ export type CopiedGrant = (
   notBefore: number | null,
   expiresAt: number | null,
 ) => boolean;
-
-/**
- * The statement copying out the grants of `tenantLiteral` (a quoted literal: COPY takes no
- * parameters). An absent bound is an empty field, which no id can be (ids have a character at least).
- */
-export const grantsCopySql = (tenantLiteral: string): string => `COPY (
-  SELECT subject_ns, subject_id, relation, object_ns, object_id,
-    (extract(epoch FROM not_before) * 1000)::float8, (extract(epoch FROM expires_at) * 1000)::float8
-  FROM grants WHERE tenant_id = ${tenantLiteral}::uuid
-) TO STDOUT WITH (FORMAT text, NULL '')`;
 
 const NEWLINE = 10;
 const COLUMNS = 7;

@@ -1,6 +1,7 @@
 import type { GrantWindow } from '../engine/grant-window.ts';
 import { AGENT_NAMESPACE, type Ref, type Triple } from '../engine/refs.ts';
 import { DomainError } from '../errors.ts';
+import { lockRegisteredAgents } from './agent-locks.ts';
 import type { Db } from './db.ts';
 import { lockNamespacesOf } from './namespaces.ts';
 import { Prisma } from './prisma/client.ts';
@@ -60,11 +61,7 @@ export class AgentNotRegistered extends DomainError {
 async function lockAgents(tx: Prisma.TransactionClient, tenantId: string, triples: readonly Triple[]): Promise<void> {
   const wanted = namedAgents(triples);
   if (wanted.length === 0) return;
-  const found = await tx.$queryRaw<{ external_id: string }[]>`
-    SELECT external_id FROM agents
-    WHERE tenant_id = ${tenantId}::uuid AND external_id = ANY(${wanted}::text[])
-    FOR KEY SHARE`;
-  const present = new Set(found.map((r) => r.external_id));
+  const present = await lockRegisteredAgents(tx, tenantId, wanted);
   const missing = wanted.find((id) => !present.has(id));
   if (missing !== undefined) throw new AgentNotRegistered(missing);
 }

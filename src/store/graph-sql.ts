@@ -21,8 +21,8 @@ export const HOLDERS_READ = 64;
  * Which of a batch of checks ($2: [{i, sns, sid, ons, oid, rel}]) hold in tenant $1 ($3, $4: the
  * schema tables): one row (i, outcome) per check allowed ('allowed') or stopped by its budget of
  * steps ('too-many-steps', past $5) or of time ('too-slow', still walking after $6 ms); no row for
- * a check denied. The walk is the function grantd_check_walk (migrations 20261123100000, 20261124000000): backwards
- * from the checked object, breadth-first, each (object, relation) pair once, at most
+ * a check denied. The walk is the function grantd_check_walk (prisma/functions/grantd_check_walk.sql):
+ * backwards from the checked object, breadth-first, each (object, relation) pair once, at most
  * MAX_ARROW_DEPTH arrows deep, which a recursive query cannot express. One row per check: its
  * outcome (null: denied) and, for an agent subject, its scope (null: not registered), read by the
  * same statement, so that a mask and the grants it masks come from one state of the database.
@@ -220,3 +220,71 @@ export interface ExplainGrantRow {
   nb: Date | null;
   ea: Date | null;
 }
+
+/** Begins the transaction of statements that must see one state of the database (explain's reads, a load's). */
+export const READ_ONLY_SNAPSHOT_SQL = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
+
+/**
+ * The reads of the grants held in memory (src/store/held-tenants.ts). A load reads in one snapshot
+ * (READ_ONLY_SNAPSHOT_SQL), on a connection of its own: the horizon (LOAD_HORIZON_SQL), the
+ * transactions above it that the snapshot sees (LOAD_SEEN_SQL), the agents (LOAD_AGENTS_SQL), and
+ * the grants by COPY (grantsCopySql). A catch-up reads the grant log from its horizon on
+ * (GRANT_LOG_SQL), on the pool. The log is written by triggers: prisma/functions/grantd_log_change.sql.
+ */
+
+/** The horizon of the load's snapshot in tenant $1 (no row: the tenant is gone). */
+export const LOAD_HORIZON_SQL = 'SELECT grantd_xid_horizon()::text FROM tenants WHERE id = $1::uuid';
+
+/** The transactions at or above horizon $2 whose changes to tenant $1 the load's snapshot sees. */
+export const LOAD_SEEN_SQL = 'SELECT DISTINCT xid::text FROM grant_changes WHERE tenant_id = $1::uuid AND xid >= $2::bigint';
+
+/** The registered agents of tenant $1 and their scopes. */
+export const LOAD_AGENTS_SQL = 'SELECT external_id, scope FROM agents WHERE tenant_id = $1::uuid AND scope IS NOT NULL';
+
+/**
+ * The statement copying out the grants of `tenantLiteral` (a quoted literal: COPY takes no
+ * parameters), in the columns of CopiedGrant (src/store/grant-copy.ts). An absent bound is an empty
+ * field, which no id can be (ids have a character at least).
+ */
+export const grantsCopySql = (tenantLiteral: string): string => `COPY (
+  SELECT subject_ns, subject_id, relation, object_ns, object_id,
+    (extract(epoch FROM not_before) * 1000)::float8, (extract(epoch FROM expires_at) * 1000)::float8
+  FROM grants WHERE tenant_id = ${tenantLiteral}::uuid
+) TO STDOUT WITH (FORMAT text, NULL '')`;
+
+/** The log of tenant $1 from horizon $2 on, but the transactions in $3, at most $4 rows; see LogRow. */
+export const GRANT_LOG_SQL = `
+SELECT grantd_xid_horizon()::text, t.log_pruned_below::text, c.xid::text, c.grants, c.agents,
+  (SELECT jsonb_object_agg(a.external_id, a.scope) FROM agents a
+   WHERE a.tenant_id = t.id AND a.external_id = ANY(c.agents) AND a.scope IS NOT NULL)
+FROM tenants t
+LEFT JOIN grant_changes c ON c.tenant_id = t.id AND c.xid >= $2::bigint AND NOT (c.xid = ANY($3::bigint[]))
+WHERE t.id = $1::uuid
+ORDER BY c.xid, c.id
+LIMIT $4`;
+
+/**
+ * A row of GRANT_LOG_SQL: the horizon now and the tenant's log_pruned_below on every row (no row:
+ * the tenant is gone), then one row per logged statement not yet replayed (xid null when there is
+ * none), with the grants it flipped or the agents it changed, and those agents' scopes now (absent:
+ * the agent is gone).
+ */
+export type LogRow = [
+  horizon: string,
+  prunedBelow: string,
+  xid: string | null,
+  grants: LoggedGrant[] | null,
+  agents: string[] | null,
+  scopes: Record<string, string[]> | null,
+];
+
+/** A grant as the log (grant_changes) records it, and its window's bounds in epoch ms (null or absent: open) when it has one. */
+export type LoggedGrant = [
+  subjectNs: string,
+  subjectId: string,
+  relation: string,
+  objectNs: string,
+  objectId: string,
+  notBefore?: number | null,
+  expiresAt?: number | null,
+];

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { DEFAULT_CONFIG } from '../config.ts';
 import type { CheckTimeShares } from '../engine/check-time.ts';
 import { RetryLater } from '../errors.ts';
+import { READ_ONLY_SNAPSHOT_SQL } from './graph-sql.ts';
 
 /** How long a check or listing statement may run: well under what a request may take. */
 export const GRAPH_STATEMENT_TIMEOUT_MS = 2_000;
@@ -82,7 +83,7 @@ export class GraphStatements {
     return this.inTurn(tenantId, async () => {
       const client = await this.pool.connect();
       try {
-        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        await client.query(READ_ONLY_SNAPSHOT_SQL);
         const result = await read(async <R extends pg.QueryResultRow>(config: pg.QueryConfig) => (await client.query<R>(config)).rows);
         await client.query('COMMIT');
         client.release();

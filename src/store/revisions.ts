@@ -8,7 +8,7 @@ import { startSweep } from './sweep.ts';
 /**
  * Revisions and the changes feed (docs/consistency.md#revisions). A revision is a position in the
  * tenant's feed: a writing transaction's id (pg_current_xact_id, 64 bits) and an order within it.
- * Triggers write the feed in the writing transaction (migration 20261125000000); the API names the
+ * Triggers write the feed in the writing transaction (prisma/functions/grantd_feed_*.sql); the API names the
  * actor of each transaction it runs and learns its id, both here, so that every write answers with
  * the revision that includes it.
  */
@@ -95,7 +95,7 @@ export class ChangesExpired extends Error {}
 /**
  * The tenant's changes after `after` (null: from the oldest kept), at most `limit`, in commit order,
  * and the position the page reaches. Only transactions below the horizon are served
- * (grantd_xid_horizon, migration 20261129100000: the oldest transaction running in the reading
+ * (prisma/functions/grantd_xid_horizon.sql: the oldest transaction running in the reading
  * snapshot not known to be another database's): they have all finished, so none can commit later
  * into what a reader has already passed. With no more changes, `next` is the last position below
  * the horizon (or `after`, when it is further).

@@ -7,7 +7,8 @@ import { WorkMeter } from '../../src/engine/work-meter.ts';
 import type { AppDeps } from '../../src/http/context.ts';
 import { applyBatch, createGrant, deleteGrant } from '../../src/store/grants.ts';
 import { connect } from '../../src/store/db.ts';
-import { LOAD_APPLICATION_NAME, HeldTenants, type HeldTenant } from '../../src/store/held-tenants.ts';
+import { HeldTenants, type HeldTenant } from '../../src/store/held-tenants.ts';
+import { LOAD_APPLICATION_NAME, type TenantLoader } from '../../src/store/tenant-loader.ts';
 import { CheckRouter } from '../../src/store/check-router.ts';
 import { databaseUrl, useServices } from '../helpers.ts';
 import { DOCUMENT_RELATIONS } from '../engine/fixtures.ts';
@@ -79,11 +80,12 @@ describe('a lone check of grants in memory', () => {
   it('is answered at once while they are current, and not before they catch up with a write of this node', async () => {
     const g = await documentsTenant(holder);
     await g.grant(['user:ann', 'owner', 'document:d1'], ['user:ann', 'member', 'group:eng'], ['group:eng', 'viewer', 'document:d2']);
-    expect(await holder.heldTenants.load(g.tenantId)).toBe(true);
-    // Date's clock (which the held tenants read) stands still: "current" is then decided by the writes
-    // alone, not by whether a busy machine let 500 ms pass between two lines.
+    // Date's clock (which the held tenants read) stands still from before the load, whose start a held
+    // tenant's age counts from: "current" is then decided by the writes alone, not by whether a busy
+    // machine let 500 ms pass between two lines.
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
     try {
+      expect(await holder.heldTenants.load(g.tenantId)).toBe(true);
       const { checker } = holder.engine;
       const schema = await checker.schema(g.tenantId);
       const annViews = (id: string) => ({
@@ -324,6 +326,29 @@ describe('a load past the room left', () => {
       await close();
     }
   });
+
+  it('is refused even when tenants dropped meanwhile made the room it lacked: what it read is part of the tenant', async () => {
+    const { pool, close } = connect(databaseUrl(), 2);
+    const heldTenants = new HeldTenants(pool, { maxGrants: 40, maxAgeMs: 500 }, pino({ level: 'silent' }));
+    const { held, loader } = heldTenants as unknown as { held: Map<string, unknown>; loader: TenantLoader };
+    try {
+      const [small, large] = [await documentsTenant(writer), await documentsTenant(writer)];
+      await small.grant(['user:ann', 'owner', 'document:d0']); // 1 grant and 3 names: 13
+      await large.grant(...Array.from({ length: 20 }, (_, k): [string, string, string] => ['user:ann', 'owner', `document:d${k}`])); // 32
+      expect(await heldTenants.load(small.tenantId)).toBe(true);
+      const read = loader.read.bind(loader);
+      vi.spyOn(loader, 'read').mockImplementation(async (...args) => {
+        const outcome = await read(...args); // in the 27 left
+        held.delete(small.tenantId); // as if dropped while the large one loaded
+        return outcome;
+      });
+      expect(await heldTenants.load(large.tenantId)).toBe(false);
+      expect(heldTenants.size).toBe(0);
+    } finally {
+      await heldTenants.close();
+      await close();
+    }
+  });
 });
 
 describe('a load longer than the pool allows a statement', () => {
@@ -548,6 +573,77 @@ describe('grants in memory with a backlog longer than a slice', () => {
       expect(owns.map((r) => r.allowed)).toEqual(docs.map((id) => id !== 'd0'));
     } finally {
       await heldTenants.close();
+      await close();
+    }
+  });
+});
+
+describe('grants in memory on a clock the test moves', () => {
+  /** Graphs over a pool of their own whose loads, catch-ups, refusals and idleness read `clock.at`; and how often they loaded. */
+  function heldTenantsOnClock(maxGrants = 1_000) {
+    const clock = { at: Date.now(), now: () => clock.at };
+    const { pool, close } = connect(databaseUrl(), 2);
+    const heldTenants = new HeldTenants(pool, { maxGrants, maxAgeMs: 500, clock }, pino({ level: 'silent' }));
+    const loads = vi.spyOn(heldTenants as unknown as { loadNow: (tenantId: string) => Promise<void> }, 'loadNow');
+    return { clock, heldTenants, loads: () => loads.mock.calls.length, close: async () => (await heldTenants.close(), await close()) };
+  }
+
+  it('answer for maxAgeMs after their last catch-up began, catching up ahead from half of it', async () => {
+    const { clock, heldTenants, close } = heldTenantsOnClock();
+    try {
+      const g = await documentsTenant(writer);
+      await g.grant(['user:ann', 'owner', 'document:d0']);
+      expect(await heldTenants.load(g.tenantId)).toBe(true);
+      await g.grant(['user:ann', 'owner', 'document:d1']); // as another node would: no invalidate
+      clock.at += 249;
+      expect(heldTenants.currentNow(g.tenantId)?.index.size).toBe(1); // fresh: answers as it is
+      clock.at += 1;
+      expect(heldTenants.currentNow(g.tenantId)?.index.size).toBe(1); // half its age: still answers, and catches up ahead
+      await expect.poll(() => heldTenants.currentNow(g.tenantId)?.index.size, { timeout: 5_000, interval: 10 }).toBe(2);
+      clock.at += 499;
+      expect(heldTenants.currentNow(g.tenantId)).toBeDefined(); // the catch-up began 499 ms ago
+      clock.at += 1;
+      expect(heldTenants.currentNow(g.tenantId)).toBeUndefined(); // past its age: a check waits for a catch-up
+      expect((await heldTenants.current(g.tenantId))?.index.size).toBe(2);
+      expect(heldTenants.currentNow(g.tenantId)).toBeDefined();
+    } finally {
+      await close();
+    }
+  });
+
+  it('refuse a tenant too large for ten minutes, then load it at the first check after', async () => {
+    const { clock, heldTenants, loads, close } = heldTenantsOnClock(30);
+    try {
+      const g = await documentsTenant(writer);
+      const docs = Array.from({ length: 40 }, (_, k): [string, string, string] => ['user:ann', 'owner', `document:d${k}`]);
+      await g.grant(...docs);
+      expect(await heldTenants.load(g.tenantId)).toBe(false);
+      await g.revoke(...docs.slice(1)); // it would fit now
+      clock.at += 10 * 60_000 - 1;
+      expect(await heldTenants.current(g.tenantId)).toBeNull();
+      expect(loads()).toBe(1); // still refused
+      clock.at += 1;
+      expect(await heldTenants.current(g.tenantId)).toBeNull(); // the database answers while it loads
+      expect(loads()).toBe(2);
+      await expect.poll(() => heldTenants.holds(g.tenantId), { timeout: 5_000, interval: 20 }).toBe(true);
+    } finally {
+      await close();
+    }
+  });
+
+  it('make room of the tenants unused for ten minutes when another is loaded', async () => {
+    const { clock, heldTenants, close } = heldTenantsOnClock();
+    try {
+      const [idle, used, next] = [await documentsTenant(writer), await documentsTenant(writer), await documentsTenant(writer)];
+      for (const g of [idle, used, next]) await g.grant(['user:ann', 'owner', 'document:d0']);
+      expect(await heldTenants.load(idle.tenantId)).toBe(true);
+      expect(await heldTenants.load(used.tenantId)).toBe(true);
+      clock.at += 10 * 60_000;
+      expect(await heldTenants.current(used.tenantId)).not.toBeNull(); // a check, after a catch-up
+      clock.at += 1;
+      expect(await heldTenants.load(next.tenantId)).toBe(true);
+      expect([idle, used, next].map((g) => heldTenants.holds(g.tenantId))).toEqual([false, true, true]);
+    } finally {
       await close();
     }
   });
