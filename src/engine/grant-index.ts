@@ -3,7 +3,7 @@ import { DEFAULT_CHECK_BUDGET, isCheckTooComplex, overBudget } from './budget.ts
 import { EdgeLists } from './edge-lists.ts';
 import { IdRanks } from './id-ranks.ts';
 import { MarkedNodes, type NodeSet } from './marked-nodes.ts';
-import type { HoldersQuery, ReachableQuery } from './engine.ts';
+import type { HoldersQuery, ReachableQuery } from './checker.ts';
 import { sameWindow, type GrantWindow } from './grant-window.ts';
 import { MEMBER_RELATION, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
