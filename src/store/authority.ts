@@ -1,9 +1,16 @@
 import { DomainError } from '../errors.ts';
-import type { KeyPrincipal } from './keys.ts';
 import type { Prisma } from './prisma/client.ts';
 
-/** Who a key or OAuth client is made by: the parts of a principal that name its credentials. */
-export type Authority = Pick<KeyPrincipal, 'keyId' | 'tenantId' | 'clientId' | 'signingKeyId'>;
+/** Who a key or OAuth client is made by: the parts of a principal (KeyPrincipal) that name its credentials. */
+export interface Authority {
+  /** The API key's id; for an OAuth access token, its client's id (what rate limits count by). */
+  keyId: string;
+  tenantId: string;
+  /** For an access token: its client. */
+  clientId?: string;
+  /** For an authorization-code grant's access token: the API key that signed in for it. */
+  signingKeyId?: string;
+}
 
 /** The creating credential was revoked or deleted (its agent's killswitch, say) while the request ran. */
 const credentialEnded = () => new DomainError('unauthenticated', 'the API key or access token was revoked while the request ran');

@@ -14,20 +14,14 @@ export interface CreatedKey {
   createdAt: Date;
 }
 
-/** Who a verified secret speaks for. */
-export interface KeyPrincipal {
-  /** The API key's id; for an OAuth access token, its client's id (what rate limits count by). */
-  keyId: string;
-  tenantId: string;
+/** Who a verified secret speaks for: its credentials (Authority), and what they may do. */
+export interface KeyPrincipal extends Authority {
   scopes: string[];
   cursorSecret: Buffer;
-  /** For an access token: its client, and the subject it speaks for when not the client itself (the changes feed's actor). */
-  clientId?: string;
+  /** For an access token: the subject it speaks for when not its client itself (the changes feed's actor). */
   sub?: string;
   /** When the credential stops being valid by itself, in ms since the epoch: an access token's expiry (a key has none). */
   expiresAt?: number;
-  /** For an authorization-code grant's access token: the API key that signed in for it. */
-  signingKeyId?: string;
 }
 
 type Tx = Prisma.TransactionClient | Db;
