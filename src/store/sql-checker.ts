@@ -1,4 +1,3 @@
-import DataLoader from 'dataloader';
 import type pg from 'pg';
 import { DEFAULT_CHECK_BUDGET, overBudget } from '../engine/budget.ts';
 import type {
@@ -30,6 +29,7 @@ import {
   SUBJECT_IDS_SQL,
 } from './graph-sql.ts';
 import { GraphStatements, type GraphStatementOptions } from './graph-statements.ts';
+import { TenantBatches } from './tenant-batches.ts';
 
 /**
  * Answers checks and listing walks from PostgreSQL. Checks asked during one turn of the event loop
@@ -267,36 +267,6 @@ function sqlGraph(tenantId: string, read: <R extends pg.QueryResultRow>(config: 
 }
 
 /**
- * Per-tenant DataLoaders that gather the loads made in one turn of the event loop (setImmediate runs
- * after the poll phase has read every request that arrived together) into one call of `run`.
- * A tenant's loader is dropped when its batch starts, so quiet tenants cost nothing.
- */
-class TenantBatches<K, V> {
-  private readonly loaders = new Map<string, DataLoader<K, V>>();
-
-  constructor(private readonly run: (tenantId: string, keys: readonly K[]) => Promise<V[]>) {}
-
-  async load(tenantId: string, keys: readonly K[]): Promise<V[]> {
-    let loader = this.loaders.get(tenantId);
-    if (!loader) {
-      const created = new DataLoader<K, V>(
-        (batch) => {
-          if (this.loaders.get(tenantId) === created) this.loaders.delete(tenantId);
-          return this.run(tenantId, batch);
-        },
-        { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (dispatch) => setImmediate(dispatch) },
-      );
-      this.loaders.set(tenantId, created);
-      loader = created;
-    }
-    const results = await loader.loadMany(keys);
-    const failed = results.find((r): r is Error => r instanceof Error);
-    if (failed) throw failed;
-    return results as V[];
-  }
-}
-
-/**
  * A check still walking after this long stops at its next depth, and its request is 503 unavailable
  * (answerOf), so that it does not hold its statement (and the checks batched with it) up to the
  * statement's time limit.
@@ -310,6 +280,3 @@ interface SqlOutcome {
   /** The tenant's next window boundary (epoch ms) after the statement's instant; null: none. */
   until: number | null;
 }
-
-/** The most checks one statement carries. */
-const MAX_BATCH = 1000;
