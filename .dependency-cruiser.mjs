@@ -28,7 +28,7 @@ export default {
     {
       name: 'no-circular',
       comment: 'A cycle means a type or a function lives in the wrong file: move it.',
-      severity: 'warn',
+      severity: 'error',
       from: {},
       to: { circular: true },
     },

@@ -10,13 +10,14 @@
  */
 import { BulkCheckRequestSchema } from '../contract/check.ts';
 import { WorkMeter } from '../src/engine/work-meter.ts';
-import { AuthorizationEngine, type Checker, type CheckInput } from '../src/engine/engine.ts';
+import type { Checker } from '../src/engine/checker.ts';
+import { AuthorizationEngine, type CheckInput } from '../src/engine/engine.ts';
 import { GrantIndex } from '../src/engine/grant-index.ts';
 import { windowOf } from '../src/engine/grant-window.ts';
-import type { Ref, Triple } from '../src/engine/refs.ts';
+import type { Ref } from '../src/engine/refs.ts';
 import { CompiledSchema } from '../src/engine/schema.ts';
 import type { HeldTenant, HeldTenants } from '../src/store/held-tenants.ts';
-import { MemoryChecker } from '../src/store/memory-checker.ts';
+import { MemoryChecker, type MemoryFallback } from '../src/store/memory-checker.ts';
 import { checkMix, Dataset, NAMESPACES } from './dataset.ts';
 
 const SEED = 42;
@@ -41,12 +42,9 @@ const held = { index, agents: new Map(Array.from({ length: ds.sizes.agents }, (_
 /** The one tenant, held and current. */
 const tenants = { current: () => Promise.resolve(held), currentNow: () => held, holds: () => true } as unknown as HeldTenants;
 const schema = new CompiledSchema(NAMESPACES.map((ns) => ({ name: ns.name, relations: ns.relations })));
-const memory = new MemoryChecker(tenants, new WorkMeter());
-const checker = {
-  schema: () => Promise.resolve(schema),
-  schemaNow: () => schema,
-  check: async (tenantId: string, s: CompiledSchema, queries: readonly Triple[]) => (await memory.check(tenantId, s, queries))!,
-} as unknown as Checker;
+// The tenant is always held and current: nothing falls back, and a bulk only checks.
+const memory = new MemoryChecker(tenants, new WorkMeter(), {} as MemoryFallback);
+const checker = { schemas: { get: () => Promise.resolve(schema), getNow: () => schema }, checks: memory } as unknown as Checker;
 const engine = new AuthorizationEngine(checker);
 
 // check_bulk_100's bodies (bench/run.ts loadBodies: seed + 3).

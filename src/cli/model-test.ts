@@ -1,10 +1,9 @@
-import { DEFAULT_CHECK_BUDGET } from '../engine/budget.ts';
-import { AuthorizationEngine, type CheckAnswer, type Checker, type HoldersQuery, type ReachableQuery } from '../engine/engine.ts';
-import { explainCheck, indexGraph, type Explanation } from '../engine/explain.ts';
+import type { Checker } from '../engine/checker.ts';
+import { AuthorizationEngine } from '../engine/engine.ts';
 import { GrantIndex } from '../engine/grant-index.ts';
+import { IndexChecker } from '../engine/index-checker.ts';
 import { AGENT_NAMESPACE, parseRef, type Ref, type Triple } from '../engine/refs.ts';
 import { CompiledSchema } from '../engine/schema.ts';
-import { masksAdmit } from '../engine/scope.ts';
 import { DomainError } from '../errors.ts';
 import { definitionsOf, loadModelFile, ModelFileError, type Assertion, type LoadedModel } from './model-file.ts';
 
@@ -14,75 +13,34 @@ const TENANT = 'model-file';
 const PAGE = 1000;
 
 /**
- * A Checker over a model file's grants and agents, held in the server's own in-memory index
- * (GrantIndex) and read as MemoryChecker reads a held tenant: the answers are the server's engine's,
- * with no server and no database.
+ * A Checker over a model file's grants and agents, held in the server's own in-memory index and
+ * answered by the checker MemoryChecker answers a held tenant with (IndexChecker), unmetered: the
+ * answers are the server's engine's, with no server and no database.
  */
-class ModelChecker implements Checker {
-  readonly index = new GrantIndex();
-  private readonly objectIdsByNs: ReadonlyMap<string, string[]>;
-  private readonly subjectIdsByNs: ReadonlyMap<string, string[]>;
-
-  constructor(
-    private readonly compiled: CompiledSchema,
-    grants: readonly Triple[],
-    private readonly scopes: ReadonlyMap<string, readonly string[]>,
-  ) {
-    for (const grant of grants) this.index.add(grant);
-    this.objectIdsByNs = idsByNamespace(grants.map((grant) => grant.object));
-    this.subjectIdsByNs = idsByNamespace(grants.map((grant) => grant.subject));
-  }
-
-  schema(): Promise<CompiledSchema> {
-    return Promise.resolve(this.compiled);
-  }
-
-  check(_tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckAnswer[]> {
-    return this.index.checkAll(schema, queries, DEFAULT_CHECK_BUDGET, { admits: (q) => this.admits(q.subject, q.object.ns, q.relation) });
-  }
-
-  reachable(_tenantId: string, schema: CompiledSchema, query: ReachableQuery): Promise<string[] | null> {
-    return Promise.resolve(this.admits(query.subject, query.namespace, query.relation) ? this.index.reachable(schema, query) : []);
-  }
-
-  holders(_tenantId: string, schema: CompiledSchema, query: HoldersQuery): Promise<string[] | null> {
-    const admits = (id: string) => this.admits({ ns: query.namespace, id }, query.object.ns, query.relation);
-    return Promise.resolve(this.index.holders(schema, query, admits));
-  }
-
-  objectIds(_tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]> {
-    return Promise.resolve(idsAfter(this.objectIdsByNs.get(namespace), after, limit));
-  }
-
-  subjectIds(_tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]> {
-    return Promise.resolve(idsAfter(this.subjectIdsByNs.get(namespace), after, limit));
-  }
-
-  explain(_tenantId: string, schema: CompiledSchema, query: Triple): Promise<Explanation> {
-    return explainCheck(
-      indexGraph(this.index, (id) => this.scopes.get(id)),
-      schema,
-      query,
-      DEFAULT_CHECK_BUDGET,
-      Date.now(),
-    );
-  }
-
-  invalidate(): void {
+function modelChecker(compiled: CompiledSchema, grants: readonly Triple[], agents: ReadonlyMap<string, readonly string[]>): Checker {
+  const tenant = { index: new GrantIndex(), agents };
+  for (const grant of grants) tenant.index.add(grant);
+  const objectIds = idsByNamespace(grants.map((grant) => grant.object));
+  const subjectIds = idsByNamespace(grants.map((grant) => grant.subject));
+  const index = new IndexChecker();
+  return {
+    schemas: { get: () => Promise.resolve(compiled) },
+    checks: { check: async (_tenantId, schema, queries) => ({ answers: await index.check(tenant, schema, queries) }) },
+    // Null only when the grants change while a walk gives way: a model file's never do.
+    walks: {
+      reachable: async (_tenantId, schema, query) => (await index.reachable(tenant, schema, query))!.ids,
+      holders: async (_tenantId, schema, query) => (await index.holders(tenant, schema, query))!.ids,
+      pairsPerCheck: () => index.pairsPerCheck,
+      walkScale: () => index.walkScale,
+    },
+    candidates: {
+      objectIds: async (_tenantId, namespace, after, limit) => idsAfter(objectIds.get(namespace), after, limit),
+      subjectIds: async (_tenantId, namespace, after, limit) => idsAfter(subjectIds.get(namespace), after, limit),
+    },
+    explainer: { explain: (_tenantId, schema, query) => index.explain(tenant, schema, query, Date.now()) },
     // Nothing is cached: the index is the file's, built once.
-  }
-
-  pairsPerCheck(): number {
-    return 20;
-  }
-
-  walkScale(): number {
-    return 1;
-  }
-
-  private admits(subject: Triple['subject'], namespace: string, relation: string): boolean {
-    return masksAdmit(subject, namespace, relation, (id) => this.scopes.get(id));
-  }
+    invalidate: () => undefined,
+  };
 }
 
 const byteOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -163,7 +121,7 @@ export async function testModelFile(path: string): Promise<TestReport> {
   const grants = grantsOf(loaded, compiled);
   assertAssertions(loaded, compiled);
   const scopes = new Map(loaded.model.agents.map((a) => [a.external_id, a.scope]));
-  const engine = new AuthorizationEngine(new ModelChecker(compiled, grants, scopes));
+  const engine = new AuthorizationEngine(modelChecker(compiled, grants, scopes));
   const failures: AssertionFailure[] = [];
   for (const [i, assertion] of loaded.model.assertions.entries()) {
     const message = await failureOf(engine, assertion);

@@ -1,81 +1,10 @@
 import type { z } from 'zod';
 import type { BulkCheckResultSchema } from '../../contract/check.ts';
 import { DomainError } from '../errors.ts';
+import type { Checker } from './checker.ts';
 import type { Explanation } from './explanation.ts';
-import { parseRef, type Ref, type Triple } from './refs.ts';
+import { parseRef, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
-
-/**
- * What the engine asks of a tenant's grants and namespaces: the one interface of the check path
- * (src/store/check-router.ts composes it: docs/decisions.md#the-path-of-one-check). Every call is
- * confined to one tenant.
- */
-export interface Checker {
-  /** The tenant's namespaces, compiled, as loaded less than `maxAgeMs` ago (default: the freshness bound). */
-  schema(tenantId: string, options?: { maxAgeMs?: number }): Promise<CompiledSchema>;
-  /**
-   * For each query, whether it is allowed (the graph, and for an agent subject its registration and
-   * scope mask, read from one state of the tenant), or the check-too-complex problem of a query past
-   * its work budget; at most one round trip for the lot.
-   */
-  check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckAnswer[]>;
-  /** The schema `schema` would give, when it is at hand with no promise to wait for; else undefined. */
-  schemaNow?(tenantId: string): CompiledSchema | undefined;
-  /** What `check` would answer for [query], when it can be answered at once (a tenant held in memory); else undefined. */
-  checkNow?(tenantId: string, schema: CompiledSchema, query: Triple): CheckAnswer | undefined;
-  /**
-   * Ids of `namespace` objects on which `subject` holds `relation`, ascending, after `after`, at
-   * most `limit`, found by walking forwards from the subject (none for an agent its masks refuse,
-   * read from the same state); null when the subject holds more than `budget` (object, relation)
-   * pairs in all, which the walk does not go past.
-   */
-  reachable(tenantId: string, schema: CompiledSchema, query: ReachableQuery): Promise<string[] | null>;
-  /** Distinct ids of `namespace` objects named by some grant, ascending, after `after`, at most `limit`. */
-  objectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]>;
-  /**
-   * Ids of `namespace` subjects that hold `relation` on `object`, themselves or through a group they
-   * are a direct member of, ascending, after `after`, at most `limit`, found by walking backwards from
-   * the object (agents: only registered ones whose scope covers it, read from the same state); null
-   * when the walk would pass `budget` (object, relation) pairs, holders or members read, which it does not.
-   */
-  holders(tenantId: string, schema: CompiledSchema, query: HoldersQuery): Promise<string[] | null>;
-  /** Distinct ids of `namespace` subjects named by some grant, ascending, after `after`, at most `limit`. */
-  subjectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]>;
-  /** Why the check is allowed or denied (explainCheck), read from one state of the tenant. */
-  explain(tenantId: string, schema: CompiledSchema, query: Triple): Promise<Explanation>;
-  /** This node changed the tenant's data (committed): nothing read before may answer for it. */
-  invalidate(tenantId: string): void;
-  /** What a check of the tenant costs now, in (object, relation) pairs a walk visits for the same time. */
-  pairsPerCheck(tenantId: string): number;
-  /**
-   * How much farther than PostgreSQL a listing of the tenant walks for the same cost (listing
-   * budgets are in PostgreSQL's pairs): 1 there, more where a pair costs less (in memory).
-   */
-  walkScale(tenantId: string): number;
-}
-
-/** A listing walk: see Checker.reachable. */
-export interface ReachableQuery {
-  subject: Ref;
-  namespace: string;
-  relation: string;
-  after: string | null;
-  limit: number;
-  budget: number;
-}
-
-/** A listing walk from an object: see Checker.holders. */
-export interface HoldersQuery {
-  object: Ref;
-  relation: string;
-  namespace: string;
-  after: string | null;
-  limit: number;
-  budget: number;
-}
-
-/** What the graph says of one query: allowed or not, or why it was not answered. */
-export type CheckAnswer = boolean | DomainError;
 
 export interface CheckInput {
   subject: string;
@@ -112,7 +41,7 @@ const failedItem = (error: DomainError): BulkResult => ({ allowed: false, error:
 
 /**
  * The authorization graph: docs/model.md#what-a-check-means. Validation and the choice of queries
- * live here; the graph walk and the agent scope masks, read from one state of the tenant, are the Checker's.
+ * live here; the graph walk and the agent scope masks, read from one state of the tenant, are the Checker's (checker.ts).
  */
 export class AuthorizationEngine {
   /** How much a listing walks forwards from a subject before it looks at candidates instead. */
@@ -139,9 +68,9 @@ export class AuthorizationEngine {
    * cost at most one reload per tenant in that time, however many there are.
    */
   private async schemaWith(tenantId: string, namespaces: Iterable<string>): Promise<CompiledSchema> {
-    const schema = await this.checker.schema(tenantId);
+    const schema = await this.checker.schemas.get(tenantId);
     for (const ns of namespaces) {
-      if (!schema.namespace(ns)) return this.checker.schema(tenantId, { maxAgeMs: ABSENT_RECHECK_MS });
+      if (!schema.namespace(ns)) return this.checker.schemas.get(tenantId, { maxAgeMs: ABSENT_RECHECK_MS });
     }
     return schema;
   }
@@ -171,10 +100,11 @@ export class AuthorizationEngine {
   async check(tenantId: string, input: CheckInput): Promise<boolean> {
     const query = parseTriple(input);
     const ns = query.object.ns;
-    const atHand = this.checker.schemaNow?.(tenantId);
+    const atHand = this.checker.schemas.getNow?.(tenantId);
     const schema = atHand?.namespace(ns) ? atHand : await this.schemaWith(tenantId, [ns]);
     schema.assertRelation(ns, query.relation);
-    const answer = this.checker.checkNow?.(tenantId, schema, query) ?? (await this.checker.check(tenantId, schema, [query]))[0]!;
+    const answer =
+      this.checker.checks.checkNow?.(tenantId, schema, query) ?? (await this.checker.checks.check(tenantId, schema, [query])).answers[0]!;
     if (answer instanceof DomainError) throw answer;
     return answer;
   }
@@ -186,7 +116,7 @@ export class AuthorizationEngine {
    */
   async checkBulk(tenantId: string, inputs: readonly CheckInput[]): Promise<BulkResult[]> {
     const queries = inputs.map(parseTriple);
-    const atHand = this.checker.schemaNow?.(tenantId);
+    const atHand = this.checker.schemas.getNow?.(tenantId);
     const schema =
       atHand && queries.every((q) => atHand.namespace(q.object.ns) !== undefined)
         ? atHand
@@ -204,16 +134,8 @@ export class AuthorizationEngine {
       }
       toEvaluate.push(index);
     });
-    const evaluated =
-      toEvaluate.length === queries.length
-        ? await this.checker.check(tenantId, schema, queries)
-        : toEvaluate.length > 0
-          ? await this.checker.check(
-              tenantId,
-              schema,
-              toEvaluate.map((i) => queries[i]!),
-            )
-          : [];
+    const asked = toEvaluate.length === queries.length ? queries : toEvaluate.map((i) => queries[i]!);
+    const evaluated = asked.length > 0 ? (await this.checker.checks.check(tenantId, schema, asked)).answers : [];
     toEvaluate.forEach((queryIndex, answerIndex) => {
       const answer = evaluated[answerIndex]!;
       results[queryIndex] = answer === true ? ALLOWED_ITEM : answer === false ? DENIED_ITEM : failedItem(answer);
@@ -232,8 +154,8 @@ export class AuthorizationEngine {
     const page = { subject, namespace: query.namespace, relation: query.relation, after: query.after, limit: query.limit + 1 };
     return this.pageOf(tenantId, schema, query.limit, {
       after: query.after,
-      walk: (budget) => this.checker.reachable(tenantId, schema, { ...page, budget }),
-      candidates: (after, limit) => this.checker.objectIds(tenantId, query.namespace, after, limit),
+      walk: (budget) => this.checker.walks.reachable(tenantId, schema, { ...page, budget }),
+      candidates: (after, limit) => this.checker.candidates.objectIds(tenantId, query.namespace, after, limit),
       queryOf: (id) => ({ subject, relation: query.relation, object: { ns: query.namespace, id } }),
     });
   }
@@ -257,8 +179,8 @@ export class AuthorizationEngine {
     const page = { object, relation: query.relation, namespace: query.subjectNamespace, after: query.after, limit: query.limit + 1 };
     return this.pageOf(tenantId, schema, query.limit, {
       after: query.after,
-      walk: (budget) => this.checker.holders(tenantId, schema, { ...page, budget }),
-      candidates: (after, limit) => this.checker.subjectIds(tenantId, query.subjectNamespace, after, limit),
+      walk: (budget) => this.checker.walks.holders(tenantId, schema, { ...page, budget }),
+      candidates: (after, limit) => this.checker.candidates.subjectIds(tenantId, query.subjectNamespace, after, limit),
       queryOf: (id) => ({ subject: { ns: query.subjectNamespace, id }, relation: query.relation, object }),
     });
   }
@@ -268,12 +190,12 @@ export class AuthorizationEngine {
     const query = parseTriple(input);
     const schema = await this.schemaWith(tenantId, [query.object.ns]);
     schema.assertRelation(query.object.ns, query.relation);
-    return this.checker.explain(tenantId, schema, query);
+    return this.checker.explainer.explain(tenantId, schema, query);
   }
 
   /** A page of `limit` ids (read with one more, which tells whether there is a next page), walked or else scanned. */
   private async pageOf(tenantId: string, schema: CompiledSchema, limit: number, listing: Listing): Promise<Page> {
-    const first = this.listingBudget * this.checker.walkScale(tenantId);
+    const first = this.listingBudget * this.checker.walks.walkScale(tenantId);
     const ids = (await listing.walk(first)) ?? (await this.scanCandidates(tenantId, schema, limit + 1, listing, first));
     return { ids: ids.slice(0, limit), more: ids.length > limit };
   }
@@ -293,7 +215,7 @@ export class AuthorizationEngine {
     let walked = false;
     for (let batch = Math.min(limit, FIRST_CANDIDATE_BATCH); found.length < limit; batch = Math.min(batch * 2, MAX_CANDIDATE_BATCH)) {
       const candidates = await listing.candidates(after, batch);
-      const allowed = await this.checker.check(
+      const { answers: allowed } = await this.checker.checks.check(
         tenantId,
         schema,
         candidates.map((id) => listing.queryOf(id)),
@@ -307,7 +229,7 @@ export class AuthorizationEngine {
       after = candidates.at(-1)!;
       checked += candidates.length;
       const checksLeft = found.length > 0 ? ((limit - found.length) * checked) / found.length : Infinity;
-      const pairsPerCheck = this.checker.pairsPerCheck(tenantId);
+      const pairsPerCheck = this.checker.walks.pairsPerCheck(tenantId);
       if (!walked && this.maxListingBudget > firstWalk && checksLeft * pairsPerCheck > firstWalk) {
         // At least twice the first walk: it reached further than that, and ids cluster, so the
         // density seen so far may flatter the scan.

@@ -2,7 +2,7 @@ import type { DomainError } from '../errors.ts';
 import { DEFAULT_CHECK_BUDGET } from './budget.ts';
 import { BulkChecks, type BulkOptions } from './bulk-checks.ts';
 import { CheckWalk, FEW_GROUPS } from './check-walk.ts';
-import type { HoldersQuery, ReachableQuery } from './engine.ts';
+import type { HoldersQuery, ReachableQuery } from './checker.ts';
 import { GrantEdges } from './grant-edges.ts';
 import type { GrantWindow } from './grant-window.ts';
 import { ListingWalks } from './listing-walks.ts';

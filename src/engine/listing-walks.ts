@@ -1,6 +1,6 @@
 import { isCheckTooComplex } from './budget.ts';
 import { NO_NODE, type CheckWalk } from './check-walk.ts';
-import type { HoldersQuery, ReachableQuery } from './engine.ts';
+import type { HoldersQuery, ReachableQuery } from './checker.ts';
 import type { GrantEdges } from './grant-edges.ts';
 import type { NodeNames } from './node-names.ts';
 import type { CompiledSchema } from './schema.ts';

@@ -11,8 +11,9 @@ import { CheckTimeShares, type CheckTurns } from './check-time.ts';
  * batch of window events or of replayed grants. So no tenant holds the event loop for longer than a
  * slice and a unit, nor takes the cores from the others for long, whatever it asks.
  *
- * A held tenant is read only through MemoryChecker, and every one of its methods runs through `run`
- * or `now`: a new route reads memory through them, so it cannot forget the meter.
+ * A held tenant is read only through MemoryChecker, and every one of its methods that reads it runs
+ * through `run` or `now` (the index-backed checker under it, IndexChecker, takes the slice): a new
+ * route reads memory through them, so it cannot forget the meter.
  */
 export class WorkMeter {
   constructor(

@@ -1,12 +1,12 @@
 import { TenantCache } from '../cache/tenant-cache.ts';
 import { FRESHNESS_MS } from '../config.ts';
-import type { CheckAnswer } from '../engine/engine.ts';
+import type { CheckAnswer, CheckResolver, CheckResponse } from '../engine/checker.ts';
 import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
 import type { Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
 
 /**
- * Whole check answers of another checker (the database's, masks applied) kept per tenant for
+ * Whole check answers of its delegate (the database's, masks applied) kept per tenant for
  * `maxAgeMs`, so that a write on another node shows within that; this node's writes (`invalidate`)
  * make the tenant's answers unusable at once. Only answers are kept, never a refusal: a check
  * refused for its budget is refused again. An answer is stored with the tenant's generation taken
@@ -14,7 +14,7 @@ import type { CompiledSchema } from '../engine/schema.ts';
  * answer kept past the tenant's next window boundary (docs/model.md#time-bound-grants): when a
  * grant's window opens or closes, the clock alone changes answers, with no write to invalidate them.
  */
-export class CachedChecker {
+export class CachedChecker implements CheckResolver {
   /**
    * Each answer with the instants (server's clock) between which it holds: from when it was asked
    * (a clock set back may go before a window boundary) until the tenant's next window boundary.
@@ -23,7 +23,8 @@ export class CachedChecker {
   private readonly wallClock: WallClock;
 
   constructor(
-    private readonly uncached: UntilChecker,
+    /** Asked what is not cached: SqlChecker, whose answers say until when they hold. */
+    private readonly delegate: CheckResolver,
     {
       maxAgeMs = FRESHNESS_MS,
       maxEntries = 200_000,
@@ -34,7 +35,7 @@ export class CachedChecker {
       maxEntries?: number;
       /** The cache's clock (tests move it). */
       clock?: { now(): number } | undefined;
-      /** The server's clock, which the other checker's `until` is read against. */
+      /** The server's clock, which the delegate's `until` is read against. */
       wallClock?: WallClock;
     } = {},
   ) {
@@ -46,8 +47,8 @@ export class CachedChecker {
     this.answers.invalidate(tenantId);
   }
 
-  /** Each query's answer, the ones not cached asked of the other checker together. */
-  async check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckAnswer[]> {
+  /** Each query's answer, the ones not cached asked of the delegate together. */
+  async check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckResponse> {
     const generation = this.answers.generation(tenantId);
     const answers = new Array<CheckAnswer>(queries.length);
     const missing: number[] = [];
@@ -58,7 +59,7 @@ export class CachedChecker {
       else answers[i] = cached.allowed;
     });
     if (missing.length > 0) {
-      const { answers: asked, until } = await this.uncached.checkUntil(
+      const { answers: asked, until } = await this.delegate.check(
         tenantId,
         schema,
         missing.map((i) => queries[i]!),
@@ -66,17 +67,12 @@ export class CachedChecker {
       missing.forEach((queryIndex, i) => {
         const answer = asked[i]!;
         answers[queryIndex] = answer;
-        if (typeof answer === 'boolean')
+        if (typeof answer === 'boolean' && until !== undefined)
           this.answers.set(tenantId, answerKey(queries[queryIndex]!), { allowed: answer, asked: now, until }, generation);
       });
     }
-    return answers;
+    return { answers };
   }
-}
-
-/** A checker that also says until when (epoch ms of the server's clock) its answers hold: SqlChecker. */
-export interface UntilChecker {
-  checkUntil(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<{ answers: CheckAnswer[]; until: number }>;
 }
 
 /** Ids cannot hold NUL, so joining with it is unambiguous. */

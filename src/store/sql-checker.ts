@@ -1,7 +1,15 @@
-import DataLoader from 'dataloader';
 import type pg from 'pg';
 import { DEFAULT_CHECK_BUDGET, overBudget } from '../engine/budget.ts';
-import type { CheckAnswer, HoldersQuery, ReachableQuery } from '../engine/engine.ts';
+import type {
+  Candidates,
+  CheckAnswer,
+  CheckResolver,
+  CheckResponse,
+  Explainer,
+  HoldersQuery,
+  ListingWalks,
+  ReachableQuery,
+} from '../engine/checker.ts';
 import { WorkMeter } from '../engine/work-meter.ts';
 import { explainCheck, type ExplainGraph, type Explanation, type WindowedGrant } from '../engine/explain.ts';
 import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
@@ -21,6 +29,7 @@ import {
   SUBJECT_IDS_SQL,
 } from './graph-sql.ts';
 import { GraphStatements, type GraphStatementOptions } from './graph-statements.ts';
+import { TenantBatches } from './tenant-batches.ts';
 
 /**
  * Answers checks and listing walks from PostgreSQL. Checks asked during one turn of the event loop
@@ -38,15 +47,10 @@ import { GraphStatements, type GraphStatementOptions } from './graph-statements.
  * against its share of the process's time on checks (CheckTimeShares). Every statement takes one
  * instant of `clock`, the server's, at which each grant is in force or not.
  */
-export class SqlChecker {
-  /**
-   * Measured here: in the database, a walked pair 7 to 8 us of PostgreSQL and a candidate checked
-   * about 50 us, so a check costs about 6 pairs.
-   */
-  readonly pairsPerCheck = 6;
+export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Explainer {
   // Outcomes, not answers: DataLoader would take an Error value (a check refused for its budget) for a failed load.
   private readonly batches = new TenantBatches<{ schema: CompiledSchema; query: Triple }, SqlOutcome>((tenantId, items) =>
-    this.checkNow(tenantId, items),
+    this.checkBatch(tenantId, items),
   );
   /** The most steps one check may take (GRANTD_CHECK_BUDGET), and how long it may walk in the database. */
   private readonly checkBudget: number;
@@ -71,16 +75,12 @@ export class SqlChecker {
     this.walkMs = walkMs;
   }
 
-  /** Each query's answer, its statement shared with the checks of other requests of this turn. */
-  async check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckAnswer[]> {
-    return (await this.checkUntil(tenantId, schema, queries)).answers;
-  }
-
   /**
-   * The answers, and until when (epoch ms) they hold at the least: the tenant's next window
-   * boundary, when a grant's window opens or closes (Infinity: none).
+   * Each query's answer, its statement shared with the checks of other requests of this turn, and
+   * until when (epoch ms) they hold at the least: the tenant's next window boundary, when a grant's
+   * window opens or closes (Infinity: none).
    */
-  async checkUntil(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<{ answers: CheckAnswer[]; until: number }> {
+  async check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckResponse> {
     const outcomes = await this.batches.load(
       tenantId,
       queries.map((query) => ({ schema, query })),
@@ -92,7 +92,7 @@ export class SqlChecker {
   }
 
   /** One statement per schema among the items (a batch normally holds one: the tenant's latest). */
-  private async checkNow(tenantId: string, items: readonly { schema: CompiledSchema; query: Triple }[]): Promise<SqlOutcome[]> {
+  private async checkBatch(tenantId: string, items: readonly { schema: CompiledSchema; query: Triple }[]): Promise<SqlOutcome[]> {
     const bySchema = new Map<CompiledSchema, number[]>();
     items.forEach(({ schema }, index) => {
       const indexes = bySchema.get(schema);
@@ -154,7 +154,7 @@ export class SqlChecker {
     }
   }
 
-  /** The listing walk, one statement (see Checker.reachable). */
+  /** The listing walk, one statement (ListingWalks.reachable). */
   async reachable(tenantId: string, schema: CompiledSchema, query: ReachableQuery): Promise<string[] | null> {
     const { rows } = await this.statements.query<{ scope: string[] | null; walked: number; ids: string[] }>(tenantId, {
       name: 'grantd_reachable',
@@ -179,7 +179,7 @@ export class SqlChecker {
     return result.walked <= query.budget ? result.ids : null;
   }
 
-  /** The listing walk from an object, one statement (see Checker.holders). */
+  /** The listing walk from an object, one statement (ListingWalks.holders). */
   async holders(tenantId: string, schema: CompiledSchema, query: HoldersQuery): Promise<string[] | null> {
     const { rows } = await this.statements.query<{ read: number; ids: string[] }>(tenantId, {
       name: 'grantd_holders',
@@ -200,6 +200,19 @@ export class SqlChecker {
     });
     const [result] = rows;
     return result && result.read <= query.budget ? result.ids : null;
+  }
+
+  /**
+   * Measured here: in the database, a walked pair 7 to 8 us of PostgreSQL and a candidate checked
+   * about 50 us, so a check costs about 6 pairs.
+   */
+  pairsPerCheck(): number {
+    return 6;
+  }
+
+  /** Listing budgets are in PostgreSQL's pairs. */
+  walkScale(): number {
+    return 1;
   }
 
   async subjectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]> {
@@ -254,36 +267,6 @@ function sqlGraph(tenantId: string, read: <R extends pg.QueryResultRow>(config: 
 }
 
 /**
- * Per-tenant DataLoaders that gather the loads made in one turn of the event loop (setImmediate runs
- * after the poll phase has read every request that arrived together) into one call of `run`.
- * A tenant's loader is dropped when its batch starts, so quiet tenants cost nothing.
- */
-class TenantBatches<K, V> {
-  private readonly loaders = new Map<string, DataLoader<K, V>>();
-
-  constructor(private readonly run: (tenantId: string, keys: readonly K[]) => Promise<V[]>) {}
-
-  async load(tenantId: string, keys: readonly K[]): Promise<V[]> {
-    let loader = this.loaders.get(tenantId);
-    if (!loader) {
-      const created = new DataLoader<K, V>(
-        (batch) => {
-          if (this.loaders.get(tenantId) === created) this.loaders.delete(tenantId);
-          return this.run(tenantId, batch);
-        },
-        { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (dispatch) => setImmediate(dispatch) },
-      );
-      this.loaders.set(tenantId, created);
-      loader = created;
-    }
-    const results = await loader.loadMany(keys);
-    const failed = results.find((r): r is Error => r instanceof Error);
-    if (failed) throw failed;
-    return results as V[];
-  }
-}
-
-/**
  * A check still walking after this long stops at its next depth, and its request is 503 unavailable
  * (answerOf), so that it does not hold its statement (and the checks batched with it) up to the
  * statement's time limit.
@@ -297,6 +280,3 @@ interface SqlOutcome {
   /** The tenant's next window boundary (epoch ms) after the statement's instant; null: none. */
   until: number | null;
 }
-
-/** The most checks one statement carries. */
-const MAX_BATCH = 1000;

@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { useServices } from '../helpers.ts';
-import { AuthorizationEngine, type Checker } from '../../src/engine/engine.ts';
+import type { Candidates, Checker, ListingWalks } from '../../src/engine/checker.ts';
+import { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { HOLDERS_READ } from '../../src/store/graph-sql.ts';
 import { DOCUMENT_RELATIONS, FOLDER_RELATIONS } from './fixtures.ts';
 import { tenantGraph } from './tenant-graph.ts';
@@ -218,10 +219,16 @@ describe('listing objects', () => {
     const countingEngine = (options: { maxListingBudget?: number } = {}) => {
       const calls = { walks: 0, candidateBatches: 0 };
       const checker = services.engine.checker;
-      const counting: Checker = Object.assign(Object.create(checker) as Checker, {
-        reachable: (...args: Parameters<Checker['reachable']>) => (calls.walks++, checker.reachable(...args)),
-        objectIds: (...args: Parameters<Checker['objectIds']>) => (calls.candidateBatches++, checker.objectIds(...args)),
-      });
+      const counting: Checker = {
+        ...checker,
+        invalidate: (tenantId) => checker.invalidate(tenantId),
+        walks: Object.assign(Object.create(checker.walks) as ListingWalks, {
+          reachable: (...args: Parameters<ListingWalks['reachable']>) => (calls.walks++, checker.walks.reachable(...args)),
+        }),
+        candidates: Object.assign(Object.create(checker.candidates) as Candidates, {
+          objectIds: (...args: Parameters<Candidates['objectIds']>) => (calls.candidateBatches++, checker.candidates.objectIds(...args)),
+        }),
+      };
       return { engine: new AuthorizationEngine(counting, { listingBudget: 0, ...options }), calls };
     };
     const docs = Array.from({ length: 300 }, (_, n) => `d${String(n).padStart(3, '0')}`);

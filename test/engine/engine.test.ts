@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { overBudget } from '../../src/engine/budget.ts';
-import { AuthorizationEngine, type CheckAnswer, type Checker } from '../../src/engine/engine.ts';
+import type { CheckAnswer, Checker } from '../../src/engine/checker.ts';
+import { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { formatRef, type Triple } from '../../src/engine/refs.ts';
 import { CompiledSchema, type NamespaceDefinition } from '../../src/engine/schema.ts';
 import { DomainError } from '../../src/errors.ts';
@@ -52,37 +53,47 @@ function fakeStore({
   const [first, fresher] = [new CompiledSchema(loaded), new CompiledSchema(reloaded)];
   const key = (q: Triple) => `${formatRef(q.subject)} ${q.relation} ${formatRef(q.object)}`;
   const store: Checker = {
-    schema: async (_tenantId, options) => {
-      calls.schema.push(options?.maxAgeMs);
-      return options?.maxAgeMs === undefined ? first : fresher;
+    schemas: {
+      get: async (_tenantId, options) => {
+        calls.schema.push(options?.maxAgeMs);
+        return options?.maxAgeMs === undefined ? first : fresher;
+      },
     },
-    check: async (_tenantId, _schema, queries) => {
-      calls.evaluate.push(queries.map(key));
-      return queries.map((q) => answers[key(q)] ?? false);
+    checks: {
+      check: async (_tenantId, _schema, queries) => {
+        calls.evaluate.push(queries.map(key));
+        return { answers: queries.map((q) => answers[key(q)] ?? false) };
+      },
     },
-    reachable: async (_tenantId, _schema, query) => {
-      calls.walks.push({ budget: query.budget, limit: query.limit, after: query.after });
-      return walk(query.budget);
+    walks: {
+      reachable: async (_tenantId, _schema, query) => {
+        calls.walks.push({ budget: query.budget, limit: query.limit, after: query.after });
+        return walk(query.budget);
+      },
+      holders: async (_tenantId, _schema, query) => {
+        calls.holderWalks.push({ budget: query.budget, limit: query.limit, after: query.after, namespace: query.namespace });
+        return walk(query.budget);
+      },
+      pairsPerCheck: () => pairsPerCheck,
+      walkScale: () => walkScale,
     },
-    objectIds: async (_tenantId, _namespace, after, limit) => {
-      calls.candidates.push({ after, limit });
-      return objects.filter((id) => after === null || id > after).slice(0, limit);
+    candidates: {
+      objectIds: async (_tenantId, _namespace, after, limit) => {
+        calls.candidates.push({ after, limit });
+        return objects.filter((id) => after === null || id > after).slice(0, limit);
+      },
+      subjectIds: async (_tenantId, namespace, after, limit) => {
+        calls.subjectCandidates.push({ namespace, after, limit });
+        return subjects.filter((id) => after === null || id > after).slice(0, limit);
+      },
     },
-    holders: async (_tenantId, _schema, query) => {
-      calls.holderWalks.push({ budget: query.budget, limit: query.limit, after: query.after, namespace: query.namespace });
-      return walk(query.budget);
-    },
-    subjectIds: async (_tenantId, namespace, after, limit) => {
-      calls.subjectCandidates.push({ namespace, after, limit });
-      return subjects.filter((id) => after === null || id > after).slice(0, limit);
-    },
-    explain: async (_tenantId, _schema, query) => {
-      calls.explained.push(key(query));
-      return { allowed: false, path: [], reason: 'no-path' };
+    explainer: {
+      explain: async (_tenantId, _schema, query) => {
+        calls.explained.push(key(query));
+        return { allowed: false, path: [], reason: 'no-path' };
+      },
     },
     invalidate: (tenantId) => calls.invalidated.push(tenantId),
-    pairsPerCheck: () => pairsPerCheck,
-    walkScale: () => walkScale,
   };
   return { store, calls };
 }

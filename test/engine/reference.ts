@@ -90,7 +90,7 @@ export function queriesOn(subjects: readonly string[], objects: readonly string[
 export async function disagreeing(engine: AuthorizationEngine, tenantId: string, queries: readonly Triple[], want: (...q: Triple) => boolean) {
   const inputs = queries.map(([subject, relation, object]) => ({ subject, relation, object }));
   const results = await engine.checkBulk(tenantId, inputs);
-  const held = engine.checker.walkScale(tenantId) > 1;
+  const held = engine.checker.walks.walkScale(tenantId) > 1;
   const single = held ? await Promise.all(inputs.map((input) => engine.check(tenantId, input))) : null;
   return queries.filter(
     (q, i) => results[i]!.allowed !== want(...q) || results[i]!.error !== undefined || (single !== null && single[i] !== want(...q)),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { overBudget } from '../../src/engine/budget.ts';
-import type { CheckAnswer } from '../../src/engine/engine.ts';
+import type { CheckAnswer } from '../../src/engine/checker.ts';
 import type { Triple } from '../../src/engine/refs.ts';
 import { CompiledSchema } from '../../src/engine/schema.ts';
 import { CachedChecker } from '../../src/store/cached-checker.ts';
@@ -22,12 +22,12 @@ class FakeClock {
 /** A CachedChecker over a checker that answers `answer` and counts the queries it is asked. */
 function cachedOver(
   answer: (query: Triple) => CheckAnswer,
-  { beforeAnswering = (): void => undefined, until = () => Infinity, clock = new FakeClock() } = {},
+  { beforeAnswering = (): void => undefined, until = (): number | undefined => Infinity, clock = new FakeClock() } = {},
 ) {
   const asked: Triple[] = [];
   const cached = new CachedChecker(
     {
-      checkUntil: async (_tenantId, _schema, queries) => {
+      check: async (_tenantId, _schema, queries) => {
         asked.push(...queries);
         beforeAnswering();
         return { answers: queries.map(answer), until: until() };
@@ -35,7 +35,7 @@ function cachedOver(
     },
     { clock, wallClock: { now: () => WALL_START + clock.now() } },
   );
-  return { cached, asked, check: (...queries: Triple[]) => cached.check(TENANT, schema, queries) };
+  return { cached, asked, check: async (...queries: Triple[]) => (await cached.check(TENANT, schema, queries)).answers };
 }
 
 const allowed = grant('user:a', 'viewer', 'doc:1');
@@ -48,6 +48,13 @@ describe('CachedChecker', () => {
     const other = grant('user:c', 'viewer', 'doc:1');
     expect(await check(denied, other, allowed)).toEqual([false, false, true]);
     expect(asked).toEqual([allowed, denied, other]);
+  });
+
+  it('keeps no answer whose delegate does not say until when it holds', async () => {
+    const { check, asked } = cachedOver(() => true, { until: () => undefined });
+    expect(await check(allowed)).toEqual([true]);
+    expect(await check(allowed)).toEqual([true]);
+    expect(asked).toHaveLength(2);
   });
 
   it('keeps no refusal: a check past its budget is asked again', async () => {

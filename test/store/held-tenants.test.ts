@@ -47,11 +47,11 @@ describe('grants in memory', () => {
   it('follow every kind of write made on the same node at once', async () => {
     const g = await documentsTenant(holder);
     await g.grant(['user:ann', 'owner', 'document:d1'], ['user:ann', 'member', 'group:eng'], ['group:eng', 'viewer', 'document:d2']);
-    expect(holder.engine.checker.pairsPerCheck(g.tenantId)).toBe(6);
+    expect(holder.engine.checker.walks.pairsPerCheck(g.tenantId)).toBe(6);
     expect(await holder.heldTenants.load(g.tenantId)).toBe(true);
     expect(holder.heldTenants.size).toBe(3);
     // Listings weigh a check as about six walked pairs in the database, and twenty in memory.
-    expect(holder.engine.checker.pairsPerCheck(g.tenantId)).toBe(20);
+    expect(holder.engine.checker.walks.pairsPerCheck(g.tenantId)).toBe(20);
 
     const triple = (s: string, r: string, o: string) => ({ subject: parseRef(s, 'subject'), relation: r, object: parseRef(o, 'object') });
     await createGrant(holder.db, g.tenantId, triple('user:ann', 'editor', 'document:d3'));
@@ -86,20 +86,20 @@ describe('a lone check of grants in memory', () => {
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
     try {
       expect(await holder.heldTenants.load(g.tenantId)).toBe(true);
-      const { checker } = holder.engine;
-      const schema = await checker.schema(g.tenantId);
+      const { schemas, checks } = holder.engine.checker;
+      const schema = await schemas.get(g.tenantId);
       const annViews = (id: string) => ({
         subject: parseRef('user:ann', 'subject'),
         relation: 'viewer',
         object: parseRef(`document:${id}`, 'object'),
       });
-      expect(['d1', 'd2', 'd3'].map((id) => checker.checkNow!(g.tenantId, schema, annViews(id)))).toEqual([true, true, false]);
+      expect(['d1', 'd2', 'd3'].map((id) => checks.checkNow!(g.tenantId, schema, annViews(id)))).toEqual([true, true, false]);
 
       await createGrant(holder.db, g.tenantId, annViews('d3'));
       holder.engine.invalidate(g.tenantId);
-      expect(checker.checkNow!(g.tenantId, schema, annViews('d3'))).toBeUndefined();
+      expect(checks.checkNow!(g.tenantId, schema, annViews('d3'))).toBeUndefined();
       expect(await holder.engine.check(g.tenantId, { subject: 'user:ann', relation: 'viewer', object: 'document:d3' })).toBe(true);
-      expect(checker.checkNow!(g.tenantId, schema, annViews('d3'))).toBe(true);
+      expect(checks.checkNow!(g.tenantId, schema, annViews('d3'))).toBe(true);
     } finally {
       vi.useRealTimers();
     }

@@ -283,7 +283,7 @@ describe('statements that answer checks and listings', () => {
       const engine = engineWith({}, pool);
       await withGrantsLocked(async () => {
         const check = engine.check(g.tenantId, { subject: 'user:ann', relation: 'viewer', object: 'document:d1' }).catch((error: unknown) => error);
-        const listing = engine.checker.objectIds(g.tenantId, 'document', null, 10).catch((error: unknown) => error);
+        const listing = engine.checker.candidates.objectIds(g.tenantId, 'document', null, 10).catch((error: unknown) => error);
         expect(await check).toMatchObject({ type: 'unavailable', detail: 'a check was not answered within 0.3 s; retry shortly' });
         expect(await listing).toMatchObject({ code: '57014' });
       });
@@ -309,7 +309,7 @@ describe('statements that answer checks and listings', () => {
     const engine = engineWith({ tenantPoolShare: 50, queueMs: 200 }); // 2 of the pool's 4
     const results = await withGrantsLocked(async (waiting) => {
       const listings = Array.from({ length: 4 }, () =>
-        engine.checker.objectIds(a.tenantId, 'document', null, 10).then(
+        engine.checker.candidates.objectIds(a.tenantId, 'document', null, 10).then(
           (ids) => ids,
           (error: unknown) => error,
         ),
