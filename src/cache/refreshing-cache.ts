@@ -68,9 +68,14 @@ export class RefreshingCache<K extends NonNullable<unknown>, V> {
     return entry !== undefined && this.fresh(entry, Date.now(), this.maxAgeMs);
   }
 
-  /** Whether an entry may still be used: its load began less than `maxAgeMs` ago and its value has not expired. */
+  /**
+   * Whether an entry may still be used: its load began less than `maxAgeMs` ago and its value has not
+   * expired. A load that began "later" than now (the wall clock was set back since) has no age one
+   * can trust: it is not fresh, or a key revoked after the clock went back would be served as verified.
+   */
   private fresh(entry: Entry<V>, now: number, maxAgeMs: number): boolean {
-    return now - entry.loadedAt < Math.min(maxAgeMs, this.maxAgeMs) && !(now >= entry.expiresAt!);
+    const age = now - entry.loadedAt;
+    return age >= 0 && age < Math.min(maxAgeMs, this.maxAgeMs) && !(now >= entry.expiresAt!);
   }
 
   private refreshIfHalfAged(key: K, entry: Entry<V>, now: number): void {

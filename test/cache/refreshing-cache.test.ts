@@ -103,6 +103,19 @@ describe('RefreshingCache', () => {
     expect(await fresh).toBe('v2');
   });
 
+  it('trusts no value loaded "after" now: once the clock is set back, the next caller waits for a load', async () => {
+    vi.setSystemTime(1_000);
+    const { cache, calls } = await cacheHoldingV1();
+    vi.setSystemTime(0);
+    expect(cache.loadedNow('k')).toBeUndefined();
+    expect(cache.has('k')).toBe(false);
+    const reloaded = cache.get('k', { maxAgeMs: 0 });
+    expect(calls).toHaveLength(2);
+    calls[1]!.resolve('v2');
+    expect(await reloaded).toBe('v2');
+    expect(cache.loadedNow('k')).toBe('v2');
+  });
+
   it('forgets a key whose reload finds nothing, and keeps no failed or empty load', async () => {
     const { cache, calls } = await cacheHoldingV1();
     vi.setSystemTime(300);
