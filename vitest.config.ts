@@ -5,8 +5,8 @@ import { GRANTD_V8_FLAGS } from './src/cluster/primary.ts';
 // PostgreSQL at 127.0.0.1:5432 (GRANTD_TEST_PG_URL), each in a database of its own. The stall test
 // is a project of its own (`stall`, on 127.0.0.1:5432), which `npm test` runs after the others,
 // alone: it measures the event loop, which files run beside it would load
-// (docs/decisions.md#one-meter-for-all-work-in-memory), in a process with the V8 flags of `grantd
-// serve`'s (its collector's pauses are part of what it measures).
+// (docs/decisions.md#one-meter-for-all-work-in-memory), in a process with `grantd serve`'s V8 flags
+// (the collector's pauses are part of what it measures).
 const STALL_TEST = 'test/http/stall.test.ts';
 
 export default defineConfig({
