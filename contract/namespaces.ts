@@ -21,13 +21,23 @@ export const MODEL_LIMITS = {
 
 const INCLUDE_PATTERN = /^[a-z][a-z0-9_]{0,62}(->[a-z][a-z0-9_]{0,62})?$/;
 
+/** A list of references (R or T->R) of a relation definition: what `includes`, `requires` and `excludes` each hold. */
+const referencesOf = (what: string) =>
+  z
+    .array(z.string().regex(INCLUDE_PATTERN, 'must be a relation R or an arrow T->R'))
+    .max(MODEL_LIMITS.includesPerRelation, `at most ${MODEL_LIMITS.includesPerRelation} references per list`)
+    .optional()
+    .describe(what);
+
 export const RelationDefinitionSchema = z
   .object({
-    includes: z
-      .array(z.string().regex(INCLUDE_PATTERN, 'must be a relation R or an arrow T->R'))
-      .max(MODEL_LIMITS.includesPerRelation, `at most ${MODEL_LIMITS.includesPerRelation} includes per relation`)
-      .optional()
-      .describe('What else confers this relation: R (R on the same object) or T->R (R on every X granted T on this object)'),
+    includes: referencesOf('What else confers this relation: R (R on the same object) or T->R (R on every X granted T on this object)'),
+    requires: referencesOf(
+      'What a holder must also hold, every one of them (intersection, OpenFGA\'s `and`): references as in `includes`, evaluated for the subject as a whole',
+    ),
+    excludes: referencesOf(
+      'What a holder must hold none of (exclusion, OpenFGA\'s `but not`): references as in `includes`; no cycle of the model may pass through one',
+    ),
   })
   .strict();
 

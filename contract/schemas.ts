@@ -4,6 +4,10 @@ import { z } from 'zod';
 const NAME_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;
 export const ID_PATTERN = /^[A-Za-z0-9._\-@|~+=]{1,256}$/;
 export const REF_PATTERN = /^[a-z][a-z0-9_]{0,62}:[A-Za-z0-9._\-@|~+=]{1,256}$/;
+/** A subject is also `<namespace>:*`, every subject of the namespace (docs/model.md#public-grants); an object never. */
+export const SUBJECT_PATTERN = /^[a-z][a-z0-9_]{0,62}:([A-Za-z0-9._\-@|~+=]{1,256}|\*)$/;
+/** The id of a public grant's subject: every subject of its namespace. */
+export const EVERY_SUBJECT_ID = '*';
 
 export const NameSchema = z.string().regex(NAME_PATTERN, 'must match ^[a-z][a-z0-9_]{0,62}$');
 /** An id that is also a URL path segment (an agent's): `.` and `..` would be normalised away by clients and proxies. */
@@ -45,10 +49,14 @@ export function explainRef(value: string): string | undefined {
   if (nameProblem) return `${refMessage}; the namespace: ${nameProblem}`;
   if (id === '') return `${refMessage}; the id after the colon is empty: ${ID_RULE}`;
   if (id.length > 256) return `${refMessage}; the id is ${id.length} characters long: ${ID_RULE}`;
+  if (id === EVERY_SUBJECT_ID) return `${refMessage}; "*" (every subject of a namespace) is a subject's id, never an object's: ${ID_RULE}`;
   return `${refMessage}; the id holds ${firstRefused(id, ID_CHARACTER) ?? 'a refused character'}: ${ID_RULE}`;
 }
 /** A malformed subject is answered with `invalid-subject`, a malformed object with `invalid-object`. */
-export const SubjectSchema = z.string().regex(REF_PATTERN, refMessage).describe('Subject, <namespace>:<id>, e.g. user:alice');
+export const SubjectSchema = z
+  .string()
+  .regex(SUBJECT_PATTERN, refMessage)
+  .describe('Subject, <namespace>:<id>, e.g. user:alice; <namespace>:* is every subject of the namespace (a public grant)');
 export const ObjectSchema = z.string().regex(REF_PATTERN, refMessage).describe('Object, <namespace>:<id>, e.g. document:q3');
 export const RelationSchema = NameSchema.describe('Relation name, e.g. viewer');
 

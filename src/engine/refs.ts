@@ -1,4 +1,4 @@
-import { explainRef, REF_PATTERN } from '../../contract/index.ts';
+import { explainRef, REF_PATTERN, SUBJECT_PATTERN } from '../../contract/index.ts';
 import { DomainError } from '../errors.ts';
 
 /** A subject or object, `<namespace>:<id>` split in two. */
@@ -8,7 +8,7 @@ export interface Ref {
 }
 
 export function parseRef(value: string, kind: 'subject' | 'object'): Ref {
-  if (!REF_PATTERN.test(value)) {
+  if (!(kind === 'subject' ? SUBJECT_PATTERN : REF_PATTERN).test(value)) {
     throw new DomainError(`invalid-${kind}`, `${kind} ${JSON.stringify(value.slice(0, 300))} ${explainRef(value)}`);
   }
   const colon = value.indexOf(':');

@@ -1,6 +1,12 @@
 import { DomainError } from '../errors.ts';
 
-export type RelationDefinitions = Record<string, { includes?: string[] }>;
+/** A relation's definition: what confers it (`includes`), what its holders must also hold (`requires`) and must not (`excludes`): docs/model.md. */
+export interface RelationDefinition {
+  includes?: string[];
+  requires?: string[];
+  excludes?: string[];
+}
+export type RelationDefinitions = Record<string, RelationDefinition>;
 
 /** A namespace as the engine sees it: `relations` null means open (any relation, nothing inherited). */
 export interface NamespaceDefinition {
