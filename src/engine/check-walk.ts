@@ -3,7 +3,7 @@ import type { EdgeLists } from './edge-lists.ts';
 import type { GrantEdges } from './grant-edges.ts';
 import { MarkedNodes, type NodeSet } from './marked-nodes.ts';
 import type { NodeNames } from './node-names.ts';
-import type { Triple } from './refs.ts';
+import type { Ref, Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 import { impliedOn, MAX_ARROW_DEPTH, NO_ARROWS, type SchemaTables } from './schema-tables.ts';
 import { Walk } from './walk-pairs.ts';
@@ -50,7 +50,10 @@ export interface WalkMemory {
  */
 export class CheckWalk {
   readonly walk = new Walk();
+  /** The steps the last walk took (walkBackwards), when it ended within its budget: what a rule evaluator charges for it. */
+  steps = 0;
   private readonly groups: number[] = [];
+  private readonly everyGroups: number[] = [];
   private readonly subjectAndGroups = new MarkedNodes();
   readonly related: number[] = [];
   /** How many pairs of the walk under way have been matched against the subject. */
@@ -68,15 +71,23 @@ export class CheckWalk {
    * GrantIndex.check, or one check of a bulk (`walks`: the bulk's; `target`: the query's targetOf,
    * when read in this turn of the event loop, the grants' present state).
    */
-  check(schema: CompiledSchema, query: Triple, budget: number, walks: WalkMemory | null, target: WalkTarget | undefined = undefined): boolean {
+  check(
+    schema: CompiledSchema,
+    query: Triple,
+    budget: number,
+    walks: WalkMemory | null,
+    target: WalkTarget | undefined = undefined,
+    maxDepth = MAX_ARROW_DEPTH,
+  ): boolean {
     // Numbers the schema's relations first: one that no grant names may still be held through another.
     const tables = this.names.tablesOf(schema);
-    // A subject that holds no grant (so has no group) holds nothing; a relation neither a grant nor the schema names, no one holds.
-    const self = this.names.nodeOf(query.subject);
+    this.steps = 0;
+    // A relation neither a grant nor the schema names, no one holds.
     const { start, relation } = target ?? this.targetOf(query);
-    if (self === undefined || start === undefined || relation === undefined) return false;
-    if (!this.edges.isSubject(self)) return false;
-    const groups = this.edges.groupsOf(self, this.groups);
+    if (start === undefined || relation === undefined) return false;
+    const holders = this.holdersOf(query.subject);
+    if (holders === null) return false;
+    const { self, groups } = holders;
     // The bulk's key for this check, taken when the bulk began (node numbers may change in a catch-up meanwhile).
     const key = walks?.current() ?? null;
     const remembered = key === null ? undefined : walks!.get(key);
@@ -84,7 +95,7 @@ export class CheckWalk {
     if (answer !== undefined) return answer;
     const walk = this.walk;
     try {
-      const allowed = this.walkBackwards(tables, start, relation, self, groups, budget);
+      const allowed = this.walkBackwards(tables, start, relation, self, groups, budget, maxDepth);
       // A walk that found the subject stopped early: only a finished one serves other subjects.
       if (!allowed && key !== null) walks!.remember(key, walk, walk.objects.length, true);
       return allowed;
@@ -93,6 +104,27 @@ export class CheckWalk {
       if (isCheckTooComplex(error) && key !== null) walks!.remember(key, walk, this.matched, false);
       throw error;
     }
+  }
+
+  /**
+   * Who holds for the subject (docs/model.md#public-grants): the subject and its groups, and its
+   * namespace's `*` with the groups of that; null when none of them holds a grant in force (then
+   * nothing is held). When only the `*` holds, it stands in for the subject.
+   */
+  holdersOf(subject: Ref): { self: number; groups: number[] } | null {
+    const names = this.names;
+    let self = names.nodeOf(subject);
+    const every = names.wildcards === 0 ? undefined : names.wildcardOf(subject.ns);
+    const selfHolds = self !== undefined && this.edges.isSubject(self);
+    const everyHolds = every !== undefined && every !== self && this.edges.isSubject(every);
+    if (!everyHolds) return selfHolds ? { self: self!, groups: this.edges.groupsOf(self!, this.groups) } : null;
+    if (!selfHolds) self = every;
+    const groups = this.edges.groupsOf(self!, this.groups);
+    if (self !== every) {
+      groups.push(every);
+      for (const group of this.edges.groupsOf(every, this.everyGroups)) groups.push(group);
+    }
+    return { self: self!, groups };
   }
 
   /** Where a query's walk starts. */
@@ -106,7 +138,15 @@ export class CheckWalk {
    * arrows, as grantd_check_walk counts them; and, for a subject of more than FEW_GROUPS groups, the
    * smaller of its groups and each pair's holders, which matching them costs here.
    */
-  walkBackwards(tables: SchemaTables<number>, start: number, relation: number, self: number, groups: number[], budget: number): boolean {
+  walkBackwards(
+    tables: SchemaTables<number>,
+    start: number,
+    relation: number,
+    self: number,
+    groups: number[],
+    budget: number,
+    maxDepth = MAX_ARROW_DEPTH,
+  ): boolean {
     const walk = this.walk;
     walk.clear();
     // Nothing is numbered during a walk, so the array stays where it is.
@@ -125,12 +165,15 @@ export class CheckWalk {
           steps += Math.min(many.size, grantsOn.countWith(object, held));
           if (steps > budget) throw overBudget(budget);
         }
-        if (this.heldBy(object, held, self, groups, many)) return true;
+        if (this.heldBy(object, held, self, groups, many)) {
+          this.steps = steps;
+          return true;
+        }
       }
       this.matched = to;
       walk.levelEnds.push(to);
       walk.levelCosts.push(UNKNOWN_COST);
-      if (depth === MAX_ARROW_DEPTH) {
+      if (depth === maxDepth) {
         walk.levelCosts[depth] = LAST_LEVEL;
         break;
       }
@@ -157,6 +200,7 @@ export class CheckWalk {
       }
       from = to;
     }
+    this.steps = steps;
     return false;
   }
 

@@ -99,6 +99,19 @@ export class GrantIndex {
   }
 
   /**
+   * The walk of `check` alone, at most `maxDepth` arrows deep, for the rule evaluator (rule-check.ts),
+   * which charges its steps (lastCheckSteps) to the check it is part of.
+   */
+  checkPlain(schema: CompiledSchema, query: Triple, budget: number, maxDepth: number): boolean {
+    return this.checks.check(schema, query, budget, null, undefined, maxDepth);
+  }
+
+  /** The steps the last walk took, when it ended within its budget. */
+  get lastCheckSteps(): number {
+    return this.checks.steps;
+  }
+
+  /**
    * Answers each query as `check` does, an error for one past the budget. Walks are remembered for
    * the call: several checks on one (object, relation) walk it once, and a walk past the budget is
    * not retried for every subject. Gives way at the checkpoints of its `slice` (WorkMeter's: a
@@ -184,6 +197,15 @@ export class GrantIndex {
       .othersWith(node, number, this.checks.related)
       .slice(0, limit)
       .map((n) => this.names.refOf(n));
+  }
+
+  /** The X of the grants (X, via, object); null when there are more than `limit`, which are then not read. */
+  relatedTo(object: Ref, via: string, limit: number): Ref[] | null {
+    const node = this.names.nodeOf(object);
+    const number = this.names.relationOf(via);
+    if (node === undefined || number === undefined) return [];
+    if (this.edges.grantsOn.countWith(node, number) > limit) return null;
+    return this.edges.grantsOn.othersWith(node, number, []).map((n) => this.names.refOf(n));
   }
 
   /** A subject and its groups in this index's numbers, for heldAmong: valid while `version` stays the same. */

@@ -5,6 +5,7 @@ import type { Explanation } from './explanation.ts';
 import type { GrantIndex } from './grant-index.ts';
 import type { Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
+import { decideRules, type RuleGraph } from './rule-check.ts';
 import { masksAdmit } from './scope.ts';
 import { WorkMeter, type Slice } from './work-meter.ts';
 
@@ -40,14 +41,34 @@ export class IndexChecker {
     private readonly checkBudget = DEFAULT_CHECK_BUDGET,
   ) {}
 
-  /** Each query's answer (GrantIndex.checkAll), giving way at the slice's checkpoints. */
-  check(tenant: IndexedTenant, schema: CompiledSchema, queries: readonly Triple[], slice?: Slice): Promise<CheckAnswer[]> {
+  /**
+   * Each query's answer (GrantIndex.checkAll), giving way at the slice's checkpoints; a query of a
+   * relation with rules is decided by the rule evaluator over the index (decideRules), in one unit.
+   */
+  async check(tenant: IndexedTenant, schema: CompiledSchema, queries: readonly Triple[], slice?: Slice): Promise<CheckAnswer[]> {
     const admits = (q: Triple) => masksAdmit(q.subject, q.object.ns, q.relation, (id) => tenant.agents.get(id));
-    return tenant.index.checkAll(schema, queries, this.checkBudget, { admits, slice });
+    const ruled = schema.rules.any ? queries.flatMap((q, i) => (schema.rules.of(q.object.ns, q.relation) === undefined ? [] : [i])) : [];
+    if (ruled.length === 0) return tenant.index.checkAll(schema, queries, this.checkBudget, { admits, slice });
+    const plain = queries.filter((q) => schema.rules.of(q.object.ns, q.relation) === undefined);
+    const plainAnswers = await tenant.index.checkAll(schema, plain, this.checkBudget, { admits, slice });
+    const answers = new Array<CheckAnswer>(queries.length);
+    const graph = indexRuleGraph(tenant.index, schema);
+    for (const i of ruled) {
+      if (slice?.due()) await slice.pause();
+      const query = queries[i]!;
+      answers[i] = admits(query) ? await decideRules(graph, schema, query, this.checkBudget) : false;
+    }
+    let next = 0;
+    for (let i = 0; i < queries.length; i++) answers[i] ??= plainAnswers[next++]!;
+    return answers;
   }
 
-  /** One query's answer, as `check` gives it for [query], in one unit of work with no promise. */
-  checkOne(tenant: IndexedTenant, schema: CompiledSchema, query: Triple): CheckAnswer {
+  /**
+   * One query's answer, as `check` gives it for [query], in one unit of work with no promise;
+   * undefined for a relation with rules (the evaluator awaits: `check` answers it).
+   */
+  checkOne(tenant: IndexedTenant, schema: CompiledSchema, query: Triple): CheckAnswer | undefined {
+    if (schema.rules.any && schema.rules.of(query.object.ns, query.relation) !== undefined) return undefined;
     try {
       return (
         masksAdmit(query.subject, query.object.ns, query.relation, (id) => tenant.agents.get(id)) &&
@@ -89,4 +110,30 @@ export class IndexChecker {
       now,
     );
   }
+}
+
+/**
+ * The rule evaluator's reads of an index: the plain walk with its steps, and an arrow's related
+ * objects. Every read answers at once, so an evaluation, awaiting only settled promises, runs in
+ * one turn of the event loop and reads one state of the grants.
+ */
+function indexRuleGraph(index: GrantIndex, schema: CompiledSchema): RuleGraph {
+  return {
+    plain: async (queries, maxDepth, budget) => {
+      let steps = 0;
+      const answers: CheckAnswer[] = [];
+      for (const query of queries) {
+        try {
+          answers.push(index.checkPlain(schema, query, budget - steps, maxDepth));
+          steps += index.lastCheckSteps;
+        } catch (error) {
+          if (!isCheckTooComplex(error)) throw error;
+          answers.push(error);
+          break;
+        }
+      }
+      return { answers, steps };
+    },
+    related: async (object, via, limit) => index.relatedTo(object, via, limit),
+  };
 }

@@ -26,10 +26,12 @@ export class ListingWalks {
   reachable(schema: CompiledSchema, query: ReachableQuery): string[] | null {
     const names = this.names;
     const tables = names.tablesOf(schema);
-    const self = names.nodeOf(query.subject);
+    // A ruled relation's holders are no walk's pairs: the caller checks candidates instead (exact).
+    if (schema.rules.of(query.namespace, query.relation) !== undefined) return null;
     const namespace = names.namespaceOf(query.namespace);
     const relation = names.relationOf(query.relation);
-    if (self === undefined || namespace === undefined || relation === undefined) return [];
+    const holders = this.checks.holdersOf(query.subject);
+    if (holders === null || namespace === undefined || relation === undefined) return [];
     // Nothing else walks meanwhile: a listing walk runs start to end in one go, as a check does.
     const walk = this.checks.walk;
     walk.clear();
@@ -39,7 +41,7 @@ export class ListingWalks {
     const nodeNs = names.nodeNs;
     // The budget bounds the grants read as well as the pairs found: a node of many grants costs its reading.
     let read = 0;
-    for (const holder of [self, ...this.edges.groupsOf(self, [])]) {
+    for (const holder of [holders.self, ...holders.groups]) {
       read += (grantsBy.to(holder) - grantsBy.from(holder)) / 2;
       for (let i = grantsBy.from(holder), end = grantsBy.to(holder); i < end; i += 2) {
         const object = pairs[i + 1]!;
@@ -89,6 +91,7 @@ export class ListingWalks {
   holders(schema: CompiledSchema, query: HoldersQuery, admits: (id: string) => boolean): string[] | null {
     const names = this.names;
     const tables = names.tablesOf(schema);
+    if (schema.rules.of(query.object.ns, query.relation) !== undefined) return null;
     const start = names.nodeOf(query.object);
     const relation = names.relationOf(query.relation);
     const namespace = names.namespaceOf(query.namespace);
@@ -108,18 +111,22 @@ export class ListingWalks {
     const above = after === null ? 0 : ranks.firstAbove(namespace, after, ids, nodeNs);
     const found = new Set<number>();
     const members: number[] = [];
+    // The namespace's `*` among the holders: every subject of it holds, which candidates list (null: the caller checks them).
+    const every = names.wildcards === 0 ? undefined : names.wildcardOf(query.namespace);
     const take = (node: number) => {
-      if (nodeNs[node] !== namespace) return;
+      if (nodeNs[node] !== namespace) return true;
+      if (node === every) return false;
       if ((after === null || ranks.isAbove(node, after, above, ids)) && admits(ids[node]!)) found.add(node);
+      return true;
     };
     for (let i = 0; i < walk.objects.length; i++) {
       for (const holder of grantsOn.othersWith(walk.objects[i]!, walk.relations[i]!, related)) {
-        take(holder);
+        if (!take(holder)) return null;
         if (expanded.has(holder)) continue;
         expanded.add(holder);
         read += 1 + grantsOn.countWith(holder, memberRelation);
         if (read > query.budget) return null;
-        for (const member of grantsOn.othersWith(holder, memberRelation, members)) take(member);
+        for (const member of grantsOn.othersWith(holder, memberRelation, members)) if (!take(member)) return null;
       }
     }
     return ranks.smallest(namespace, [...found], query.limit, ids);

@@ -1,5 +1,5 @@
 import { IdRanks } from './id-ranks.ts';
-import { MEMBER_RELATION, type Ref } from './refs.ts';
+import { EVERY_SUBJECT_ID, MEMBER_RELATION, type Ref } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 import { schemaTables, type SchemaTables, type TableKeys } from './schema-tables.ts';
 import { resized } from './typed-arrays.ts';
@@ -41,6 +41,8 @@ export class NodeNames {
   private tables = new WeakMap<CompiledSchema, SchemaTables<number>>();
   /** Names a schema's rows in these numbers, interning them: a relation no grant names may still be held through another. */
   private readonly tableKeys: TableKeys<number> = { namespace: (name) => this.namespaceNumber(name), relation: (name) => this.relationNumber(name) };
+  /** Nodes of id `*` (public grants' subjects) named: while none is, no check looks for one. */
+  wildcards = 0;
   /** Bumped by every change of the nodes named and of the names' numbers. */
   changes = 0;
 
@@ -54,6 +56,11 @@ export class NodeNames {
     return ns === undefined ? undefined : this.nodesByNs[ns]!.get(ref.id);
   }
 
+  /** The node of `<ns>:*`, every subject of the namespace (docs/model.md#public-grants), if some grant names it. */
+  wildcardOf(ns: string): number | undefined {
+    return this.nodeOf({ ns, id: EVERY_SUBJECT_ID });
+  }
+
   /** The ref's node, numbered now if it has none. */
   nodeFor(ref: Ref): number {
     const existing = this.nodeOf(ref);
@@ -64,6 +71,7 @@ export class NodeNames {
     this.emptiedNamespaces.delete(ns);
     this.nodeNs[node] = ns;
     this.nodeId[node] = ref.id;
+    if (ref.id === EVERY_SUBJECT_ID) this.wildcards++;
     this.references[node] = 0;
     this.ranks.changed(node, ns);
     this.changes++;
@@ -162,6 +170,7 @@ export class NodeNames {
     nodes.delete(this.nodeId[node]!);
     if (nodes.size === 0) this.emptiedNamespaces.add(this.nodeNs[node]!);
     this.ranks.changed(node, this.nodeNs[node]!);
+    if (this.nodeId[node] === EVERY_SUBJECT_ID) this.wildcards--;
     this.nodeId[node] = undefined;
     this.freeNodes.push(node);
     this.changes++;

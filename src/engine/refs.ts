@@ -1,4 +1,6 @@
-import { explainRef, REF_PATTERN, SUBJECT_PATTERN } from '../../contract/index.ts';
+import { EVERY_SUBJECT_ID, explainRef, REF_PATTERN, SUBJECT_PATTERN } from '../../contract/index.ts';
+
+export { EVERY_SUBJECT_ID };
 import { DomainError } from '../errors.ts';
 
 /** A subject or object, `<namespace>:<id>` split in two. */

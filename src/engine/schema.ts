@@ -1,26 +1,9 @@
 import { DomainError } from '../errors.ts';
+import type { NamespaceDefinition, RelationDefinitions } from './definitions.ts';
+import { parseReference as parseInclude } from './definitions.ts';
+import { ModelRules } from './model-rules.ts';
 
-/** A relation's definition: what confers it (`includes`), what its holders must also hold (`requires`) and must not (`excludes`): docs/model.md. */
-export interface RelationDefinition {
-  includes?: string[];
-  requires?: string[];
-  excludes?: string[];
-}
-export type RelationDefinitions = Record<string, RelationDefinition>;
-
-/** A namespace as the engine sees it: `relations` null means open (any relation, nothing inherited). */
-export interface NamespaceDefinition {
-  name: string;
-  relations: RelationDefinitions | null;
-}
-
-/** One entry of `includes`: the same object's relation, or an arrow through `via`. */
-type Include = { kind: 'same'; relation: string } | { kind: 'arrow'; via: string; relation: string };
-
-function parseInclude(entry: string): Include {
-  const arrow = entry.indexOf('->');
-  return arrow < 0 ? { kind: 'same', relation: entry } : { kind: 'arrow', via: entry.slice(0, arrow), relation: entry.slice(arrow + 2) };
-}
+export type { NamespaceDefinition, RelationDefinition, RelationDefinitions } from './definitions.ts';
 
 /**
  * Rejects definitions the engine could not evaluate: an include naming a relation the namespace
@@ -78,11 +61,15 @@ export class CompiledSchema {
   readonly arrows: ArrowRow[] = [];
   readonly closureJson: string;
   readonly arrowsJson: string;
+  /** Which relations the tables answer alone, and the rules of the others (`requires`, `excludes`). */
+  readonly rules: ModelRules;
   private readonly byName: Map<string, NamespaceDefinition>;
 
   constructor(namespaces: readonly NamespaceDefinition[]) {
     this.byName = new Map(namespaces.map((ns) => [ns.name, ns]));
-    for (const ns of namespaces) {
+    this.rules = new ModelRules(namespaces);
+    // The tables are the plain model's: every walk answers what grants confer, the rule evaluator the rest.
+    for (const ns of this.rules.any ? this.rules.plainDefinitions() : namespaces) {
       if (!ns.relations) continue;
       for (const rel of Object.keys(ns.relations)) {
         for (const implied of sameObjectClosure(ns.relations, rel)) this.closure.push({ ns: ns.name, rel, implied });
@@ -96,9 +83,9 @@ export class CompiledSchema {
     this.arrowsJson = JSON.stringify(this.arrows);
   }
 
-  /** How big the model is compiled: closure rows plus arrows. */
+  /** How big the model is compiled: closure rows plus arrows, plus the references the rule evaluator follows. */
   get rows(): number {
-    return this.closure.length + this.arrows.length;
+    return this.closure.length + this.arrows.length + this.rules.references;
   }
 
   namespace(name: string): NamespaceDefinition | undefined {
