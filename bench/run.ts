@@ -6,14 +6,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { cerbosAllowed, cerbosPolicy, cerbosRequest } from './cerbos.ts';
 import { CONSISTENCY_HEADER, REVISION_HEADER } from '../contract/changes.ts';
-import { checkMix, Dataset, labelled, WIDE_DOCUMENTS, WIDE_MEMBERS, type LabelledCheck, type SizeName, type Triple } from './dataset.ts';
+import { Dataset, type Triple } from './dataset.ts';
 import { Api, clientCredentialsToken, grantdAnswers, holdInMemory, loadGrantd, objectsPath, pool, subjectsPath, walkListing } from './load.ts';
 import { noisyNeighbour, type NoisyOutcome } from './noisy.ts';
 import { gcCounts, gcPausesBetween } from './gc-pauses.ts';
 import { openLoopInChild } from './open-loop.ts';
+import { parseOptions, SCENARIOS, WINDOWS_SCENARIOS, type ScenarioName, type WindowsScenario } from './options.ts';
+import { drawSamples, loadBodies } from './samples.ts';
 import { cannon, fmt, measure, measureAlternating, median, walkFor, type LoadSpec, type RunStats } from './scenarios.ts';
 import {
   vacuumDatabase,
@@ -38,68 +39,7 @@ import { differing, loadWithoutWindows, NO_WINDOWS_TENANT, windowedGrants } from
 import { inSpanOffNs } from './tracing-off-cost.ts';
 import { spansPerCheck, startTracingSink } from './tracing-sink.ts';
 
-const SCENARIOS = [
-  'check',
-  'check_at_least',
-  'check_token',
-  'check_fixed_rate',
-  'check_bulk_100',
-  'check_windows',
-  'check_bulk_windows',
-  'check_tracing_off',
-  'objects_first_page',
-  'subjects_first_page',
-  'objects_walk',
-  'objects_page_1m',
-  'grant_batch_write',
-  'noisy_neighbour',
-] as const;
-type ScenarioName = (typeof SCENARIOS)[number];
-const isScenario = (name: string): name is ScenarioName => (SCENARIOS as readonly string[]).includes(name);
-
-/** The command line, checked, and what follows from it. */
-function parseOptions() {
-  const { values: args } = parseArgs({
-    options: {
-      quick: { type: 'boolean', default: false },
-      dataset: { type: 'string' },
-      out: { type: 'string', default: 'bench-results.json' },
-      seed: { type: 'string', default: '42' },
-      'no-spicedb': { type: 'boolean', default: false },
-      'no-cerbos': { type: 'boolean', default: false },
-      'spicedb-procs': { type: 'string' },
-      workers: { type: 'string', default: 'auto' },
-      only: { type: 'string' },
-    },
-  });
-  // --quick is dataset S's short runs: a larger dataset asked with it would silently be S.
-  if (args.quick && args.dataset && args.dataset.toUpperCase() !== 'S')
-    throw new Error('--quick runs dataset S only; leave out --quick to run --dataset L');
-  const size = (args.dataset ?? 'S').toUpperCase() as SizeName;
-  if (size !== 'S' && size !== 'L') throw new Error('--dataset must be S or L');
-  /** grantd's GRANTD_WORKERS, and as many bare Express processes: both use the machine's cores as deployed (Cerbos does by itself). */
-  const workers = args.workers === 'auto' ? availableParallelism() : Number(args.workers);
-  if (!Number.isInteger(workers) || workers < 1) throw new Error('--workers must be auto or a positive integer');
-  /** --only a,b: the scenarios to run (the load and the comparisons run whenever one needs the dataset); all by default. */
-  const selected = new Set<ScenarioName>(
-    args.only?.split(',').map((name) => {
-      if (!isScenario(name)) throw new Error(`--only: no scenario ${name} (scenarios: ${SCENARIOS.join(', ')})`);
-      return name;
-    }) ?? SCENARIOS,
-  );
-  return {
-    args,
-    size,
-    seed: Number(args.seed),
-    workers,
-    plan: args.quick ? { warmupS: 2, durationS: 5, runs: 3 } : { warmupS: 5, durationS: 20, runs: 3 },
-    selected,
-    /** Whether the dataset is loaded: noisy_neighbour loads tenants of its own. */
-    needsDataset: SCENARIOS.some((name) => selected.has(name) && name !== 'noisy_neighbour'),
-  };
-}
-
-const { args, size, seed, workers, plan, selected, needsDataset } = parseOptions();
+const { args, size, seed, workers, plan, selected, needsDataset, needsNoWindows } = parseOptions();
 
 const t0 = performance.now();
 const log = (line: string) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${line}\n`);
@@ -112,52 +52,8 @@ const note = (line: string) => {
 // ------------------------------------------------------------------ dataset, mixes, samples
 const ds = new Dataset(size, seed);
 
-/** The checks and listings the run sends and compares, drawn from the dataset. */
-function drawSamples() {
-  /** The labelled mix: answers compared with the reference model, Cerbos and (without agents) SpiceDB. */
-  const mix = labelled(ds, checkMix(ds, 2_400, seed + 1));
-  const agentChecks = mix.filter((c) => c.subject.startsWith('agent:')).length;
-  log(
-    `dataset ${size} (seed ${seed}); check mix: ${mix.length} checks, ${mix.filter((c) => c.expected).length} expected allowed, ${agentChecks} agent checks`,
-  );
-  /** SpiceDB sample: the mix without agent checks (scopes cannot be expressed), topped up to 2,000+. */
-  const spiceChecks: LabelledCheck[] = mix.filter((c) => !c.subject.startsWith('agent:'));
-  for (let extraSeed = seed + 100; spiceChecks.length < 2_000; extraSeed++) {
-    spiceChecks.push(...labelled(ds, checkMix(ds, 500, extraSeed)).filter((c) => !c.subject.startsWith('agent:')));
-  }
-  /** Members of group:wide reaching 10,000 to 20,000 documents (one also reaches a top folder's 10%). */
-  const reachOf = new Map(Array.from({ length: WIDE_MEMBERS }, (_, u) => [`user:u${u}`, ds.expectList(`user:u${u}`, 'viewer').length] as const));
-  const wideUsers = [...reachOf].filter(([, n]) => n >= WIDE_DOCUMENTS && n < 2 * WIDE_DOCUMENTS).map(([u]) => u);
-  const wideReach = `${wideUsers.length} members of group:wide, reaching ${Math.min(...wideUsers.map((u) => reachOf.get(u)!))} to ${Math.max(...wideUsers.map((u) => reachOf.get(u)!))} documents`;
-  const listings: { subject: string; relation: string }[] = [
-    ...['user:u0', 'user:u7', 'group:wide', 'group:g1', 'group:g2', 'group:g3'].map((subject) => ({ subject, relation: 'viewer' })),
-    ...Array.from({ length: 10 }, (_, i) => ({ subject: `user:u${1000 + 37 * i}`, relation: 'viewer' })),
-    ...['user:u2000', 'user:u2001'].map((subject) => ({ subject, relation: 'editor' })),
-    ...['user:u3000', 'user:u3001'].map((subject) => ({ subject, relation: 'owner' })),
-  ];
-  return { mix, spiceChecks, wideUsers, wideReach, listings };
-}
-
-/**
- * The load pools' request bodies: the mix's kinds in the same proportions, but many more distinct
- * checks, because grantd caches check answers for FRESHNESS_MS (src/config.ts): a small pool cycled
- * at thousands of requests a second would measure that cache rather than the checks.
- */
-function loadBodies() {
-  const loadChecks = checkMix(ds, 100_000, seed + 2);
-  const checkBodies = loadChecks.map(({ subject, relation, object }) => JSON.stringify({ subject, relation, object }));
-  const bulkChecks = checkMix(ds, 200_000, seed + 3);
-  const bulkBodies: string[] = [];
-  for (let start = 0; start < bulkChecks.length; start += 100) {
-    bulkBodies.push(
-      JSON.stringify({ checks: bulkChecks.slice(start, start + 100).map(({ subject, relation, object }) => ({ subject, relation, object })) }),
-    );
-  }
-  return { loadChecks, checkBodies, bulkBodies };
-}
-
-const { mix, spiceChecks, wideUsers, wideReach, listings } = drawSamples();
-const { loadChecks, checkBodies, bulkBodies } = loadBodies();
+const { mix, spiceChecks, wideUsers, wideReach, listings } = drawSamples(ds, size, seed, log);
+const { loadChecks, checkBodies, bulkBodies } = loadBodies(ds, seed);
 
 const WRITE_BATCH = 100;
 /** Batch i writes 100 grants that exist nowhere else (subject user:bw<i>), so every write is new. */
@@ -201,12 +97,8 @@ let spiceMismatches: number | null = null;
 let noisy: NoisyOutcome | null = null;
 /** grant_batch_write's load without the changes feed's triggers (its peer). */
 let batchWithoutFeed: RunStats | null = null;
-/** The scenarios measured against tenant NO_WINDOWS_TENANT (issue 22). */
-const WINDOWS_SCENARIOS = ['check_windows', 'check_bulk_windows'] as const;
-type WindowsScenario = (typeof WINDOWS_SCENARIOS)[number];
 /** What the report calls each windows scenario's load. */
 const windowsLoad = (name: WindowsScenario) => (name === 'check_windows' ? 'check' : 'bulk');
-const needsNoWindows = WINDOWS_SCENARIOS.some((name) => selected.has(name));
 /** Tenant NO_WINDOWS_TENANT's key, and how many of its answers to the labelled mix differ from the dataset tenant's. */
 let noWindows: { key: string; differing: number } | null = null;
 /** Each windows scenario's load on tenant NO_WINDOWS_TENANT (its peer). */
