@@ -13,8 +13,9 @@
  *       [--keep]                               # do not drop the database at the end; prints its url and key
  *       [--root <dir>]                         # run the grantd built there (dist/, bin/; default: this checkout, built when stale)
  *
- * Bodies are those of bench/run.ts (checkMix of dataset S, seed 42: seed + 2 for single checks,
- * seed + 3 for the bulks of 100), so the figures are the check and check_bulk_100 scenarios'.
+ * Bodies are those of the benchmark run (bench/samples.ts loadBodies: checkMix of dataset S, seed
+ * 42: seed + 2 for single checks, seed + 3 for the bulks of 100), so the figures are the check and
+ * check_bulk_100 scenarios'.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

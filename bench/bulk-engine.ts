@@ -47,7 +47,7 @@ const memory = new MemoryChecker(tenants, new WorkMeter(), {} as MemoryFallback)
 const checker = { schemas: { get: () => Promise.resolve(schema), getNow: () => schema }, checks: memory } as unknown as Checker;
 const engine = new AuthorizationEngine(checker);
 
-// check_bulk_100's bodies (bench/run.ts loadBodies: seed + 3).
+// check_bulk_100's bodies (bench/samples.ts loadBodies: seed + 3).
 const checks = checkMix(ds, 100 * BODIES, SEED + 3);
 const bodies = Array.from({ length: BODIES }, (_, b) =>
   JSON.stringify({ checks: checks.slice(100 * b, 100 * b + 100).map(({ subject, relation, object }) => ({ subject, relation, object })) }),

@@ -71,7 +71,8 @@ async function main(): Promise<void> {
   const workDir = mkdtempSync(join(tmpdir(), 'grantd-check-cpu-'));
   const ds = new Dataset(values.size as SizeName, 1);
   const bodiesFile = join(workDir, 'check-bodies.json');
-  // As run.ts's load pool: many distinct checks, so that grantd's cache of answers is not what is measured.
+  // As the run's load pool (bench/samples.ts loadBodies): many distinct checks, so that grantd's
+  // cache of answers is not what is measured.
   writeFileSync(
     bodiesFile,
     JSON.stringify(checkMix(ds, 100_000, 3).map(({ subject, relation, object }) => JSON.stringify({ subject, relation, object }))),

@@ -1,0 +1,72 @@
+/** The benchmark's command line (bench/README.md), checked, and what follows from it. */
+import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
+import type { SizeName } from './dataset.ts';
+
+/** The scenarios, in the order they run and are reported. */
+export const SCENARIOS = [
+  'check',
+  'check_at_least',
+  'check_token',
+  'check_fixed_rate',
+  'check_bulk_100',
+  'check_windows',
+  'check_bulk_windows',
+  'check_tracing_off',
+  'objects_first_page',
+  'subjects_first_page',
+  'objects_walk',
+  'objects_page_1m',
+  'grant_batch_write',
+  'noisy_neighbour',
+] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+/** The scenarios measured against tenant NO_WINDOWS_TENANT (issue 22). */
+export const WINDOWS_SCENARIOS = ['check_windows', 'check_bulk_windows'] as const;
+export type WindowsScenario = (typeof WINDOWS_SCENARIOS)[number];
+const isScenario = (name: string): name is ScenarioName => (SCENARIOS as readonly string[]).includes(name);
+
+export type Options = ReturnType<typeof parseOptions>;
+
+export function parseOptions() {
+  const { values: args } = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      dataset: { type: 'string' },
+      out: { type: 'string', default: 'bench-results.json' },
+      seed: { type: 'string', default: '42' },
+      'no-spicedb': { type: 'boolean', default: false },
+      'no-cerbos': { type: 'boolean', default: false },
+      'spicedb-procs': { type: 'string' },
+      workers: { type: 'string', default: 'auto' },
+      only: { type: 'string' },
+    },
+  });
+  // --quick is dataset S's short runs: a larger dataset asked with it would silently be S.
+  if (args.quick && args.dataset && args.dataset.toUpperCase() !== 'S')
+    throw new Error('--quick runs dataset S only; leave out --quick to run --dataset L');
+  const size = (args.dataset ?? 'S').toUpperCase() as SizeName;
+  if (size !== 'S' && size !== 'L') throw new Error('--dataset must be S or L');
+  /** grantd's GRANTD_WORKERS, and as many bare Express processes: both use the machine's cores as deployed (Cerbos does by itself). */
+  const workers = args.workers === 'auto' ? availableParallelism() : Number(args.workers);
+  if (!Number.isInteger(workers) || workers < 1) throw new Error('--workers must be auto or a positive integer');
+  /** --only a,b: the scenarios to run (the load and the comparisons run whenever one needs the dataset); all by default. */
+  const selected = new Set<ScenarioName>(
+    args.only?.split(',').map((name) => {
+      if (!isScenario(name)) throw new Error(`--only: no scenario ${name} (scenarios: ${SCENARIOS.join(', ')})`);
+      return name;
+    }) ?? SCENARIOS,
+  );
+  return {
+    args,
+    size,
+    seed: Number(args.seed),
+    workers,
+    plan: args.quick ? { warmupS: 2, durationS: 5, runs: 3 } : { warmupS: 5, durationS: 20, runs: 3 },
+    selected,
+    /** Whether the dataset is loaded: noisy_neighbour loads tenants of its own. */
+    needsDataset: SCENARIOS.some((name) => selected.has(name) && name !== 'noisy_neighbour'),
+    /** Whether tenant NO_WINDOWS_TENANT is loaded beside the dataset's. */
+    needsNoWindows: WINDOWS_SCENARIOS.some((name) => selected.has(name)),
+  };
+}

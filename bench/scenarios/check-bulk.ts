@@ -1,0 +1,31 @@
+/** Scenario check_bulk_100 and its bare Express peer; the note on how soon the check and bulk load pools repeat. */
+import type { RunContext } from '../context.ts';
+import { CLOSED_LOOP, bulkSpec, firstLine, grantdHeaders, headersFor, saturate, withExpress, withGrantd, type DatasetContext } from './shared.ts';
+
+export async function runCheckBulk(ctx: RunContext, { databaseUrl, key }: DatasetContext): Promise<void> {
+  const { results } = ctx;
+  ctx.log('scenario check_bulk_100 (grantd, then express)');
+  ctx.record(
+    'check_bulk_100',
+    (await withGrantd(ctx, databaseUrl, key, (api) => saturate(ctx, 'check_bulk_100', api, headersFor(api), bulkSpec(ctx)))).median,
+    `rps = bulk requests/s of 100 checks each; ${CLOSED_LOOP}, the same for the bare Express app`,
+  );
+  try {
+    const expressBulk = (await withExpress(ctx, (ex) => saturate(ctx, 'check_bulk_100 express', ex, grantdHeaders(key), bulkSpec(ctx)))).median;
+    results.expressBulk = expressBulk;
+    results.peers.express_bulk = expressBulk;
+    const bulk = results.rows.get('check_bulk_100')!;
+    bulk.vs_express = expressBulk.rps > 0 ? (bulk.rps ?? 0) / expressBulk.rps : null;
+  } catch (error) {
+    ctx.log(`express bulk: ${firstLine(error)}`);
+  }
+}
+
+/** How soon a check or a bulk of the load pools comes back, against the time grantd caches answers. */
+export function noteLoadPools({ bodies: { checkBodies, bulkBodies }, results: { rows }, note }: RunContext): void {
+  const repeat = (poolSize: number, rps: number | null | undefined) => (rps ? `${(poolSize / rps).toFixed(1)} s` : '-');
+  note(
+    `load pools: ${checkBodies.length} distinct checks (check, check_fixed_rate, express, cerbos) and ${bulkBodies.length} distinct bulks of 100; ` +
+      `at the measured rates a check comes back after ${repeat(checkBodies.length, rows.get('check')?.rps)} (check) and a bulk after ${repeat(bulkBodies.length, rows.get('check_bulk_100')?.rps)}, against the 500 ms for which grantd caches the answers PostgreSQL gives`,
+  );
+}
