@@ -37,14 +37,14 @@ export class ModelRules {
       }
     }
     if (notPlain.size === 0) return;
-    for (let changed = true; changed; ) {
+    for (let changed = true; changed;) {
       changed = false;
       for (const ns of namespaces) {
         for (const [relation, definition] of Object.entries(ns.relations ?? {})) {
           if (notPlain.has(key(ns.name, relation))) continue;
-          const reaches = (definition.includes ?? []).map(parseReference).some((ref) =>
-            ref.kind === 'same' ? notPlain.has(key(ns.name, ref.relation)) : arrowNotPlain(ref.relation),
-          );
+          const reaches = (definition.includes ?? [])
+            .map(parseReference)
+            .some((ref) => (ref.kind === 'same' ? notPlain.has(key(ns.name, ref.relation)) : arrowNotPlain(ref.relation)));
           if (reaches) {
             notPlain.add(key(ns.name, relation));
             changed = true;

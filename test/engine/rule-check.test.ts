@@ -88,7 +88,7 @@ describe('public grants', () => {
     expect(await check('team:t1', 'editor', 'document:pub')).toBe(false);
   });
 
-  it('makes every subject a member of a group, but a group\'s * reaches no member', async () => {
+  it("makes every subject a member of a group, but a group's * reaches no member", async () => {
     const { check } = tenant(['user:* member team:all', 'team:all owner document:d1', 'team:* owner document:d2', 'user:ann member team:t1']);
     expect(await check('user:zed', 'owner', 'document:d1')).toBe(true);
     expect(await check('team:t1', 'owner', 'document:d2')).toBe(true);
