@@ -33,10 +33,10 @@ export const RelationDefinitionSchema = z
   .object({
     includes: referencesOf('What else confers this relation: R (R on the same object) or T->R (R on every X granted T on this object)'),
     requires: referencesOf(
-      'What a holder must also hold, every one of them (intersection, OpenFGA\'s `and`): references as in `includes`, evaluated for the subject as a whole',
+      "What a holder must also hold, every one of them (intersection, OpenFGA's `and`): references as in `includes`, evaluated for the subject as a whole",
     ),
     excludes: referencesOf(
-      'What a holder must hold none of (exclusion, OpenFGA\'s `but not`): references as in `includes`; no cycle of the model may pass through one',
+      "What a holder must hold none of (exclusion, OpenFGA's `but not`): references as in `includes`; no cycle of the model may pass through one",
     ),
   })
   .strict();
