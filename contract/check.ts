@@ -34,11 +34,35 @@ export const ExplainStepSchema = z.object({
     ),
 });
 /** Why a check is denied; the time reasons name grants outside their validity window. */
-export const DENIAL_REASONS = ['no-path', 'agent-not-registered', 'agent-scope', 'not-yet-valid', 'expired'] as const;
+export const DENIAL_REASONS = [
+  'no-path',
+  'agent-not-registered',
+  'agent-scope',
+  'not-yet-valid',
+  'expired',
+  'excluded',
+  'requirement-not-met',
+] as const;
 export const ExplainResultSchema = z.object({
   allowed: z.boolean(),
-  path: z.array(ExplainStepSchema).describe('When allowed: one shortest chain of grants in force, from the subject to the object; else []'),
-  reason: z.enum(DENIAL_REASONS).nullable().describe('Why the check is denied; null when it is allowed'),
+  path: z
+    .array(ExplainStepSchema)
+    .describe(
+      'When allowed: one shortest chain of grants in force, from the subject to the object; when `excluded`: one shortest chain by which ' +
+        'the subject holds the excluding relation; else []',
+    ),
+  reason: z
+    .enum(DENIAL_REASONS)
+    .nullable()
+    .describe(
+      'Why the check is denied; null when it is allowed. `excluded`: the subject holds a relation the definition excludes; ' +
+        '`requirement-not-met`: it lacks one the definition requires (named in `detail`)',
+    ),
+  detail: z.string().optional().describe('With `excluded` and `requirement-not-met`: the reference of the definition that decided it'),
+  requirements: z
+    .array(z.object({ reference: z.string().describe('A reference of the definition\'s `requires`'), path: z.array(ExplainStepSchema) }))
+    .optional()
+    .describe('When allowed on a relation that requires others: one shortest chain for each reference of `requires`, in its order'),
 });
 
 export const checkContract = c.router({

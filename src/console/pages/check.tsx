@@ -28,6 +28,8 @@ const REASONS: Record<Reason, string> = {
   'agent-scope': "a chain of grants exists, but the agent's scope does not cover this relation.",
   'not-yet-valid': 'only grants that are not yet in force (their not_before is ahead) would confer it.',
   expired: 'only grants that have expired would confer it.',
+  excluded: 'the subject holds a relation the definition excludes (the chain shown).',
+  'requirement-not-met': 'the subject lacks a relation the definition requires.',
 };
 
 const SUBJECTS_PAGE = 20;
