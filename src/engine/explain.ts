@@ -1,59 +1,16 @@
-import { overBudget } from './budget.ts';
 import type { Explanation } from './explanation.ts';
+import { explainRules } from './explain-rules.ts';
+import { everyOf, grantWindow, shortestPath, stepsOf, type ExplainGraph, type WindowedGrant } from './explain-walk.ts';
 import type { GrantIndex } from './grant-index.ts';
-import { windowOf, windowState, type GrantWindow, type WindowState } from './grant-window.ts';
+import type { GrantWindow } from './grant-window.ts';
 import { AGENT_NAMESPACE, formatRef, MEMBER_RELATION, type Ref, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
-import { arrowsOn, impliedOn, MAX_ARROW_DEPTH, schemaTables, type SchemaTables, type TableKeys } from './schema-tables.ts';
 import { scopeCovers } from './scope.ts';
 import { WorkMeter, type Slice } from './work-meter.ts';
 
 export type { Explanation };
-type Step = Explanation['path'][number];
+export { grantWindow, type ExplainGraph, type Pair, type WindowedGrant } from './explain-walk.ts';
 type DenialReason = NonNullable<Explanation['reason']>;
-
-/**
- * A grant as explain reads it, with its validity window (null: unbounded on that side), judged by
- * grantWindow.
- */
-export interface WindowedGrant extends Triple {
-  notBefore: Date | null;
-  expiresAt: Date | null;
-}
-
-/** Whether a grant explain read counts at `now`, or why not: the index's rule (windowState), on the grant's Dates. */
-export const grantWindow = ({ notBefore, expiresAt }: Pick<WindowedGrant, 'notBefore' | 'expiresAt'>, now: number): WindowState =>
-  notBefore === null && expiresAt === null ? 'in-force' : windowState(windowOf(notBefore?.getTime() ?? null, expiresAt?.getTime() ?? null), now);
-
-/** An (object, relation) pair of the walk. */
-export interface Pair {
-  object: Ref;
-  relation: string;
-}
-
-/**
- * What explain reads of one tenant, all from one state of it (the grants held in memory in one
- * turn of the event loop, or one database snapshot). Every grant returned is read whatever its
- * window: explain sorts them out.
- */
-export interface ExplainGraph {
-  /** The agent's scope; null when no such agent is registered. */
-  agentScope(externalId: string): Promise<readonly string[] | null>;
-  /** Whether any grant names the subject as its subject. */
-  holdsAnyGrant(subject: Ref): Promise<boolean>;
-  /** The grants (subject, member, G). */
-  groupsOf(subject: Ref): Promise<WindowedGrant[]>;
-  /**
-   * The grants (h, relation, object) of the pairs whose holder h is one of `holders` (the subject,
-   * then its groups), and the steps matching them took beyond the pairs themselves (a check's rule
-   * where it counts them, else 0). Past `stepsLeft`, the pairs after the one that went past are not read.
-   */
-  heldBy(pairs: readonly Pair[], holders: readonly Ref[], stepsLeft: number): Promise<{ grants: WindowedGrant[]; steps: number }>;
-  /** The grants (X, via, object) of each item; at most `limit` in all (more: the caller is past its budget). */
-  related(items: readonly { object: Ref; via: string }[], limit: number): Promise<WindowedGrant[]>;
-  /** Gives way between units of the walk when its slice is spent (in memory: IndexChanged when the grants changed meanwhile). */
-  checkpoint(): Promise<void>;
-}
 
 /**
  * Why the check is allowed or denied (docs/checks-and-listings.md#explaining-a-check). The walk is
@@ -69,11 +26,17 @@ export async function explainCheck(graph: ExplainGraph, schema: CompiledSchema, 
     scope = await graph.agentScope(query.subject.id);
     if (scope === null) return denied('agent-not-registered');
   }
-  if (!(await graph.holdsAnyGrant(query.subject))) return denied('no-path');
+  const every = everyOf(query.subject);
+  if (!(await graph.holdsAnyGrant(query.subject)) && (every === null || !(await graph.holdsAnyGrant(every)))) return denied('no-path');
+  if (schema.rules.of(query.object.ns, query.relation) !== undefined) {
+    // Decided by its rules once its base holds; else denied for the reasons of its plain part, below.
+    const ruled = await explainRules(graph, schema, query, budget, (g) => grantWindow(g, now) === 'in-force');
+    if (ruled !== null) return ruled.allowed && scope !== null && !scopeCovers(scope, query.object.ns, query.relation) ? denied('agent-scope') : ruled;
+  }
   const inForce = await shortestPath(graph, schema, query, budget, (g) => grantWindow(g, now) === 'in-force');
   if (inForce.path !== null) {
     if (scope !== null && !scopeCovers(scope, query.object.ns, query.relation)) return denied('agent-scope');
-    return { allowed: true, path: inForce.path.map(({ grant, via }) => ({ ...refsOf(grant), via })), reason: null };
+    return { allowed: true, path: stepsOf(inForce.path), reason: null };
   }
   if (!inForce.skipped) return denied('no-path');
   // A chain without an expired grant would open by waiting: not-yet-valid. Asked of every chain, not
@@ -87,127 +50,6 @@ export async function explainCheck(graph: ExplainGraph, schema: CompiledSchema, 
 }
 
 const denied = (reason: DenialReason): Explanation => ({ allowed: false, path: [], reason });
-
-/** Grants a walk takes in between two checkpoints of its graph: a few hundred microseconds of its own work. */
-const CHECKPOINT_EVERY = 256;
-
-/** A pair of the walk and how it was reached: from the pair `parent` through the arrow grant `arrow` (the start's pairs have neither). */
-interface Visit extends Pair {
-  /** The relation needed on the object: the checked one, or an arrow's target. */
-  needed: string;
-  parent: number;
-  arrow: { grant: WindowedGrant; via: string; target: string } | null;
-}
-
-/** A grant of a path and how it counts (a step's `via`). */
-interface PathStep {
-  grant: WindowedGrant;
-  via: Step['via'];
-}
-
-async function shortestPath(
-  graph: ExplainGraph,
-  schema: CompiledSchema,
-  query: Triple,
-  budget: number,
-  counts: (grant: WindowedGrant) => boolean,
-): Promise<{ path: PathStep[] | null; skipped: boolean }> {
-  let skipped = false;
-  const keep = (grants: WindowedGrant[]) =>
-    grants.filter((g) => {
-      const kept = counts(g);
-      skipped ||= !kept;
-      return kept;
-    });
-  const tables = tablesOf(schema);
-  const groups = keep(await graph.groupsOf(query.subject));
-  const visits: Visit[] = [];
-  const seen = new Set<string>();
-  const visit = (object: Ref, relation: string, needed: string, parent: number, arrow: Visit['arrow']) => {
-    const key = `${formatRef(object)}#${relation}`;
-    if (seen.has(key)) return;
-    seen.add(key);
-    visits.push({ object, relation, needed, parent, arrow });
-  };
-  for (const implied of impliedOn(tables, query.object.ns, query.relation)) visit(query.object, implied, query.relation, -1, null);
-  const holders = [query.subject, ...groups.map((g) => g.object)];
-  let steps = groups.length;
-  let sinceCheckpoint = 0;
-  /** Counts a unit of the walk's own work; every CHECKPOINT_EVERY of them the graph may give way. */
-  const worked = async () => {
-    if (++sinceCheckpoint < CHECKPOINT_EVERY) return;
-    sinceCheckpoint = 0;
-    await graph.checkpoint();
-  };
-  for (let depth = 0, from = 0; from < visits.length; depth++) {
-    const to = visits.length;
-    const level = visits.slice(from, to);
-    const matched = await graph.heldBy(level, holders, budget - steps);
-    steps += matched.steps;
-    const held = keep(matched.grants);
-    const found = held.find((g) => sameRef(g.subject, query.subject)) ?? held[0];
-    if (found !== undefined) {
-      const at = from + level.findIndex((v) => v.relation === found.relation && sameRef(v.object, found.object));
-      const membership = sameRef(found.subject, query.subject) ? null : groups.find((g) => sameRef(g.object, found.subject))!;
-      return { path: pathTo(visits, at, found, membership), skipped };
-    }
-    if (steps > budget) throw overBudget(budget);
-    if (depth === MAX_ARROW_DEPTH) break;
-    steps += to - from;
-    if (steps > budget) throw overBudget(budget);
-    const items: { i: number; object: Ref; via: string }[] = [];
-    for (const [i, v] of level.entries()) {
-      await worked();
-      for (const { via } of arrowsOn(tables, v.object.ns, v.relation)) items.push({ i, object: v.object, via });
-    }
-    const related = items.length > 0 ? await graph.related(items, budget - steps + 1) : [];
-    steps += related.length;
-    if (steps > budget) throw overBudget(budget);
-    const byItem = new Map<string, WindowedGrant[]>();
-    for (const grant of keep(related)) {
-      await worked();
-      const key = `${formatRef(grant.object)}#${grant.relation}`;
-      const list = byItem.get(key);
-      if (list) list.push(grant);
-      else byItem.set(key, [grant]);
-    }
-    for (const { i, object, via } of items) {
-      for (const grant of byItem.get(`${formatRef(object)}#${via}`) ?? []) {
-        await worked();
-        for (const target of arrowsOn(tables, object.ns, level[i]!.relation).find((a) => a.via === via)!.targets) {
-          for (const implied of impliedOn(tables, grant.subject.ns, target)) visit(grant.subject, implied, target, from + i, { grant, via, target });
-        }
-      }
-    }
-    from = to;
-  }
-  return { path: null, skipped };
-}
-
-/** The steps from the subject to the checked object: its membership, the grant held, then each arrow's grant back to the start. */
-function pathTo(visits: readonly Visit[], at: number, held: WindowedGrant, membership: WindowedGrant | null): PathStep[] {
-  const path: PathStep[] = [];
-  if (membership) path.push({ grant: membership, via: 'member' });
-  const pair = visits[at]!;
-  path.push({ grant: held, via: pair.relation === pair.needed ? 'direct' : `includes:${pair.relation}` });
-  for (let v = pair; v.arrow !== null; v = visits[v.parent]!) path.push({ grant: v.arrow.grant, via: `arrow:${v.arrow.via}->${v.arrow.target}` });
-  return path;
-}
-
-const refsOf = (grant: Triple) => ({ subject: formatRef(grant.subject), relation: grant.relation, object: formatRef(grant.object) });
-const sameRef = (a: Ref, b: Ref) => a.ns === b.ns && a.id === b.id;
-
-/** The schema's tables by name, made once per schema. */
-function tablesOf(schema: CompiledSchema): SchemaTables<string> {
-  let tables = TABLES.get(schema);
-  if (tables === undefined) {
-    tables = schemaTables(schema, BY_NAME);
-    TABLES.set(schema, tables);
-  }
-  return tables;
-}
-const TABLES = new WeakMap<CompiledSchema, SchemaTables<string>>();
-const BY_NAME: TableKeys<string> = { namespace: (name) => name, relation: (name) => name };
 
 /**
  * The explain graph of grants held in an in-memory index (a tenant held by a node, or a model file's),
