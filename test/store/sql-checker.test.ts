@@ -10,6 +10,9 @@ import type { HeldTenants } from '../../src/store/held-tenants.ts';
 import { CheckRouter } from '../../src/store/check-router.ts';
 import { openGraphPool, type GraphStatementOptions } from '../../src/store/graph-statements.ts';
 import { CHECK_SQL, HELD_READ, HOLDERS_READ } from '../../src/store/graph-sql.ts';
+import { createGrant } from '../../src/store/grants.ts';
+import { SqlChecker } from '../../src/store/sql-checker.ts';
+import type { WallClock } from '../../src/engine/grant-window.ts';
 import { databaseUrl, useServices } from '../helpers.ts';
 import { DOCUMENT_RELATIONS } from '../engine/fixtures.ts';
 import { tenantGraph } from '../engine/tenant-graph.ts';
@@ -242,6 +245,79 @@ describe('checks PostgreSQL answers', () => {
     const check = (subject: string) => engineWith({ checkBudget: 1 }).check(g.tenantId, { subject, relation: 'r2', object: 'node:n3' });
     expect(await check('user:nobody')).toBe(false);
     await expect(check('node:n0')).rejects.toMatchObject({ type: 'check-too-complex' });
+  });
+});
+
+/** PostgreSQL's answers alone, on the server's clock or `clock`. */
+const sqlChecker = (clock?: WallClock) => new SqlChecker(graphPool, clock ? { clock } : {});
+const triple = (subject: string, relation: string, object: string) => ({
+  subject: parseRef(subject, 'subject'),
+  relation,
+  object: parseRef(object, 'object'),
+});
+
+/**
+ * Public grants (docs/model.md): `user:*` holds for every user. d1 is viewed by every user, d2 edited
+ * by group:all (which every user is a member of), d3 viewed through its parent folder, which every user
+ * views; d4 is viewed by every team, not by their members; d5 is ann's alone.
+ */
+async function publicTenant() {
+  const g = await tenantGraph(services);
+  await g.namespace('document', DOCUMENT_RELATIONS);
+  await g.namespace('folder', { parent: {}, viewer: { includes: ['parent->viewer'] } });
+  await g.namespace('group', { member: {} });
+  await g.namespace('team', { member: {} });
+  await g.grant(
+    ['user:*', 'viewer', 'document:d1'],
+    ['user:*', 'member', 'group:all'],
+    ['group:all', 'editor', 'document:d2'],
+    ['user:*', 'viewer', 'folder:f1'],
+    ['folder:f1', 'parent', 'document:d3'],
+    ['user:ann', 'member', 'team:eng'],
+    ['team:*', 'viewer', 'document:d4'],
+    ['user:ann', 'owner', 'document:d5'],
+  );
+  return { ...g, schema: await services.schemas.get(g.tenantId, { maxAgeMs: 0 }) };
+}
+
+describe('public grants in PostgreSQL', () => {
+  it('hold for every subject of their namespace in checks, through the wildcard, its groups and arrows, and for the wildcard itself', async () => {
+    const g = await publicTenant();
+    const docs = ['d1', 'd2', 'd3', 'd4', 'd5'];
+    const answers = async (subject: string) =>
+      (
+        await sqlChecker().check(
+          g.tenantId,
+          g.schema,
+          docs.map((d) => triple(subject, 'viewer', `document:${d}`)),
+        )
+      ).answers;
+    // nobody is named in no grant; ann does not receive team:*'s grant (groups stay one level).
+    expect(await answers('user:nobody')).toEqual([true, true, true, false, false]);
+    expect(await answers('user:ann')).toEqual([true, true, true, false, true]);
+    expect(await answers('user:*')).toEqual([true, true, true, false, false]);
+    expect(await answers('team:eng')).toEqual([false, false, false, true, false]);
+    expect(await answers('group:other')).toEqual([false, false, false, false, false]);
+  });
+
+  it('confer only while in force', async () => {
+    const T = Date.UTC(2030, 0, 1);
+    const g = await publicTenant();
+    await createGrant(services.db, g.tenantId, { ...triple('user:*', 'owner', 'document:d6'), window: { notBefore: T + 1000, expiresAt: T + 2000 } });
+    const at = (ms: number) => sqlChecker({ now: () => T + ms });
+    const viewer = [triple('user:nobody', 'viewer', 'document:d6')];
+    expect((await at(500).check(g.tenantId, g.schema, viewer)).answers).toEqual([false]);
+    expect((await at(1500).check(g.tenantId, g.schema, viewer)).answers).toEqual([true]);
+    expect((await at(2500).check(g.tenantId, g.schema, viewer)).answers).toEqual([false]);
+  });
+
+  it('make a subject named in no grant walk once its namespace has a wildcard granted, and not before', async () => {
+    const g = await denseTenant(12);
+    await g.grant(['node:n0', 'r1', 'node:n1']);
+    const check = (subject: string) => engineWith({ checkBudget: 1 }).check(g.tenantId, { subject, relation: 'r2', object: 'node:n3' });
+    expect(await check('user:nobody')).toBe(false);
+    await g.grant(['user:*', 'r1', 'node:elsewhere']);
+    await expect(check('user:nobody')).rejects.toMatchObject({ type: 'check-too-complex' });
   });
 });
 
