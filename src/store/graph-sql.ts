@@ -1,5 +1,6 @@
 import { MAX_ARROW_DEPTH } from '../engine/schema-tables.ts';
 import { AGENT_NAMESPACE, MEMBER_RELATION } from '../engine/refs.ts';
+import { EVERY_SUBJECT_ID } from '../../contract/schemas.ts';
 
 /** The tenant's compiled namespace tables, passed as JSON parameters and read as row sets. */
 const schemaTables = (closureParam: string, arrowsParam: string) => `
@@ -55,7 +56,8 @@ export type CheckOutcome = 'allowed' | 'too-many-steps' | 'too-slow';
  * schema tables), ascending, after $8 (null: from the start), at most $9; and how many rows the walk
  * produced, which stops one past budget $10 (the ids are then incomplete and the caller pages otherwise);
  * and the subject's scope when it is an agent (null: not registered, or not an agent), from the same snapshot.
- * held: every (object, relation) the subject or its direct groups hold, walking grants forwards:
+ * held: every (object, relation) the subject, the wildcard of its namespace or the direct groups of
+ * either hold (docs/model.md; two empty index probes more where no wildcard is granted), walking grants forwards:
  * a held relation confers every relation whose closure implies it, and arrows from held objects.
  * A recursive query is evaluated lazily, so the LIMIT in walked stops the walk itself. Grants are
  * read through lateral probes of the by-subject index (the planner otherwise scans by object), only
@@ -64,12 +66,21 @@ export type CheckOutcome = 'allowed' | 'too-many-steps' | 'too-slow';
 export const REACHABLE_SQL = `
 WITH RECURSIVE
   ${schemaTables('$4', '$5')},
-  subjects(ns, id) AS MATERIALIZED (
+  own(ns, id) AS (
     SELECT $2::text COLLATE "C", $3::text COLLATE "C"
     UNION
-    SELECT g.object_ns, g.object_id FROM grants g
-    WHERE g.tenant_id = $1::uuid AND g.subject_ns = $2 AND g.subject_id = $3 AND g.relation = '${MEMBER_RELATION}'
-      AND ${inForceAt('g', '$11::timestamptz')}
+    SELECT $2::text COLLATE "C", '${EVERY_SUBJECT_ID}'
+  ),
+  subjects(ns, id) AS MATERIALIZED (
+    SELECT o.ns, o.id FROM own o
+    UNION
+    SELECT g.object_ns, g.object_id FROM own o
+    CROSS JOIN LATERAL (
+      SELECT g.object_ns, g.object_id FROM grants g
+      WHERE g.tenant_id = $1::uuid AND g.subject_ns = o.ns AND g.subject_id = o.id AND g.relation = '${MEMBER_RELATION}'
+        AND ${inForceAt('g', '$11::timestamptz')}
+      OFFSET 0
+    ) g
   ),
   direct AS MATERIALIZED (
     SELECT g.object_ns AS ns, g.object_id AS id, g.relation AS rel FROM subjects s
@@ -127,7 +138,9 @@ LIMIT $4`;
  * covers the relation (scopeCovers: the text before an entry's first colon is its namespace, the
  * rest its relation). And how many (object, relation) pairs the walk found, holders and members it
  * read, each stopped one past budget $10 (the ids are then incomplete and the caller pages otherwise);
- * only grants in force at $11 count.
+ * only grants in force at $11 count. The ids are null when `$5:*` is among the holders or the
+ * members read: every subject of the namespace then holds (docs/model.md), and the caller checks
+ * the candidates one by one instead.
  * pairs: backwards from the object, as a check walks (each pair reached through arrows, at most
  * MAX_ARROW_DEPTH deep); recursive queries are evaluated lazily, so the LIMITs stop the reads.
  */
@@ -172,7 +185,7 @@ WITH RECURSIVE
   found AS (SELECT id FROM holders WHERE ns = $5 UNION SELECT id FROM members)
 SELECT
   (SELECT count(*)::int FROM walked) + (SELECT count(*)::int FROM holders) + (SELECT count(*)::int FROM members) AS read,
-  ARRAY(
+  CASE WHEN EXISTS (SELECT 1 FROM found WHERE id = '${EVERY_SUBJECT_ID}') THEN NULL ELSE ARRAY(
     SELECT f.id FROM found f
     WHERE ($8::text IS NULL OR f.id > $8::text)
       AND ($5 <> '${AGENT_NAMESPACE}' OR EXISTS (
@@ -182,7 +195,7 @@ SELECT
       ))
     ORDER BY f.id
     LIMIT $9
-  ) AS ids`;
+  ) END AS ids`;
 
 /** Explain's reads (src/engine/explain.ts), each in the one snapshot of an explain. A grant row: */
 const GRANT_COLUMNS =

@@ -181,7 +181,7 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
 
   /** The listing walk from an object, one statement (ListingWalks.holders). */
   async holders(tenantId: string, schema: CompiledSchema, query: HoldersQuery): Promise<string[] | null> {
-    const { rows } = await this.statements.query<{ read: number; ids: string[] }>(tenantId, {
+    const { rows } = await this.statements.query<{ read: number; ids: string[] | null }>(tenantId, {
       name: 'grantd_holders',
       text: HOLDERS_SQL,
       values: [
@@ -199,7 +199,7 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
       ],
     });
     const [result] = rows;
-    return result && result.read <= query.budget ? result.ids : null;
+    return result && result.read <= query.budget ? result.ids : null; // ids null: the namespace's wildcard holds
   }
 
   /**

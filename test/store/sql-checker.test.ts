@@ -319,6 +319,45 @@ describe('public grants in PostgreSQL', () => {
     await g.grant(['user:*', 'r1', 'node:elsewhere']);
     await expect(check('user:nobody')).rejects.toMatchObject({ type: 'check-too-complex' });
   });
+
+  it("list every object the wildcard reaches among a subject's objects, and the wildcard's own", async () => {
+    const g = await publicTenant();
+    const reachable = (subject: string, namespace = 'document') =>
+      sqlChecker().reachable(g.tenantId, g.schema, {
+        subject: parseRef(subject, 'subject'),
+        namespace,
+        relation: 'viewer',
+        after: null,
+        limit: 100,
+        budget: 1000,
+      });
+    expect(await reachable('user:nobody')).toEqual(['d1', 'd2', 'd3']);
+    expect(await reachable('user:ann')).toEqual(['d1', 'd2', 'd3', 'd5']);
+    expect(await reachable('user:*')).toEqual(['d1', 'd2', 'd3']);
+    expect(await reachable('user:nobody', 'folder')).toEqual(['f1']);
+    expect(await reachable('team:eng')).toEqual(['d4']);
+  });
+
+  it("leave the subjects of an object to be checked one by one (null) when the namespace's wildcard holds, itself or as a member of a holder", async () => {
+    const g = await publicTenant();
+    const holders = (object: string, namespace = 'user') =>
+      sqlChecker().holders(g.tenantId, g.schema, {
+        object: parseRef(object, 'object'),
+        relation: 'viewer',
+        namespace,
+        after: null,
+        limit: 100,
+        budget: 1000,
+      });
+    expect(await holders('document:d1')).toBeNull();
+    expect(await holders('document:d2')).toBeNull();
+    expect(await holders('document:d3')).toBeNull();
+    expect(await holders('document:d5')).toEqual(['ann']);
+    // team:* holds d4: teams are listed one by one; users are not reached.
+    expect(await holders('document:d4', 'team')).toBeNull();
+    expect(await holders('document:d4')).toEqual([]);
+    expect(await holders('document:d1', 'team')).toEqual([]);
+  });
 });
 
 /**
