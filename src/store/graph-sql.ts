@@ -23,10 +23,12 @@ export const HOLDERS_READ = 64;
  * schema tables): one row (i, outcome) per check allowed ('allowed') or stopped by its budget of
  * steps ('too-many-steps', past $5) or of time ('too-slow', still walking after $6 ms); no row for
  * a check denied. The walk is the function grantd_check_walk (prisma/functions/grantd_check_walk.sql):
- * backwards from the checked object, breadth-first, each (object, relation) pair once, at most
- * MAX_ARROW_DEPTH arrows deep, which a recursive query cannot express. One row per check: its
- * outcome (null: denied) and, for an agent subject, its scope (null: not registered), read by the
- * same statement, so that a mask and the grants it masks come from one state of the database.
+ * backwards from the checked object, breadth-first, each (object, relation) pair once, at most $8
+ * arrows deep (MAX_ARROW_DEPTH for a check; less for a rule's part), which a recursive query cannot
+ * express; a check's subjects are its subject, the wildcard of its namespace and the groups of
+ * either (docs/model.md). One row per check: its outcome (null: denied) and, for an agent subject,
+ * its scope (null: not registered), read by the same statement, so that a mask and the grants it
+ * masks come from one state of the database.
  * Only grants in force at $7 (the server's clock) confer; every row also carries `until`, the
  * tenant's next window boundary after $7 in epoch ms (null: none), past which no answer may be
  * kept (two probes of partial indexes that hold windowed grants only).
@@ -34,7 +36,7 @@ export const HOLDERS_READ = 64;
 export const CHECK_SQL = `
 WITH walk AS (
   SELECT check_index, outcome
-  FROM grantd_check_walk($1::uuid, $2::jsonb, $3::jsonb, $4::jsonb, ${MAX_ARROW_DEPTH}, $5::int, $6::int, ${HELD_READ}, ${HOLDERS_READ}, $7::timestamptz)
+  FROM grantd_check_walk($1::uuid, $2::jsonb, $3::jsonb, $4::jsonb, $8::int, $5::int, $6::int, ${HELD_READ}, ${HOLDERS_READ}, $7::timestamptz)
 ),
 boundary AS (
   SELECT (extract(epoch FROM LEAST(
@@ -196,6 +198,16 @@ SELECT
     ORDER BY f.id
     LIMIT $9
   ) END AS ids`;
+
+/**
+ * The subjects X of grants (X, $4, ($2, $3)) of tenant $1 in force at $5, ordered by (subject_ns,
+ * subject_id), at most $6: one range of the primary key.
+ */
+export const RELATED_SQL = `
+SELECT g.subject_ns AS ns, g.subject_id AS id FROM grants g
+WHERE g.tenant_id = $1::uuid AND g.object_ns = $2 AND g.object_id = $3 AND g.relation = $4 AND ${inForceAt('g', '$5::timestamptz')}
+ORDER BY g.subject_ns, g.subject_id
+LIMIT $6`;
 
 /** Explain's reads (src/engine/explain.ts), each in the one snapshot of an explain. A grant row: */
 const GRANT_COLUMNS =

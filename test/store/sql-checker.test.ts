@@ -12,6 +12,7 @@ import { openGraphPool, type GraphStatementOptions } from '../../src/store/graph
 import { CHECK_SQL, HELD_READ, HOLDERS_READ } from '../../src/store/graph-sql.ts';
 import { createGrant } from '../../src/store/grants.ts';
 import { SqlChecker } from '../../src/store/sql-checker.ts';
+import { MAX_ARROW_DEPTH } from '../../src/engine/schema-tables.ts';
 import type { WallClock } from '../../src/engine/grant-window.ts';
 import { databaseUrl, useServices } from '../helpers.ts';
 import { DOCUMENT_RELATIONS } from '../engine/fixtures.ts';
@@ -65,6 +66,7 @@ async function readsOfCheck(tenantId: string, checks: [string, string, string][]
       budget,
       10_000,
       new Date(),
+      MAX_ARROW_DEPTH,
     ]);
     const { rows: index } = await client.query<{ scans: string; entries: string }>(
       `SELECT pg_stat_get_xact_numscans('grants_pkey'::regclass) AS scans, pg_stat_get_xact_tuples_returned('grants_pkey'::regclass) AS entries`,
@@ -357,6 +359,52 @@ describe('public grants in PostgreSQL', () => {
     expect(await holders('document:d4', 'team')).toBeNull();
     expect(await holders('document:d4')).toEqual([]);
     expect(await holders('document:d1', 'team')).toEqual([]);
+  });
+});
+
+describe("a rule's parts in PostgreSQL", () => {
+  it("plainCheck: walk by the grants alone, whatever an agent's scope, following at most the arrows asked, batched with the checks of the turn", async () => {
+    const g = await publicTenant();
+    // Registered agents whose scopes cover no relation of documents.
+    await g.agent('bot', ['folder:viewer']);
+    await g.agent('unscoped', ['folder:*']);
+    await g.grant(['agent:bot', 'viewer', 'folder:f2'], ['folder:f2', 'parent', 'document:d7'], ['agent:unscoped', 'owner', 'document:d8']);
+    const checker = sqlChecker();
+    const queries = [
+      triple('agent:bot', 'viewer', 'document:d7'),
+      triple('agent:unscoped', 'viewer', 'document:d8'),
+      triple('user:nobody', 'viewer', 'document:d3'),
+      triple('user:nobody', 'viewer', 'document:d5'),
+    ];
+    const [masked, ...plain] = await Promise.all([
+      checker.check(g.tenantId, g.schema, queries),
+      ...[0, 1, MAX_ARROW_DEPTH].map((depth) => checker.plainCheck(g.tenantId, g.schema, queries, depth)),
+    ]);
+    // Their scopes refuse them in check.
+    expect(masked).toMatchObject({ answers: [false, false, true, false] });
+    expect(plain).toEqual([
+      [false, true, false, false], // d7 and d3 are one arrow away
+      [true, true, true, false],
+      [true, true, true, false],
+    ]);
+    await expect(checker.plainCheck(g.tenantId, g.schema, queries, MAX_ARROW_DEPTH + 1)).rejects.toThrow(RangeError);
+  });
+
+  it('related: the subjects of the grants on an object through a relation, in force now, in order, at most the limit', async () => {
+    const T = Date.UTC(2030, 0, 1);
+    const g = await publicTenant();
+    await g.grant(['folder:f9', 'parent', 'document:d3'], ['folder:f0', 'parent', 'document:d3'], ['user:*', 'parent', 'document:d3']);
+    await createGrant(services.db, g.tenantId, {
+      ...triple('folder:f5', 'parent', 'document:d3'),
+      window: { notBefore: T + 1000, expiresAt: T + 2000 },
+    });
+    const related = (ms: number, limit: number) =>
+      sqlChecker({ now: () => T + ms }).related(g.tenantId, parseRef('document:d3', 'object'), 'parent', limit);
+    const refs = (...values: string[]) => values.map((v) => parseRef(v, 'subject'));
+    expect(await related(0, 10)).toEqual(refs('folder:f0', 'folder:f1', 'folder:f9', 'user:*'));
+    expect(await related(1500, 10)).toEqual(refs('folder:f0', 'folder:f1', 'folder:f5', 'folder:f9', 'user:*'));
+    expect(await related(1500, 2)).toEqual(refs('folder:f0', 'folder:f1'));
+    expect(await sqlChecker().related(g.tenantId, parseRef('document:d3', 'object'), 'owner', 10)).toEqual([]);
   });
 });
 
