@@ -3,7 +3,8 @@
 -- breadth-first, each (object, relation) pair once, at the fewest arrows that reach it, and follows at
 -- most max_depth arrows in a chain: exactly the walk over grants held in memory. Level by level, for a
 -- batch of checks at once: the pairs reached at the current depth (the frontier) are matched against each
--- check's subjects (its subject and the groups it is a direct member of); a check they match is allowed
+-- check's subjects (its subject, the wildcard of its namespace when that is the subject of a grant in force,
+-- and the groups either is a direct member of: docs/model.md); a check they match is allowed
 -- and walks no further; the others go one arrow further, to the pairs not yet visited. A check past
 -- max_steps once a level is expanded stops and is reported too complex; every check still walking once
 -- max_ms have passed is reported too slow. Only grants in force at walk_at confer. STABLE: each statement
@@ -90,16 +91,33 @@ DECLARE
   over_budget INT[];
   walker RECORD;
 BEGIN
+  -- A namespace's wildcard `ns:*` is a subject of every check of a subject of that namespace, once it
+  -- is the subject of some grant in force (one index probe a namespace): a tenant without one walks
+  -- and counts steps as before. A check of `ns:*` itself has it once.
+  WITH checks AS (
+    SELECT * FROM jsonb_to_recordset(items) AS c(i INT, sns TEXT COLLATE "C", sid TEXT COLLATE "C")
+  ),
+  wildcards AS (
+    SELECT w.ns FROM (SELECT DISTINCT c.sns AS ns FROM checks c) w
+    WHERE EXISTS (
+      SELECT 1 FROM "grants" g
+      WHERE g.tenant_id = tenant AND (g.not_before IS NULL OR g.not_before <= walk_at) AND (g.expires_at IS NULL OR g.expires_at > walk_at) AND g.subject_ns = w.ns AND g.subject_id = '*'
+    )
+  ),
+  own AS (
+    SELECT c.i, c.sns AS ns, c.sid AS id FROM checks c
+    UNION
+    SELECT c.i, c.sns, '*' FROM checks c JOIN wildcards w ON w.ns = c.sns
+  )
   SELECT array_agg(x.i), array_agg(x.ns), array_agg(x.id) INTO s_i, s_ns, s_id
   FROM (
-    SELECT c.i, c.sns AS ns, c.sid AS id
-    FROM jsonb_to_recordset(items) AS c(i INT, sns TEXT COLLATE "C", sid TEXT COLLATE "C")
+    SELECT o.i, o.ns, o.id FROM own o
     UNION
-    SELECT c.i, g.object_ns, g.object_id
-    FROM jsonb_to_recordset(items) AS c(i INT, sns TEXT COLLATE "C", sid TEXT COLLATE "C")
+    SELECT o.i, g.object_ns, g.object_id
+    FROM own o
     CROSS JOIN LATERAL (
       SELECT g.object_ns, g.object_id FROM "grants" g
-      WHERE g.tenant_id = tenant AND (g.not_before IS NULL OR g.not_before <= walk_at) AND (g.expires_at IS NULL OR g.expires_at > walk_at) AND g.subject_ns = c.sns AND g.subject_id = c.sid AND g.relation = 'member'
+      WHERE g.tenant_id = tenant AND (g.not_before IS NULL OR g.not_before <= walk_at) AND (g.expires_at IS NULL OR g.expires_at > walk_at) AND g.subject_ns = o.ns AND g.subject_id = o.id AND g.relation = 'member'
       OFFSET 0
     ) g
   ) x;
@@ -126,7 +144,7 @@ BEGIN
     LEFT JOIN jsonb_to_recordset(closure) AS r(ns TEXT COLLATE "C", rel TEXT COLLATE "C", implied TEXT COLLATE "C")
       ON r.ns = c.ons AND r.rel = c.rel
   ) x;
-  -- A check whose subject holds no grant (so has no group) holds nothing: it does not walk.
+  -- A check none of whose subjects holds a grant (its subject then has no group) holds nothing: it does not walk.
   SELECT array_agg(f.i), array_agg(f.ns), array_agg(f.id), array_agg(f.rel) INTO f_i, f_ns, f_id, f_rel
   FROM unnest(f_i, f_ns, f_id, f_rel) AS f(i, ns, id, rel)
   WHERE f.i IN (SELECT unnest(holding));
@@ -134,7 +152,7 @@ BEGIN
     RETURN;
   END IF;
   v_i := f_i; v_ns := f_ns; v_id := f_id; v_rel := f_rel;
-  -- Reading the subject's groups is the first of a check's steps.
+  -- Reading the subject's groups (and the wildcard and its groups) is the first of a check's steps.
   FOR walker IN SELECT x.i, count(*)::INT - 1 AS n FROM unnest(s_i) x(i) GROUP BY x.i LOOP
     steps[walker.i + 1] := walker.n;
   END LOOP;

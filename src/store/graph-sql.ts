@@ -1,5 +1,6 @@
 import { MAX_ARROW_DEPTH } from '../engine/schema-tables.ts';
 import { AGENT_NAMESPACE, MEMBER_RELATION } from '../engine/refs.ts';
+import { EVERY_SUBJECT_ID } from '../../contract/schemas.ts';
 
 /** The tenant's compiled namespace tables, passed as JSON parameters and read as row sets. */
 const schemaTables = (closureParam: string, arrowsParam: string) => `
@@ -22,10 +23,12 @@ export const HOLDERS_READ = 64;
  * schema tables): one row (i, outcome) per check allowed ('allowed') or stopped by its budget of
  * steps ('too-many-steps', past $5) or of time ('too-slow', still walking after $6 ms); no row for
  * a check denied. The walk is the function grantd_check_walk (prisma/functions/grantd_check_walk.sql):
- * backwards from the checked object, breadth-first, each (object, relation) pair once, at most
- * MAX_ARROW_DEPTH arrows deep, which a recursive query cannot express. One row per check: its
- * outcome (null: denied) and, for an agent subject, its scope (null: not registered), read by the
- * same statement, so that a mask and the grants it masks come from one state of the database.
+ * backwards from the checked object, breadth-first, each (object, relation) pair once, at most $8
+ * arrows deep (MAX_ARROW_DEPTH for a check; less for a rule's part), which a recursive query cannot
+ * express; a check's subjects are its subject, the wildcard of its namespace and the groups of
+ * either (docs/model.md). One row per check: its outcome (null: denied) and, for an agent subject,
+ * its scope (null: not registered), read by the same statement, so that a mask and the grants it
+ * masks come from one state of the database.
  * Only grants in force at $7 (the server's clock) confer; every row also carries `until`, the
  * tenant's next window boundary after $7 in epoch ms (null: none), past which no answer may be
  * kept (two probes of partial indexes that hold windowed grants only).
@@ -33,7 +36,7 @@ export const HOLDERS_READ = 64;
 export const CHECK_SQL = `
 WITH walk AS (
   SELECT check_index, outcome
-  FROM grantd_check_walk($1::uuid, $2::jsonb, $3::jsonb, $4::jsonb, ${MAX_ARROW_DEPTH}, $5::int, $6::int, ${HELD_READ}, ${HOLDERS_READ}, $7::timestamptz)
+  FROM grantd_check_walk($1::uuid, $2::jsonb, $3::jsonb, $4::jsonb, $8::int, $5::int, $6::int, ${HELD_READ}, ${HOLDERS_READ}, $7::timestamptz)
 ),
 boundary AS (
   SELECT (extract(epoch FROM LEAST(
@@ -55,7 +58,8 @@ export type CheckOutcome = 'allowed' | 'too-many-steps' | 'too-slow';
  * schema tables), ascending, after $8 (null: from the start), at most $9; and how many rows the walk
  * produced, which stops one past budget $10 (the ids are then incomplete and the caller pages otherwise);
  * and the subject's scope when it is an agent (null: not registered, or not an agent), from the same snapshot.
- * held: every (object, relation) the subject or its direct groups hold, walking grants forwards:
+ * held: every (object, relation) the subject, the wildcard of its namespace or the direct groups of
+ * either hold (docs/model.md; two empty index probes more where no wildcard is granted), walking grants forwards:
  * a held relation confers every relation whose closure implies it, and arrows from held objects.
  * A recursive query is evaluated lazily, so the LIMIT in walked stops the walk itself. Grants are
  * read through lateral probes of the by-subject index (the planner otherwise scans by object), only
@@ -64,12 +68,21 @@ export type CheckOutcome = 'allowed' | 'too-many-steps' | 'too-slow';
 export const REACHABLE_SQL = `
 WITH RECURSIVE
   ${schemaTables('$4', '$5')},
-  subjects(ns, id) AS MATERIALIZED (
+  own(ns, id) AS (
     SELECT $2::text COLLATE "C", $3::text COLLATE "C"
     UNION
-    SELECT g.object_ns, g.object_id FROM grants g
-    WHERE g.tenant_id = $1::uuid AND g.subject_ns = $2 AND g.subject_id = $3 AND g.relation = '${MEMBER_RELATION}'
-      AND ${inForceAt('g', '$11::timestamptz')}
+    SELECT $2::text COLLATE "C", '${EVERY_SUBJECT_ID}'
+  ),
+  subjects(ns, id) AS MATERIALIZED (
+    SELECT o.ns, o.id FROM own o
+    UNION
+    SELECT g.object_ns, g.object_id FROM own o
+    CROSS JOIN LATERAL (
+      SELECT g.object_ns, g.object_id FROM grants g
+      WHERE g.tenant_id = $1::uuid AND g.subject_ns = o.ns AND g.subject_id = o.id AND g.relation = '${MEMBER_RELATION}'
+        AND ${inForceAt('g', '$11::timestamptz')}
+      OFFSET 0
+    ) g
   ),
   direct AS MATERIALIZED (
     SELECT g.object_ns AS ns, g.object_id AS id, g.relation AS rel FROM subjects s
@@ -127,7 +140,9 @@ LIMIT $4`;
  * covers the relation (scopeCovers: the text before an entry's first colon is its namespace, the
  * rest its relation). And how many (object, relation) pairs the walk found, holders and members it
  * read, each stopped one past budget $10 (the ids are then incomplete and the caller pages otherwise);
- * only grants in force at $11 count.
+ * only grants in force at $11 count. The ids are null when `$5:*` is among the holders or the
+ * members read: every subject of the namespace then holds (docs/model.md), and the caller checks
+ * the candidates one by one instead.
  * pairs: backwards from the object, as a check walks (each pair reached through arrows, at most
  * MAX_ARROW_DEPTH deep); recursive queries are evaluated lazily, so the LIMITs stop the reads.
  */
@@ -172,7 +187,7 @@ WITH RECURSIVE
   found AS (SELECT id FROM holders WHERE ns = $5 UNION SELECT id FROM members)
 SELECT
   (SELECT count(*)::int FROM walked) + (SELECT count(*)::int FROM holders) + (SELECT count(*)::int FROM members) AS read,
-  ARRAY(
+  CASE WHEN EXISTS (SELECT 1 FROM found WHERE id = '${EVERY_SUBJECT_ID}') THEN NULL ELSE ARRAY(
     SELECT f.id FROM found f
     WHERE ($8::text IS NULL OR f.id > $8::text)
       AND ($5 <> '${AGENT_NAMESPACE}' OR EXISTS (
@@ -182,7 +197,17 @@ SELECT
       ))
     ORDER BY f.id
     LIMIT $9
-  ) AS ids`;
+  ) END AS ids`;
+
+/**
+ * The subjects X of grants (X, $4, ($2, $3)) of tenant $1 in force at $5, ordered by (subject_ns,
+ * subject_id), at most $6: one range of the primary key.
+ */
+export const RELATED_SQL = `
+SELECT g.subject_ns AS ns, g.subject_id AS id FROM grants g
+WHERE g.tenant_id = $1::uuid AND g.object_ns = $2 AND g.object_id = $3 AND g.relation = $4 AND ${inForceAt('g', '$5::timestamptz')}
+ORDER BY g.subject_ns, g.subject_id
+LIMIT $6`;
 
 /** Explain's reads (src/engine/explain.ts), each in the one snapshot of an explain. A grant row: */
 const GRANT_COLUMNS =

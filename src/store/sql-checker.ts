@@ -13,8 +13,9 @@ import type {
 import { WorkMeter } from '../engine/work-meter.ts';
 import { explainCheck, type ExplainGraph, type Explanation, type WindowedGrant } from '../engine/explain.ts';
 import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
-import type { Triple } from '../engine/refs.ts';
+import type { Ref, Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
+import { MAX_ARROW_DEPTH } from '../engine/schema-tables.ts';
 import { masksAdmit } from '../engine/scope.ts';
 import { RetryLater } from '../errors.ts';
 import { isCancelled } from './errors.ts';
@@ -26,6 +27,7 @@ import {
   HOLDERS_SQL,
   OBJECT_IDS_SQL,
   REACHABLE_SQL,
+  RELATED_SQL,
   SUBJECT_IDS_SQL,
 } from './graph-sql.ts';
 import { GraphStatements, type GraphStatementOptions } from './graph-statements.ts';
@@ -49,9 +51,7 @@ import { TenantBatches } from './tenant-batches.ts';
  */
 export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Explainer {
   // Outcomes, not answers: DataLoader would take an Error value (a check refused for its budget) for a failed load.
-  private readonly batches = new TenantBatches<{ schema: CompiledSchema; query: Triple }, SqlOutcome>((tenantId, items) =>
-    this.checkBatch(tenantId, items),
-  );
+  private readonly batches = new TenantBatches<BatchedCheck, SqlOutcome>((tenantId, items) => this.checkBatch(tenantId, items));
   /** The most steps one check may take (GRANTD_CHECK_BUDGET), and how long it may walk in the database. */
   private readonly checkBudget: number;
   private readonly walkMs: number;
@@ -83,7 +83,7 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
   async check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckResponse> {
     const outcomes = await this.batches.load(
       tenantId,
-      queries.map((query) => ({ schema, query })),
+      queries.map((query) => ({ schema, query, maxDepth: MAX_ARROW_DEPTH })),
     );
     return {
       answers: queries.map((query, i) => this.answerOf(query, outcomes[i]!)),
@@ -91,18 +91,50 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
     };
   }
 
-  /** One statement per schema among the items (a batch normally holds one: the tenant's latest). */
-  private async checkBatch(tenantId: string, items: readonly { schema: CompiledSchema; query: Triple }[]): Promise<SqlOutcome[]> {
-    const bySchema = new Map<CompiledSchema, number[]>();
-    items.forEach(({ schema }, index) => {
-      const indexes = bySchema.get(schema);
+  /**
+   * The walk of `check` for a part of a rule (src/engine/rule-check.ts): by the subject's grants
+   * alone, an agent's registration and scope being the caller's to apply once, at the top; following
+   * at most `maxDepth` arrows. Batched with the checks of the turn.
+   */
+  async plainCheck(tenantId: string, schema: CompiledSchema, queries: readonly Triple[], maxDepth: number): Promise<CheckAnswer[]> {
+    if (!Number.isInteger(maxDepth) || maxDepth < 0 || maxDepth > MAX_ARROW_DEPTH) {
+      throw new RangeError(`maxDepth ${maxDepth} is not an arrow depth (0 to ${MAX_ARROW_DEPTH})`);
+    }
+    const outcomes = await this.batches.load(
+      tenantId,
+      queries.map((query) => ({ schema, query, maxDepth })),
+    );
+    return outcomes.map((outcome) => this.graphAnswerOf(outcome));
+  }
+
+  /**
+   * The subjects X of grants (X, `via`, `object`) in force now, ordered by (namespace, id), at most
+   * `limit` (a caller that gets `limit` of them takes it as past its budget).
+   */
+  async related(tenantId: string, object: Ref, via: string, limit: number): Promise<Ref[]> {
+    const { rows } = await this.statements.query<Ref>(tenantId, {
+      name: 'grantd_related',
+      text: RELATED_SQL,
+      values: [tenantId, object.ns, object.id, via, new Date(this.clock.now()), limit],
+    });
+    return rows.map(({ ns, id }) => ({ ns, id }));
+  }
+
+  /** One statement per (schema, depth) among the items (a batch normally holds one: the tenant's latest schema, every arrow). */
+  private async checkBatch(tenantId: string, items: readonly BatchedCheck[]): Promise<SqlOutcome[]> {
+    const byWalk = new Map<CompiledSchema, Map<number, number[]>>();
+    items.forEach(({ schema, maxDepth }, index) => {
+      let byDepth = byWalk.get(schema);
+      if (!byDepth) byWalk.set(schema, (byDepth = new Map<number, number[]>()));
+      const indexes = byDepth.get(maxDepth);
       if (indexes) indexes.push(index);
-      else bySchema.set(schema, [index]);
+      else byDepth.set(maxDepth, [index]);
     });
     const outcomes: SqlOutcome[] = items.map(() => ({ outcome: 'denied', scope: null, until: null }));
     const at = new Date(this.clock.now());
+    const walks = [...byWalk].flatMap(([schema, byDepth]) => [...byDepth].map(([maxDepth, indexes]) => ({ schema, maxDepth, indexes })));
     await Promise.all(
-      [...bySchema].map(async ([schema, indexes]) => {
+      walks.map(async ({ schema, maxDepth, indexes }) => {
         const batch = JSON.stringify(
           indexes.map((i) => {
             const q = items[i]!.query;
@@ -115,7 +147,7 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
             {
               name: 'grantd_check',
               text: CHECK_SQL,
-              values: [tenantId, batch, schema.closureJson, schema.arrowsJson, this.checkBudget, this.walkMs, at],
+              values: [tenantId, batch, schema.closureJson, schema.arrowsJson, this.checkBudget, this.walkMs, at, maxDepth],
             },
           );
           for (const { i, outcome, scope, until } of rows) outcomes[i] = { outcome: outcome ?? 'denied', scope, until };
@@ -134,14 +166,19 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
    * the check's, and the request is refused for now (503, retried by clients) rather than told to
    * simplify its model.
    */
-  private answerOf(query: Triple, { outcome, scope }: SqlOutcome): CheckAnswer {
+  private answerOf(query: Triple, outcome: SqlOutcome): CheckAnswer {
+    if (outcome.outcome !== 'cancelled' && !masksAdmit(query.subject, query.object.ns, query.relation, () => outcome.scope)) return false;
+    return this.graphAnswerOf(outcome);
+  }
+
+  /** What the walk alone says, whatever an agent's scope. */
+  private graphAnswerOf({ outcome }: SqlOutcome): CheckAnswer {
     if (outcome === 'cancelled') {
       throw new RetryLater(
         `a check was not answered within ${this.statements.statementTimeoutMs / 1000} s; retry shortly`,
         'check statement cancelled',
       );
     }
-    if (!masksAdmit(query.subject, query.object.ns, query.relation, () => scope)) return false;
     switch (outcome) {
       case 'allowed':
         return true;
@@ -181,7 +218,7 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
 
   /** The listing walk from an object, one statement (ListingWalks.holders). */
   async holders(tenantId: string, schema: CompiledSchema, query: HoldersQuery): Promise<string[] | null> {
-    const { rows } = await this.statements.query<{ read: number; ids: string[] }>(tenantId, {
+    const { rows } = await this.statements.query<{ read: number; ids: string[] | null }>(tenantId, {
       name: 'grantd_holders',
       text: HOLDERS_SQL,
       values: [
@@ -199,7 +236,7 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
       ],
     });
     const [result] = rows;
-    return result && result.read <= query.budget ? result.ids : null;
+    return result && result.read <= query.budget ? result.ids : null; // ids null: the namespace's wildcard holds
   }
 
   /**
@@ -272,6 +309,13 @@ function sqlGraph(tenantId: string, read: <R extends pg.QueryResultRow>(config: 
  * statement's time limit.
  */
 export const CHECK_WALK_MS = 1_000;
+
+/** A check waiting for its turn's statement: its schema tables and how many arrows its walk follows. */
+interface BatchedCheck {
+  schema: CompiledSchema;
+  query: Triple;
+  maxDepth: number;
+}
 
 /** What the database says of a check; 'cancelled': its statement ran out of time. */
 interface SqlOutcome {

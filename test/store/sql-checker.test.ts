@@ -10,6 +10,10 @@ import type { HeldTenants } from '../../src/store/held-tenants.ts';
 import { CheckRouter } from '../../src/store/check-router.ts';
 import { openGraphPool, type GraphStatementOptions } from '../../src/store/graph-statements.ts';
 import { CHECK_SQL, HELD_READ, HOLDERS_READ } from '../../src/store/graph-sql.ts';
+import { createGrant } from '../../src/store/grants.ts';
+import { SqlChecker } from '../../src/store/sql-checker.ts';
+import { MAX_ARROW_DEPTH } from '../../src/engine/schema-tables.ts';
+import type { WallClock } from '../../src/engine/grant-window.ts';
 import { databaseUrl, useServices } from '../helpers.ts';
 import { DOCUMENT_RELATIONS } from '../engine/fixtures.ts';
 import { tenantGraph } from '../engine/tenant-graph.ts';
@@ -62,6 +66,7 @@ async function readsOfCheck(tenantId: string, checks: [string, string, string][]
       budget,
       10_000,
       new Date(),
+      MAX_ARROW_DEPTH,
     ]);
     const { rows: index } = await client.query<{ scans: string; entries: string }>(
       `SELECT pg_stat_get_xact_numscans('grants_pkey'::regclass) AS scans, pg_stat_get_xact_tuples_returned('grants_pkey'::regclass) AS entries`,
@@ -242,6 +247,164 @@ describe('checks PostgreSQL answers', () => {
     const check = (subject: string) => engineWith({ checkBudget: 1 }).check(g.tenantId, { subject, relation: 'r2', object: 'node:n3' });
     expect(await check('user:nobody')).toBe(false);
     await expect(check('node:n0')).rejects.toMatchObject({ type: 'check-too-complex' });
+  });
+});
+
+/** PostgreSQL's answers alone, on the server's clock or `clock`. */
+const sqlChecker = (clock?: WallClock) => new SqlChecker(graphPool, clock ? { clock } : {});
+const triple = (subject: string, relation: string, object: string) => ({
+  subject: parseRef(subject, 'subject'),
+  relation,
+  object: parseRef(object, 'object'),
+});
+
+/**
+ * Public grants (docs/model.md): `user:*` holds for every user. d1 is viewed by every user, d2 edited
+ * by group:all (which every user is a member of), d3 viewed through its parent folder, which every user
+ * views; d4 is viewed by every team, not by their members; d5 is ann's alone.
+ */
+async function publicTenant() {
+  const g = await tenantGraph(services);
+  await g.namespace('document', DOCUMENT_RELATIONS);
+  await g.namespace('folder', { parent: {}, viewer: { includes: ['parent->viewer'] } });
+  await g.namespace('group', { member: {} });
+  await g.namespace('team', { member: {} });
+  await g.grant(
+    ['user:*', 'viewer', 'document:d1'],
+    ['user:*', 'member', 'group:all'],
+    ['group:all', 'editor', 'document:d2'],
+    ['user:*', 'viewer', 'folder:f1'],
+    ['folder:f1', 'parent', 'document:d3'],
+    ['user:ann', 'member', 'team:eng'],
+    ['team:*', 'viewer', 'document:d4'],
+    ['user:ann', 'owner', 'document:d5'],
+  );
+  return { ...g, schema: await services.schemas.get(g.tenantId, { maxAgeMs: 0 }) };
+}
+
+describe('public grants in PostgreSQL', () => {
+  it('hold for every subject of their namespace in checks, through the wildcard, its groups and arrows, and for the wildcard itself', async () => {
+    const g = await publicTenant();
+    const docs = ['d1', 'd2', 'd3', 'd4', 'd5'];
+    const answers = async (subject: string) =>
+      (
+        await sqlChecker().check(
+          g.tenantId,
+          g.schema,
+          docs.map((d) => triple(subject, 'viewer', `document:${d}`)),
+        )
+      ).answers;
+    // nobody is named in no grant; ann does not receive team:*'s grant (groups stay one level).
+    expect(await answers('user:nobody')).toEqual([true, true, true, false, false]);
+    expect(await answers('user:ann')).toEqual([true, true, true, false, true]);
+    expect(await answers('user:*')).toEqual([true, true, true, false, false]);
+    expect(await answers('team:eng')).toEqual([false, false, false, true, false]);
+    expect(await answers('group:other')).toEqual([false, false, false, false, false]);
+  });
+
+  it('confer only while in force', async () => {
+    const T = Date.UTC(2030, 0, 1);
+    const g = await publicTenant();
+    await createGrant(services.db, g.tenantId, { ...triple('user:*', 'owner', 'document:d6'), window: { notBefore: T + 1000, expiresAt: T + 2000 } });
+    const at = (ms: number) => sqlChecker({ now: () => T + ms });
+    const viewer = [triple('user:nobody', 'viewer', 'document:d6')];
+    expect((await at(500).check(g.tenantId, g.schema, viewer)).answers).toEqual([false]);
+    expect((await at(1500).check(g.tenantId, g.schema, viewer)).answers).toEqual([true]);
+    expect((await at(2500).check(g.tenantId, g.schema, viewer)).answers).toEqual([false]);
+  });
+
+  it('make a subject named in no grant walk once its namespace has a wildcard granted, and not before', async () => {
+    const g = await denseTenant(12);
+    await g.grant(['node:n0', 'r1', 'node:n1']);
+    const check = (subject: string) => engineWith({ checkBudget: 1 }).check(g.tenantId, { subject, relation: 'r2', object: 'node:n3' });
+    expect(await check('user:nobody')).toBe(false);
+    await g.grant(['user:*', 'r1', 'node:elsewhere']);
+    await expect(check('user:nobody')).rejects.toMatchObject({ type: 'check-too-complex' });
+  });
+
+  it("list every object the wildcard reaches among a subject's objects, and the wildcard's own", async () => {
+    const g = await publicTenant();
+    const reachable = (subject: string, namespace = 'document') =>
+      sqlChecker().reachable(g.tenantId, g.schema, {
+        subject: parseRef(subject, 'subject'),
+        namespace,
+        relation: 'viewer',
+        after: null,
+        limit: 100,
+        budget: 1000,
+      });
+    expect(await reachable('user:nobody')).toEqual(['d1', 'd2', 'd3']);
+    expect(await reachable('user:ann')).toEqual(['d1', 'd2', 'd3', 'd5']);
+    expect(await reachable('user:*')).toEqual(['d1', 'd2', 'd3']);
+    expect(await reachable('user:nobody', 'folder')).toEqual(['f1']);
+    expect(await reachable('team:eng')).toEqual(['d4']);
+  });
+
+  it("leave the subjects of an object to be checked one by one (null) when the namespace's wildcard holds, itself or as a member of a holder", async () => {
+    const g = await publicTenant();
+    const holders = (object: string, namespace = 'user') =>
+      sqlChecker().holders(g.tenantId, g.schema, {
+        object: parseRef(object, 'object'),
+        relation: 'viewer',
+        namespace,
+        after: null,
+        limit: 100,
+        budget: 1000,
+      });
+    expect(await holders('document:d1')).toBeNull();
+    expect(await holders('document:d2')).toBeNull();
+    expect(await holders('document:d3')).toBeNull();
+    expect(await holders('document:d5')).toEqual(['ann']);
+    // team:* holds d4: teams are listed one by one; users are not reached.
+    expect(await holders('document:d4', 'team')).toBeNull();
+    expect(await holders('document:d4')).toEqual([]);
+    expect(await holders('document:d1', 'team')).toEqual([]);
+  });
+});
+
+describe("a rule's parts in PostgreSQL", () => {
+  it("plainCheck: walk by the grants alone, whatever an agent's scope, following at most the arrows asked, batched with the checks of the turn", async () => {
+    const g = await publicTenant();
+    // Registered agents whose scopes cover no relation of documents.
+    await g.agent('bot', ['folder:viewer']);
+    await g.agent('unscoped', ['folder:*']);
+    await g.grant(['agent:bot', 'viewer', 'folder:f2'], ['folder:f2', 'parent', 'document:d7'], ['agent:unscoped', 'owner', 'document:d8']);
+    const checker = sqlChecker();
+    const queries = [
+      triple('agent:bot', 'viewer', 'document:d7'),
+      triple('agent:unscoped', 'viewer', 'document:d8'),
+      triple('user:nobody', 'viewer', 'document:d3'),
+      triple('user:nobody', 'viewer', 'document:d5'),
+    ];
+    const [masked, ...plain] = await Promise.all([
+      checker.check(g.tenantId, g.schema, queries),
+      ...[0, 1, MAX_ARROW_DEPTH].map((depth) => checker.plainCheck(g.tenantId, g.schema, queries, depth)),
+    ]);
+    // Their scopes refuse them in check.
+    expect(masked).toMatchObject({ answers: [false, false, true, false] });
+    expect(plain).toEqual([
+      [false, true, false, false], // d7 and d3 are one arrow away
+      [true, true, true, false],
+      [true, true, true, false],
+    ]);
+    await expect(checker.plainCheck(g.tenantId, g.schema, queries, MAX_ARROW_DEPTH + 1)).rejects.toThrow(RangeError);
+  });
+
+  it('related: the subjects of the grants on an object through a relation, in force now, in order, at most the limit', async () => {
+    const T = Date.UTC(2030, 0, 1);
+    const g = await publicTenant();
+    await g.grant(['folder:f9', 'parent', 'document:d3'], ['folder:f0', 'parent', 'document:d3'], ['user:*', 'parent', 'document:d3']);
+    await createGrant(services.db, g.tenantId, {
+      ...triple('folder:f5', 'parent', 'document:d3'),
+      window: { notBefore: T + 1000, expiresAt: T + 2000 },
+    });
+    const related = (ms: number, limit: number) =>
+      sqlChecker({ now: () => T + ms }).related(g.tenantId, parseRef('document:d3', 'object'), 'parent', limit);
+    const refs = (...values: string[]) => values.map((v) => parseRef(v, 'subject'));
+    expect(await related(0, 10)).toEqual(refs('folder:f0', 'folder:f1', 'folder:f9', 'user:*'));
+    expect(await related(1500, 10)).toEqual(refs('folder:f0', 'folder:f1', 'folder:f5', 'folder:f9', 'user:*'));
+    expect(await related(1500, 2)).toEqual(refs('folder:f0', 'folder:f1'));
+    expect(await sqlChecker().related(g.tenantId, parseRef('document:d3', 'object'), 'owner', 10)).toEqual([]);
   });
 });
 
