@@ -152,9 +152,10 @@ export class AuthorizationEngine {
     const schema = await this.schemaWith(tenantId, [query.namespace]);
     schema.assertRelation(query.namespace, query.relation);
     const page = { subject, namespace: query.namespace, relation: query.relation, after: query.after, limit: query.limit + 1 };
+    const ruled = schema.rules.of(query.namespace, query.relation) !== undefined;
     return this.pageOf(tenantId, schema, query.limit, {
       after: query.after,
-      walk: (budget) => this.checker.walks.reachable(tenantId, schema, { ...page, budget }),
+      walk: async (budget) => (ruled ? null : this.checker.walks.reachable(tenantId, schema, { ...page, budget })),
       candidates: (after, limit) => this.checker.candidates.objectIds(tenantId, query.namespace, after, limit),
       queryOf: (id) => ({ subject, relation: query.relation, object: { ns: query.namespace, id } }),
     });
@@ -177,9 +178,10 @@ export class AuthorizationEngine {
       throw new DomainError('invalid-request', `query.subject_namespace: ${message}`, [{ path: 'query.subject_namespace', message }]);
     }
     const page = { object, relation: query.relation, namespace: query.subjectNamespace, after: query.after, limit: query.limit + 1 };
+    const ruled = schema.rules.of(object.ns, query.relation) !== undefined;
     return this.pageOf(tenantId, schema, query.limit, {
       after: query.after,
-      walk: (budget) => this.checker.walks.holders(tenantId, schema, { ...page, budget }),
+      walk: async (budget) => (ruled ? null : this.checker.walks.holders(tenantId, schema, { ...page, budget })),
       candidates: (after, limit) => this.checker.candidates.subjectIds(tenantId, query.subjectNamespace, after, limit),
       queryOf: (id) => ({ subject: { ns: query.subjectNamespace, id }, relation: query.relation, object }),
     });
@@ -193,7 +195,11 @@ export class AuthorizationEngine {
     return this.checker.explainer.explain(tenantId, schema, query);
   }
 
-  /** A page of `limit` ids (read with one more, which tells whether there is a next page), walked or else scanned. */
+  /**
+   * A page of `limit` ids (read with one more, which tells whether there is a next page), walked or
+   * else scanned. A relation with rules is never walked (its holders are not a walk's pairs, which
+   * are a union): its candidates are checked, which is exact (docs/model.md#listings-and-rules).
+   */
   private async pageOf(tenantId: string, schema: CompiledSchema, limit: number, listing: Listing): Promise<Page> {
     const first = this.listingBudget * this.checker.walks.walkScale(tenantId);
     const ids = (await listing.walk(first)) ?? (await this.scanCandidates(tenantId, schema, limit + 1, listing, first));

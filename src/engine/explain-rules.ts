@@ -79,7 +79,8 @@ class RuleChains {
     );
     this.charge(walked.steps + 1);
     let best = walked.path;
-    for (const include of this.schema.rules.of(object.ns, relation)?.includes ?? []) best = shorter(best, await this.reference(include, object, depth));
+    for (const include of this.schema.rules.of(object.ns, relation)?.includes ?? [])
+      best = shorter(best, await this.reference(include, object, depth));
     return best;
   }
 

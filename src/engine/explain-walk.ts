@@ -187,4 +187,3 @@ function tablesOf(schema: CompiledSchema): SchemaTables<string> {
 }
 const TABLES = new WeakMap<CompiledSchema, SchemaTables<string>>();
 const BY_NAME: TableKeys<string> = { namespace: (name) => name, relation: (name) => name };
-

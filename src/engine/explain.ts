@@ -31,7 +31,8 @@ export async function explainCheck(graph: ExplainGraph, schema: CompiledSchema, 
   if (schema.rules.of(query.object.ns, query.relation) !== undefined) {
     // Decided by its rules once its base holds; else denied for the reasons of its plain part, below.
     const ruled = await explainRules(graph, schema, query, budget, (g) => grantWindow(g, now) === 'in-force');
-    if (ruled !== null) return ruled.allowed && scope !== null && !scopeCovers(scope, query.object.ns, query.relation) ? denied('agent-scope') : ruled;
+    if (ruled !== null)
+      return ruled.allowed && scope !== null && !scopeCovers(scope, query.object.ns, query.relation) ? denied('agent-scope') : ruled;
   }
   const inForce = await shortestPath(graph, schema, query, budget, (g) => grantWindow(g, now) === 'in-force');
   if (inForce.path !== null) {

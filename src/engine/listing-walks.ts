@@ -26,8 +26,6 @@ export class ListingWalks {
   reachable(schema: CompiledSchema, query: ReachableQuery): string[] | null {
     const names = this.names;
     const tables = names.tablesOf(schema);
-    // A ruled relation's holders are no walk's pairs: the caller checks candidates instead (exact).
-    if (schema.rules.of(query.namespace, query.relation) !== undefined) return null;
     const namespace = names.namespaceOf(query.namespace);
     const relation = names.relationOf(query.relation);
     const holders = this.checks.holdersOf(query.subject);
@@ -91,7 +89,6 @@ export class ListingWalks {
   holders(schema: CompiledSchema, query: HoldersQuery, admits: (id: string) => boolean): string[] | null {
     const names = this.names;
     const tables = names.tablesOf(schema);
-    if (schema.rules.of(query.object.ns, query.relation) !== undefined) return null;
     const start = names.nodeOf(query.object);
     const relation = names.relationOf(query.relation);
     const namespace = names.namespaceOf(query.namespace);

@@ -16,6 +16,8 @@ import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
 import type { Ref, Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
 import { MAX_ARROW_DEPTH } from '../engine/schema-tables.ts';
+import { AGENT_NAMESPACE } from '../engine/refs.ts';
+import { decideRules, type RuleGraph } from '../engine/rule-check.ts';
 import { masksAdmit } from '../engine/scope.ts';
 import { RetryLater } from '../errors.ts';
 import { isCancelled } from './errors.ts';
@@ -81,14 +83,41 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
    * window opens or closes (Infinity: none).
    */
   async check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckResponse> {
-    const outcomes = await this.batches.load(
-      tenantId,
-      queries.map((query) => ({ schema, query, maxDepth: MAX_ARROW_DEPTH })),
-    );
-    return {
-      answers: queries.map((query, i) => this.answerOf(query, outcomes[i]!)),
-      until: outcomes.reduce((until, o) => Math.min(until, o.until ?? Infinity), Infinity),
+    const ruled = schema.rules.any ? queries.map((q) => schema.rules.of(q.object.ns, q.relation) !== undefined) : null;
+    // A ruled query's plain walk is asked only for an agent subject, whose scope comes with it (one state of the tenant).
+    const walked = ruled === null ? queries : queries.filter((q, i) => !ruled[i] || q.subject.ns === AGENT_NAMESPACE);
+    const [outcomes, decided] = await Promise.all([
+      this.batches.load(
+        tenantId,
+        walked.map((query) => ({ schema, query, maxDepth: MAX_ARROW_DEPTH })),
+      ),
+      ruled === null ? [] : Promise.all(queries.map((query, i) => (ruled[i] ? this.decide(tenantId, schema, query) : null))),
+    ]);
+    let next = 0;
+    const answers = queries.map((query, i) => {
+      const outcome = ruled === null || !ruled[i] || query.subject.ns === AGENT_NAMESPACE ? outcomes[next++]! : null;
+      if (ruled === null || !ruled[i]) return this.answerOf(query, outcome!);
+      const admitted = outcome === null || masksAdmit(query.subject, query.object.ns, query.relation, () => outcome.scope);
+      return admitted ? decided[i]! : false;
+    });
+    // The rule evaluator does not read when its answers change: those are not kept by the answer cache.
+    const until = ruled?.some(Boolean) ? undefined : outcomes.reduce((least, o) => Math.min(least, o.until ?? Infinity), Infinity);
+    return until === undefined ? { answers } : { answers, until };
+  }
+
+  /** A ruled query's answer by the rule evaluator, its plain walks batched with the turn's checks (no agent mask). */
+  private decide(tenantId: string, schema: CompiledSchema, query: Triple): Promise<CheckAnswer> {
+    const graph: RuleGraph = {
+      plain: async (queries, maxDepth) => ({
+        answers: await this.plainCheck(tenantId, schema, queries, maxDepth),
+        steps: queries.length * PLAIN_WALK_STEPS,
+      }),
+      related: async (object, via, limit) => {
+        const related = await this.related(tenantId, object, via, limit + 1);
+        return related.length > limit ? null : related;
+      },
     };
+    return decideRules(graph, schema, query, this.checkBudget);
   }
 
   /**
@@ -324,3 +353,9 @@ interface SqlOutcome {
   /** The tenant's next window boundary (epoch ms) after the statement's instant; null: none. */
   until: number | null;
 }
+/**
+ * What a plain walk in PostgreSQL is charged in a ruled check's budget (its own steps are not
+ * reported): about what a walk of a few levels costs in memory, so that a rule fanning out to
+ * thousands of walks is refused as too complex, as it would be in memory.
+ */
+const PLAIN_WALK_STEPS = 20;
