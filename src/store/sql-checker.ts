@@ -83,26 +83,36 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
    * window opens or closes (Infinity: none).
    */
   async check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckResponse> {
-    const ruled = schema.rules.any ? queries.map((q) => schema.rules.of(q.object.ns, q.relation) !== undefined) : null;
-    // A ruled query's plain walk is asked only for an agent subject, whose scope comes with it (one state of the tenant).
-    const walked = ruled === null ? queries : queries.filter((q, i) => !ruled[i] || q.subject.ns === AGENT_NAMESPACE);
-    const [outcomes, decided] = await Promise.all([
-      this.batches.load(
-        tenantId,
-        walked.map((query) => ({ schema, query, maxDepth: MAX_ARROW_DEPTH })),
-      ),
-      ruled === null ? [] : Promise.all(queries.map((query, i) => (ruled[i] ? this.decide(tenantId, schema, query) : null))),
-    ]);
-    let next = 0;
-    const answers = queries.map((query, i) => {
-      const outcome = ruled === null || !ruled[i] || query.subject.ns === AGENT_NAMESPACE ? outcomes[next++]! : null;
-      if (ruled === null || !ruled[i]) return this.answerOf(query, outcome!);
-      const admitted = outcome === null || masksAdmit(query.subject, query.object.ns, query.relation, () => outcome.scope);
-      return admitted ? decided[i]! : false;
-    });
-    // The rule evaluator does not read when its answers change: those are not kept by the answer cache.
-    const until = ruled?.some(Boolean) ? undefined : outcomes.reduce((least, o) => Math.min(least, o.until ?? Infinity), Infinity);
-    return until === undefined ? { answers } : { answers, until };
+    if (schema.rules.any && queries.some((q) => schema.rules.of(q.object.ns, q.relation) !== undefined)) {
+      return { answers: await this.checkWithRules(tenantId, schema, queries) };
+    }
+    const outcomes = await this.batches.load(
+      tenantId,
+      queries.map((query) => ({ schema, query, maxDepth: MAX_ARROW_DEPTH })),
+    );
+    return {
+      answers: queries.map((query, i) => this.answerOf(query, outcomes[i]!)),
+      until: outcomes.reduce((until, o) => Math.min(until, o.until ?? Infinity), Infinity),
+    };
+  }
+
+  /**
+   * `check` where some query's relation has rules: those by the rule evaluator. Its answers say
+   * nothing of when they change, so none is kept by the answer cache (no `until`). An agent's scope
+   * comes with a walk of the query itself, in the same statement as the checks of the turn.
+   */
+  private async checkWithRules(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckAnswer[]> {
+    return Promise.all(
+      queries.map(async (query) => {
+        const ruled = schema.rules.of(query.object.ns, query.relation) !== undefined;
+        const walk =
+          !ruled || query.subject.ns === AGENT_NAMESPACE ? this.batches.load(tenantId, [{ schema, query, maxDepth: MAX_ARROW_DEPTH }]) : null;
+        const [outcomes, decided] = await Promise.all([walk, ruled ? this.decide(tenantId, schema, query) : null]);
+        const outcome = outcomes?.[0];
+        if (!ruled) return this.answerOf(query, outcome!);
+        return outcome === undefined || masksAdmit(query.subject, query.object.ns, query.relation, () => outcome.scope) ? decided! : false;
+      }),
+    );
   }
 
   /** A ruled query's answer by the rule evaluator, its plain walks batched with the turn's checks (no agent mask). */
