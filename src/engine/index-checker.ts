@@ -5,7 +5,7 @@ import type { Explanation } from './explanation.ts';
 import type { GrantIndex } from './grant-index.ts';
 import type { Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
-import { decideRules, type RuleGraph } from './rule-check.ts';
+import { decideRulesNow, type SyncRuleGraph } from './rule-check.ts';
 import { masksAdmit } from './scope.ts';
 import { WorkMeter, type Slice } from './work-meter.ts';
 
@@ -56,19 +56,19 @@ export class IndexChecker {
     for (const i of ruled) {
       if (slice?.due()) await slice.pause();
       const query = queries[i]!;
-      answers[i] = admits(query) ? await decideRules(graph, schema, query, this.checkBudget) : false;
+      answers[i] = admits(query) && decideRulesNow(graph, schema, query, this.checkBudget);
     }
     let next = 0;
     for (let i = 0; i < queries.length; i++) answers[i] ??= plainAnswers[next++]!;
     return answers;
   }
 
-  /**
-   * One query's answer, as `check` gives it for [query], in one unit of work with no promise;
-   * undefined for a relation with rules (the evaluator awaits: `check` answers it).
-   */
-  checkOne(tenant: IndexedTenant, schema: CompiledSchema, query: Triple): CheckAnswer | undefined {
-    if (schema.rules.any && schema.rules.of(query.object.ns, query.relation) !== undefined) return undefined;
+  /** One query's answer, as `check` gives it for [query], in one unit of work with no promise. */
+  checkOne(tenant: IndexedTenant, schema: CompiledSchema, query: Triple): CheckAnswer {
+    if (schema.rules.any && schema.rules.of(query.object.ns, query.relation) !== undefined) {
+      const admitted = masksAdmit(query.subject, query.object.ns, query.relation, (id) => tenant.agents.get(id));
+      return admitted && decideRulesNow(indexRuleGraph(tenant.index, schema), schema, query, this.checkBudget);
+    }
     try {
       return (
         masksAdmit(query.subject, query.object.ns, query.relation, (id) => tenant.agents.get(id)) &&
@@ -112,14 +112,10 @@ export class IndexChecker {
   }
 }
 
-/**
- * The rule evaluator's reads of an index: the plain walk with its steps, and an arrow's related
- * objects. Every read answers at once, so an evaluation, awaiting only settled promises, runs in
- * one turn of the event loop and reads one state of the grants.
- */
-function indexRuleGraph(index: GrantIndex, schema: CompiledSchema): RuleGraph {
+/** The rule evaluator's reads of an index: the plain walk with its steps, and an arrow's related objects, answered at once. */
+function indexRuleGraph(index: GrantIndex, schema: CompiledSchema): SyncRuleGraph {
   return {
-    plain: async (queries, maxDepth, budget) => {
+    plain: (queries, maxDepth, budget) => {
       let steps = 0;
       const answers: CheckAnswer[] = [];
       for (const query of queries) {
@@ -134,6 +130,6 @@ function indexRuleGraph(index: GrantIndex, schema: CompiledSchema): RuleGraph {
       }
       return { answers, steps };
     },
-    related: async (object, via, limit) => index.relatedTo(object, via, limit),
+    related: (object, via, limit) => index.relatedTo(object, via, limit),
   };
 }
