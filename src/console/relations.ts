@@ -1,7 +1,7 @@
 // The namespace form's model: rows of the relation editor, the body they make, and the checks the
 // server makes of it (the contract's schema, then the engine's validateRelations), run as you type.
 import { CreateNamespaceSchema } from '../../contract/namespaces.ts';
-import { validateRelations } from '../engine/schema.ts';
+import { validateRelations } from '../engine/definition-checks.ts';
 import { DomainError } from '../errors.ts';
 
 export interface RelationRow {

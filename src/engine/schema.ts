@@ -17,42 +17,9 @@ export interface NamespaceDefinition {
 /** One entry of `includes`: the same object's relation, or an arrow through `via`. */
 type Include = { kind: 'same'; relation: string } | { kind: 'arrow'; via: string; relation: string };
 
-function parseInclude(entry: string): Include {
+export function parseInclude(entry: string): Include {
   const arrow = entry.indexOf('->');
   return arrow < 0 ? { kind: 'same', relation: entry } : { kind: 'arrow', via: entry.slice(0, arrow), relation: entry.slice(arrow + 2) };
-}
-
-/**
- * Rejects definitions the engine could not evaluate: an include naming a relation the namespace
- * does not declare (for arrows, the relation walked through), or a cycle of same-object includes.
- * The far side of an arrow lives in whatever namespace the related object has, so it is not checked.
- */
-export function validateRelations(relations: RelationDefinitions): void {
-  const declared = new Set(Object.keys(relations));
-  for (const [relation, definition] of Object.entries(relations)) {
-    for (const entry of definition.includes ?? []) {
-      const include = parseInclude(entry);
-      const named = include.kind === 'same' ? include.relation : include.via;
-      if (!declared.has(named)) {
-        throw new DomainError('invalid-namespace', `relation ${relation} includes "${entry}", but ${named} is not declared`);
-      }
-    }
-  }
-  const state = new Map<string, 'visiting' | 'done'>();
-  const visit = (relation: string, path: string[]): void => {
-    if (state.get(relation) === 'done') return;
-    if (state.get(relation) === 'visiting') {
-      const cycle = [...path.slice(path.indexOf(relation)), relation].join(' -> ');
-      throw new DomainError('invalid-namespace', `relations include each other in a cycle: ${cycle}`);
-    }
-    state.set(relation, 'visiting');
-    for (const entry of relations[relation]?.includes ?? []) {
-      const include = parseInclude(entry);
-      if (include.kind === 'same') visit(include.relation, [...path, relation]);
-    }
-    state.set(relation, 'done');
-  };
-  for (const relation of declared) visit(relation, []);
 }
 
 /** `rel` on an object of `ns` is also held by whoever holds `implied` on it (closure includes `rel` itself). */
