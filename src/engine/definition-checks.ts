@@ -1,7 +1,7 @@
 import { DomainError } from '../errors.ts';
 import { parseInclude, type NamespaceDefinition, type RelationDefinition, type RelationDefinitions } from './schema.ts';
 
-// The checks a model passes before it is stored (docs/model.md#limits): each namespace's
+// The checks a model passes before it is stored (docs/model.md#model-limits): each namespace's
 // definitions alone (validateRelations), then the tenant's model as a whole (assertNoExclusionCycle).
 
 /** The lists of references a relation definition holds, in the order their references are evaluated and named. */
@@ -76,7 +76,7 @@ interface Edge {
  * relations has a cycle through an `excludes` reference: the nodes are (namespace, relation), the
  * edges every reference of includes, requires and excludes, a same-object R to the namespace's R,
  * an arrow T->R to R of every namespace declaring R. Such a relation would hold only if it did not
- * (docs/model.md#limits). The problem's detail names one shortest such cycle.
+ * (docs/model.md#model-limits). The problem's detail names one shortest such cycle.
  */
 export function assertNoExclusionCycle(model: readonly NamespaceDefinition[]): void {
   const graph = relationGraph(model);

@@ -170,7 +170,7 @@ function assertRoomFor(held: NamespaceDefinition[], created: NamespaceDefinition
 
 /**
  * Refuses a tenant's model, as it would be after a change, that compiles past the limit of rows or
- * has a cycle through an exclusion: only the whole model shows either (docs/model.md#limits).
+ * has a cycle through an exclusion: only the whole model shows either (docs/model.md#model-limits).
  */
 function assertModel(model: NamespaceDefinition[], change: string): void {
   assertNoExclusionCycle(model);

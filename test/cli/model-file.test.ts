@@ -16,7 +16,7 @@ const file = (text: string): string => {
   return path;
 };
 
-/** The document model of docs/model.md#exclusion, a public page, and checks that follow from the definitions alone. */
+/** The document model of docs/model.md#requires-and-excludes, a public page, and checks that follow from the definitions alone. */
 const GUARDED = `namespaces:
   org: {relations: {member: {}}}
   folder: {relations: {viewer: {}}}
@@ -66,7 +66,7 @@ describe('model files with requires, excludes and public grants', () => {
     expect(loaded.model.grants[0]).toEqual({ subject: 'user:*', relation: 'viewer', object: 'page:home' });
   });
 
-  // These expectations are the engine's answers under docs/model.md#exclusion (the owner's part of issue 42).
+  // These expectations are the engine's answers under docs/model.md#requires-and-excludes (the owner's part of issue 42).
   it('answers its assertions by those rules', async () => {
     expect(await testModelFile(file(GUARDED))).toEqual({ assertions: 7, failures: [] });
   });

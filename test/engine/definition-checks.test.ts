@@ -18,7 +18,7 @@ const problemType = (fn: () => unknown) => {
   return typeof problem === 'string' ? problem : problem.type;
 };
 
-/** The document model of docs/model.md#exclusion: editor excludes blocked, viewer requires org->member. */
+/** The document model of docs/model.md#requires-and-excludes: editor excludes blocked, viewer requires org->member. */
 const GUARDED_DOCUMENT: RelationDefinitions = {
   parent: {},
   owner: {},
