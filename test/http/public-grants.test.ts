@@ -45,7 +45,7 @@ describe('a public grant', () => {
 
 describe('* as an object', () => {
   const STAR = { subject: 'user:ann', relation: 'viewer', object: 'page:*' };
-  const refusedAt = (res: { status: number; body: Record<string, unknown> }, path: string) => {
+  const expectRefusedAt = (res: { status: number; body: Record<string, unknown> }, path: string) => {
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({
       type: 'invalid-object',
@@ -55,20 +55,20 @@ describe('* as an object', () => {
   };
 
   it('is refused in grants written and deleted, naming the item of a batch', async () => {
-    refusedAt(await api.post('/v1/grants', STAR), 'body.object');
+    expectRefusedAt(await api.post('/v1/grants', STAR), 'body.object');
     const writes = [PUBLIC, { ...PUBLIC, object: 'page:a' }, { ...PUBLIC, object: 'page:b' }, STAR];
-    refusedAt(await api.post('/v1/grants/batch', { writes }), 'writes[3].object');
-    refusedAt(await api.post('/v1/grants/batch', { deletes: [PUBLIC, STAR] }), 'deletes[1].object');
-    refusedAt(await api.delete('/v1/grants', STAR), 'body.object');
-    refusedAt(await api.delete('/v1/grants').query(STAR), 'query.object');
+    expectRefusedAt(await api.post('/v1/grants/batch', { writes }), 'writes[3].object');
+    expectRefusedAt(await api.post('/v1/grants/batch', { deletes: [PUBLIC, STAR] }), 'deletes[1].object');
+    expectRefusedAt(await api.delete('/v1/grants', STAR), 'body.object');
+    expectRefusedAt(await api.delete('/v1/grants').query(STAR), 'query.object');
     expect((await api.get('/v1/grants')).body.grants).toEqual([]);
   });
 
   it('is refused by checks, explain, bulk checks and listings', async () => {
-    refusedAt(await api.post('/v1/check', STAR), 'body.object');
-    refusedAt(await api.post('/v1/check/explain', STAR), 'body.object');
-    refusedAt(await api.post('/v1/check/bulk', { checks: [PUBLIC, STAR] }), 'body.checks.1.object');
-    refusedAt(await api.get('/v1/subjects').query({ object: 'page:*', relation: 'viewer', subject_namespace: 'user' }), 'query.object');
-    refusedAt(await api.get('/v1/grants').query({ object: 'page:*' }), 'query.object');
+    expectRefusedAt(await api.post('/v1/check', STAR), 'body.object');
+    expectRefusedAt(await api.post('/v1/check/explain', STAR), 'body.object');
+    expectRefusedAt(await api.post('/v1/check/bulk', { checks: [PUBLIC, STAR] }), 'body.checks.1.object');
+    expectRefusedAt(await api.get('/v1/subjects').query({ object: 'page:*', relation: 'viewer', subject_namespace: 'user' }), 'query.object');
+    expectRefusedAt(await api.get('/v1/grants').query({ object: 'page:*' }), 'query.object');
   });
 });
