@@ -5,7 +5,7 @@ import { parseInclude, type NamespaceDefinition, type RelationDefinition, type R
 // definitions alone (validateRelations), then the tenant's model as a whole (assertNoExclusionCycle).
 
 /** The lists of references a relation definition holds, in the order their references are evaluated and named. */
-const REFERENCE_LISTS = ['includes', 'requires', 'excludes'] as const;
+export const REFERENCE_LISTS = ['includes', 'requires', 'excludes'] as const;
 type ReferenceList = (typeof REFERENCE_LISTS)[number];
 
 /** One reference of a definition, with where it lies: `relations.viewer.requires[0]`. */
