@@ -63,7 +63,7 @@ function sameObjectCycle(cycle: Reference[]): DomainError {
   return new DomainError('invalid-namespace', detail).at(start.path);
 }
 
-/** A (namespace, relation) of the model, or (for an arrow's far side) every namespace's relation of one name. */
+/** An edge of the relation graph, to a node: a namespace's relation, or (an arrow's far side) every namespace's relation of one name. */
 interface Edge {
   to: number;
   /** The reference that makes the edge, as the cycle is told: `document#viewer includes parent->viewer`; none past an arrow's fan-out. */
@@ -76,7 +76,7 @@ interface Edge {
  * relations has a cycle through an `excludes` reference: the nodes are (namespace, relation), the
  * edges every reference of includes, requires and excludes, a same-object R to the namespace's R,
  * an arrow T->R to R of every namespace declaring R. Such a relation would hold only if it did not
- * (docs/model.md#model-limits). The problem's detail names one shortest such cycle.
+ * (docs/model.md#model-limits). The problem's detail names one such cycle: the shortest through the first exclusion found on one.
  */
 export function assertNoExclusionCycle(model: readonly NamespaceDefinition[]): void {
   const graph = relationGraph(model);
