@@ -33,7 +33,10 @@ export const ExplainStepSchema = z.object({
         'the one needed), `arrow:<T->R>` (it is the grant (X, T, object) of that arrow), `member` (the subject is a direct member of the group)',
     ),
 });
-/** Why a check is denied; the time reasons name grants outside their validity window. */
+/**
+ * Why a check is denied; the time reasons name grants outside their validity window, `excluded` and
+ * `requirement-not-met` a relation's `excludes` and `requires` (docs/model.md#explain).
+ */
 export const DENIAL_REASONS = [
   'no-path',
   'agent-not-registered',
@@ -43,26 +46,30 @@ export const DENIAL_REASONS = [
   'excluded',
   'requirement-not-met',
 ] as const;
+const ExplainPathSchema = z.array(ExplainStepSchema);
+export const ExplainRequirementSchema = z.object({
+  reference: z.string().describe("A reference of the relation's `requires`, as the definition gives it: R or T->R (e.g. `org->member`)"),
+  path: ExplainPathSchema.describe('One shortest chain of grants in force by which the subject holds it'),
+});
 export const ExplainResultSchema = z.object({
   allowed: z.boolean(),
-  path: z
-    .array(ExplainStepSchema)
-    .describe(
-      'When allowed: one shortest chain of grants in force, from the subject to the object; when `excluded`: one shortest chain by which ' +
-        'the subject holds the excluding relation; else []',
-    ),
-  reason: z
-    .enum(DENIAL_REASONS)
-    .nullable()
-    .describe(
-      'Why the check is denied; null when it is allowed. `excluded`: the subject holds a relation the definition excludes; ' +
-        '`requirement-not-met`: it lacks one the definition requires (named in `detail`)',
-    ),
-  detail: z.string().optional().describe('With `excluded` and `requirement-not-met`: the reference of the definition that decided it'),
+  path: ExplainPathSchema.describe(
+    'When allowed: one shortest chain of grants in force, from the subject to the object, that confers the relation (its grants, ' +
+      'includes and arrows; `requirements` shows the rest); when denied as `excluded`: one shortest chain by which the subject holds ' +
+      'the excluding relation; else []',
+  ),
+  reason: z.enum(DENIAL_REASONS).nullable().describe('Why the check is denied; null when it is allowed'),
   requirements: z
-    .array(z.object({ reference: z.string().describe('A reference of the definition\'s `requires`'), path: z.array(ExplainStepSchema) }))
+    .array(ExplainRequirementSchema)
     .optional()
-    .describe('When allowed on a relation that requires others: one shortest chain for each reference of `requires`, in its order'),
+    .describe("When allowed and the relation has `requires`: one entry for each reference, in the definition's order; absent otherwise"),
+  detail: z
+    .string()
+    .optional()
+    .describe(
+      "When denied as `excluded`: the `excludes` reference the subject holds (the first in the definition's order); as " +
+        "`requirement-not-met`: the first `requires` reference, in the definition's order, that the subject does not hold",
+    ),
 });
 
 export const checkContract = c.router({
@@ -72,7 +79,8 @@ export const checkContract = c.router({
     summary: 'Check one permission',
     description:
       'True when the subject, or a group it is a direct member of, holds the relation on the object directly, ' +
-      'through relations it includes, or through parent arrows; agent subjects are further capped by their scope.',
+      'through relations it includes, or through parent arrows, and holds every reference of its `requires` and none of its `excludes`; ' +
+      'a grant to `<namespace>:*` is held by every subject of the namespace; agent subjects are further capped by their scope.',
     body: CheckRequestSchema,
     responses: {
       200: CheckResultSchema,
@@ -89,8 +97,9 @@ export const checkContract = c.router({
     path: '/check/explain',
     summary: 'Explain one permission',
     description:
-      'Answers as POST /v1/check does, and says why: when allowed, one shortest chain of grants conferring it (fewest grants); ' +
-      'when denied, the reason.',
+      'Answers as POST /v1/check does, and says why: when allowed, one shortest chain of grants conferring it (fewest grants) and ' +
+      'one for each `requires` reference; when denied, the reason (and for `excluded` the chain to the excluding relation, for ' +
+      '`requirement-not-met` the reference not held).',
     body: CheckRequestSchema,
     responses: {
       200: ExplainResultSchema,

@@ -64,7 +64,7 @@ const NamespacePathSchema = z.object({ name: NameSchema.describe("The namespace'
 
 const LIMITS_TEXT =
   `A tenant holds at most ${MODEL_LIMITS.namespacesPerTenant} namespaces besides \`user\` and \`agent\`, a namespace at most ` +
-  `${MODEL_LIMITS.relationsPerNamespace} relations, a relation at most ${MODEL_LIMITS.includesPerRelation} includes, and its model compiles to at most ` +
+  `${MODEL_LIMITS.relationsPerNamespace} relations, a relation at most ${MODEL_LIMITS.includesPerRelation} references in each of includes, requires and excludes, and its model compiles to at most ` +
   `${MODEL_LIMITS.compiledRowsPerTenant} rows over all its namespaces: for each relation, one for itself and one for each relation it includes ` +
   'directly or through others on the same object, plus one for each arrow (400 `invalid-request` past any).';
 
@@ -75,7 +75,8 @@ export const namespacesContract = c.router({
     summary: 'Create a namespace',
     description:
       'With `relations` (even `{}`) only the declared relations exist; without it the namespace is open. ' +
-      'Definitions referencing an undeclared relation or including themselves in a cycle are rejected. ' +
+      'Definitions referencing an undeclared relation, referring to themselves in a cycle on the same object, or putting an ' +
+      "exclusion on a cycle of the tenant's relations (through arrows too) are rejected with 400 `invalid-namespace`. " +
       LIMITS_TEXT,
     body: CreateNamespaceSchema,
     responses: {
@@ -115,7 +116,7 @@ export const namespacesContract = c.router({
     description:
       'Replaces the definition: with `relations` (even `{}`) only those relations exist, without it the namespace is open. ' +
       'Checks on this node answer by the new definition at once, other nodes within the freshness bound. ' +
-      'Refused with 409 `namespace-in-use` when grants use a relation the new definition does not declare (the detail names ' +
+      'Refused with 400 `invalid-namespace` as a creation is, and with 409 `namespace-in-use` when grants use a relation the new definition does not declare (the detail names ' +
       'each such relation and how many grants use it); `user` and `agent` cannot be changed (400 `invalid-namespace`). ' +
       LIMITS_TEXT,
     pathParams: NamespacePathSchema,

@@ -35,7 +35,9 @@ export const PROBLEMS = {
   'invalid-namespace': {
     status: 400,
     title: 'Invalid namespace definition',
-    meaning: 'an inconsistent definition: an include names an undeclared relation, or relations include each other in a cycle',
+    meaning:
+      'an inconsistent definition: a reference (includes, requires, excludes) names an undeclared relation, same-object references ' +
+      "form a cycle, or a cycle of the tenant's relations passes through an exclusion; `errors` gives the reference's path",
     headers: [],
   },
   'invalid-cursor': { status: 400, title: 'Invalid cursor', meaning: 'a cursor this server did not issue for this query', headers: [] },

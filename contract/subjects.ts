@@ -31,7 +31,8 @@ export const subjectsContract = c.router({
     description:
       'Every subject of subject_namespace for which a check of (subject, relation, object) is true, directly or through a group ' +
       'it is a direct member of (agents: registered ones whose scope covers it), ascending, keyset-paginated. The cursor is bound ' +
-      'to the object, relation and subject_namespace it was issued for.',
+      'to the object, relation and subject_namespace it was issued for. Subjects are those named as the subject of some grant (and ' +
+      'registered agents), plus `<subject_namespace>:*`, listed first, when every subject of the namespace holds it (docs/model.md#listings).',
     query: ListSubjectsQuerySchema,
     responses: {
       200: SubjectPageSchema,

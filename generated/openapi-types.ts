@@ -16,7 +16,7 @@ export interface paths {
         put?: never;
         /**
          * Check one permission
-         * @description True when the subject, or a group it is a direct member of, holds the relation on the object directly, through relations it includes, or through parent arrows; agent subjects are further capped by their scope.
+         * @description True when the subject, or a group it is a direct member of, holds the relation on the object directly, through relations it includes, or through parent arrows, and holds every reference of its `requires` and none of its `excludes`; a grant to `<namespace>:*` is held by every subject of the namespace; agent subjects are further capped by their scope.
          *
          *     Requires an API key with scope `check:read` (or `admin`).
          */
@@ -60,7 +60,7 @@ export interface paths {
         put?: never;
         /**
          * Explain one permission
-         * @description Answers as POST /v1/check does, and says why: when allowed, one shortest chain of grants conferring it (fewest grants); when denied, the reason.
+         * @description Answers as POST /v1/check does, and says why: when allowed, one shortest chain of grants conferring it (fewest grants) and one for each `requires` reference; when denied, the reason (and for `excluded` the chain to the excluding relation, for `requirement-not-met` the reference not held).
          *
          *     Requires an API key with scope `check:read` (or `admin`).
          */
@@ -102,7 +102,7 @@ export interface paths {
         };
         /**
          * List the subjects that hold a relation on an object
-         * @description Every subject of subject_namespace for which a check of (subject, relation, object) is true, directly or through a group it is a direct member of (agents: registered ones whose scope covers it), ascending, keyset-paginated. The cursor is bound to the object, relation and subject_namespace it was issued for.
+         * @description Every subject of subject_namespace for which a check of (subject, relation, object) is true, directly or through a group it is a direct member of (agents: registered ones whose scope covers it), ascending, keyset-paginated. The cursor is bound to the object, relation and subject_namespace it was issued for. Subjects are those named as the subject of some grant (and registered agents), plus `<subject_namespace>:*`, listed first, when every subject of the namespace holds it (docs/model.md#listings).
          *
          *     Requires an API key with scope `check:read` (or `admin`).
          */
@@ -188,7 +188,7 @@ export interface paths {
         put?: never;
         /**
          * Create a namespace
-         * @description With `relations` (even `{}`) only the declared relations exist; without it the namespace is open. Definitions referencing an undeclared relation or including themselves in a cycle are rejected. A tenant holds at most 100 namespaces besides `user` and `agent`, a namespace at most 64 relations, a relation at most 16 includes, and its model compiles to at most 10000 rows over all its namespaces: for each relation, one for itself and one for each relation it includes directly or through others on the same object, plus one for each arrow (400 `invalid-request` past any).
+         * @description With `relations` (even `{}`) only the declared relations exist; without it the namespace is open. Definitions referencing an undeclared relation, referring to themselves in a cycle on the same object, or putting an exclusion on a cycle of the tenant's relations (through arrows too) are rejected with 400 `invalid-namespace`. A tenant holds at most 100 namespaces besides `user` and `agent`, a namespace at most 64 relations, a relation at most 16 references in each of includes, requires and excludes, and its model compiles to at most 10000 rows over all its namespaces: for each relation, one for itself and one for each relation it includes directly or through others on the same object, plus one for each arrow (400 `invalid-request` past any).
          *
          *     Requires an API key with scope `grant:write` (or `admin`).
          */
@@ -213,7 +213,7 @@ export interface paths {
         get: operations["namespacesGet"];
         /**
          * Change a namespace
-         * @description Replaces the definition: with `relations` (even `{}`) only those relations exist, without it the namespace is open. Checks on this node answer by the new definition at once, other nodes within the freshness bound. Refused with 409 `namespace-in-use` when grants use a relation the new definition does not declare (the detail names each such relation and how many grants use it); `user` and `agent` cannot be changed (400 `invalid-namespace`). A tenant holds at most 100 namespaces besides `user` and `agent`, a namespace at most 64 relations, a relation at most 16 includes, and its model compiles to at most 10000 rows over all its namespaces: for each relation, one for itself and one for each relation it includes directly or through others on the same object, plus one for each arrow (400 `invalid-request` past any).
+         * @description Replaces the definition: with `relations` (even `{}`) only those relations exist, without it the namespace is open. Checks on this node answer by the new definition at once, other nodes within the freshness bound. Refused with 400 `invalid-namespace` as a creation is, and with 409 `namespace-in-use` when grants use a relation the new definition does not declare (the detail names each such relation and how many grants use it); `user` and `agent` cannot be changed (400 `invalid-namespace`). A tenant holds at most 100 namespaces besides `user` and `agent`, a namespace at most 64 relations, a relation at most 16 references in each of includes, requires and excludes, and its model compiles to at most 10000 rows over all its namespaces: for each relation, one for itself and one for each relation it includes directly or through others on the same object, plus one for each arrow (400 `invalid-request` past any).
          *
          *     Requires an API key with scope `grant:write` (or `admin`).
          */
@@ -555,7 +555,7 @@ export interface components {
     schemas: {
         /** @description Does subject hold relation on object? */
         CheckRequest: {
-            /** @description Subject, `<namespace>:<id>`, e.g. user:alice */
+            /** @description Subject, `<namespace>:<id>`, e.g. user:alice; `<namespace>:*` is every subject of the namespace (a public grant) */
             subject: string;
             /** @description Relation name, e.g. viewer */
             relation: string;
@@ -583,13 +583,22 @@ export interface components {
         };
         ExplainResult: {
             allowed: boolean;
-            /** @description When allowed: one shortest chain of grants in force, from the subject to the object; else [] */
+            /** @description When allowed: one shortest chain of grants in force, from the subject to the object, that confers the relation (its grants, includes and arrows; `requirements` shows the rest); when denied as `excluded`: one shortest chain by which the subject holds the excluding relation; else [] */
             path: components["schemas"]["ExplainStep"][];
             /**
              * @description Why the check is denied; null when it is allowed
              * @enum {string|null}
              */
-            reason: "no-path" | "agent-not-registered" | "agent-scope" | "not-yet-valid" | "expired" | null;
+            reason: "no-path" | "agent-not-registered" | "agent-scope" | "not-yet-valid" | "expired" | "excluded" | "requirement-not-met" | null;
+            /** @description When allowed and the relation has `requires`: one entry for each reference, in the definition's order; absent otherwise */
+            requirements?: {
+                /** @description A reference of the relation's `requires`, as the definition gives it: R or T->R (e.g. `org->member`) */
+                reference: string;
+                /** @description One shortest chain of grants in force by which the subject holds it */
+                path: components["schemas"]["ExplainStep"][];
+            }[];
+            /** @description When denied as `requirement-not-met`: the first `requires` reference, in the definition's order, that the subject does not hold */
+            detail?: string;
         };
         ExplainStep: {
             /** @description Subject of the grant, `<namespace>:<id>` */
@@ -621,7 +630,7 @@ export interface components {
         };
         /** @description A grant triple */
         Triple: {
-            /** @description Subject, `<namespace>:<id>`, e.g. user:alice */
+            /** @description Subject, `<namespace>:<id>`, e.g. user:alice; `<namespace>:*` is every subject of the namespace (a public grant) */
             subject: string;
             /** @description Relation name, e.g. viewer */
             relation: string;
@@ -630,7 +639,7 @@ export interface components {
         };
         /** @description A grant triple */
         Grant: {
-            /** @description Subject, `<namespace>:<id>`, e.g. user:alice */
+            /** @description Subject, `<namespace>:<id>`, e.g. user:alice; `<namespace>:*` is every subject of the namespace (a public grant) */
             subject: string;
             /** @description Relation name, e.g. viewer */
             relation: string;
@@ -664,7 +673,7 @@ export interface components {
              * @default []
              */
             writes?: {
-                /** @description Subject, `<namespace>:<id>`, e.g. user:alice */
+                /** @description Subject, `<namespace>:<id>`, e.g. user:alice; `<namespace>:*` is every subject of the namespace (a public grant) */
                 subject: string;
                 /** @description Relation name, e.g. viewer */
                 relation: string;
@@ -697,6 +706,10 @@ export interface components {
         RelationDefinition: {
             /** @description What else confers this relation: R (R on the same object) or T->R (R on every X granted T on this object) */
             includes?: string[];
+            /** @description What a holder must also hold, every one of them (intersection, OpenFGA's `and`): references as in `includes`, evaluated for the subject as a whole */
+            requires?: string[];
+            /** @description What a holder must hold none of (exclusion, OpenFGA's `but not`): references as in `includes`; no cycle of the model may pass through one */
+            excludes?: string[];
         };
         Namespace: {
             name: string;
@@ -1449,7 +1462,7 @@ export interface operations {
                  */
                 namespace: string;
                 /**
-                 * @description Subject, `<namespace>:<id>`, e.g. user:alice
+                 * @description Subject, `<namespace>:<id>`, e.g. user:alice; `<namespace>:*` is every subject of the namespace (a public grant)
                  * @example user:alice
                  */
                 subject: string;
@@ -1587,7 +1600,7 @@ export interface operations {
     grantsList: {
         parameters: {
             query?: {
-                /** @description Subject, `<namespace>:<id>`, e.g. user:alice */
+                /** @description Subject, `<namespace>:<id>`, e.g. user:alice; `<namespace>:*` is every subject of the namespace (a public grant) */
                 subject?: string;
                 /** @description Relation name, e.g. viewer */
                 relation?: string;
@@ -1683,7 +1696,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Subject, `<namespace>:<id>`, e.g. user:alice */
+                    /** @description Subject, `<namespace>:<id>`, e.g. user:alice; `<namespace>:*` is every subject of the namespace (a public grant) */
                     subject: string;
                     /** @description Relation name, e.g. viewer */
                     relation: string;
@@ -1789,7 +1802,7 @@ export interface operations {
     grantsRevoke: {
         parameters: {
             query?: {
-                /** @description Subject, `<namespace>:<id>`, e.g. user:alice */
+                /** @description Subject, `<namespace>:<id>`, e.g. user:alice; `<namespace>:*` is every subject of the namespace (a public grant) */
                 subject?: string;
                 /** @description Relation name, e.g. viewer */
                 relation?: string;
@@ -2088,7 +2101,7 @@ export interface operations {
              * @description Bad Request, one of these problem types:
              *
              *     - `invalid-request`: the body, query or path fails the schema (a missing, unknown or mistyped field, a bad `limit`), or the body is not valid JSON
-             *     - `invalid-namespace`: an inconsistent definition: an include names an undeclared relation, or relations include each other in a cycle
+             *     - `invalid-namespace`: an inconsistent definition: a reference (includes, requires, excludes) names an undeclared relation, same-object references form a cycle, or a cycle of the tenant's relations passes through an exclusion; `errors` gives the reference's path
              */
             400: {
                 headers: {
@@ -2273,7 +2286,7 @@ export interface operations {
              * @description Bad Request, one of these problem types:
              *
              *     - `invalid-request`: the body, query or path fails the schema (a missing, unknown or mistyped field, a bad `limit`), or the body is not valid JSON
-             *     - `invalid-namespace`: an inconsistent definition: an include names an undeclared relation, or relations include each other in a cycle
+             *     - `invalid-namespace`: an inconsistent definition: a reference (includes, requires, excludes) names an undeclared relation, same-object references form a cycle, or a cycle of the tenant's relations passes through an exclusion; `errors` gives the reference's path
              */
             400: {
                 headers: {
@@ -2323,7 +2336,7 @@ export interface operations {
              * @description Bad Request, one of these problem types:
              *
              *     - `invalid-request`: the body, query or path fails the schema (a missing, unknown or mistyped field, a bad `limit`), or the body is not valid JSON
-             *     - `invalid-namespace`: an inconsistent definition: an include names an undeclared relation, or relations include each other in a cycle
+             *     - `invalid-namespace`: an inconsistent definition: a reference (includes, requires, excludes) names an undeclared relation, same-object references form a cycle, or a cycle of the tenant's relations passes through an exclusion; `errors` gives the reference's path
              */
             400: {
                 headers: {

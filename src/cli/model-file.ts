@@ -8,7 +8,8 @@ import { MODEL_LIMITS, UpdateNamespaceSchema } from '../../contract/namespaces.t
 import { ListObjectsQuerySchema } from '../../contract/objects.ts';
 import { ID_PATTERN, NameSchema, ObjectSchema, RelationSchema, SubjectSchema, TripleSchema } from '../../contract/schemas.ts';
 import { BUILTIN_NAMESPACES } from '../engine/refs.ts';
-import { CompiledSchema, validateRelations, type NamespaceDefinition, type RelationDefinitions } from '../engine/schema.ts';
+import { assertNoExclusionCycle, validateRelations } from '../engine/definition-checks.ts';
+import { CompiledSchema, type NamespaceDefinition, type RelationDefinitions } from '../engine/schema.ts';
 import { DomainError } from '../errors.ts';
 
 /**
@@ -115,6 +116,15 @@ export async function loadModelFile(path: string): Promise<LoadedModel> {
 
 const label = (path: readonly (string | number)[]) => (path.length > 0 ? `${path.join('.')}: ` : '');
 
+/** A definition problem's path (`relations.viewer.requires[0]`) as the file's path below the namespace; [] for none. */
+const fieldPath = (path: string | undefined): (string | number)[] =>
+  path === undefined
+    ? []
+    : path
+        .split(/[.[\]]+/)
+        .filter(Boolean)
+        .map((part) => (/^\d+$/.test(part) ? Number(part) : part));
+
 /** The file's namespaces as the API would take them: each consistent, user and agent open, the model within its limits. */
 function assertNamespaces({ model, where }: LoadedModel): void {
   const problems: string[] = [];
@@ -126,7 +136,8 @@ function assertNamespaces({ model, where }: LoadedModel): void {
       if (relations) validateRelations(relations);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
-      problems.push(`${where(['namespaces', name])}: namespaces.${name}: ${error.detail}`);
+      const at = ['namespaces', name, ...fieldPath(error.errors?.[0]?.path)];
+      problems.push(`${where(at)}: ${label(at)}${error.errors?.[0]?.message ?? error.detail}`);
     }
   }
   const own = Object.keys(model.namespaces).filter((name) => !isBuiltin(name)).length;
@@ -134,6 +145,14 @@ function assertNamespaces({ model, where }: LoadedModel): void {
     problems.push(
       `${where(['namespaces'])}: a tenant holds at most ${MODEL_LIMITS.namespacesPerTenant} namespaces besides user and agent, and this file ${own}`,
     );
+  }
+  if (problems.length === 0) {
+    try {
+      assertNoExclusionCycle(definitionsOf(model));
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      problems.push(`${where(['namespaces'])}: namespaces: ${error.detail}`);
+    }
   }
   if (problems.length === 0) {
     const rows = new CompiledSchema(definitionsOf(model)).rows;

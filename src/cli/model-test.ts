@@ -1,3 +1,4 @@
+import { EVERY_SUBJECT_ID } from '../../contract/schemas.ts';
 import type { Checker } from '../engine/checker.ts';
 import { AuthorizationEngine } from '../engine/engine.ts';
 import { GrantIndex } from '../engine/grant-index.ts';
@@ -64,7 +65,8 @@ function grantsOf({ model, where }: LoadedModel, compiled: CompiledSchema): Trip
       const triple = { subject: parseRef(grant.subject, 'subject'), relation: grant.relation, object: parseRef(grant.object, 'object') };
       compiled.assertRelation(triple.object.ns, triple.relation);
       for (const ref of [triple.subject, triple.object]) {
-        if (ref.ns === AGENT_NAMESPACE && !agents.has(ref.id)) throw new DomainError('agent-not-found', `agent ${ref.id} is not in agents`);
+        if (ref.ns === AGENT_NAMESPACE && ref.id !== EVERY_SUBJECT_ID && !agents.has(ref.id))
+          throw new DomainError('agent-not-found', `agent ${ref.id} is not in agents`);
       }
       return [triple];
     } catch (error) {

@@ -1,11 +1,15 @@
 import type { Command } from 'commander';
 import type { Namespace } from '../client/index.ts';
+import { REFERENCE_LISTS } from '../engine/definition-checks.ts';
 import { API_ENVIRONMENT, apiClient, printJson, printTable } from './api.ts';
 
-/** A namespace's relations on one line: `owner, viewer (includes owner)`, or `open` for an open namespace. */
+/** A namespace's relations on one line: `owner, viewer (includes owner; excludes blocked)`, or `open` for an open namespace. */
 function relationsLine(ns: Namespace): string {
   if (ns.relations === null) return 'open (any relation)';
-  const names = Object.entries(ns.relations).map(([name, def]) => (def.includes?.length ? `${name} (includes ${def.includes.join(', ')})` : name));
+  const names = Object.entries(ns.relations).map(([name, def]) => {
+    const lists = REFERENCE_LISTS.filter((list) => def[list]?.length).map((list) => `${list} ${def[list]!.join(', ')}`);
+    return lists.length > 0 ? `${name} (${lists.join('; ')})` : name;
+  });
   return names.length > 0 ? names.join(', ') : '(no relation)';
 }
 

@@ -1,42 +1,9 @@
 import { DomainError } from '../errors.ts';
 import type { NamespaceDefinition, RelationDefinitions } from './definitions.ts';
-import { parseReference as parseInclude } from './definitions.ts';
+import { parseReference } from './definitions.ts';
 import { ModelRules } from './model-rules.ts';
 
 export type { NamespaceDefinition, RelationDefinition, RelationDefinitions } from './definitions.ts';
-
-/**
- * Rejects definitions the engine could not evaluate: an include naming a relation the namespace
- * does not declare (for arrows, the relation walked through), or a cycle of same-object includes.
- * The far side of an arrow lives in whatever namespace the related object has, so it is not checked.
- */
-export function validateRelations(relations: RelationDefinitions): void {
-  const declared = new Set(Object.keys(relations));
-  for (const [relation, definition] of Object.entries(relations)) {
-    for (const entry of definition.includes ?? []) {
-      const include = parseInclude(entry);
-      const named = include.kind === 'same' ? include.relation : include.via;
-      if (!declared.has(named)) {
-        throw new DomainError('invalid-namespace', `relation ${relation} includes "${entry}", but ${named} is not declared`);
-      }
-    }
-  }
-  const state = new Map<string, 'visiting' | 'done'>();
-  const visit = (relation: string, path: string[]): void => {
-    if (state.get(relation) === 'done') return;
-    if (state.get(relation) === 'visiting') {
-      const cycle = [...path.slice(path.indexOf(relation)), relation].join(' -> ');
-      throw new DomainError('invalid-namespace', `relations include each other in a cycle: ${cycle}`);
-    }
-    state.set(relation, 'visiting');
-    for (const entry of relations[relation]?.includes ?? []) {
-      const include = parseInclude(entry);
-      if (include.kind === 'same') visit(include.relation, [...path, relation]);
-    }
-    state.set(relation, 'done');
-  };
-  for (const relation of declared) visit(relation, []);
-}
 
 /** `rel` on an object of `ns` is also held by whoever holds `implied` on it (closure includes `rel` itself). */
 export interface ClosureRow {
@@ -74,7 +41,7 @@ export class CompiledSchema {
       for (const rel of Object.keys(ns.relations)) {
         for (const implied of sameObjectClosure(ns.relations, rel)) this.closure.push({ ns: ns.name, rel, implied });
         for (const entry of ns.relations[rel]?.includes ?? []) {
-          const include = parseInclude(entry);
+          const include = parseReference(entry);
           if (include.kind === 'arrow') this.arrows.push({ ns: ns.name, rel, via: include.via, target: include.relation });
         }
       }
@@ -117,7 +84,7 @@ function sameObjectClosure(relations: RelationDefinitions, relation: string): st
   while (stack.length > 0) {
     const current = stack.pop()!;
     for (const entry of relations[current]?.includes ?? []) {
-      const include = parseInclude(entry);
+      const include = parseReference(entry);
       if (include.kind === 'same' && !seen.has(include.relation)) {
         seen.add(include.relation);
         stack.push(include.relation);

@@ -1,3 +1,4 @@
+import { EVERY_SUBJECT_ID } from '../../contract/schemas.ts';
 import type { GrantWindow } from '../engine/grant-window.ts';
 import { AGENT_NAMESPACE, type Ref, type Triple } from '../engine/refs.ts';
 import { DomainError } from '../errors.ts';
@@ -37,11 +38,11 @@ const toData = (tenantId: string, t: Triple) => ({
   objectId: t.object.id,
 });
 
-/** External ids of the agents the triples name, as subject or object. */
+/** External ids of the agents the triples name, as subject or object; `agent:*` (every agent, docs/model.md#public-grants) names none. */
 function namedAgents(triples: readonly Triple[]): string[] {
   const ids = new Set<string>();
   for (const t of triples) {
-    if (t.subject.ns === AGENT_NAMESPACE) ids.add(t.subject.id);
+    if (t.subject.ns === AGENT_NAMESPACE && t.subject.id !== EVERY_SUBJECT_ID) ids.add(t.subject.id);
     if (t.object.ns === AGENT_NAMESPACE) ids.add(t.object.id);
   }
   return [...ids];

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { MODEL_LIMITS } from '../../contract/namespaces.ts';
+import { assertNoExclusionCycle } from '../engine/definition-checks.ts';
 import { BUILTIN_NAMESPACES, type Triple } from '../engine/refs.ts';
 import { assertRelationOf, CompiledSchema, type NamespaceDefinition, type RelationDefinitions } from '../engine/schema.ts';
 import { DomainError } from '../errors.ts';
@@ -62,7 +63,7 @@ export async function updateNamespace(db: Db, tenantId: string, name: string, re
     if (relations !== null) await assertUnusedBeyond(tx, tenantId, name, relations);
     await lockTenant(tx, tenantId);
     const held = await namespaceDefinitions(tx, tenantId);
-    assertCompilesWithin(
+    assertModel(
       held.map((ns) => (ns.name === name ? { name, relations } : ns)),
       'with this definition',
     );
@@ -155,7 +156,7 @@ async function assertUnusedBeyond(tx: Prisma.TransactionClient, tenantId: string
 
 const grants = (count: number): string => `${count} ${count === 1 ? 'grant' : 'grants'}`;
 
-/** Refuses a namespace past the tenant's limit of namespaces, or one its model would not compile within the limit of rows. */
+/** Refuses a namespace past the tenant's limit of namespaces, or one the tenant's model would not take (assertModel). */
 function assertRoomFor(held: NamespaceDefinition[], created: NamespaceDefinition): void {
   const own = held.filter((ns) => !isBuiltin(ns.name)).length;
   if (own >= MODEL_LIMITS.namespacesPerTenant && !isBuiltin(created.name)) {
@@ -164,10 +165,15 @@ function assertRoomFor(held: NamespaceDefinition[], created: NamespaceDefinition
       `a tenant holds at most ${MODEL_LIMITS.namespacesPerTenant} namespaces besides user and agent, and this one holds ${own}`,
     );
   }
-  assertCompilesWithin([...held, created], 'with this namespace');
+  assertModel([...held, created], 'with this namespace');
 }
 
-function assertCompilesWithin(model: NamespaceDefinition[], change: string): void {
+/**
+ * Refuses a tenant's model, as it would be after a change, that compiles past the limit of rows or
+ * has a cycle through an exclusion: only the whole model shows either (docs/model.md#model-limits).
+ */
+function assertModel(model: NamespaceDefinition[], change: string): void {
+  assertNoExclusionCycle(model);
   const rows = new CompiledSchema(model).rows;
   if (rows > MODEL_LIMITS.compiledRowsPerTenant) {
     throw new DomainError(

@@ -2,11 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { ProblemError } from '../../src/client/index.ts';
 import { parseNdjson } from '../../src/console/ndjson.ts';
 import { problemsOf } from '../../src/console/problems.ts';
-import { bodyOf, draftProblems } from '../../src/console/relations.ts';
+import { bodyOf, draftProblems, EMPTY_ROW } from '../../src/console/relations.ts';
 import { utcOf } from '../../src/console/ui.tsx';
 
 describe("the namespace form's live check", () => {
-  const draft = (rows: [string, string][], name = 'document') => ({ name, open: false, rows: rows.map(([n, includes]) => ({ name: n, includes })) });
+  const draft = (rows: [string, string][], name = 'document') => ({
+    name,
+    open: false,
+    rows: rows.map(([n, includes]) => ({ ...EMPTY_ROW, name: n, includes })),
+  });
 
   it('builds the body the server takes, includes split on commas and spaces', () => {
     expect(
@@ -21,7 +25,7 @@ describe("the namespace form's live check", () => {
       name: 'document',
       relations: { owner: {}, viewer: { includes: ['owner', 'parent->viewer'] }, parent: {} },
     });
-    expect(bodyOf({ name: ' folder ', open: true, rows: [{ name: 'x', includes: 'y' }] })).toEqual({ name: 'folder' });
+    expect(bodyOf({ name: ' folder ', open: true, rows: [{ ...EMPTY_ROW, name: 'x', includes: 'y' }] })).toEqual({ name: 'folder' });
   });
 
   it('accepts what the server accepts', () => {
@@ -61,6 +65,59 @@ describe("the namespace form's live check", () => {
       name: expect.stringMatching(/must match/),
       relations: 'relation owner includes "nope", but nope is not declared',
     });
+  });
+});
+
+describe("the namespace form's requires and excludes", () => {
+  const guarded = {
+    name: 'document',
+    open: false,
+    rows: [
+      { ...EMPTY_ROW, name: 'owner' },
+      { ...EMPTY_ROW, name: 'blocked' },
+      { ...EMPTY_ROW, name: 'org' },
+      { name: 'viewer', includes: 'owner', requires: 'org->member', excludes: 'blocked, org->banned' },
+    ],
+  };
+
+  it('sends only the lists a row fills', () => {
+    expect(bodyOf(guarded).relations).toEqual({
+      owner: {},
+      blocked: {},
+      org: {},
+      viewer: { includes: ['owner'], requires: ['org->member'], excludes: ['blocked', 'org->banned'] },
+    });
+    expect(draftProblems(guarded)).toEqual({});
+  });
+
+  it('names an undeclared reference and a cycle through requires as the server would', () => {
+    const unknown = { ...guarded, rows: [{ ...EMPTY_ROW, name: 'viewer', requires: 'member' }] };
+    expect(draftProblems(unknown)).toEqual({ relations: 'relation viewer requires "member", but member is not declared' });
+    const cycle = {
+      ...guarded,
+      rows: [
+        { ...EMPTY_ROW, name: 'a', requires: 'b' },
+        { ...EMPTY_ROW, name: 'b', requires: 'a' },
+      ],
+    };
+    expect(draftProblems(cycle).relations).toMatch(/cycle, which no grant could end: a requires b -> b requires a -> a/);
+  });
+
+  it("finds a cycle through an exclusion that the draft would close with the tenant's other namespaces", () => {
+    const folder = { name: 'folder', relations: { child: {}, banned: { includes: ['child->viewer'] } } };
+    const document = {
+      ...guarded,
+      rows: [
+        { ...EMPTY_ROW, name: 'parent' },
+        { ...EMPTY_ROW, name: 'viewer', excludes: 'parent->banned' },
+      ],
+    };
+    expect(draftProblems(document)).toEqual({});
+    expect(draftProblems(document, [folder, { name: 'user', relations: null }]).relations).toMatch(
+      /document#viewer excludes parent->banned -> folder#banned includes child->viewer -> document#viewer/,
+    );
+    // The draft replaces a namespace of its name: the old definition is no part of the model.
+    expect(draftProblems(document, [{ name: 'document', relations: { viewer: { excludes: ['viewer'] } } }])).toEqual({});
   });
 });
 

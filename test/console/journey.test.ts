@@ -191,6 +191,13 @@ describe('the console in headless Chromium', () => {
     await create.getByRole('button', { name: 'Add a relation' }).click();
     await create.getByLabel('Relation 3', { exact: true }).fill('viewer');
     await create.getByLabel('Includes of relation 3', { exact: true }).fill('editor');
+    // Requires and excludes are checked as includes are, and left empty they are not sent.
+    await create.getByLabel('Excludes of relation 3', { exact: true }).fill('blocked');
+    await expect.poll(() => create.textContent(), POLL).toContain('relation viewer excludes "blocked", but blocked is not declared');
+    await create.getByLabel('Excludes of relation 3', { exact: true }).fill('');
+    await create.getByLabel('Requires of relation 3', { exact: true }).fill('editor, owner');
+    await expect.poll(() => create.locator('pre.preview').textContent(), POLL).toContain('"requires"');
+    await create.getByLabel('Requires of relation 3', { exact: true }).fill('');
     await create.getByLabel('Name', { exact: true }).fill('document');
     // The server's problem was about the value sent; once the field is edited, it is gone.
     expect(await create.getByLabel('Name', { exact: true }).getAttribute('aria-invalid')).toBeNull();

@@ -190,7 +190,7 @@ describe('grantd schema and grantd test', { timeout: 120_000 }, () => {
       const run = await runGrantd(['schema', 'apply', bad], env(admin));
       expect(run.code).toBe(2);
       expect(run.stderr).toBe(
-        `grantd schema apply: nothing was changed:\n${bad}:4:5: namespaces.zzz: relation viewer includes "parent->viewer", but parent is not declared\n`,
+        `grantd schema apply: nothing was changed:\n${bad}:5:27: namespaces.zzz.relations.viewer.includes.0: relation viewer includes "parent->viewer", but parent is not declared\n`,
       );
       expect((await api('GET', '/v1/namespaces')).body).toEqual(before);
       const noKey = await runGrantd(['schema', 'apply', EXAMPLE], { GRANTD_URL: server.baseUrl });

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { CompiledSchema, validateRelations } from '../../src/engine/schema.ts';
+import { CompiledSchema } from '../../src/engine/schema.ts';
 import { masksAdmit, scopeCovers } from '../../src/engine/scope.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import { DomainError } from '../../src/errors.ts';
@@ -13,35 +13,6 @@ const problemType = (fn: () => unknown) => {
   }
   return 'no error';
 };
-
-describe('namespace definitions', () => {
-  it('accepts includes of declared relations and arrows through declared relations', () => {
-    expect(problemType(() => validateRelations(DOCUMENT_RELATIONS))).toBe('no error');
-    expect(problemType(() => validateRelations({}))).toBe('no error');
-  });
-
-  it.each([
-    ['an undeclared same-object relation', { a: { includes: ['b'] } }],
-    ['an arrow through an undeclared relation', { viewer: { includes: ['parent->viewer'] } }],
-    ['a self include', { a: { includes: ['a'] } }],
-    ['a longer cycle', { a: { includes: ['b'] }, b: { includes: ['c'] }, c: { includes: ['a'] } }],
-  ])('rejects %s as invalid-namespace', (_, relations) => {
-    expect(problemType(() => validateRelations(relations))).toBe('invalid-namespace');
-  });
-
-  it('names the undeclared relation, and the cycle from where it closes', () => {
-    expect(() => validateRelations({ viewer: { includes: ['parent->viewer'] } })).toThrow(
-      'relation viewer includes "parent->viewer", but parent is not declared',
-    );
-    expect(() => validateRelations({ z: { includes: ['a'] }, a: { includes: ['b'] }, b: { includes: ['c'] }, c: { includes: ['a'] } })).toThrow(
-      'relations include each other in a cycle: a -> b -> c -> a',
-    );
-  });
-
-  it('allows an arrow back to the same relation: cycles through data are harmless', () => {
-    expect(problemType(() => validateRelations({ parent: {}, viewer: { includes: ['parent->viewer'] } }))).toBe('no error');
-  });
-});
 
 describe('compiled schema', () => {
   // Compiled in each test, not as the file loads: `npm run mutate` credits a test with the code it runs.

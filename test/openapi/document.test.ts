@@ -262,7 +262,12 @@ describe('schemas and examples', () => {
     expect(param('limit').schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 1000, default: 100 });
     expect(param('limit').required).toBeFalsy();
     expect(param('namespace')).toMatchObject({ required: true, schema: { pattern: '^[a-z][a-z0-9_]{0,62}$' } });
-    expect(param('subject').schema).toMatchObject({ pattern: '^[a-z][a-z0-9_]{0,62}:[A-Za-z0-9._\\-@|~+=]{1,256}$' });
+    // A subject may be `<namespace>:*` (docs/model.md#public-grants); an object never.
+    expect(param('subject').schema).toMatchObject({ pattern: '^[a-z][a-z0-9_]{0,62}:([A-Za-z0-9._\\-@|~+=]{1,256}|\\*)$' });
+    const subjects = resolvedOperations.get('subjectsList')!.operation;
+    expect((subjects.parameters as ParameterObject[]).find((p) => p.name === 'object')!.schema).toMatchObject({
+      pattern: '^[a-z][a-z0-9_]{0,62}:[A-Za-z0-9._\\-@|~+=]{1,256}$',
+    });
     // Any string: one the server did not issue is answered with invalid-cursor, not refused by the schema.
     expect(param('cursor').schema).toEqual({ type: 'string' });
     const agent = resolvedOperations.get('agentsGet')!.operation;

@@ -28,8 +28,8 @@ const REASONS: Record<Reason, string> = {
   'agent-scope': "a chain of grants exists, but the agent's scope does not cover this relation.",
   'not-yet-valid': 'only grants that are not yet in force (their not_before is ahead) would confer it.',
   expired: 'only grants that have expired would confer it.',
-  excluded: 'the subject holds a relation the definition excludes (the chain shown).',
-  'requirement-not-met': 'the subject lacks a relation the definition requires.',
+  excluded: 'grants confer it, but the subject also holds a relation that this one excludes, as the chain below shows.',
+  'requirement-not-met': 'grants confer it, but the subject does not hold everything this relation requires.',
 };
 
 const SUBJECTS_PAGE = 20;
@@ -81,20 +81,43 @@ function Explain({ explained }: { explained: Explanation }) {
       {explained.allowed ? (
         <>
           <PathGraph path={explained.path} />
-          <ol class="explain-steps" aria-label="The explain path, step by step">
-            {explained.path.map((step, i) => (
-              <li key={i}>
-                <code>{step.subject}</code> holds <code>{step.relation}</code> on <code>{step.object}</code> ({viaText(step.via)})
-              </li>
-            ))}
-          </ol>
+          <Steps path={explained.path} label="The explain path, step by step" />
+          {explained.requirements?.map((requirement, i) => (
+            <div key={i} class="requirement">
+              <h3>
+                Requires <code>{requirement.reference}</code>
+              </h3>
+              <Steps path={requirement.path} label={`How the subject holds ${requirement.reference}, step by step`} />
+            </div>
+          ))}
         </>
       ) : (
-        <p class="reason">
-          Denied (<code>{explained.reason}</code>): {REASONS[explained.reason ?? 'no-path']}
-        </p>
+        <>
+          <p class="reason">
+            Denied (<code>{explained.reason}</code>): {REASONS[explained.reason ?? 'no-path']}
+          </p>
+          {explained.detail !== undefined && (
+            <p class="reason-detail">
+              Not held: <code>{explained.detail}</code>
+            </p>
+          )}
+          {explained.path.length > 0 && <Steps path={explained.path} label="How the subject holds the excluding relation, step by step" />}
+        </>
       )}
     </section>
+  );
+}
+
+/** A chain of grants in words, one step a line. */
+function Steps({ path, label }: { path: Step[]; label: string }) {
+  return (
+    <ol class="explain-steps" aria-label={label}>
+      {path.map((step, i) => (
+        <li key={i}>
+          <code>{step.subject}</code> holds <code>{step.relation}</code> on <code>{step.object}</code> ({viaText(step.via)})
+        </li>
+      ))}
+    </ol>
   );
 }
 
@@ -213,6 +236,7 @@ function WhoCanAccess({ session, asked }: PageProps & { asked: Triple }) {
             {subjects.map((subject) => (
               <li key={subject}>
                 <code>{subject}</code>
+                {subject.endsWith(':*') && ` (every subject of ${namespace} that no grant names)`}
               </li>
             ))}
           </ul>

@@ -1,14 +1,24 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../session.ts';
-import { bodyOf, draftProblems, type NamespaceDraft, type RelationRow } from '../relations.ts';
+import { bodyOf, draftProblems, EMPTY_ROW, REFERENCE_LISTS, type NamespaceDraft, type RelationRow } from '../relations.ts';
+import type { NamespaceDefinition, RelationDefinitions } from '../../engine/schema.ts';
+
+const LIST_LABELS = { includes: 'Includes', requires: 'Requires', excludes: 'Excludes' } as const;
 import { Listed, Table } from '../lists.tsx';
 import { bind, Field, FormProblem, Notice, Submit, useId, useLoad, useSubmit, when } from '../ui.tsx';
 
-const describe = (relations: Record<string, { includes?: string[] | undefined }> | null): string =>
+/** A namespace's relations on one line: `viewer ⊇ editor, parent->viewer [requires org->member] [excludes blocked]`. */
+const describe = (relations: RelationDefinitions | null): string =>
   relations === null
     ? 'open (any relation)'
     : Object.entries(relations)
-        .map(([name, def]) => (def.includes?.length ? `${name} ⊇ ${def.includes.join(', ')}` : name))
+        .map(([name, def]) =>
+          [
+            def.includes?.length ? `${name} ⊇ ${def.includes.join(', ')}` : name,
+            ...(def.requires?.length ? [`[requires ${def.requires.join(', ')}]`] : []),
+            ...(def.excludes?.length ? [`[excludes ${def.excludes.join(', ')}]`] : []),
+          ].join(' '),
+        )
         .join('; ') || 'no relations';
 
 export function NamespacesPage({ session }: PageProps) {
@@ -37,6 +47,7 @@ export function NamespacesPage({ session }: PageProps) {
       {created && <Notice>Namespace {created} created.</Notice>}
       <CreateNamespace
         session={session}
+        others={list.data?.namespaces ?? []}
         onCreated={(name) => {
           setCreated(name);
           list.reload();
@@ -46,13 +57,13 @@ export function NamespacesPage({ session }: PageProps) {
   );
 }
 
-const EMPTY_DRAFT: NamespaceDraft = { name: '', open: false, rows: [{ name: 'owner', includes: '' }] };
+const EMPTY_DRAFT: NamespaceDraft = { name: '', open: false, rows: [{ ...EMPTY_ROW, name: 'owner' }] };
 
-function CreateNamespace({ session, onCreated }: PageProps & { onCreated: (name: string) => void }) {
+function CreateNamespace({ session, others, onCreated }: PageProps & { others: NamespaceDefinition[]; onCreated: (name: string) => void }) {
   const [draft, setDraft] = useState<NamespaceDraft>(EMPTY_DRAFT);
   // The live check previews what the server says; submitting still asks the server, whose problem is the word that counts.
   const { busy, problems, run } = useSubmit(['name', 'relations'], { 'invalid-namespace': 'relations', 'namespace-exists': 'name' });
-  const local = draftProblems(draft);
+  const local = draftProblems(draft, others);
   const relationsId = useId('relations');
   const setRow = (i: number, row: Partial<RelationRow>) => setDraft({ ...draft, rows: draft.rows.map((r, j) => (i === j ? { ...r, ...row } : r)) });
 
@@ -79,7 +90,8 @@ function CreateNamespace({ session, onCreated }: PageProps & { onCreated: (name:
             <legend>Relations</legend>
             <p class="hint" id={`${relationsId}-help`}>
               Each relation may include others: <code>editor</code> (the same object's editors also hold it) or <code>parent-&gt;viewer</code> (the
-              viewers of the object's parent hold it), separated by commas.
+              viewers of the object's parent hold it), separated by commas. Its holders must also hold everything it requires (e.g.{' '}
+              <code>org-&gt;member</code>) and nothing it excludes (e.g. <code>blocked</code>), written the same way.
             </p>
             {draft.rows.map((row, i) => (
               <div class="relation-row" key={i}>
@@ -90,19 +102,22 @@ function CreateNamespace({ session, onCreated }: PageProps & { onCreated: (name:
                   onValue={(name) => setRow(i, { name })}
                   problems={problems}
                 />
-                <Field
-                  label={`Includes of relation ${i + 1}`}
-                  name={`includes-${i}`}
-                  value={row.includes}
-                  onValue={(includes) => setRow(i, { includes })}
-                  problems={problems}
-                />
+                {REFERENCE_LISTS.map((list) => (
+                  <Field
+                    key={list}
+                    label={`${LIST_LABELS[list]} of relation ${i + 1}`}
+                    name={`${list}-${i}`}
+                    value={row[list]}
+                    onValue={(value) => setRow(i, { [list]: value })}
+                    problems={problems}
+                  />
+                ))}
                 <button type="button" onClick={() => setDraft({ ...draft, rows: draft.rows.filter((_, j) => j !== i) })}>
                   Remove relation {i + 1}
                 </button>
               </div>
             ))}
-            <button type="button" onClick={() => setDraft({ ...draft, rows: [...draft.rows, { name: '', includes: '' }] })}>
+            <button type="button" onClick={() => setDraft({ ...draft, rows: [...draft.rows, EMPTY_ROW] })}>
               Add a relation
             </button>
             {problems.fields.relations ? (

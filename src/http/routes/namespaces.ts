@@ -1,6 +1,6 @@
 import { initServer } from '@ts-rest/express';
 import { contract } from '../../../contract/index.ts';
-import { validateRelations } from '../../engine/schema.ts';
+import { validateRelations } from '../../engine/definition-checks.ts';
 import { createNamespace, deleteNamespace, getNamespace, listNamespaces, updateNamespace } from '../../store/namespaces.ts';
 import { namespaceBody } from '../bodies.ts';
 import { principalOf, type AppDeps } from '../context.ts';
