@@ -40,7 +40,7 @@ const CASES: Case[] = [
     ],
   },
   {
-    name: 'requires org->member: a viewer must also be a member of the object\'s org',
+    name: "requires org->member: a viewer must also be a member of the object's org",
     definitions: { doc: { org: {}, viewer: { requires: ['org->member'] } } },
     grants: [
       ['org:acme', 'org', 'doc:d'],
@@ -129,7 +129,7 @@ const CASES: Case[] = [
     ],
   },
   {
-    name: 'agent:* grants still pass the agent\'s scope; agent:* itself is no registered agent',
+    name: "agent:* grants still pass the agent's scope; agent:* itself is no registered agent",
     definitions: { doc: { viewer: {} } },
     grants: [['agent:*', 'viewer', 'doc:d']],
     scopes: { reader: ['doc:viewer'], other: ['folder:*'] },
@@ -182,7 +182,14 @@ const CASES: Case[] = [
       folder: { parent: {}, viewer: { includes: ['parent->viewer'] } },
       doc: { parent: {}, reader: {}, viewer: { includes: ['reader'], requires: ['parent->viewer'] } },
     },
-    grants: [...chain(0, 16), ['folder:f16', 'parent', 'doc:d'], ['user:near', 'viewer', 'folder:f1'], ['user:far', 'viewer', 'folder:f0'], ['user:near', 'reader', 'doc:d'], ['user:far', 'reader', 'doc:d']],
+    grants: [
+      ...chain(0, 16),
+      ['folder:f16', 'parent', 'doc:d'],
+      ['user:near', 'viewer', 'folder:f1'],
+      ['user:far', 'viewer', 'folder:f0'],
+      ['user:near', 'reader', 'doc:d'],
+      ['user:far', 'reader', 'doc:d'],
+    ],
     checks: [
       [['user:near', 'viewer', 'doc:d'], true], // 16 arrows: doc:d to f16, then f16 back to f1
       [['user:far', 'viewer', 'doc:d'], false], // 17 arrows
@@ -195,7 +202,13 @@ const CASES: Case[] = [
       folder: { parent: {}, blocked: { includes: ['parent->blocked'] } },
       doc: { parent: {}, viewer: { excludes: ['parent->blocked'] } },
     },
-    grants: [...chain(0, 16), ['folder:f16', 'parent', 'doc:d'], ['user:near', 'blocked', 'folder:f1'], ['user:far', 'blocked', 'folder:f0'], ['user:*', 'viewer', 'doc:d']],
+    grants: [
+      ...chain(0, 16),
+      ['folder:f16', 'parent', 'doc:d'],
+      ['user:near', 'blocked', 'folder:f1'],
+      ['user:far', 'blocked', 'folder:f0'],
+      ['user:*', 'viewer', 'doc:d'],
+    ],
     checks: [
       [['user:near', 'viewer', 'doc:d'], false],
       [['user:far', 'viewer', 'doc:d'], true],
@@ -227,10 +240,8 @@ const CASES: Case[] = [
 ];
 
 describe('the reference evaluator', () => {
-  for (const { name, definitions, grants, scopes = {}, checks } of CASES) {
-    it(name, () => {
-      const check = referenceCheck({ definitions, grants, scopes: new Map(Object.entries(scopes)) });
-      expect(checks.map(([query]) => [query.join(' '), check(...query)])).toEqual(checks.map(([query, want]) => [query.join(' '), want]));
-    });
-  }
+  it.each(CASES)('$name', ({ definitions, grants, scopes = {}, checks }) => {
+    const check = referenceCheck({ definitions, grants, scopes: new Map(Object.entries(scopes)) });
+    expect(checks.map(([query]) => [query.join(' '), check(...query)])).toEqual(checks.map(([query, want]) => [query.join(' '), want]));
+  });
 });
