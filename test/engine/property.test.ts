@@ -1,12 +1,25 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { inForce, windowOf } from '../../src/engine/grant-window.ts';
+import { inForce } from '../../src/engine/grant-window.ts';
 import type { RelationDefinitions } from '../../src/engine/schema.ts';
-import { applyBatch } from '../../src/store/grants.ts';
 import { useServices } from '../helpers.ts';
 import { assertProperty } from '../properties.ts';
-import { disagreeing, queriesOn, referenceCheck, relationsArb, SCOPES, type Triple } from './reference.ts';
-import { tenantGraph } from './tenant-graph.ts';
+import {
+  DECLARED,
+  grantWithWindows,
+  IDS,
+  OBJECTS,
+  reference,
+  REFS,
+  SUBJECT_NAMESPACES,
+  tenantArbOf,
+  writeTenant,
+  type TenantModel,
+  validGrants,
+  WINDOW_INSTANTS,
+  windowBoundsArb,
+} from './random-tenants.ts';
+import { disagreeing, queriesOn, relationsArb, type Triple } from './reference.ts';
 
 /**
  * Random small tenants, answered by the engine and by a reference evaluator written straight from
@@ -21,18 +34,6 @@ const databaseOnly = useServices({ graphMemory: 0 });
 const loadedLater = useServices();
 
 const RELATIONS = ['r0', 'r1', 'r2', 'parent', 'member'];
-const DECLARED = ['doc', 'folder'];
-const IDS: Record<string, string[]> = {
-  user: ['u0', 'u1', 'u2'],
-  agent: ['a0', 'a1'],
-  team: ['t0', 't1'],
-  folder: ['f0', 'f1', 'f2'],
-  doc: ['d0', 'd1', 'd2'],
-};
-const REFS = Object.entries(IDS).flatMap(([ns, ids]) => ids.map((id) => `${ns}:${id}`));
-/** The subjects' namespaces a subjects listing is asked for, and the objects of declared namespaces. */
-const SUBJECT_NAMESPACES = ['user', 'agent', 'team', 'folder'];
-const OBJECTS = REFS.filter((r) => DECLARED.some((ns) => r.startsWith(`${ns}:`)));
 
 /** Any grant, or (a third of the time) a membership of a team, so that paths through groups are common. */
 const tripleArb: fc.Arbitrary<Triple> = fc.oneof(
@@ -50,21 +51,7 @@ const tripleArb: fc.Arbitrary<Triple> = fc.oneof(
   },
 );
 
-const tenantArb = fc.record({
-  doc: relationsArb,
-  folder: relationsArb,
-  grants: fc.uniqueArray(tripleArb, { maxLength: 40, selector: (t) => t.join(' ') }),
-  scopes: fc.tuple(fc.subarray(SCOPES), fc.subarray(SCOPES)),
-  a1Registered: fc.boolean(),
-});
-type TenantModel = typeof tenantArb extends fc.Arbitrary<infer T> ? T : never;
-
-/** The reference's answers on the model's tenant. */
-function reference(model: TenantModel) {
-  const scopes = new Map<string, string[]>([['a0', model.scopes[0]]]);
-  if (model.a1Registered) scopes.set('a1', model.scopes[1]);
-  return referenceCheck({ definitions: { doc: model.doc, folder: model.folder }, grants: validGrants(model), scopes });
-}
+const tenantArb = tenantArbOf(relationsArb, tripleArb);
 
 /**
  * The fewest grants that confer (subject, rel, obj) in the graph, agent scopes aside (Infinity: none
@@ -96,30 +83,8 @@ function referenceShortest(model: TenantModel) {
   };
 }
 
-/** The generated grants the service accepts: declared relations only, agents registered. */
-function validGrants(model: TenantModel): Triple[] {
-  const defs: Record<string, RelationDefinitions> = { doc: model.doc, folder: model.folder };
-  const registered = new Set(model.a1Registered ? ['a0', 'a1'] : ['a0']);
-  return model.grants.filter(([s, r, o]) => {
-    const ons = o.split(':')[0]!;
-    if (DECLARED.includes(ons) && !Object.hasOwn(defs[ons]!, r)) return false;
-    return !s.startsWith('agent:') || registered.has(s.slice('agent:'.length));
-  });
-}
-
 /** A tenant of the given model, written while `services` holds it in memory. */
-async function tenantOf(model: TenantModel) {
-  const g = await tenantGraph(services);
-  expect(await services.heldTenants.load(g.tenantId)).toBe(true);
-  await g.namespace('doc', model.doc);
-  await g.namespace('folder', model.folder);
-  await g.namespace('team');
-  await g.agent('a0', model.scopes[0]);
-  if (model.a1Registered) await g.agent('a1', model.scopes[1]);
-  const grants = validGrants(model);
-  if (grants.length > 0) await g.grant(...grants);
-  return { g, grants };
-}
+const tenantOf = (model: TenantModel) => writeTenant(services, model);
 
 describe('engine against the reference evaluator', () => {
   it('agrees on every check and every listing of random tenants', async () => {
@@ -220,9 +185,7 @@ describe('engine against the reference evaluator with time-bound grants', () => 
     vi.useRealTimers();
   });
 
-  /** A window bound, in seconds after the test's start (null: open). */
-  const boundArb = fc.option(fc.integer({ min: 0, max: 3 }), { nil: null });
-  const windowedArb = fc.record({ tenant: tenantArb, bounds: fc.array(fc.tuple(boundArb, boundArb), { minLength: 40, maxLength: 40 }) });
+  const windowedArb = fc.record({ tenant: tenantArb, bounds: windowBoundsArb });
 
   it('agrees at every instant, in memory and in the database, while windows open and close during the test', async () => {
     await assertProperty(
@@ -230,33 +193,13 @@ describe('engine against the reference evaluator with time-bound grants', () => 
         const T = Math.ceil(Date.now() / 1000) * 1000 + 10_000;
         vi.useFakeTimers({ toFake: ['Date'], now: T });
         const { g } = await tenantOf({ ...model, grants: [] });
-        const grants = validGrants(model).map((triple, i) => {
-          const [start, end] = bounds[i]!;
-          // A window must end after it starts: such a pair keeps its start only.
-          const expiresAt = end === null || (start !== null && end <= start) ? null : T + 1000 * end;
-          return { triple, window: windowOf(start === null ? null : T + 1000 * start, expiresAt) };
-        });
-        if (grants.length > 0) {
-          const writes = await services.engine.parseTriples(
-            g.tenantId,
-            grants.map(({ triple: [subject, relation, object] }) => ({ subject, relation, object })),
-            true,
-          );
-          await applyBatch(
-            services.db,
-            g.tenantId,
-            writes.map((w, i) => ({ ...w, window: grants[i]!.window })),
-            [],
-          );
-          services.engine.invalidate(g.tenantId);
-        }
+        const grants = await grantWithWindows(services, g.tenantId, model, bounds, T);
         expect(await loadedLater.heldTenants.load(g.tenantId)).toBe(true);
         const queries = queriesOn(
           ['user:u0', 'user:u1', 'team:t0', 'agent:a0', 'folder:f0'],
           REFS.filter((r) => DECLARED.some((ns) => r.startsWith(`${ns}:`))),
         );
-        // Each boundary and the millisecond before it, in order: windows open and close as the test goes.
-        for (const ms of [0, 999, 1000, 1999, 2000, 2999, 3000, 3999]) {
+        for (const ms of WINDOW_INSTANTS) {
           vi.setSystemTime(T + ms);
           const expected = reference({ ...model, grants: grants.filter(({ window }) => inForce(window, T + ms)).map(({ triple }) => triple) });
           for (const engine of [services.engine, databaseOnly.engine, loadedLater.engine]) {

@@ -31,7 +31,7 @@ export const relationsArb: fc.Arbitrary<RelationDefinitions> = fc
 
 /** A tenant as the reference reads it, at one instant. */
 export interface ReferenceTenant {
-  /** The relations of each declared namespace (an open one, null or absent, includes nothing). */
+  /** The relations of each declared namespace (an open one, null or absent, has no definitions: plain). */
   definitions: Readonly<Record<string, RelationDefinitions | null>>;
   /** The grants in force. */
   grants: readonly Triple[];
@@ -39,48 +39,67 @@ export interface ReferenceTenant {
   scopes: ReadonlyMap<string, readonly string[]>;
 }
 
-/** The answer of every check on the tenant, by the rules of docs/model.md#what-a-check-means. */
+const namespaceOf = (ref: string) => ref.slice(0, ref.indexOf(':'));
+
+/**
+ * The answer of every check on the tenant, by the rules of docs/model.md#what-a-check-means:
+ * check(S, R, O) = allowed(S, R, O), and for S = agent:<id> the agent is registered and its scope
+ * covers (O's namespace, R), once, at the top; allowed = base, every `requires` reference and no
+ * `excludes` one; base = a grant (X, R, O) to X in {S} ∪ groups(S) ∪ {S's namespace:*}, or an
+ * `includes` reference; a reference `R'` is allowed(S, R', O), and `T->R'` is allowed(S, R', X) for
+ * a grant (X, T, O), at most 16 arrows in one chain from the checked object (requires and excludes
+ * count too). Without requires, excludes and `*` this is the model as it always was.
+ */
 export function referenceCheck({ definitions, grants, scopes }: ReferenceTenant): (...query: Triple) => boolean {
   const has = new Set(grants.map((t) => t.join(' ')));
 
-  const holds = (s: string, rel: string, obj: string, depth: number, memo: Map<string, boolean>): boolean => {
-    const key = `${s} ${rel} ${obj} ${depth}`;
-    if (memo.has(key)) return memo.get(key)!;
-    memo.set(key, false);
-    let result = has.has(`${s} ${rel} ${obj}`);
-    const includes = definitions[obj.split(':')[0]!]?.[rel]?.includes ?? [];
-    for (const entry of includes) {
-      if (result) break;
-      const [via, target] = entry.includes('->') ? entry.split('->') : [null, entry];
-      if (via === null) result = holds(s, target, obj, depth, memo);
-      else if (depth < 16) {
-        result = grants.some(([x, r, o]) => r === via && o === obj && holds(s, target, x, depth + 1, memo));
-      }
-    }
-    memo.set(key, result);
-    return result;
-  };
-
   return (subject, rel, obj) => {
-    const [sns, sid] = subject.split(':') as [string, string];
+    const sns = namespaceOf(subject);
     if (sns === 'agent') {
-      const scope = scopes.get(sid);
-      const [ons] = obj.split(':') as [string];
+      // agent:* is no registered agent (an agent's id is never `*`): it holds nothing.
+      const scope = scopes.get(subject.slice('agent:'.length));
+      const ons = namespaceOf(obj);
       const covered = scope?.some((e) => {
         const [a, b] = e.split(':');
         return (a === '*' || a === ons) && (b === '*' || b === rel);
       });
       if (!covered) return false;
     }
-    const groups = grants.filter(([s, r]) => s === subject && r === 'member').map(([, , o]) => o);
+    const every = `${sns}:*`;
+    // One level: groups of S and of S's namespace's wildcard; a group's own wildcard does not reach its members.
+    const groups = grants.filter(([s, r]) => (s === subject || s === every) && r === 'member').map(([, , o]) => o);
+    const holders = [...new Set([subject, every, ...groups])];
+    // Keyed by depth, as arrows count: a key met again on its own path is a cycle of same-object
+    // references at one depth (refused for includes, never drawn for requires), read as false.
     const memo = new Map<string, boolean>();
-    return [subject, ...groups].some((s) => holds(s, rel, obj, 0, memo));
+
+    const allowed = (r: string, o: string, depth: number): boolean => {
+      const key = `${r} ${o} ${depth}`;
+      if (memo.has(key)) return memo.get(key)!;
+      memo.set(key, false);
+      const definition = definitions[namespaceOf(o)]?.[r];
+      const base = holders.some((x) => has.has(`${x} ${r} ${o}`)) || (definition?.includes ?? []).some((i) => holdsRef(i, o, depth));
+      const result =
+        base && (definition?.requires ?? []).every((q) => holdsRef(q, o, depth)) && !(definition?.excludes ?? []).some((e) => holdsRef(e, o, depth));
+      memo.set(key, result);
+      return result;
+    };
+
+    const holdsRef = (entry: string, o: string, depth: number): boolean => {
+      const arrow = entry.indexOf('->');
+      if (arrow < 0) return allowed(entry, o, depth);
+      if (depth >= 16) return false;
+      const [via, target] = [entry.slice(0, arrow), entry.slice(arrow + 2)];
+      return grants.some(([x, r, on]) => r === via && on === o && allowed(target, x, depth + 1));
+    };
+
+    return allowed(rel, obj, 0);
   };
 }
 
-/** Checks of every subject in `subjects` on every object in `objects`, for r0..r2. */
-export function queriesOn(subjects: readonly string[], objects: readonly string[]): Triple[] {
-  return subjects.flatMap((subject) => objects.flatMap((obj) => ['r0', 'r1', 'r2'].map((rel): Triple => [subject, rel, obj])));
+/** Checks of every subject in `subjects` on every object in `objects`, for each of `relations`. */
+export function queriesOn(subjects: readonly string[], objects: readonly string[], relations: readonly string[] = ['r0', 'r1', 'r2']): Triple[] {
+  return subjects.flatMap((subject) => objects.flatMap((obj) => relations.map((rel): Triple => [subject, rel, obj])));
 }
 
 /**
