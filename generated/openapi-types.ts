@@ -597,7 +597,7 @@ export interface components {
                 /** @description One shortest chain of grants in force by which the subject holds it */
                 path: components["schemas"]["ExplainStep"][];
             }[];
-            /** @description When denied as `requirement-not-met`: the first `requires` reference, in the definition's order, that the subject does not hold */
+            /** @description When denied as `excluded`: the `excludes` reference the subject holds (the first in the definition's order); as `requirement-not-met`: the first `requires` reference, in the definition's order, that the subject does not hold */
             detail?: string;
         };
         ExplainStep: {
