@@ -22,7 +22,8 @@ function modelChecker(compiled: CompiledSchema, grants: readonly Triple[], agent
   const tenant = { index: new GrantIndex(), agents };
   for (const grant of grants) tenant.index.add(grant);
   const objectIds = idsByNamespace(grants.map((grant) => grant.object));
-  const subjectIds = idsByNamespace(grants.map((grant) => grant.subject));
+  // A registered agent is a candidate subject even if no grant names it: it may hold through `agent:*`.
+  const subjectIds = idsByNamespace([...grants.map((grant) => grant.subject), ...[...agents.keys()].map((id) => ({ ns: AGENT_NAMESPACE, id }))]);
   const index = new IndexChecker();
   return {
     schemas: { get: () => Promise.resolve(compiled) },

@@ -82,7 +82,7 @@ export interface ListingWalks {
 export interface Candidates {
   /** Distinct ids of `namespace` objects named by some grant, ascending, after `after`, at most `limit`. */
   objectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]>;
-  /** Distinct ids of `namespace` subjects named by some grant, ascending, after `after`, at most `limit`. */
+  /** Distinct ids of `namespace` subjects named by some grant (for `agent`, and the registered agents), ascending, after `after`, at most `limit`. */
   subjectIds(tenantId: string, namespace: string, after: string | null, limit: number): Promise<string[]>;
 }
 

@@ -126,11 +126,19 @@ WHERE tenant_id = $1::uuid AND object_ns = $2 AND ($3::text IS NULL OR object_id
 ORDER BY object_id
 LIMIT $4`;
 
-/** Distinct subject ids of namespace $2 in tenant $1, ascending, after $3 (null: from the start), at most $4. */
+/**
+ * Distinct subject ids of namespace $2 in tenant $1, ascending, after $3 (null: from the start), at most $4; for `agent`, the
+ * registered agents too, which may hold through `agent:*` while no grant names them (docs/model.md#public-grants).
+ */
 export const SUBJECT_IDS_SQL = `
-SELECT DISTINCT subject_id AS id FROM grants
-WHERE tenant_id = $1::uuid AND subject_ns = $2 AND ($3::text IS NULL OR subject_id > $3::text)
-ORDER BY subject_id
+SELECT id FROM (
+  SELECT DISTINCT subject_id AS id FROM grants
+  WHERE tenant_id = $1::uuid AND subject_ns = $2 AND ($3::text IS NULL OR subject_id > $3::text)
+  UNION
+  SELECT external_id FROM agents
+  WHERE $2 = 'agent' AND tenant_id = $1::uuid AND ($3::text IS NULL OR external_id > $3::text)
+) candidates
+ORDER BY id
 LIMIT $4`;
 
 /**
