@@ -79,8 +79,8 @@ export function rulesTenant(): StallTenant {
   for (let i = 0; i < CROWD_DOCS; i++) grants.push(['user:late', 'viewer', `doc:c${i}`]);
   grants.push(['user:deep', 'owner', `doc:l${MAX_ARROW_DEPTH}_0`]);
   return {
+    // `user` (and `agent`) every tenant has from its creation.
     namespaces: [
-      { name: 'user', relations: null },
       { name: 'team', relations: null },
       { name: 'doc', relations: RULED_DOCUMENT },
     ],
