@@ -53,6 +53,10 @@ export interface Results {
   noWindows: { key: string; differing: number } | null;
   /** Each windows scenario's load on tenant NO_WINDOWS_TENANT (its peer). */
   noWindowsPeers: Partial<Record<WindowsScenario, RunStats>>;
+  /** Tenant RULES_TENANT's key, and its answers to check_rules' labelled mix against the reference model (single, and single against bulk). */
+  rules: { key: string; mismatches: number; bulkMismatches: number } | null;
+  /** check_rules' peer: the plain check's load on the dataset's tenant, alternating on the same grantd. */
+  rulesPlainPeer: RunStats | null;
   /** check_tracing_off's peer: the check's load on a grantd with tracing on. */
   tracingOnCheck: RunStats | null;
   /** What tracing off costs a check (check_tracing_off): share of the check's server CPU, in %. */
@@ -142,6 +146,8 @@ export function createContext(options: Options): RunContext {
       batchWithoutFeed: null,
       noWindows: null,
       noWindowsPeers: {},
+      rules: null,
+      rulesPlainPeer: null,
       tracingOnCheck: null,
       tracingOffShare: null,
       fixedRateGcShare: null,

@@ -16,6 +16,9 @@
  *   of them reaches 10,000 documents or more (the "10,000+" listing subjects) in both sizes.
  *   L only: group:all views all ten top folders, so it reaches every one of the 1,000,000 documents.
  * - A share of grants are time-bound with a far-future expiry (WINDOWED_EVERY).
+ * - Tenant bench-rules only (scenario check_rules, issue 42): `document` gains `blocked` and
+ *   `viewer_unblocked` (RULES_NAMESPACES), and its grants add rulesTriples(): blocked users and
+ *   groups, and public documents viewed by `user:*`. The dataset's own tenant keeps today's model.
  */
 
 export type SizeName = 'S' | 'L';
@@ -58,7 +61,7 @@ export const FAR_FUTURE = '2999-01-01T00:00:00.000Z';
 
 export interface NamespaceDef {
   name: string;
-  relations: Record<string, { includes?: string[] }>;
+  relations: Record<string, { includes?: string[]; excludes?: string[] }>;
 }
 
 export const NAMESPACES: NamespaceDef[] = [
@@ -69,6 +72,23 @@ export const NAMESPACES: NamespaceDef[] = [
     relations: { parent: {}, owner: {}, editor: { includes: ['owner'] }, viewer: { includes: ['editor', 'parent->viewer'] } },
   },
 ];
+
+/** The tenant whose model and grants are asked: the dataset's, or bench-rules (the dataset with RULES_NAMESPACES and rulesTriples). */
+export type TenantModel = 'dataset' | 'rules';
+
+/** Every BLOCKED_EVERY-th document (d % BLOCKED_EVERY === 3) blocks its editor, or its owner when it has none. */
+export const BLOCKED_EVERY = 10;
+/** Every BLOCKED_GROUP_EVERY-th document (d % BLOCKED_GROUP_EVERY === 31, public ones) blocks the first viewer group of its folder. */
+export const BLOCKED_GROUP_EVERY = 100;
+/** Every PUBLIC_EVERY-th document (d % PUBLIC_EVERY === 11) is viewed by `user:*`: every user, named in a grant or not. */
+export const PUBLIC_EVERY = 20;
+
+/** The model of tenant bench-rules: the dataset's, with a `blocked` relation on documents and a viewer that is not blocked. */
+export const RULES_NAMESPACES: NamespaceDef[] = NAMESPACES.map((ns) =>
+  ns.name === 'document'
+    ? { ...ns, relations: { ...ns.relations, blocked: {}, viewer_unblocked: { includes: ['viewer'], excludes: ['blocked'] } } }
+    : ns,
+);
 
 /** mulberry32: small, fast, good enough for benchmark data. */
 export function prng(seed: number): () => number {
@@ -193,12 +213,32 @@ export class Dataset {
     }
   }
 
+  /** Who document dJ blocks in tenant bench-rules (derived from the arrays, so the dataset's own grants are drawn as before). */
+  blockedOn(doc: number): string[] {
+    const blocked: string[] = [];
+    if (doc % BLOCKED_EVERY === 3) blocked.push(`user:u${this.docEditor[doc]! >= 0 ? this.docEditor[doc] : this.docOwner[doc]}`);
+    if (doc % BLOCKED_GROUP_EVERY === 31) blocked.push(`group:g${this.folderViewerGroups[2 * this.folderOf(doc)]}`);
+    return blocked;
+  }
+
+  isPublic(doc: number): boolean {
+    return doc % PUBLIC_EVERY === 11;
+  }
+
+  /** The grants tenant bench-rules has besides the dataset's: the blocked subjects and the public documents. */
+  *rulesTriples(): Generator<Triple> {
+    for (let d = 0; d < this.sizes.documents; d++) {
+      for (const subject of this.blockedOn(d)) yield { subject, relation: 'blocked', object: `document:d${d}` };
+      if (this.isPublic(d)) yield { subject: 'user:*', relation: 'viewer', object: `document:d${d}` };
+    }
+  }
+
   // ---- Reference model: docs/model.md#what-a-check-means, evaluated directly on the arrays above. ----
 
-  /** {S} ∪ groups(S): the subject and the objects it is a direct `member` of (one level). */
+  /** {S} ∪ groups(S) ∪ {S.ns:*}: the subject, the objects it is a direct `member` of (one level) and its namespace's wildcard. */
   subjectsOf(subject: string): Set<string> {
-    const out = new Set([subject]);
     const [ns, id] = subject.split(':') as [string, string];
+    const out = new Set([subject, `${ns}:*`]);
     const n = Number(id.slice(1));
     if (ns === 'user' && /^u\d+$/.test(id) && n < this.sizes.users) {
       out.add(`group:g${this.userGroups[2 * n]}`);
@@ -220,7 +260,11 @@ export class Dataset {
     return false;
   }
 
-  private holds(subjects: Set<string>, relation: string, doc: number): boolean {
+  private holds(subjects: Set<string>, relation: string, doc: number, tenant: TenantModel): boolean {
+    if (tenant === 'rules' && relation === 'blocked') return this.blockedOn(doc).some((s) => subjects.has(s));
+    if (tenant === 'rules' && relation === 'viewer_unblocked')
+      return this.holds(subjects, 'viewer', doc, tenant) && !this.holds(subjects, 'blocked', doc, tenant);
+    if (tenant === 'rules' && relation === 'viewer' && this.isPublic(doc) && subjects.has('user:*')) return true;
     if (relation === 'parent') return subjects.has(`folder:f${this.folderOf(doc)}`);
     const owner = subjects.has(`user:u${this.docOwner[doc]}`);
     if (relation === 'owner') return owner;
@@ -243,11 +287,14 @@ export class Dataset {
     });
   }
 
-  /** The expected answer of check(subject, relation, document:dJ). Documents only. */
-  expect(check: Triple): boolean {
+  /**
+   * The expected answer of check(subject, relation, document:dJ) in the tenant's model and grants.
+   * Documents only. The agent's scope is applied once, to the checked relation (not to `blocked`).
+   */
+  expect(check: Triple, tenant: TenantModel = 'dataset'): boolean {
     const doc = Number(check.object.slice('document:d'.length));
     if (!this.agentMayHold(check.subject, check.relation)) return false;
-    return this.holds(this.subjectsOf(check.subject), check.relation, doc);
+    return this.holds(this.subjectsOf(check.subject), check.relation, doc, tenant);
   }
 
   /** The expected full listing of documents for (subject, relation), in byte order. */
@@ -255,7 +302,7 @@ export class Dataset {
     if (!this.agentMayHold(subject, relation)) return [];
     const subjects = this.subjectsOf(subject);
     const ids: string[] = [];
-    for (let d = 0; d < this.sizes.documents; d++) if (this.holds(subjects, relation, d)) ids.push(`d${d}`);
+    for (let d = 0; d < this.sizes.documents; d++) if (this.holds(subjects, relation, d, 'dataset')) ids.push(`d${d}`);
     return ids.sort();
   }
 }
@@ -268,9 +315,9 @@ export interface LabelledCheck extends MixedCheck {
   expected: boolean;
 }
 
-/** The mix with the reference model's answer to each check. */
-export function labelled(ds: Dataset, checks: MixedCheck[]): LabelledCheck[] {
-  return checks.map((c) => ({ ...c, expected: ds.expect(c) }));
+/** The mix with the reference model's answer to each check, in the tenant's model. */
+export function labelled(ds: Dataset, checks: MixedCheck[], tenant: TenantModel = 'dataset'): LabelledCheck[] {
+  return checks.map((c) => ({ ...c, expected: ds.expect(c, tenant) }));
 }
 
 /**
@@ -428,6 +475,33 @@ export function checkMix(ds: Dataset, count: number, seed: number): MixedCheck[]
     for (let i = 0; i < n; i++) out.push({ ...make(), kind });
   }
   // Fixed shuffle, so that consecutive requests differ in kind.
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = int(i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+/**
+ * check_rules' mix (tenant bench-rules): checkMix's checks asked of `viewer_unblocked` instead, with
+ * a fifth more of two kinds of its own: a blocked subject on the document that blocks it, and a
+ * random or unknown user on a public document. Shuffled; deterministic for (dataset, count, seed).
+ */
+export function rulesMix(ds: Dataset, count: number, seed: number): MixedCheck[] {
+  const rand = prng(seed);
+  const int = (n: number) => Math.floor(rand() * n);
+  const documents = ds.sizes.documents;
+  const out = checkMix(ds, Math.round(count * 0.8), seed).map((c) => ({ ...c, relation: 'viewer_unblocked' }));
+  for (let i = 0; out.length < count; i++) {
+    if (i % 2 === 0) {
+      const d = int(documents / BLOCKED_EVERY) * BLOCKED_EVERY + 3;
+      out.push({ subject: ds.blockedOn(d)[0]!, relation: 'viewer_unblocked', object: `document:d${d}`, kind: 'rules:blocked' });
+    } else {
+      const d = int(documents / PUBLIC_EVERY) * PUBLIC_EVERY + 11;
+      const subject = int(2) ? `user:u${int(ds.sizes.users)}` : `user:nobody${int(1000)}`;
+      out.push({ subject, relation: 'viewer_unblocked', object: `document:d${d}`, kind: 'rules:public' });
+    }
+  }
   for (let i = out.length - 1; i > 0; i--) {
     const j = int(i + 1);
     [out[i], out[j]] = [out[j]!, out[i]!];

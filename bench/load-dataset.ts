@@ -4,6 +4,7 @@
  */
 import type { RunContext } from './context.ts';
 import { Api, grantdAnswers, loadGrantd, walkListing } from './load.ts';
+import { compareRules, loadRulesTenant, RULES_TENANT, rulesSample } from './rules-tenant.ts';
 import { startGrantd, vacuumDatabase } from './servers.ts';
 import { differing, loadWithoutWindows, NO_WINDOWS_TENANT, windowedGrants } from './time-bound.ts';
 
@@ -35,10 +36,12 @@ export async function loadDataset(ctx: RunContext, databaseUrl: string): Promise
       `grantd load: ${loaded.grants} grants + ${ds.sizes.agents} agents in ${loaded.seconds.toFixed(1)} s (${Math.round(loaded.grants / loaded.seconds)} grants/s, batches of 1000, 4 in flight${ctx.results.spiceError ? '' : ', SpiceDB loading at the same time'})`,
     );
     const peerKey = ctx.options.needsNoWindows ? await loadNoWindowsTenant(ctx, databaseUrl, first.url) : null;
+    const rulesKey = ctx.options.needsRules ? await loadRules(ctx, databaseUrl, first.url) : null;
     const autovacuum = await vacuumDatabase(databaseUrl);
     note(`ran VACUUM ANALYZE once after the load, as autovacuum would (autovacuum is ${autovacuum} on this PostgreSQL)`);
     const answers = await collectAnswers(ctx, api);
     if (peerKey) await compareNoWindowsAnswers(ctx, new Api(first.url, peerKey), answers);
+    if (rulesKey) await compareRulesAnswers(ctx, new Api(first.url, rulesKey));
     return { key, answers, deepCursors: await deepCursorsOf(ctx, api) };
   } finally {
     await first.proc.stop();
@@ -53,6 +56,33 @@ async function loadNoWindowsTenant({ ds, log, note, resources }: RunContext, dat
     `tenant ${NO_WINDOWS_TENANT} (check_windows' peer): the same ${loaded.grants} grants + ${ds.sizes.agents} agents without the ${windowedGrants(ds)} windows, loaded the same way in ${loaded.seconds.toFixed(1)} s`,
   );
   return loaded.key;
+}
+
+/** Tenant RULES_TENANT (check_rules), loaded through the same grantd; its key. */
+async function loadRules({ ds, log, note, resources }: RunContext, databaseUrl: string, url: string): Promise<string> {
+  log(`loading tenant ${RULES_TENANT}: the dataset again, with blocked grants, public documents and viewer_unblocked`);
+  const loaded = await loadRulesTenant(resources.snapshot!.dir, databaseUrl, url, ds, log);
+  note(
+    `tenant ${RULES_TENANT} (check_rules): ${loaded.grants} grants (the dataset's and ${[...ds.rulesTriples()].length} blocked and public ones) + ${ds.sizes.agents} agents, loaded the same way in ${loaded.seconds.toFixed(1)} s`,
+  );
+  return loaded.key;
+}
+
+/** Tenant RULES_TENANT's answers to check_rules' labelled mix against the reference model: what makes its figure meaningful. */
+async function compareRulesAnswers({ ds, note, options, results }: RunContext, api: Api): Promise<void> {
+  const sample = rulesSample(ds, options.seed);
+  const { mismatches, bulkMismatches, first } = await compareRules(api, sample);
+  results.rules = { key: api.key, mismatches, bulkMismatches };
+  results.peers.rules = {
+    tenant: RULES_TENANT,
+    sample_checks: sample.length,
+    allowed: sample.filter((c) => c.expected).length,
+    model_mismatches: mismatches,
+    check_vs_bulk_mismatches: bulkMismatches,
+  };
+  note(
+    `tenant ${RULES_TENANT} vs the reference model on check_rules' ${sample.length} labelled checks (${sample.filter((c) => c.expected).length} allowed): ${mismatches} disagreements${first.length ? ` (${first.join('; ')})` : ''}; single vs bulk: ${bulkMismatches}`,
+  );
 }
 
 /**

@@ -4,7 +4,7 @@
  * POST /v1/grants/batch, 1000 triples per call, a few calls in flight.
  */
 import { request } from 'node:http';
-import { NAMESPACES, type Dataset, type Triple } from './dataset.ts';
+import { NAMESPACES, type Dataset, type NamespaceDef, type Triple } from './dataset.ts';
 
 export class Api {
   constructor(
@@ -89,15 +89,16 @@ export async function pool<T>(items: Iterable<T>, concurrency: number, work: (it
   if (failed !== null) throw failed instanceof Error ? failed : new Error('pool work failed', { cause: failed });
 }
 
-/** The dataset's namespaces, agents and grants (`triples`: the dataset's own unless given). */
+/** The dataset's namespaces, agents and grants (`triples` and `namespaces`: the dataset's own unless given). */
 export async function loadGrantd(
   api: Api,
   ds: Dataset,
   log: (line: string) => void,
   triples: Iterable<Triple> = ds.triples(),
+  namespaces: NamespaceDef[] = NAMESPACES,
 ): Promise<{ grants: number; seconds: number }> {
   const started = performance.now();
-  for (const ns of NAMESPACES) await api.call('POST', '/v1/namespaces', ns);
+  for (const ns of namespaces) await api.call('POST', '/v1/namespaces', ns);
   const agents = Array.from({ length: ds.sizes.agents }, (_, a) => a);
   await pool(agents, 8, async (a) => {
     await api.call('POST', '/v1/agents', { external_id: `a${a}`, owner: `user:u${ds.agentUser[a]}`, scope: ds.agentScope(a) });

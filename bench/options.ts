@@ -12,6 +12,7 @@ export const SCENARIOS = [
   'check_bulk_100',
   'check_windows',
   'check_bulk_windows',
+  'check_rules',
   'check_tracing_off',
   'objects_first_page',
   'subjects_first_page',
@@ -68,5 +69,7 @@ export function parseOptions() {
     needsDataset: SCENARIOS.some((name) => selected.has(name) && name !== 'noisy_neighbour'),
     /** Whether tenant NO_WINDOWS_TENANT is loaded beside the dataset's. */
     needsNoWindows: WINDOWS_SCENARIOS.some((name) => selected.has(name)),
+    /** Whether tenant RULES_TENANT is loaded beside the dataset's. */
+    needsRules: selected.has('check_rules'),
   };
 }

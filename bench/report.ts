@@ -29,6 +29,7 @@ function resultTable(ctx: RunContext): string[] {
     expressBulk,
     batchWithoutFeed,
     noWindowsPeers,
+    rulesPlainPeer,
     tracingOnCheck,
     cerbos,
     cerbosError,
@@ -69,6 +70,7 @@ function resultTable(ctx: RunContext): string[] {
     const peer = noWindowsPeers[name];
     if (peer) out.push(peerLine(`(peer) ${windowsLoad(name)} without windows`, peer));
   }
+  if (rulesPlainPeer) out.push(peerLine('(peer) check alternating with check_rules', rulesPlainPeer));
   if (tracingOnCheck) out.push(peerLine('(peer) check with tracing on', tracingOnCheck));
   out.push(cerbos ? peerLine('(peer) cerbos check', cerbos) : `(peer) cerbos: null (${cerbosError})`);
   out.push(

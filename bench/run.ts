@@ -11,6 +11,7 @@ import { report } from './report.ts';
 import { buildAndSnapshot, cleanup, cleanUpOnSignals, createBenchDatabase } from './resources.ts';
 import { runCheckBulk, noteLoadPools } from './scenarios/check-bulk.ts';
 import { runCheckFixedRate } from './scenarios/check-fixed-rate.ts';
+import { runCheckRules } from './scenarios/check-rules.ts';
 import { runCheckAtLeast, runCheckToken } from './scenarios/check-variants.ts';
 import { runCheck } from './scenarios/check.ts';
 import { runGrantBatchWrite } from './scenarios/grant-batch-write.ts';
@@ -43,6 +44,7 @@ async function runDatasetScenarios(ctx: RunContext, dataset: DatasetContext): Pr
   if (selected.has('check_fixed_rate')) await runCheckFixedRate(ctx, dataset);
   if (selected.has('check_bulk_100')) await runCheckBulk(ctx, dataset);
   for (const name of WINDOWS_SCENARIOS) if (selected.has(name)) await runWindows(ctx, name, dataset);
+  if (selected.has('check_rules')) await runCheckRules(ctx, dataset);
   if (selected.has('check_tracing_off')) await runCheckTracingOff(ctx, dataset);
   if (selected.has('check') || selected.has('check_bulk_100')) noteLoadPools(ctx);
   if (selected.has('objects_first_page')) await runObjectsFirstPage(ctx, dataset);

@@ -18,6 +18,7 @@ export function targetLines({ results }: RunContext): string[] {
     batchWithoutFeed,
     noWindows,
     noWindowsPeers,
+    rules,
     tracingOnCheck,
     tracingOffShare,
     spiceMismatches,
@@ -115,6 +116,20 @@ export function targetLines({ results }: RunContext): string[] {
     const withOverWithout = ratio(rows.get(name)?.rps, noWindowsPeers[name]?.rps);
     out.push(target(`${windowsLoad(name)} rps with windows / without`, withOverWithout, '>= 0.9', (v) => v >= 0.9, 2, windowsErrors(name)));
   }
+  // Answers that disagree with the model make the rate meaningless: it would measure other work.
+  out.push(
+    target(
+      'check_rules rps / check rps',
+      ratio(rows.get('check_rules')?.rps, c?.rps),
+      '>= 0.8',
+      (v) => v >= 0.8,
+      2,
+      errorsIn('check', 'check_rules') + (rules ? rules.mismatches + rules.bulkMismatches : 0),
+    ),
+  );
+  out.push(
+    target('check_rules: answers against the model, mismatches', rules ? rules.mismatches + rules.bulkMismatches : null, '0', (v) => v === 0, 0),
+  );
   const offOn = ratio(rows.get('check_tracing_off')?.rps, tracingOnCheck?.rps);
   out.push(
     `  ${'check rps tracing off / on'.padEnd(48)} ${(offOn === null ? 'n/a' : offOn.toFixed(2)).padStart(8)}  (informative: what tracing on costs)`,

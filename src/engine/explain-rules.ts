@@ -1,4 +1,4 @@
-import { overBudget } from './budget.ts';
+import { isCheckTooComplex, overBudget } from './budget.ts';
 import { shortestPath, stepsOf, type ExplainGraph, type PathStep, type WindowedGrant } from './explain-walk.ts';
 import type { Explanation } from './explanation.ts';
 import type { RuleReference } from './model-rules.ts';
@@ -15,6 +15,22 @@ import { MAX_ARROW_DEPTH } from './schema-tables.ts';
  * over the grants `counts` lets through, all against one budget.
  */
 export async function explainRules(
+  graph: ExplainGraph,
+  schema: CompiledSchema,
+  query: Triple,
+  budget: number,
+  counts: (grant: WindowedGrant) => boolean,
+): Promise<Explanation | null> {
+  try {
+    return await explainWithin(graph, schema, query, budget, counts);
+  } catch (error) {
+    // A part's walk is given what is left of the budget and names that: the problem names the check's.
+    if (isCheckTooComplex(error)) throw overBudget(budget);
+    throw error;
+  }
+}
+
+async function explainWithin(
   graph: ExplainGraph,
   schema: CompiledSchema,
   query: Triple,

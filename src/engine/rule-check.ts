@@ -54,7 +54,8 @@ export async function decideRules(graph: RuleGraph, schema: CompiledSchema, quer
       );
     }
   } catch (error) {
-    if (isCheckTooComplex(error)) return error;
+    // A part's walk is given what is left of the budget and names that: the problem names the check's.
+    if (isCheckTooComplex(error)) return overBudget(budget);
     throw error;
   }
 }

@@ -117,4 +117,20 @@ describe('the work budget', () => {
     const answer = await check('user:ann', 'editor', 'document:d1');
     expect(answer).toMatchObject({ type: 'check-too-complex' });
   });
+
+  it("names the check's budget when a part's walk passes what was left of it, in a check and in its explanation", async () => {
+    const grants = Array.from({ length: 8_000 }, (_, i) => [`document:p${i} parent document:d1`, `document:root parent document:p${i}`]).flat();
+    const { index, schema, check } = tenant([...grants, 'user:ann owner document:d1'], {
+      ...DOCUMENT,
+      blocked: { includes: ['parent->blocked'] },
+      editor: { includes: ['owner'], excludes: ['parent->blocked'] },
+    });
+    const budget = /^the check would take more than 25000 steps /;
+    expect(await check('user:ann', 'editor', 'document:d1')).toMatchObject({ type: 'check-too-complex', detail: expect.stringMatching(budget) });
+    const query = { subject: parseRef('user:ann', 'subject'), relation: 'editor', object: parseRef('document:d1', 'object') };
+    await expect(new IndexChecker().explain({ index, agents: new Map() }, schema, query, Date.now())).rejects.toMatchObject({
+      type: 'check-too-complex',
+      detail: expect.stringMatching(budget),
+    });
+  });
 });

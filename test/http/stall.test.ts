@@ -13,6 +13,7 @@ import { applyBatch, type GrantWrite } from '../../src/store/grants.ts';
 import { DOCUMENT_NAMESPACE, newTenant, useServices, type TestTenant } from '../helpers.ts';
 import { basic } from '../oauth/support.ts';
 import { everyContractRoute } from './routes.ts';
+import { PUBLIC_TEAMS, publicTenant, RULED_CHAIN_WIDTH, rulesTenant, type StallTenant } from './stall-rules.ts';
 
 /**
  * The stall test (docs/decisions.md#one-meter-for-all-work-in-memory): adversarial tenants held in
@@ -91,6 +92,10 @@ interface Tenants {
   pending: TestTenant;
   /** One object with thousands of windowed grants. */
   hot: TestTenant;
+  /** Relations with requires and excludes over fan-outs and chains (stall-rules.ts). */
+  rules: TestTenant;
+  /** A wildcard subject in thousands of groups (stall-rules.ts). */
+  public: TestTenant;
 }
 const t = {} as Tenants;
 const oauth = {} as { confidential: { client_id: string; client_secret: string }; publicId: string };
@@ -107,8 +112,22 @@ beforeAll(async () => {
   // Idle connections kept past any stall: a connection the server closes as the client reuses it is reset, which is no stall of ours.
   server.keepAliveTimeout = 120_000;
   server.on('request', createApp(services, { ...DEFAULT_HTTP_OPTIONS, publicUrl: `http://localhost:${port}` }));
-  [t.quiet, t.graph, t.pending, t.hot] = await Promise.all([newTenant(services), newTenant(services), newTenant(services), newTenant(services)]);
-  await Promise.all([quietTenant(), graphTenant(), pendingTenant(), hotTenant()]);
+  [t.quiet, t.graph, t.pending, t.hot, t.rules, t.public] = await Promise.all([
+    newTenant(services),
+    newTenant(services),
+    newTenant(services),
+    newTenant(services),
+    newTenant(services),
+    newTenant(services),
+  ]);
+  await Promise.all([
+    quietTenant(),
+    graphTenant(),
+    pendingTenant(),
+    hotTenant(),
+    stallTenant(t.rules, rulesTenant()),
+    stallTenant(t.public, publicTenant()),
+  ]);
   // The quiet tenant is held before anything is measured; the others are loaded while measured.
   expect(await services.heldTenants.load(t.quiet.id)).toBe(true);
 }, 300_000);
@@ -222,6 +241,15 @@ async function hotTenant(): Promise<void> {
   for (let i = 0; i < HOT; i++) writes.push(write(`user:s${i}`, 'viewer', 'document:hot', hotWindow(i)));
   await grant(t.hot, writes);
 }
+/** A tenant of stall-rules.ts: its namespaces, then its grants. */
+async function stallTenant(tenant: TestTenant, { namespaces, grants }: StallTenant): Promise<void> {
+  for (const { name, relations } of namespaces) await namespace(tenant, name, relations);
+  await grant(
+    tenant,
+    grants.map(([subject, relation, object]) => write(subject, relation, object)),
+  );
+}
+
 const hotWindow = (i: number): GrantWindow => ({ notBefore: null, expiresAt: HOT_START + i * HOT_EXPIRY_STEP_MS });
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -300,6 +328,13 @@ const WINDOW_CLOCK = 'window clock';
 
 const expiresSoon = (i: number) => iso(HOT_START + (HOT + i) * HOT_EXPIRY_STEP_MS + 1);
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+/** The items of the ruled bulk, in turn: held, excluded, past the budget, held through user:*. */
+const RULED_BULK = [
+  (k: number) => ({ subject: `user:u${k}`, relation: 'open', object: 'doc:fan' }),
+  () => ({ subject: 'user:bob', relation: 'open', object: 'doc:fan' }),
+  (k: number) => ({ subject: `user:u${k}`, relation: 'open', object: 'doc:fanover' }),
+  (k: number) => ({ subject: k % 2 ? 'user:*' : `user:zz${k}`, relation: 'open', object: 'doc:pub' }),
+];
 
 const ATTACKS: Attack[] = [
   // Reads
@@ -358,6 +393,51 @@ const ATTACKS: Attack[] = [
     statuses: [200],
   },
   {
+    route: 'check',
+    what: 'a ruled exclusion through 3,000 parents, each walked (held, excluded)',
+    tenant: 'rules',
+    requests: 40,
+    concurrency: 4,
+    request: (i) => check(i % 2 ? `user:u${i}` : 'user:bob', 'open', 'doc:fan'),
+    statuses: [200],
+  },
+  {
+    route: 'check',
+    what: 'a ruled exclusion through 8,000 parents (past the budget)',
+    tenant: 'rules',
+    requests: 40,
+    concurrency: 4,
+    request: (i) => check(`user:u${i}`, 'open', 'doc:fanover'),
+    statuses: [422],
+  },
+  {
+    route: 'check',
+    what: 'a ruled requirement up 16 arrows, 20 wide',
+    tenant: 'rules',
+    requests: 40,
+    concurrency: 4,
+    request: (i) => check('user:deep', 'vetted', `doc:l${i % 17}_0`),
+    statuses: [200, 422],
+  },
+  {
+    route: 'check',
+    what: 'user:* and unknown users, held through user:* (ruled, 3,000 parents)',
+    tenant: 'rules',
+    requests: 40,
+    concurrency: 4,
+    request: (i) => check(i % 2 ? 'user:*' : `user:zz${i}`, 'open', 'doc:pub'),
+    statuses: [200],
+  },
+  {
+    route: 'check',
+    what: 'person:* and unknown persons, person:* in 5,000 groups (plain, ruled)',
+    tenant: 'public',
+    requests: 40,
+    concurrency: 4,
+    request: (i) => check(i % 2 ? 'person:*' : `person:zz${i}`, i % 4 < 2 ? 'viewer' : 'open', `doc:d${PUBLIC_TEAMS - 1 - i}`),
+    statuses: [200, 422],
+  },
+  {
     route: 'checkBulk',
     // 200 a bulk: each check of a user in 8,000 groups costs milliseconds, and the tenant's time share (a
     // quarter while the quiet tenant asks) makes a bulk of 1,000 take longer than REQUEST_TIMEOUT_MS here.
@@ -385,6 +465,40 @@ const ATTACKS: Attack[] = [
       path: '/v1/check/bulk',
       json: {
         checks: Array.from({ length: 1000 }, (_, k) => ({ subject: `user:m${k % 5}_${i}`, relation: 'r', object: `chain:l0_${k % CHAIN_WIDTH}` })),
+      },
+    }),
+    statuses: [200],
+  },
+  {
+    route: 'checkBulk',
+    // Each item is one unit of work (the rule evaluator's), a few milliseconds here, up to tens for one past the budget;
+    // at the tenant's time share a bulk of 200 took 13 s, too near REQUEST_TIMEOUT_MS on a busy machine.
+    what: '100 ruled checks: exclusions through 3,000 and 8,000 parents, user:* among the subjects',
+    tenant: 'rules',
+    requests: 4,
+    concurrency: 2,
+    request: (i) => ({
+      method: 'POST',
+      path: '/v1/check/bulk',
+      json: { checks: Array.from({ length: 100 }, (_, k) => RULED_BULK[k % RULED_BULK.length]!(i * 100 + k)) },
+    }),
+    statuses: [200],
+  },
+  {
+    route: 'checkBulk',
+    what: '1,000 ruled checks up the 16-arrow chain, 20 wide',
+    tenant: 'rules',
+    requests: 4,
+    concurrency: 2,
+    request: () => ({
+      method: 'POST',
+      path: '/v1/check/bulk',
+      json: {
+        checks: Array.from({ length: 1000 }, (_, k) => ({
+          subject: 'user:deep',
+          relation: k % 2 ? 'vetted' : 'trusted',
+          object: `doc:l${k % 17}_${Math.floor(k / 17) % RULED_CHAIN_WIDTH}`,
+        })),
       },
     }),
     statuses: [200],
@@ -444,6 +558,33 @@ const ATTACKS: Attack[] = [
     statuses: [200],
   },
   {
+    route: 'explain',
+    what: 'a ruled exclusion through 3,000 parents: allowed, excluded, held by user:*',
+    tenant: 'rules',
+    requests: 6,
+    concurrency: 3,
+    request: (i) => ({ ...check(['user:u0', 'user:bob', 'user:*'][i % 3]!, 'open', i % 3 === 2 ? 'doc:pub' : 'doc:fan'), path: '/v1/check/explain' }),
+    statuses: [200],
+  },
+  {
+    route: 'explain',
+    what: 'a ruled requirement up 16 arrows, 20 wide: not met, allowed or past the budget',
+    tenant: 'rules',
+    requests: 6,
+    concurrency: 3,
+    request: (i) => ({ ...check(i % 2 ? 'user:u0' : 'user:deep', 'vetted', i % 2 ? 'doc:l0_1' : `doc:l${4 * i}_0`), path: '/v1/check/explain' }),
+    statuses: [200, 422],
+  },
+  {
+    route: 'explain',
+    what: 'an unknown person, through person:* in 5,000 groups',
+    tenant: 'public',
+    requests: 6,
+    concurrency: 3,
+    request: (i) => ({ ...check(`person:zz${i}`, 'viewer', `doc:d${PUBLIC_TEAMS - 1}`), path: '/v1/check/explain' }),
+    statuses: [200],
+  },
+  {
     route: 'objects.list',
     what: 'the wide user, through 8,000 groups',
     tenant: 'graph',
@@ -472,6 +613,36 @@ const ATTACKS: Attack[] = [
       path: query('/v1/objects', { subject: `user:u${i}`, relation: 'viewer', namespace: 'document', limit: '1000' }),
     }),
     statuses: [200],
+  },
+  {
+    route: 'objects.list',
+    what: 'a ruled relation, its candidates checked one by one (5,000 hold the base)',
+    tenant: 'rules',
+    requests: 8,
+    concurrency: 4,
+    request: (i) => ({ method: 'GET', path: query('/v1/objects', { subject: `user:u${i}`, relation: 'open', namespace: 'doc', limit: '1000' }) }),
+    statuses: [200],
+  },
+  {
+    route: 'objects.list',
+    what: 'a ruled relation none of 13,000 candidates grants (5,000 hold the base)',
+    tenant: 'rules',
+    requests: 4,
+    concurrency: 2,
+    request: () => ({ method: 'GET', path: query('/v1/objects', { subject: 'user:late', relation: 'vetted', namespace: 'doc', limit: '1000' }) }),
+    statuses: [200],
+  },
+  {
+    route: 'objects.list',
+    what: 'an unknown person, through person:* in 5,000 groups',
+    tenant: 'public',
+    requests: 8,
+    concurrency: 4,
+    request: (i) => ({
+      method: 'GET',
+      path: query('/v1/objects', { subject: `person:zz${i}`, relation: 'viewer', namespace: 'doc', limit: '1000' }),
+    }),
+    statuses: [200, 422],
   },
   {
     route: 'subjects.list',
@@ -505,6 +676,44 @@ const ATTACKS: Attack[] = [
       path: query('/v1/subjects', { object: 'document:hot', relation: 'viewer', subject_namespace: 'user', limit: '1000' }),
     }),
     statuses: [200],
+  },
+  {
+    route: 'subjects.list',
+    what: 'a ruled exclusion through 3,000 parents, 20,000 candidates holding the base',
+    tenant: 'rules',
+    requests: 4,
+    concurrency: 2,
+    request: () => ({ method: 'GET', path: query('/v1/subjects', { object: 'doc:fan', relation: 'open', subject_namespace: 'user', limit: '100' }) }),
+    statuses: [200],
+  },
+  {
+    route: 'subjects.list',
+    what: 'user:* holds, plain and ruled: every user a candidate',
+    tenant: 'rules',
+    requests: 4,
+    concurrency: 2,
+    request: (i) => ({
+      method: 'GET',
+      path: query('/v1/subjects', {
+        object: 'doc:pub',
+        relation: i % 2 ? 'open' : 'viewer',
+        subject_namespace: 'user',
+        limit: i % 2 ? '100' : '1000',
+      }),
+    }),
+    statuses: [200],
+  },
+  {
+    route: 'subjects.list',
+    what: 'person:* holds through 5,000 groups: every person a candidate',
+    tenant: 'public',
+    requests: 4,
+    concurrency: 2,
+    request: () => ({
+      method: 'GET',
+      path: query('/v1/subjects', { object: `doc:d${PUBLIC_TEAMS - 1}`, relation: 'viewer', subject_namespace: 'person', limit: '1000' }),
+    }),
+    statuses: [200, 422],
   },
   {
     route: 'grants.list',
@@ -1054,6 +1263,8 @@ const PROBES: Record<keyof Tenants, Request> = {
   graph: check('user:deep', 'r', `chain:l${DEEP}_0`),
   pending: check('user:p', 'viewer', 'document:now'),
   hot: check('user:always', 'viewer', 'document:hot'),
+  rules: check('user:deep', 'viewer', 'doc:l0_0'),
+  public: check('person:n0', 'viewer', 'doc:n0'),
 };
 
 function p99(values: number[]): number {
@@ -1087,7 +1298,7 @@ describe('the stall test', () => {
       const before = await quiet.alone('alone before', QUIET_ALONE_SAMPLES);
       const aloneStalls = stalls.read();
 
-      for (const tenant of ['graph', 'pending', 'hot'] as const) {
+      for (const tenant of ['graph', 'pending', 'hot', 'rules', 'public'] as const) {
         results.push(
           await measure({ route: TENANT_LOAD, what: `the ${tenant} tenant`, tenant }, on, async () => ({
             [String(await services.heldTenants.load(t[tenant].id))]: 1,
