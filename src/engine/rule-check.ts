@@ -72,7 +72,8 @@ export function decideRulesNow(graph: SyncRuleGraph, schema: CompiledSchema, que
       );
     }
   } catch (error) {
-    if (isCheckTooComplex(error)) return error;
+    // A part's walk is given what is left of the budget and names that: the problem names the check's.
+    if (isCheckTooComplex(error)) return overBudget(budget);
     throw error;
   }
 }
