@@ -168,6 +168,14 @@ describe('POST /mcp', () => {
     }
   });
 
+  it('answers a tool call with no session opened first (stateless), as JSON', async () => {
+    const res = await post(tenantA.adminKey, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'check', arguments: grant } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('mcp-session-id')).toBeNull();
+    expect(await res.json()).toMatchObject({ jsonrpc: '2.0', id: 7, result: { structuredContent: { allowed: true } } });
+  });
+
   it('takes one message a request, not a batch', async () => {
     const res = await post(tenantA.adminKey, [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }]);
     expect(res.status).toBe(400);
