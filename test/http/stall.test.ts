@@ -1079,10 +1079,10 @@ async function run(attack: Attack, state: AttackState): Promise<Record<string, n
   const worker = async () => {
     for (let i = next++; i < attack.requests; i = next++) {
       const res = await call(key, await attack.request(i, state));
-      // A tool's problem is answered 200 too: counted apart, so that the phase shows the tool did its work.
+      // A tool's problem (a check too complex, as /v1's 422) is answered 200 too: counted apart in the report.
       const answered = attack.route === MCP && res.text.includes('"isError":true') ? `${res.status} tool error` : String(res.status);
       statuses[answered] = (statuses[answered] ?? 0) + 1;
-      if (answered !== String(res.status) || !attack.statuses.includes(res.status))
+      if (!attack.statuses.includes(res.status))
         console.warn(`stall test: ${attack.route} (${attack.what}) answered ${res.status}: ${res.text.slice(0, 300)}`);
     }
   };
