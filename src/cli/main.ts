@@ -1,10 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { ServiceError } from '../client/index.ts';
 import { ConfigError } from '../config.ts';
 import { DomainError } from '../errors.ts';
-import { packageRoot } from '../package-root.ts';
+import { packageVersion } from '../package-root.ts';
 import { API_ENVIRONMENT, explainCallError } from './api.ts';
 import { registerAgents } from './agents.ts';
 import { registerChanges } from './changes.ts';
@@ -38,12 +36,10 @@ const COMMANDS = [
   registerModel,
 ];
 
-const version = (): string => (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
-
 function program(): Command {
   const root = new Command('grantd')
     .description('grantd: multi-tenant relationship-based authorization service')
-    .version(version(), '-V, --version', 'print the version of grantd')
+    .version(packageVersion(), '-V, --version', 'print the version of grantd')
     .helpCommand(true)
     .showHelpAfterError('(grantd <command> --help tells more)')
     .configureOutput({ outputError: (text, write) => write(`grantd: ${text.replace(/^error: /, '')}`) })

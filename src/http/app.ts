@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createExpressEndpoints, initServer } from '@ts-rest/express';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { contract } from '../../contract/index.ts';
 import { packageRoot } from '../package-root.ts';
 import type { AppDeps } from './context.ts';
@@ -11,6 +11,7 @@ import { DEFAULT_HTTP_OPTIONS, type HttpOptions } from './options.ts';
 import { answerJsonAsIs } from './json-answers.ts';
 import { authentication, bearerChallenge } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/body.ts';
+import { mcpEndpoint } from './mcp/endpoint.ts';
 import { requireMetricsToken } from './middleware/metrics-token.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { errorHandler, notFound, validationProblem } from './middleware/errors.ts';
@@ -75,12 +76,12 @@ export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPT
   );
   // The key is checked before the body is read and again once it has arrived (a slow sender's key may be revoked meanwhile).
   const resourceMetadata = `${options.publicUrl}${PROTECTED_RESOURCE_METADATA}`;
-  const { authenticate, reauthenticate } = authentication(deps.keys, deps.freshness, deps.limits.authFailures, resourceMetadata);
+  const { authenticate, reauthenticate, refuseScope } = authentication(deps.keys, deps.freshness, deps.limits.authFailures, resourceMetadata);
   const perKey = deps.limits.perKey ? [rateLimit(deps.limits.perKey)] : [];
-  createExpressEndpoints(served, router, app, {
-    globalMiddleware: [authenticate, ...perKey, jsonBody(options.bodyTimeoutMs), reauthenticate],
-    requestValidationErrorHandler: validationProblem,
-  });
+  const admission = [authenticate, ...perKey, jsonBody(options.bodyTimeoutMs), reauthenticate];
+  createExpressEndpoints(served, router, app, { globalMiddleware: admission, requestValidationErrorHandler: validationProblem });
+  // The MCP endpoint calls the same implementations, admitted as /v1 admits (docs/mcp.md).
+  app.use(mcpEndpoint(deps, router, { middleware: admission as RequestHandler[], refuseScope }));
 
   app.use(oauthRouter(deps, { publicUrl: options.publicUrl, accessTtlSeconds: options.accessTokenTtlSeconds }));
 

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { AppRoute } from '@ts-rest/core';
-import { CONSISTENCY_HEADER, type RouteMetadata } from '../../../contract/index.ts';
+import { CONSISTENCY_HEADER, type KeyScope, type RouteMetadata } from '../../../contract/index.ts';
 import { hasScope, missingScopeDetail } from '../../auth/scopes.ts';
 import type { Credential, KeyVerifier } from '../../auth/verifier.ts';
 import type { FailedAuthentications } from '../../rate-limits.ts';
@@ -10,6 +10,15 @@ import { readConsistency } from '../revisions.ts';
 import { clientAddress } from '../client-address.ts';
 import { sendProblem } from '../problem.ts';
 import { sendRateLimited } from './rate-limit.ts';
+
+/**
+ * The metadata of a path that is no contract route and whose handler enforces the scope of each
+ * operation it carries once the body is read (POST /mcp: each tool's); any valid key is admitted to it.
+ */
+export interface ScopedByHandler {
+  scope: null;
+  revisions?: undefined;
+}
 
 export const BEARER = /^Bearer +([^\s]+) *$/i;
 
@@ -43,6 +52,8 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
     sendProblem(res, 'unauthenticated', detail);
   };
   const credentials = new WeakMap<Request, Credential>();
+  /** The 403 of a request whose key or token lacks `scope`: a route's, or a tool's on POST /mcp (src/http/mcp/endpoint.ts). */
+  const refuseScope = (_req: Request, res: Response, scope: KeyScope): void => sendProblem(res, 'insufficient-scope', missingScopeDetail(scope));
 
   /** Lets the request on as `principal`, when its key may do what the route needs (and, reading at a revision, once there). */
   const admit = (
@@ -52,10 +63,8 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
     credential: Credential,
     principal: Principal,
   ): void | Promise<void> => {
-    const { scope, revisions } = req.tsRestRoute.metadata as RouteMetadata;
-    if (!hasScope(principal.scopes, scope)) {
-      return sendProblem(res, 'insufficient-scope', missingScopeDetail(scope));
-    }
+    const { scope, revisions } = req.tsRestRoute.metadata as RouteMetadata | ScopedByHandler;
+    if (scope !== null && !hasScope(principal.scopes, scope)) return refuseScope(req, res, scope);
     const consistency = revisions === 'reads' ? req.get(CONSISTENCY_HEADER) : undefined;
     if (consistency !== undefined) return admitAt(consistency, req, res, next, credential, principal);
     credentials.set(req, credential);
@@ -131,7 +140,7 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
     return keys.verify(credential).then((principal) => reverify(req, res, next, principal));
   };
 
-  return { authenticate, reauthenticate };
+  return { authenticate, reauthenticate, refuseScope };
 }
 
 function tooManyFailures(res: Response, seconds: number, failures: FailedAuthentications): void {

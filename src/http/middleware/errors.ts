@@ -32,7 +32,7 @@ function issuePath(where: string, path: (string | number)[]): string {
 }
 
 /** The value a failure is about, read from the request where the schema found it. */
-function valueAt(root: unknown, path: (string | number)[]): unknown {
+export function valueAt(root: unknown, path: (string | number)[]): unknown {
   return path.reduce<unknown>(
     (value, key) => (value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined),
     root,
@@ -121,16 +121,25 @@ export function errorHandler(logger: Logger, challenge: string) {
     if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
       return sendProblem(res, 'invalid-request', 'the request body could not be read');
     }
-    const failure = storeFailureOf(error);
-    if (failure) {
-      const { log, detail } = STORE_FAILURES[failure];
-      logger.warn({ reqId: req.id, err: describe(error) }, log);
-      res.setHeader('Retry-After', '1');
-      return sendProblem(res, 'unavailable', detail);
-    }
-    logger.error({ reqId: req.id, err: error }, 'unhandled error');
-    sendProblem(res, 'internal', `an internal error occurred; quote request id ${req.id ?? 'unknown'} when reporting it`);
+    const problem = unexpectedProblem(error, logger, req.id);
+    if (problem.type === 'unavailable') res.setHeader('Retry-After', '1');
+    sendProblem(res, problem.type, problem.detail);
   };
+}
+
+/**
+ * An error no DomainError, as the problem it is told as, logged here: a failure of the database as
+ * `unavailable`, anything else as `internal` (never its message, which may hold SQL or a stack).
+ */
+export function unexpectedProblem(error: unknown, logger: Logger, reqId: string | undefined): DomainError {
+  const failure = storeFailureOf(error);
+  if (failure) {
+    const { log, detail } = STORE_FAILURES[failure];
+    logger.warn({ reqId, err: describe(error) }, log);
+    return new DomainError('unavailable', detail);
+  }
+  logger.error({ reqId, err: error }, 'unhandled error');
+  return new DomainError('internal', `an internal error occurred; quote request id ${reqId ?? 'unknown'} when reporting it`);
 }
 
 /** How each failure of the database is logged and told: all 503 `unavailable`, never an outage but for an outage. */
