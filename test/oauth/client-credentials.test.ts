@@ -159,7 +159,7 @@ describe('client credentials', () => {
     await oauth.tokenRevocation(config, token);
     const refused = await api(server.issuer, token, 'GET', '/v1/namespaces');
     expect(refused).toMatchObject({ status: 401, body: { type: 'unauthenticated' } });
-    expect(refused.headers.get('www-authenticate')).toContain(`resource_metadata="${server.issuer}/.well-known/oauth-protected-resource"`);
+    expect(refused.headers.get('www-authenticate')).toContain(`resource_metadata="${server.issuer}/.well-known/oauth-protected-resource/v1"`);
   });
 
   it("ends a deleted client's tokens at once", async () => {
