@@ -45,6 +45,10 @@ describe('client credentials', () => {
     expect((await api(server.issuer, tokens.access_token, 'GET', '/v1/namespaces')).status).toBe(200);
     const write = await api(server.issuer, tokens.access_token, 'POST', '/v1/namespaces', { name: 'doc' });
     expect(write).toMatchObject({ status: 403, body: { type: 'insufficient-scope' } });
+    // RFC 6750 3.1 (docs/oauth.md#protected-resources): the scope needed, and the resource's metadata.
+    expect(write.headers.get('www-authenticate')).toBe(
+      `Bearer error="insufficient_scope", scope="grant:write", resource_metadata="${server.issuer}/.well-known/oauth-protected-resource/v1"`,
+    );
     // Only the digest is stored.
     const rows = await server.services.db.oAuthRecord.findMany({ where: { clientId: client_id } });
     expect(JSON.stringify(rows)).not.toContain(tokens.access_token.slice(7));

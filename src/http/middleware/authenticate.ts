@@ -14,12 +14,15 @@ import { protectedResourceOf } from '../oauth/protected-resource.ts';
 
 export const BEARER = /^Bearer +([^\s]+) *$/i;
 
+/** The RFC 9728 parameter naming the metadata of the resource a request is for. */
+const resourceMetadataParam = (issuer: string, req: Request): string =>
+  `resource_metadata="${protectedResourceOf(issuer, req.baseUrl + req.path).metadata}"`;
+
 /**
  * RFC 9728 5.1: a 401 tells OAuth clients where the metadata of the resource they called is (the
  * API's, or the MCP endpoint's for a request under /mcp, which mounts this same authentication).
  */
-export const bearerChallenge = (issuer: string, req: Request): string =>
-  `Bearer realm="grantd", resource_metadata="${protectedResourceOf(issuer, req.baseUrl + req.path).metadata}"`;
+export const bearerChallenge = (issuer: string, req: Request): string => `Bearer realm="grantd", ${resourceMetadataParam(issuer, req)}`;
 
 /**
  * Authentication in two steps around the reading of the body. `authenticate` resolves the bearer
@@ -59,6 +62,8 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
   ): void | Promise<void> => {
     const { scope, revisions } = req.tsRestRoute.metadata as RouteMetadata;
     if (!hasScope(principal.scopes, scope)) {
+      // RFC 6750 3.1: the client learns which scope to ask for, and where the resource's metadata is.
+      res.setHeader('WWW-Authenticate', `Bearer error="insufficient_scope", scope="${scope}", ${resourceMetadataParam(issuer, req)}`);
       return sendProblem(res, 'insufficient-scope', missingScopeDetail(scope));
     }
     const consistency = revisions === 'reads' ? req.get(CONSISTENCY_HEADER) : undefined;
