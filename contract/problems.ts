@@ -48,7 +48,12 @@ export const PROBLEMS = {
     headers: [],
   },
   unauthenticated: { status: 401, title: 'Unauthenticated', meaning: 'the API key is missing, unknown or revoked', headers: ['WWW-Authenticate'] },
-  'insufficient-scope': { status: 403, title: 'Insufficient scope', meaning: "the API key lacks the operation's scope", headers: [] },
+  'insufficient-scope': {
+    status: 403,
+    title: 'Insufficient scope',
+    meaning: "the API key lacks the operation's scope",
+    headers: ['WWW-Authenticate'],
+  },
   'not-found': { status: 404, title: 'Not found', meaning: 'no such route', headers: [] },
   'namespace-not-found': {
     status: 404,

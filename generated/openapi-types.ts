@@ -1007,6 +1007,7 @@ export interface components {
         InsufficientScopeAdmin: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 [name: string]: unknown;
             };
             content: {
@@ -1020,6 +1021,7 @@ export interface components {
         InsufficientScopeCheckRead: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 [name: string]: unknown;
             };
             content: {
@@ -1033,6 +1035,7 @@ export interface components {
         InsufficientScopeGrantRead: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 [name: string]: unknown;
             };
             content: {
@@ -1046,6 +1049,7 @@ export interface components {
         InsufficientScopeGrantWrite: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 [name: string]: unknown;
             };
             content: {

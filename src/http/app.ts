@@ -29,7 +29,7 @@ import { namespaceRoutes } from './routes/namespaces.ts';
 import { objectRoutes } from './routes/objects.ts';
 import { subjectRoutes } from './routes/subjects.ts';
 import { oauthClientRoutes } from './routes/oauth-clients.ts';
-import { oauthRouter, PROTECTED_RESOURCE_METADATA } from './oauth/server.ts';
+import { oauthRouter } from './oauth/server.ts';
 import { withWriteObligations } from './write-obligations.ts';
 
 const s = initServer();
@@ -75,8 +75,7 @@ export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPT
     deps.announce,
   );
   // The key is checked before the body is read and again once it has arrived (a slow sender's key may be revoked meanwhile).
-  const resourceMetadata = `${options.publicUrl}${PROTECTED_RESOURCE_METADATA}`;
-  const { authenticate, reauthenticate, refuseScope } = authentication(deps.keys, deps.freshness, deps.limits.authFailures, resourceMetadata);
+  const { authenticate, reauthenticate, refuseScope } = authentication(deps.keys, deps.freshness, deps.limits.authFailures, options.publicUrl);
   const perKey = deps.limits.perKey ? [rateLimit(deps.limits.perKey)] : [];
   const admission = [authenticate, ...perKey, jsonBody(options.bodyTimeoutMs), reauthenticate];
   createExpressEndpoints(served, router, app, { globalMiddleware: admission, requestValidationErrorHandler: validationProblem });
@@ -115,6 +114,6 @@ export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPT
   app.use(consoleRouter(options.consoleDir));
 
   app.use(notFound);
-  app.use(errorHandler(deps.logger, bearerChallenge(resourceMetadata)));
+  app.use(errorHandler(deps.logger, (req) => bearerChallenge(options.publicUrl, req)));
   return app;
 }

@@ -149,7 +149,7 @@ describe('database statements that did not finish', () => {
     failing.get('/fail', () => {
       throw error;
     });
-    failing.use(errorHandler(logger, 'Bearer realm="grantd"'));
+    failing.use(errorHandler(logger, () => 'Bearer realm="grantd"'));
     return { request: () => supertest(failing).get('/fail'), lines };
   };
   const cancelled = Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });

@@ -45,6 +45,10 @@ describe('client credentials', () => {
     expect((await api(server.issuer, tokens.access_token, 'GET', '/v1/namespaces')).status).toBe(200);
     const write = await api(server.issuer, tokens.access_token, 'POST', '/v1/namespaces', { name: 'doc' });
     expect(write).toMatchObject({ status: 403, body: { type: 'insufficient-scope' } });
+    // RFC 6750 3.1 (docs/oauth.md#protected-resources): the scope needed, and the resource's metadata.
+    expect(write.headers.get('www-authenticate')).toBe(
+      `Bearer error="insufficient_scope", scope="grant:write", resource_metadata="${server.issuer}/.well-known/oauth-protected-resource/v1"`,
+    );
     // Only the digest is stored.
     const rows = await server.services.db.oAuthRecord.findMany({ where: { clientId: client_id } });
     expect(JSON.stringify(rows)).not.toContain(tokens.access_token.slice(7));
@@ -159,7 +163,7 @@ describe('client credentials', () => {
     await oauth.tokenRevocation(config, token);
     const refused = await api(server.issuer, token, 'GET', '/v1/namespaces');
     expect(refused).toMatchObject({ status: 401, body: { type: 'unauthenticated' } });
-    expect(refused.headers.get('www-authenticate')).toContain(`resource_metadata="${server.issuer}/.well-known/oauth-protected-resource"`);
+    expect(refused.headers.get('www-authenticate')).toContain(`resource_metadata="${server.issuer}/.well-known/oauth-protected-resource/v1"`);
   });
 
   it("ends a deleted client's tokens at once", async () => {

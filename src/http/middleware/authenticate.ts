@@ -10,6 +10,7 @@ import { readConsistency } from '../revisions.ts';
 import { clientAddress } from '../client-address.ts';
 import { sendProblem } from '../problem.ts';
 import { sendRateLimited } from './rate-limit.ts';
+import { protectedResourceOf } from '../oauth/protected-resource.ts';
 
 /**
  * The metadata of a path that is no contract route and whose handler enforces the scope of each
@@ -22,8 +23,15 @@ export interface ScopedByHandler {
 
 export const BEARER = /^Bearer +([^\s]+) *$/i;
 
-/** RFC 9728: a 401 tells OAuth clients where the API's protected-resource metadata is. */
-export const bearerChallenge = (resourceMetadata: string): string => `Bearer realm="grantd", resource_metadata="${resourceMetadata}"`;
+/** The RFC 9728 parameter naming the metadata of the resource a request is for. */
+const resourceMetadataParam = (issuer: string, req: Request): string =>
+  `resource_metadata="${protectedResourceOf(issuer, req.baseUrl + req.path).metadata}"`;
+
+/**
+ * RFC 9728 5.1: a 401 tells OAuth clients where the metadata of the resource they called is (the
+ * API's, or the MCP endpoint's for a request under /mcp, which mounts this same authentication).
+ */
+export const bearerChallenge = (issuer: string, req: Request): string => `Bearer realm="grantd", ${resourceMetadataParam(issuer, req)}`;
 
 /**
  * Authentication in two steps around the reading of the body. `authenticate` resolves the bearer
@@ -45,15 +53,19 @@ export const bearerChallenge = (resourceMetadata: string): string => `Bearer rea
  * the key's verification included (a key revoked in that state is refused). What a write owes is
  * applied around its handler (write-obligations.ts).
  */
-export function authentication(keys: KeyVerifier, freshness: Freshness, failures: FailedAuthentications, resourceMetadata: string) {
-  const challenge = bearerChallenge(resourceMetadata);
-  const refuse = (res: Response, detail: string, error = true): void => {
+export function authentication(keys: KeyVerifier, freshness: Freshness, failures: FailedAuthentications, issuer: string) {
+  const refuse = (req: Request, res: Response, detail: string, error = true): void => {
+    const challenge = bearerChallenge(issuer, req);
     res.setHeader('WWW-Authenticate', error ? `${challenge}, error="invalid_token"` : challenge);
     sendProblem(res, 'unauthenticated', detail);
   };
   const credentials = new WeakMap<Request, Credential>();
   /** The 403 of a request whose key or token lacks `scope`: a route's, or a tool's on POST /mcp (src/http/mcp/endpoint.ts). */
-  const refuseScope = (_req: Request, res: Response, scope: KeyScope): void => sendProblem(res, 'insufficient-scope', missingScopeDetail(scope));
+  const refuseScope = (req: Request, res: Response, scope: KeyScope): void => {
+    // RFC 6750 3.1: the client learns which scope to ask for, and where the resource's metadata is.
+    res.setHeader('WWW-Authenticate', `Bearer error="insufficient_scope", scope="${scope}", ${resourceMetadataParam(issuer, req)}`);
+    sendProblem(res, 'insufficient-scope', missingScopeDetail(scope));
+  };
 
   /** Lets the request on as `principal`, when its key may do what the route needs (and, reading at a revision, once there). */
   const admit = (
@@ -84,7 +96,7 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
     const wanted = readConsistency(principal.cursorSecret, consistency);
     if (await freshness.reach(principal.tenantId, wanted)) {
       const current = await keys.verify(credential);
-      if (current?.keyId !== principal.keyId) return refuse(res, 'the API key or access token is unknown, expired or revoked');
+      if (current?.keyId !== principal.keyId) return refuse(req, res, 'the API key or access token is unknown, expired or revoked');
     }
     credentials.set(req, credential);
     req.principal = principal;
@@ -113,7 +125,7 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
     if (!principal) {
       // A key held verified until now (revoked, expired) fails like any other.
       const wait = counted ? 0 : await failures.record(address);
-      return wait > 0 ? tooManyFailures(res, wait, failures) : refuse(res, 'the API key or access token is unknown, expired or revoked');
+      return wait > 0 ? tooManyFailures(res, wait, failures) : refuse(req, res, 'the API key or access token is unknown, expired or revoked');
     }
     if (counted) failures.succeeded(address);
     return admit(req, res, next, credential!, principal);
@@ -122,7 +134,7 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
   // A key held verified and fresh is admitted at once, with no promise made or waited for; any other is looked up.
   const authenticate = (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction): void | Promise<void> => {
     const match = BEARER.exec(req.headers.authorization ?? '');
-    if (!match) return refuse(res, 'send an API key or access token as Authorization: Bearer <secret>', false);
+    if (!match) return refuse(req, res, 'send an API key or access token as Authorization: Bearer <secret>', false);
     const credential = keys.credentialOf(match[1]!);
     const known = credential ? keys.verifiedNow(credential) : undefined;
     if (known) return admit(req, res, next, credential!, known);
@@ -130,7 +142,7 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
   };
 
   const reverify = (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction, principal: Principal | null | undefined): void => {
-    if (!principal || principal.keyId !== req.principal?.keyId) return refuse(res, 'the API key was revoked while the request was being sent');
+    if (!principal || principal.keyId !== req.principal?.keyId) return refuse(req, res, 'the API key was revoked while the request was being sent');
     next();
   };
   const reauthenticate = (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction): void | Promise<void> => {

@@ -91,10 +91,10 @@ function unparsedBodyProblem(text: unknown): string {
 
 /**
  * The last error handler: every error leaves as a problem, never a stack trace or SQL. `challenge`
- * is the WWW-Authenticate a 401 carries: a handler answers one when the credential it runs on was
+ * gives the WWW-Authenticate a 401 to the request carries: a handler answers one when the credential it runs on was
  * revoked while it ran (authorityOf in src/store/authority.ts).
  */
-export function errorHandler(logger: Logger, challenge: string) {
+export function errorHandler(logger: Logger, challenge: (req: Request) => string) {
   return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
     if (res.headersSent) return;
     if (error instanceof RetryLater) {
@@ -103,7 +103,7 @@ export function errorHandler(logger: Logger, challenge: string) {
       return sendProblem(res, error.type, error.detail);
     }
     if (error instanceof DomainError) {
-      if (error.type === 'unauthenticated') res.setHeader('WWW-Authenticate', `${challenge}, error="invalid_token"`);
+      if (error.type === 'unauthenticated') res.setHeader('WWW-Authenticate', `${challenge(req)}, error="invalid_token"`);
       return sendProblem(res, error.type, error.detail, error.errors);
     }
     const parserError = error as { type?: string; status?: number };

@@ -1,25 +1,25 @@
 import { exactRouter } from '../options.ts';
 import type { Router } from 'express';
 import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
-import { contract, KEY_SCOPES, oauthServerOf, type OAuthServer } from '../../../contract/index.ts';
+import { contract, oauthServerOf, type OAuthServer } from '../../../contract/index.ts';
 import type { AppDeps } from '../context.ts';
 import { authorizationLimit } from './authorization-limits.ts';
 import { consentRoutes } from './consent.ts';
 import { CLIENT_AUTHENTICATING_ROUTES, failedAuthenticationLimit } from './failed-authentications.ts';
 import { introspectionRoutes } from './introspection.ts';
 import { libraryRoute, providerSource, type OAuthOptions } from './library.ts';
+import { protectedResourceRoutes } from './protected-resource.ts';
 
 export const AUTHORIZATION_SERVER_METADATA = '/.well-known/oauth-authorization-server';
-export const PROTECTED_RESOURCE_METADATA = '/.well-known/oauth-protected-resource';
 
 /** The contract's OAuth protocol routes that a given server answers. */
 export const oauthRoutesServedBy = (server: OAuthServer): AppRoute[] =>
   Object.values(contract.oauth as AppRouter).filter((route): route is AppRoute => isAppRoute(route) && oauthServerOf(route) === server);
 
 /**
- * The OAuth 2.0 authorization server's routes: exactly the contract's protocol routes and the two
- * metadata documents. The library answers the protocol itself (RFC 6749 errors, no-store); grantd's
- * consent page and introspection for Bearer callers sit beside it.
+ * The OAuth 2.0 authorization server's routes: exactly the contract's protocol routes, its metadata
+ * document and the protected resources' three. The library answers the protocol itself (RFC 6749
+ * errors, no-store); grantd's consent page and introspection for Bearer callers sit beside it.
  */
 export function oauthRouter(deps: AppDeps, options: OAuthOptions): Router {
   const router = exactRouter();
@@ -42,14 +42,6 @@ export function oauthRouter(deps: AppDeps, options: OAuthOptions): Router {
     router[route.method === 'GET' ? 'get' : 'post'](route.path, library);
   }
   router.get(AUTHORIZATION_SERVER_METADATA, library);
-  router.get(PROTECTED_RESOURCE_METADATA, (_req, res) => {
-    res.json({
-      resource: `${options.publicUrl}/v1`,
-      authorization_servers: [options.publicUrl],
-      scopes_supported: KEY_SCOPES,
-      bearer_methods_supported: ['header'],
-      resource_documentation: `${options.publicUrl}/docs`,
-    });
-  });
+  router.use(protectedResourceRoutes(options.publicUrl));
   return router;
 }
