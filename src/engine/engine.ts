@@ -198,7 +198,7 @@ export class AuthorizationEngine {
   /**
    * A page of `limit` ids (read with one more, which tells whether there is a next page), walked or
    * else scanned. A relation with rules is never walked (its holders are not a walk's pairs, which
-   * are a union): its candidates are checked, which is exact (docs/model.md#listings-and-rules).
+   * are a union): its candidates are checked, which is exact (docs/model.md#listings).
    */
   private async pageOf(tenantId: string, schema: CompiledSchema, limit: number, listing: Listing): Promise<Page> {
     const first = this.listingBudget * this.checker.walks.walkScale(tenantId);

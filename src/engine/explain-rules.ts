@@ -7,7 +7,7 @@ import type { CompiledSchema } from './schema.ts';
 import { MAX_ARROW_DEPTH } from './schema-tables.ts';
 
 /**
- * Explains a check of a relation with rules (docs/model.md#explaining-a-rule), once its base holds:
+ * Explains a check of a relation with rules (docs/model.md#explain), once its base holds:
  * `excluded` with a shortest chain to the first exclusion the subject holds, else
  * `requirement-not-met` naming the first reference it lacks, else allowed with a shortest chain for
  * the base and one for each requirement. Null when the base does not hold (the caller gives the
