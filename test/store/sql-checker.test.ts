@@ -207,7 +207,10 @@ describe('checks PostgreSQL answers', () => {
     expect(outcomes).toEqual(['allowed', 'denied']);
     // Depth 0, for each check: its pair probed for holders, its 400 parents read. Depth 1: its 400 pairs
     // matched against what the subject holds (not 400 probes for holders); idle's then read for parents.
-    expect(scans).toBe(2 * 2 + 400);
+    // Besides: the probes for `user:*` (docs/model.md#public-grants), which the statistics count or not
+    // depending on the plan chosen, never more than a few, never 400.
+    expect(scans).toBeGreaterThanOrEqual(2 * 2 + 400);
+    expect(scans).toBeLessThanOrEqual(2 * 2 + 400 + 4);
   });
 
   it('refuse a check past its budget as that item of a bulk check, and answer the others of its statement', async () => {
