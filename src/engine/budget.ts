@@ -19,3 +19,12 @@ export const overBudget = (budget: number): DomainError =>
   );
 
 export const isCheckTooComplex = (error: unknown): error is DomainError => error instanceof DomainError && error.type === 'check-too-complex';
+
+/**
+ * The problem of a check one of whose parts went past what was left of the budget: a part's walk is
+ * given the rest and names that, the problem names the check's whole budget. Any other error passes on.
+ */
+export function wholeBudgetProblem(error: unknown, budget: number): DomainError {
+  if (isCheckTooComplex(error)) return overBudget(budget);
+  throw error;
+}

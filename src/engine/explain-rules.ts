@@ -1,4 +1,4 @@
-import { isCheckTooComplex, overBudget } from './budget.ts';
+import { overBudget, wholeBudgetProblem } from './budget.ts';
 import { shortestPath, stepsOf, type ExplainGraph, type PathStep, type WindowedGrant } from './explain-walk.ts';
 import type { Explanation } from './explanation.ts';
 import type { RuleReference } from './model-rules.ts';
@@ -24,9 +24,7 @@ export async function explainRules(
   try {
     return await explainWithin(graph, schema, query, budget, counts);
   } catch (error) {
-    // A part's walk is given what is left of the budget and names that: the problem names the check's.
-    if (isCheckTooComplex(error)) throw overBudget(budget);
-    throw error;
+    throw wholeBudgetProblem(error, budget);
   }
 }
 

@@ -46,38 +46,44 @@ export class IndexChecker {
    * relation with rules is decided by the rule evaluator over the index (decideRules), in one unit.
    */
   async check(tenant: IndexedTenant, schema: CompiledSchema, queries: readonly Triple[], slice?: Slice): Promise<CheckAnswer[]> {
-    const admits = (q: Triple) => masksAdmit(q.subject, q.object.ns, q.relation, (id) => tenant.agents.get(id));
-    const ruled = schema.rules.any ? queries.flatMap((q, i) => (schema.rules.of(q.object.ns, q.relation) === undefined ? [] : [i])) : [];
-    if (ruled.length === 0) return tenant.index.checkAll(schema, queries, this.checkBudget, { admits, slice });
-    const plain = queries.filter((q) => schema.rules.of(q.object.ns, q.relation) === undefined);
-    const plainAnswers = await tenant.index.checkAll(schema, plain, this.checkBudget, { admits, slice });
-    const answers = new Array<CheckAnswer>(queries.length);
+    const admits = this.admitsOf(tenant);
+    const isRuled = schema.rules.any ? queries.map((q) => isRuledQuery(schema, q)) : [];
+    if (!isRuled.includes(true)) return tenant.index.checkAll(schema, queries, this.checkBudget, { admits, slice });
+    const plainAnswers = await tenant.index.checkAll(
+      schema,
+      queries.filter((_, i) => !isRuled[i]),
+      this.checkBudget,
+      { admits, slice },
+    );
     const graph = indexRuleGraph(tenant.index, schema);
-    for (const i of ruled) {
+    const answers = new Array<CheckAnswer>(queries.length);
+    let nextPlain = 0;
+    for (let i = 0; i < queries.length; i++) {
+      if (!isRuled[i]) {
+        answers[i] = plainAnswers[nextPlain++]!;
+        continue;
+      }
       if (slice?.due()) await slice.pause();
-      const query = queries[i]!;
-      answers[i] = admits(query) && decideRulesNow(graph, schema, query, this.checkBudget);
+      answers[i] = admits(queries[i]!) && decideRulesNow(graph, schema, queries[i]!, this.checkBudget);
     }
-    let next = 0;
-    for (let i = 0; i < queries.length; i++) answers[i] ??= plainAnswers[next++]!;
     return answers;
   }
 
   /** One query's answer, as `check` gives it for [query], in one unit of work with no promise. */
   checkOne(tenant: IndexedTenant, schema: CompiledSchema, query: Triple): CheckAnswer {
-    if (schema.rules.any && schema.rules.of(query.object.ns, query.relation) !== undefined) {
-      const admitted = masksAdmit(query.subject, query.object.ns, query.relation, (id) => tenant.agents.get(id));
-      return admitted && decideRulesNow(indexRuleGraph(tenant.index, schema), schema, query, this.checkBudget);
-    }
+    if (!this.admitsOf(tenant)(query)) return false;
+    if (isRuledQuery(schema, query)) return decideRulesNow(indexRuleGraph(tenant.index, schema), schema, query, this.checkBudget);
     try {
-      return (
-        masksAdmit(query.subject, query.object.ns, query.relation, (id) => tenant.agents.get(id)) &&
-        tenant.index.check(schema, query, this.checkBudget)
-      );
+      return tenant.index.check(schema, query, this.checkBudget);
     } catch (error) {
       if (!isCheckTooComplex(error)) throw error;
       return error;
     }
+  }
+
+  /** Whether the agents' masks let a query's subject hold its relation (docs/model.md: an agent's scope). */
+  private admitsOf(tenant: IndexedTenant): (query: Triple) => boolean {
+    return (q) => masksAdmit(q.subject, q.object.ns, q.relation, (id) => tenant.agents.get(id));
   }
 
   /**
@@ -132,4 +138,9 @@ function indexRuleGraph(index: GrantIndex, schema: CompiledSchema): SyncRuleGrap
     },
     related: (object, via, limit) => index.relatedTo(object, via, limit),
   };
+}
+
+/** Whether a query's relation has rules (decided by the rule evaluator rather than the plain walk). */
+function isRuledQuery(schema: CompiledSchema, query: Triple): boolean {
+  return schema.rules.any && schema.rules.of(query.object.ns, query.relation) !== undefined;
 }

@@ -29,11 +29,16 @@ export class ModelRules {
 
   constructor(private readonly namespaces: readonly NamespaceDefinition[]) {
     const notPlain = this.notPlain;
-    const arrowNotPlain = (relation: string) => [...notPlain].some((k) => k.endsWith(`#${relation}`));
+    const markNotPlain = (namespace: string, relation: string) => {
+      notPlain.add(key(namespace, relation));
+      this.ruledNames.add(relation);
+    };
+    // An arrow `via->relation` reaches `relation` in whichever namespace the grants of `via` lead to.
+    const arrowNotPlain = (relation: string) => this.ruledNames.has(relation);
     // Relations with rules, then whatever includes one of them, until nothing changes: models are small.
     for (const ns of namespaces) {
       for (const [relation, definition] of Object.entries(ns.relations ?? {})) {
-        if ((definition.requires?.length ?? 0) + (definition.excludes?.length ?? 0) > 0) notPlain.add(key(ns.name, relation));
+        if ((definition.requires?.length ?? 0) + (definition.excludes?.length ?? 0) > 0) markNotPlain(ns.name, relation);
       }
     }
     if (notPlain.size === 0) return;
@@ -46,13 +51,12 @@ export class ModelRules {
             .map(parseReference)
             .some((ref) => (ref.kind === 'same' ? notPlain.has(key(ns.name, ref.relation)) : arrowNotPlain(ref.relation)));
           if (reaches) {
-            notPlain.add(key(ns.name, relation));
+            markNotPlain(ns.name, relation);
             changed = true;
           }
         }
       }
     }
-    for (const k of notPlain) this.ruledNames.add(k.slice(k.indexOf('#') + 1));
     for (const ns of namespaces) {
       for (const [relation, definition] of Object.entries(ns.relations ?? {})) {
         if (!notPlain.has(key(ns.name, relation))) continue;

@@ -1,4 +1,4 @@
-import { isCheckTooComplex, overBudget } from './budget.ts';
+import { overBudget, wholeBudgetProblem } from './budget.ts';
 import type { CheckAnswer } from './checker.ts';
 import type { RuleReference } from './model-rules.ts';
 import { formatRef, type Ref, type Triple } from './refs.ts';
@@ -54,9 +54,7 @@ export async function decideRules(graph: RuleGraph, schema: CompiledSchema, quer
       );
     }
   } catch (error) {
-    // A part's walk is given what is left of the budget and names that: the problem names the check's.
-    if (isCheckTooComplex(error)) return overBudget(budget);
-    throw error;
+    return wholeBudgetProblem(error, budget);
   }
 }
 
@@ -72,9 +70,7 @@ export function decideRulesNow(graph: SyncRuleGraph, schema: CompiledSchema, que
       );
     }
   } catch (error) {
-    // A part's walk is given what is left of the budget and names that: the problem names the check's.
-    if (isCheckTooComplex(error)) return overBudget(budget);
-    throw error;
+    return wholeBudgetProblem(error, budget);
   }
 }
 
