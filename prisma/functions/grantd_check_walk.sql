@@ -7,8 +7,11 @@
 -- and the groups either is a direct member of: docs/model.md); a check they match is allowed
 -- and walks no further; the others go one arrow further, to the pairs not yet visited. A check past
 -- max_steps once a level is expanded stops and is reported too complex; every check still walking once
--- max_ms have passed is reported too slow. Only grants in force at walk_at confer. STABLE: each statement
--- reads the calling statement's snapshot, so the walk sees one state of the grants.
+-- max_ms have passed is reported too slow. Asked to report_too_deep (a part of a rule, which must be
+-- decided within the arrows left: src/engine/rule-check.ts), a check still denied at max_depth expands
+-- that level too, charged as any, and is reported too deep if it reaches a pair not yet visited. Only
+-- grants in force at walk_at confer. STABLE: each statement reads the calling statement's snapshot, so
+-- the walk sees one state of the grants.
 CREATE OR REPLACE FUNCTION "grantd_check_walk"(
   tenant UUID,
   -- The checks: [{i, sns, sid, ons, oid, rel}].
@@ -25,8 +28,9 @@ CREATE OR REPLACE FUNCTION "grantd_check_walk"(
   held_read INT,
   holders_read INT,
   -- The server's clock: a grant confers only while walk_at is in its window (not_before <= walk_at < expires_at).
-  walk_at TIMESTAMPTZ
-) RETURNS TABLE (check_index INT, outcome TEXT) -- allowed, too-many-steps or too-slow; no row: denied
+  walk_at TIMESTAMPTZ,
+  report_too_deep BOOLEAN
+) RETURNS TABLE (check_index INT, outcome TEXT) -- allowed, too-many-steps, too-slow or too-deep; no row: denied
 -- No JIT: the planner's guesses for the arrays put a level's statements past jit_above_cost, and
 -- compiling them took ~55 ms, more than the walk of a dense graph.
 LANGUAGE plpgsql STABLE SET jit = off SET plan_cache_mode = force_generic_plan AS $$
@@ -228,7 +232,7 @@ BEGIN
       ) hit
     ) m;
     RETURN QUERY SELECT a, 'allowed' FROM unnest(allowed) a;
-    EXIT WHEN depth = max_depth OR NOT EXISTS (SELECT FROM unnest(f_i) o WHERE o NOT IN (SELECT unnest(allowed)));
+    EXIT WHEN (depth = max_depth AND NOT report_too_deep) OR NOT EXISTS (SELECT FROM unnest(f_i) o WHERE o NOT IN (SELECT unnest(allowed)));
 
     -- The pairs of this level are steps of the checks still walking.
     walking := NULL;
@@ -329,6 +333,10 @@ BEGIN
       SELECT * FROM unnest(v_i, v_ns, v_id, v_rel)
     ) n;
     EXIT WHEN f_i IS NULL;
+    IF depth = max_depth THEN
+      RETURN QUERY SELECT DISTINCT o, 'too-deep' FROM unnest(f_i) o;
+      EXIT;
+    END IF;
     v_i := v_i || f_i; v_ns := v_ns || f_ns; v_id := v_id || f_id; v_rel := v_rel || f_rel;
     depth := depth + 1;
     IF clock_timestamp() - started > max_ms * interval '1 millisecond' THEN

@@ -11,20 +11,28 @@ import { DomainError } from '../errors.ts';
  */
 export const DEFAULT_CHECK_BUDGET = 25_000;
 
+/** The problem of a check whose walk would take more than its budget of steps. */
+class OverBudget extends DomainError {
+  constructor(budget: number) {
+    super(
+      'check-too-complex',
+      `the check would take more than ${budget} steps ((object, relation) pairs expanded and grants followed), the work budget of one check; narrow it or simplify the namespace's arrows`,
+    );
+  }
+}
+
 /** The problem of a check whose walk would take more than `budget` steps. */
-export const overBudget = (budget: number): DomainError =>
-  new DomainError(
-    'check-too-complex',
-    `the check would take more than ${budget} steps ((object, relation) pairs expanded and grants followed), the work budget of one check; narrow it or simplify the namespace's arrows`,
-  );
+export const overBudget = (budget: number): DomainError => new OverBudget(budget);
 
 export const isCheckTooComplex = (error: unknown): error is DomainError => error instanceof DomainError && error.type === 'check-too-complex';
 
 /**
  * The problem of a check one of whose parts went past what was left of the budget: a part's walk is
- * given the rest and names that, the problem names the check's whole budget. Any other error passes on.
+ * given the rest and names that, the problem names the check's whole budget. Any other problem (a
+ * check too deep to decide, say) is the check's as it is; any other error passes on.
  */
 export function wholeBudgetProblem(error: unknown, budget: number): DomainError {
-  if (isCheckTooComplex(error)) return overBudget(budget);
+  if (error instanceof OverBudget) return overBudget(budget);
+  if (isCheckTooComplex(error)) return error;
   throw error;
 }

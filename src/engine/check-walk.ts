@@ -52,6 +52,8 @@ export class CheckWalk {
   readonly walk = new Walk();
   /** The steps the last walk took (walkBackwards), when it ended within its budget: what a rule evaluator charges for it. */
   steps = 0;
+  /** Whether the last walk, asked to expand its last level, denied with pairs left past it (walkBackwards). */
+  cutShort = false;
   private readonly groups: number[] = [];
   private readonly everyGroups: number[] = [];
   private readonly subjectAndGroups = new MarkedNodes();
@@ -78,10 +80,12 @@ export class CheckWalk {
     walks: WalkMemory | null,
     target: WalkTarget | undefined = undefined,
     maxDepth = MAX_ARROW_DEPTH,
+    expandLast = false,
   ): boolean {
     // Numbers the schema's relations first: one that no grant names may still be held through another.
     const tables = this.names.tablesOf(schema);
     this.steps = 0;
+    this.cutShort = false;
     // A relation neither a grant nor the schema names, no one holds.
     const { start, relation } = target ?? this.targetOf(query);
     if (start === undefined || relation === undefined) return false;
@@ -95,7 +99,7 @@ export class CheckWalk {
     if (answer !== undefined) return answer;
     const walk = this.walk;
     try {
-      const allowed = this.walkBackwards(tables, start, relation, self, groups, budget, maxDepth);
+      const allowed = this.walkBackwards(tables, start, relation, self, groups, budget, maxDepth, expandLast);
       // A walk that found the subject stopped early: only a finished one serves other subjects.
       if (!allowed && key !== null) walks!.remember(key, walk, walk.objects.length, true);
       return allowed;
@@ -136,7 +140,9 @@ export class CheckWalk {
    * The walk of `check`, into `this.walk`; throws once it has taken more than `budget` steps. Steps
    * are the subject's groups, the pairs of each level expanded and the grants read from them through
    * arrows, as grantd_check_walk counts them; and, for a subject of more than FEW_GROUPS groups, the
-   * smaller of its groups and each pair's holders, which matching them costs here.
+   * smaller of its groups and each pair's holders, which matching them costs here. With `expandLast`,
+   * a walk denied at `maxDepth` expands that level too, charged as any, and says in `cutShort` whether
+   * it reached a pair not visited yet (as grantd_check_walk's report_too_deep).
    */
   walkBackwards(
     tables: SchemaTables<number>,
@@ -146,9 +152,11 @@ export class CheckWalk {
     groups: number[],
     budget: number,
     maxDepth = MAX_ARROW_DEPTH,
+    expandLast = false,
   ): boolean {
     const walk = this.walk;
     walk.clear();
+    this.cutShort = false;
     // Nothing is numbered during a walk, so the array stays where it is.
     const nodeNs = this.names.nodeNs;
     for (const implied of impliedOn(tables, nodeNs[start]!, relation)) walk.visit(start, implied);
@@ -173,7 +181,7 @@ export class CheckWalk {
       this.matched = to;
       walk.levelEnds.push(to);
       walk.levelCosts.push(UNKNOWN_COST);
-      if (depth === maxDepth) {
+      if (depth === maxDepth && !expandLast) {
         walk.levelCosts[depth] = LAST_LEVEL;
         break;
       }
@@ -197,6 +205,10 @@ export class CheckWalk {
             for (const target of targets) for (const implied of impliedOn(tables, nodeNs[next]!, target)) walk.visit(next, implied);
           }
         }
+      }
+      if (depth === maxDepth) {
+        this.cutShort = walk.objects.length > to;
+        break;
       }
       from = to;
     }

@@ -192,6 +192,12 @@ export class AuthorizationEngine {
     const query = parseTriple(input);
     const schema = await this.schemaWith(tenantId, [query.object.ns]);
     schema.assertRelation(query.object.ns, query.relation);
+    if (schema.rules.of(query.object.ns, query.relation) !== undefined) {
+      // Explain refuses what the check refuses: a rule's reference that 16 arrows do not decide
+      // (docs/model.md#model-limits), which explain's shortest chains would not notice.
+      const [answer] = (await this.checker.checks.check(tenantId, schema, [query])).answers;
+      if (answer instanceof DomainError) throw answer;
+    }
     return this.checker.explainer.explain(tenantId, schema, query);
   }
 

@@ -6,6 +6,7 @@ import type { HoldersQuery, ReachableQuery } from './checker.ts';
 import { GrantEdges } from './grant-edges.ts';
 import type { GrantWindow } from './grant-window.ts';
 import { ListingWalks } from './listing-walks.ts';
+import { type PlainAnswer, UNDECIDED } from './rule-check.ts';
 import { NodeNames } from './node-names.ts';
 import type { Ref, Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
@@ -100,10 +101,12 @@ export class GrantIndex {
 
   /**
    * The walk of `check` alone, at most `maxDepth` arrows deep, for the rule evaluator (rule-check.ts),
-   * which charges its steps (lastCheckSteps) to the check it is part of.
+   * which charges its steps (lastCheckSteps) to the check it is part of. Asked to `decide`: UNDECIDED
+   * when denied within `maxDepth` arrows while a further one leads to a pair not yet visited.
    */
-  checkPlain(schema: CompiledSchema, query: Triple, budget: number, maxDepth: number): boolean {
-    return this.checks.check(schema, query, budget, null, undefined, maxDepth);
+  checkPlain(schema: CompiledSchema, query: Triple, budget: number, maxDepth: number, decide: boolean): PlainAnswer {
+    const held = this.checks.check(schema, query, budget, null, undefined, maxDepth, decide);
+    return !held && this.checks.cutShort ? UNDECIDED : held;
   }
 
   /** The steps the last walk took, when it ended within its budget. */

@@ -5,7 +5,7 @@ import type { Explanation } from './explanation.ts';
 import type { GrantIndex } from './grant-index.ts';
 import type { Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
-import { decideRulesNow, type SyncRuleGraph } from './rule-check.ts';
+import { decideRulesNow, type PlainAnswer, type SyncRuleGraph } from './rule-check.ts';
 import { masksAdmit } from './scope.ts';
 import { WorkMeter, type Slice } from './work-meter.ts';
 
@@ -121,12 +121,12 @@ export class IndexChecker {
 /** The rule evaluator's reads of an index: the plain walk with its steps, and an arrow's related objects, answered at once. */
 function indexRuleGraph(index: GrantIndex, schema: CompiledSchema): SyncRuleGraph {
   return {
-    plain: (queries, maxDepth, budget) => {
+    plain: (queries, maxDepth, budget, decide) => {
       let steps = 0;
-      const answers: CheckAnswer[] = [];
+      const answers: PlainAnswer[] = [];
       for (const query of queries) {
         try {
-          answers.push(index.checkPlain(schema, query, budget - steps, maxDepth));
+          answers.push(index.checkPlain(schema, query, budget - steps, maxDepth, decide));
           steps += index.lastCheckSteps;
         } catch (error) {
           if (!isCheckTooComplex(error)) throw error;

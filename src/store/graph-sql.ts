@@ -24,7 +24,8 @@ export const HOLDERS_READ = 64;
  * steps ('too-many-steps', past $5) or of time ('too-slow', still walking after $6 ms); no row for
  * a check denied. The walk is the function grantd_check_walk (prisma/functions/grantd_check_walk.sql):
  * backwards from the checked object, breadth-first, each (object, relation) pair once, at most $8
- * arrows deep (MAX_ARROW_DEPTH for a check; less for a rule's part), which a recursive query cannot
+ * arrows deep (MAX_ARROW_DEPTH for a check; less for a rule's part, which with $9 true is reported
+ * 'too-deep' when denied with arrows left: src/engine/rule-check.ts), which a recursive query cannot
  * express; a check's subjects are its subject, the wildcard of its namespace and the groups of
  * either (docs/model.md). One row per check: its outcome (null: denied) and, for an agent subject,
  * its scope (null: not registered), read by the same statement, so that a mask and the grants it
@@ -36,7 +37,7 @@ export const HOLDERS_READ = 64;
 export const CHECK_SQL = `
 WITH walk AS (
   SELECT check_index, outcome
-  FROM grantd_check_walk($1::uuid, $2::jsonb, $3::jsonb, $4::jsonb, $8::int, $5::int, $6::int, ${HELD_READ}, ${HOLDERS_READ}, $7::timestamptz)
+  FROM grantd_check_walk($1::uuid, $2::jsonb, $3::jsonb, $4::jsonb, $8::int, $5::int, $6::int, ${HELD_READ}, ${HOLDERS_READ}, $7::timestamptz, $9::boolean)
 ),
 boundary AS (
   SELECT (extract(epoch FROM LEAST(
@@ -51,7 +52,7 @@ LEFT JOIN walk w ON w.check_index = c.i
 LEFT JOIN agents a ON c.sns = '${AGENT_NAMESPACE}' AND a.tenant_id = $1::uuid AND a.external_id = c.sid`;
 
 /** What CHECK_SQL says of a check it returns a row for. */
-export type CheckOutcome = 'allowed' | 'too-many-steps' | 'too-slow';
+export type CheckOutcome = 'allowed' | 'too-many-steps' | 'too-slow' | 'too-deep';
 
 /**
  * Ids of namespace $6 objects on which subject ($2, $3) holds relation $7 in tenant $1 ($4, $5: the

@@ -17,7 +17,7 @@ import type { Ref, Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
 import { MAX_ARROW_DEPTH } from '../engine/schema-tables.ts';
 import { AGENT_NAMESPACE } from '../engine/refs.ts';
-import { decideRules, type RuleGraph } from '../engine/rule-check.ts';
+import { decideRules, type PlainAnswer, type RuleGraph, UNDECIDED } from '../engine/rule-check.ts';
 import { masksAdmit } from '../engine/scope.ts';
 import { RetryLater } from '../errors.ts';
 import { isCancelled } from './errors.ts';
@@ -88,7 +88,7 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
     }
     const outcomes = await this.batches.load(
       tenantId,
-      queries.map((query) => ({ schema, query, maxDepth: MAX_ARROW_DEPTH })),
+      queries.map((query) => ({ schema, query, maxDepth: MAX_ARROW_DEPTH, decide: false })),
     );
     return {
       answers: queries.map((query, i) => this.answerOf(query, outcomes[i]!)),
@@ -106,7 +106,9 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
       queries.map(async (query) => {
         const ruled = schema.rules.of(query.object.ns, query.relation) !== undefined;
         const walk =
-          !ruled || query.subject.ns === AGENT_NAMESPACE ? this.batches.load(tenantId, [{ schema, query, maxDepth: MAX_ARROW_DEPTH }]) : null;
+          !ruled || query.subject.ns === AGENT_NAMESPACE
+            ? this.batches.load(tenantId, [{ schema, query, maxDepth: MAX_ARROW_DEPTH, decide: false }])
+            : null;
         const [outcomes, decided] = await Promise.all([walk, ruled ? this.decide(tenantId, schema, query) : null]);
         const outcome = outcomes?.[0];
         if (!ruled) return this.answerOf(query, outcome!);
@@ -118,8 +120,8 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
   /** A ruled query's answer by the rule evaluator, its plain walks batched with the turn's checks (no agent mask). */
   private decide(tenantId: string, schema: CompiledSchema, query: Triple): Promise<CheckAnswer> {
     const graph: RuleGraph = {
-      plain: async (queries, maxDepth) => ({
-        answers: await this.plainCheck(tenantId, schema, queries, maxDepth),
+      plain: async (queries, maxDepth, _budget, decide) => ({
+        answers: await this.plainCheck(tenantId, schema, queries, maxDepth, decide),
         steps: queries.length * PLAIN_WALK_STEPS,
       }),
       related: async (object, via, limit) => {
@@ -135,15 +137,15 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
    * alone, an agent's registration and scope being the caller's to apply once, at the top; following
    * at most `maxDepth` arrows. Batched with the checks of the turn.
    */
-  async plainCheck(tenantId: string, schema: CompiledSchema, queries: readonly Triple[], maxDepth: number): Promise<CheckAnswer[]> {
+  async plainCheck(tenantId: string, schema: CompiledSchema, queries: readonly Triple[], maxDepth: number, decide = false): Promise<PlainAnswer[]> {
     if (!Number.isInteger(maxDepth) || maxDepth < 0 || maxDepth > MAX_ARROW_DEPTH) {
       throw new RangeError(`maxDepth ${maxDepth} is not an arrow depth (0 to ${MAX_ARROW_DEPTH})`);
     }
     const outcomes = await this.batches.load(
       tenantId,
-      queries.map((query) => ({ schema, query, maxDepth })),
+      queries.map((query) => ({ schema, query, maxDepth, decide })),
     );
-    return outcomes.map((outcome) => this.graphAnswerOf(outcome));
+    return outcomes.map((outcome) => (outcome.outcome === 'too-deep' ? UNDECIDED : this.graphAnswerOf(outcome)));
   }
 
   /**
@@ -159,21 +161,24 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
     return rows.map(({ ns, id }) => ({ ns, id }));
   }
 
-  /** One statement per (schema, depth) among the items (a batch normally holds one: the tenant's latest schema, every arrow). */
+  /**
+   * One statement per (schema, depth, whether decided) among the items (a batch normally holds one:
+   * the tenant's latest schema, every arrow).
+   */
   private async checkBatch(tenantId: string, items: readonly BatchedCheck[]): Promise<SqlOutcome[]> {
-    const byWalk = new Map<CompiledSchema, Map<number, number[]>>();
-    items.forEach(({ schema, maxDepth }, index) => {
-      let byDepth = byWalk.get(schema);
-      if (!byDepth) byWalk.set(schema, (byDepth = new Map<number, number[]>()));
-      const indexes = byDepth.get(maxDepth);
-      if (indexes) indexes.push(index);
-      else byDepth.set(maxDepth, [index]);
+    const walks = new Map<string, { schema: CompiledSchema; maxDepth: number; decide: boolean; indexes: number[] }>();
+    const schemaNumbers = new Map<CompiledSchema, number>();
+    items.forEach(({ schema, maxDepth, decide }, index) => {
+      if (!schemaNumbers.has(schema)) schemaNumbers.set(schema, schemaNumbers.size);
+      const key = `${schemaNumbers.get(schema)} ${maxDepth} ${decide}`;
+      const walk = walks.get(key);
+      if (walk) walk.indexes.push(index);
+      else walks.set(key, { schema, maxDepth, decide, indexes: [index] });
     });
     const outcomes: SqlOutcome[] = items.map(() => ({ outcome: 'denied', scope: null, until: null }));
     const at = new Date(this.clock.now());
-    const walks = [...byWalk].flatMap(([schema, byDepth]) => [...byDepth].map(([maxDepth, indexes]) => ({ schema, maxDepth, indexes })));
     await Promise.all(
-      walks.map(async ({ schema, maxDepth, indexes }) => {
+      [...walks.values()].map(async ({ schema, maxDepth, decide, indexes }) => {
         const batch = JSON.stringify(
           indexes.map((i) => {
             const q = items[i]!.query;
@@ -186,7 +191,7 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
             {
               name: 'grantd_check',
               text: CHECK_SQL,
-              values: [tenantId, batch, schema.closureJson, schema.arrowsJson, this.checkBudget, this.walkMs, at, maxDepth],
+              values: [tenantId, batch, schema.closureJson, schema.arrowsJson, this.checkBudget, this.walkMs, at, maxDepth, decide],
             },
           );
           for (const { i, outcome, scope, until } of rows) outcomes[i] = { outcome: outcome ?? 'denied', scope, until };
@@ -227,6 +232,8 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
         return overBudget(this.checkBudget);
       case 'too-slow':
         throw new RetryLater(`a check was still walking after ${this.walkMs / 1000} s; retry shortly`, 'check walk too slow');
+      case 'too-deep':
+        throw new Error('a check walk reported too-deep without being asked to decide');
     }
   }
 
@@ -354,6 +361,8 @@ interface BatchedCheck {
   schema: CompiledSchema;
   query: Triple;
   maxDepth: number;
+  /** A part of a rule that must be decided within maxDepth arrows (RuleGraph.plain). */
+  decide: boolean;
 }
 
 /** What the database says of a check; 'cancelled': its statement ran out of time. */

@@ -12,8 +12,8 @@ import { useRealServer } from './support.ts';
 // program run by each runtime against a real server: a namespace and grants written, a check, a
 // listing iterated over its pages, and a ServiceError caught. The runtimes other than the Node.js
 // running the suite are binaries shipped inside npm packages, pinned in test/client/runtimes/ (its
-// own package, so that their `node` does not shadow the suite's own in node_modules/.bin), which
-// `.ci/run` installs with `npm ci --prefix test/client/runtimes`.
+// own package, so that their `node` does not shadow the suite's own in node_modules/.bin), installed
+// by `npm ci --prefix test/client/runtimes` (.ci/run's, or this test's own on a fresh clone).
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const PACKAGE_DIR = join(ROOT, 'packages', 'client');
@@ -167,8 +167,12 @@ describe.runIf(inject('databaseKind') === 'embedded')('the packed @grantd/client
   let tenant: TestTenant;
 
   beforeAll(async () => {
+    // A fresh clone (README: `npm ci && npm test`) has not installed them yet: installed here, once.
+    if (RUNS.some((runtime) => !existsSync(runtime.binary))) {
+      await run('npm', ['ci', '--prefix', join(ROOT, 'test', 'client', 'runtimes'), '--no-audit', '--no-fund'], { cwd: ROOT });
+    }
     const missing = RUNS.filter((runtime) => !existsSync(runtime.binary)).map((runtime) => runtime.binary);
-    if (missing.length > 0) throw new Error(`missing ${missing.join(', ')}: run npm ci --prefix test/client/runtimes`);
+    expect(missing, 'runtimes not installed by npm ci --prefix test/client/runtimes').toEqual([]);
     app = mkdtempSync(join(tmpdir(), 'grantd-client-runtimes-'));
     await run(process.execPath, [TSC, '-b', PACKAGE_DIR]);
     const { stdout } = await run('npm', ['pack', '-w', '@grantd/client', '--json', '--pack-destination', app], { cwd: ROOT });

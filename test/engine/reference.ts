@@ -41,6 +41,9 @@ export interface ReferenceTenant {
 
 const namespaceOf = (ref: string) => ref.slice(0, ref.indexOf(':'));
 
+/** Thrown by referenceCheck for a check whose `requires` or `excludes` reference 16 arrows do not decide (422 by the engine). */
+export class TooComplex extends Error {}
+
 /**
  * The answer of every check on the tenant, by the rules of docs/model.md#what-a-check-means:
  * check(S, R, O) = allowed(S, R, O), and for S = agent:<id> the agent is registered and its scope
@@ -48,7 +51,10 @@ const namespaceOf = (ref: string) => ref.slice(0, ref.indexOf(':'));
  * `excludes` one; base = a grant (X, R, O) to X in {S} ∪ groups(S) ∪ {S's namespace:*}, or an
  * `includes` reference; a reference `R'` is allowed(S, R', O), and `T->R'` is allowed(S, R', X) for
  * a grant (X, T, O), at most 16 arrows in one chain from the checked object (requires and excludes
- * count too). Without requires, excludes and `*` this is the model as it always was.
+ * count too). What lies past them is not held, except under a `requires` or `excludes` reference,
+ * which must be decided (docs/model.md#model-limits): there a grant (X, T, O) past the 16th arrow
+ * makes the value unknown, and a reference whose value is unknown throws TooComplex. Without
+ * requires, excludes and `*` this is the model as it always was.
  */
 export function referenceCheck({ definitions, grants, scopes }: ReferenceTenant): (...query: Triple) => boolean {
   const has = new Set(grants.map((t) => t.join(' ')));
@@ -71,29 +77,46 @@ export function referenceCheck({ definitions, grants, scopes }: ReferenceTenant)
     const holders = [...new Set([subject, every, ...groups])];
     // Keyed by depth, as arrows count: a key met again on its own path is a cycle of same-object
     // references at one depth (refused for includes, never drawn for requires), read as false.
-    const memo = new Map<string, boolean>();
+    const memo = new Map<string, boolean | undefined>();
+    // Values may be unknown (undefined) under a requires or excludes reference: or, and and of three values.
+    const or = (a: boolean | undefined, b: () => boolean | undefined) => (a === true ? true : either(a, b()));
+    const either = (a: boolean | undefined, b: boolean | undefined) =>
+      a === true || b === true ? true : a === undefined || b === undefined ? undefined : false;
 
-    const allowed = (r: string, o: string, depth: number): boolean => {
-      const key = `${r} ${o} ${depth}`;
-      if (memo.has(key)) return memo.get(key)!;
+    const allowed = (r: string, o: string, depth: number, decide: boolean): boolean | undefined => {
+      const key = `${r} ${o} ${depth} ${decide}`;
+      if (memo.has(key)) return memo.get(key);
       memo.set(key, false);
       const definition = definitions[namespaceOf(o)]?.[r];
-      const base = holders.some((x) => has.has(`${x} ${r} ${o}`)) || (definition?.includes ?? []).some((i) => holdsRef(i, o, depth));
+      let base: boolean | undefined = holders.some((x) => has.has(`${x} ${r} ${o}`));
+      for (const i of definition?.includes ?? []) base = or(base, () => holdsRef(i, o, depth, decide));
+      // In the definition's order, each reference decided only while the answer still depends on it.
       const result =
-        base && (definition?.requires ?? []).every((q) => holdsRef(q, o, depth)) && !(definition?.excludes ?? []).some((e) => holdsRef(e, o, depth));
+        base !== false &&
+        (definition?.requires ?? []).every((q) => decided(q, o, depth)) &&
+        !(definition?.excludes ?? []).some((e) => decided(e, o, depth))
+          ? base
+          : false;
       memo.set(key, result);
       return result;
     };
 
-    const holdsRef = (entry: string, o: string, depth: number): boolean => {
-      const arrow = entry.indexOf('->');
-      if (arrow < 0) return allowed(entry, o, depth);
-      if (depth >= 16) return false;
-      const [via, target] = [entry.slice(0, arrow), entry.slice(arrow + 2)];
-      return grants.some(([x, r, on]) => r === via && on === o && allowed(target, x, depth + 1));
+    const decided = (entry: string, o: string, depth: number): boolean => {
+      const value = holdsRef(entry, o, depth, true);
+      if (value === undefined) throw new TooComplex(`${entry} on ${o} at depth ${depth}`);
+      return value;
     };
 
-    return allowed(rel, obj, 0);
+    const holdsRef = (entry: string, o: string, depth: number, decide: boolean): boolean | undefined => {
+      const arrow = entry.indexOf('->');
+      if (arrow < 0) return allowed(entry, o, depth, decide);
+      const [via, target] = [entry.slice(0, arrow), entry.slice(arrow + 2)];
+      const related = grants.filter(([, r, on]) => r === via && on === o).map(([x]) => x);
+      if (depth >= 16) return decide && related.length > 0 ? undefined : false;
+      return related.reduce<boolean | undefined>((value, x) => or(value, () => allowed(target, x, depth + 1, decide)), false);
+    };
+
+    return allowed(rel, obj, 0, false) === true;
   };
 }
 

@@ -67,6 +67,7 @@ async function readsOfCheck(tenantId: string, checks: [string, string, string][]
       10_000,
       new Date(),
       MAX_ARROW_DEPTH,
+      false,
     ]);
     const { rows: index } = await client.query<{ scans: string; entries: string }>(
       `SELECT pg_stat_get_xact_numscans('grants_pkey'::regclass) AS scans, pg_stat_get_xact_tuples_returned('grants_pkey'::regclass) AS entries`,
