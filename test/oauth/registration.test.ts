@@ -206,6 +206,30 @@ describe('a client that registered itself', () => {
     expect(await introspect(tenantA.adminKey)).toEqual({ active: false });
   });
 
+  it('bound by one of two first consents at once, with keys of two tenants: the other is refused', async () => {
+    const clientId = await registered();
+    // Both pages are shown while the client is of no tenant yet.
+    const pages = await Promise.all([tenantA, tenantB].map(() => consentPageOf(server.issuer, authorizeQuery(clientId, MCP_SCOPES))));
+    const answers = await Promise.all(
+      [tenantA, tenantB].map((tenant, i) =>
+        fetch(pages[i]!.url, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: pages[i]!.cookies.join('; ') },
+          body: new URLSearchParams({ csrf: pages[i]!.csrf, decision: 'approve', api_key: tenant.adminKey }).toString(),
+        }),
+      ),
+    );
+    expect(answers.map((res) => res.status).sort()).toEqual([303, 403]);
+    const refused = answers.find((res) => res.status === 403)!;
+    // Refused at the binding, or, when the other consent had bound it already, as a key of another tenant is.
+    expect(await refused.text()).toMatch(/bound to another tenant|of another tenant/);
+    const winner = answers[0]!.status === 303 ? tenantA : tenantB;
+    const loser = winner === tenantA ? tenantB : tenantA;
+    expect(await clientIdsOf(winner)).toContain(clientId);
+    expect(await clientIdsOf(loser)).not.toContain(clientId);
+  });
+
   it('is not bound by a denied consent', async () => {
     const clientId = await registered();
     const page = await consentPageOf(server.issuer, authorizeQuery(clientId, MCP_SCOPES));
