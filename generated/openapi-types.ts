@@ -2935,6 +2935,7 @@ export interface operations {
                      *             "check:read"
                      *           ],
                      *           "agent": "release-bot",
+                     *           "registered": "admin",
                      *           "created_at": "2025-03-14T09:26:53.589Z"
                      *         }
                      *       ]
@@ -2993,6 +2994,7 @@ export interface operations {
                      *         "check:read"
                      *       ],
                      *       "agent": "release-bot",
+                     *       "registered": "admin",
                      *       "created_at": "2025-03-14T09:26:53.589Z",
                      *       "client_secret": "svc_cs_Qe4Lm9XbV3kTz8RpW4nYc6DfJ1sGa5Q7Hq2Uo0iZyK"
                      *     }
@@ -3571,6 +3573,23 @@ export interface operations {
         /** @description JSON body */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "client_name": "Claude Code",
+                 *       "redirect_uris": [
+                 *         "http://localhost:33418/callback"
+                 *       ],
+                 *       "token_endpoint_auth_method": "none",
+                 *       "grant_types": [
+                 *         "authorization_code",
+                 *         "refresh_token"
+                 *       ],
+                 *       "response_types": [
+                 *         "code"
+                 *       ],
+                 *       "scope": "check:read grant:read grant:write"
+                 *     }
+                 */
                 "application/json": {
                     /** @description https, or http to 127.0.0.1, [::1] or localhost on any port */
                     redirect_uris: string[];
@@ -3598,6 +3617,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "client_id": "oc_7Hk2Wq9ZpLm4Xc8Vb1Nd",
+                     *       "client_id_issued_at": 1741944413,
+                     *       "client_name": "Claude Code",
+                     *       "redirect_uris": [
+                     *         "http://localhost:33418/callback"
+                     *       ],
+                     *       "grant_types": [
+                     *         "authorization_code",
+                     *         "refresh_token"
+                     *       ],
+                     *       "response_types": [
+                     *         "code"
+                     *       ],
+                     *       "token_endpoint_auth_method": "none",
+                     *       "scope": "check:read grant:read grant:write"
+                     *     }
+                     */
                     "application/json": {
                         /** @description oc_ followed by base62 */
                         client_id: string;
