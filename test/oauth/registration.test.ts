@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { discoverAuthorizationServerMetadata, registerClient } from '@modelcontextprotocol/sdk/client/auth.js';
 import pino from 'pino';
 import supertest from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -57,6 +58,22 @@ describe('the registration endpoint', () => {
   it('is advertised in the authorization server metadata (RFC 8414)', async () => {
     const res = await supertest(server.issuer).get('/.well-known/oauth-authorization-server');
     expect(res.body.registration_endpoint).toBe(`${server.issuer}/v1/oauth/register`);
+  });
+
+  it("registers the MCP SDK's client, found by its discovery", async () => {
+    const metadata = await discoverAuthorizationServerMetadata(server.issuer);
+    const info = await registerClient(server.issuer, {
+      metadata,
+      clientMetadata: {
+        client_name: 'MCP SDK client',
+        redirect_uris: ['http://localhost:33418/callback'],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      },
+      scope: MCP_SCOPES,
+    });
+    expect(info).toMatchObject({ client_id: expect.stringMatching(/^oc_/), token_endpoint_auth_method: 'none', scope: MCP_SCOPES });
   });
 
   it('registers a public client: 201, not cached, with its client_id and metadata (RFC 7591 3.2.1)', async () => {
