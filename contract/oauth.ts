@@ -35,6 +35,10 @@ export const CreateOAuthClientSchema = z
   })
   .strict();
 
+/** How a client came to be: made by the tenant's admin here, or registered by itself (RFC 7591) and bound at its first consent. */
+export const CLIENT_REGISTRATIONS = ['admin', 'dynamic'] as const;
+export type ClientRegistration = (typeof CLIENT_REGISTRATIONS)[number];
+
 export const OAuthClientSchema = z.object({
   client_id: z.string().describe('oc_ followed by base62'),
   name: z.string(),
@@ -42,6 +46,11 @@ export const OAuthClientSchema = z.object({
   redirect_uris: z.array(z.string()),
   scopes: z.array(KeyScopeSchema),
   agent: z.string().nullable().describe("The agent's external_id, or null"),
+  registered: z
+    .enum(CLIENT_REGISTRATIONS)
+    .describe(
+      'admin: made with POST /v1/oauth/clients; dynamic: registered itself (POST /v1/oauth/register) and bound to this tenant at its first consent',
+    ),
   created_at: TimestampSchema,
 });
 
@@ -142,8 +151,76 @@ export const ConsentFormSchema = z.object({
   csrf: z.string(),
 });
 
+/** Hosts a registering client may redirect to over plain http: the loopback interface (RFC 8252 7.3), on any port. */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/** A self-registered client's redirect URI: https, or http to the loopback interface (RFC 8252); absolute, no fragment. */
+const RegisteredRedirectUriSchema = RedirectUriSchema.refine((value) => {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || LOOPBACK_HOSTS.has(url.hostname);
+  } catch {
+    // No URL at all: refused above already (zod runs this refinement too).
+    return true;
+  }
+}, 'must be https, or http to 127.0.0.1, [::1] or localhost');
+
+/** Scopes a self-registered client gets when it names none: what MCP clients ask for, never admin. */
+export const DEFAULT_REGISTERED_SCOPE = 'check:read grant:read grant:write';
+
+const RegisteredScopeSchema = z
+  .string()
+  .max(256)
+  .refine(
+    (value) => {
+      const scopes = value.split(' ');
+      return scopes.length > 0 && scopes.every((scope) => KeyScopeSchema.safeParse(scope).success);
+    },
+    { message: 'must be space-separated scopes among check:read, grant:read, grant:write and admin' },
+  );
+
+/**
+ * What a client sends to register itself (RFC 7591 2): grantd takes public clients of the
+ * authorization code flow only. Other metadata is ignored (RFC 7591 2), and not stored.
+ */
+export const ClientRegistrationRequestSchema = z.object({
+  redirect_uris: z.array(RegisteredRedirectUriSchema).min(1).max(32).describe('https, or http to 127.0.0.1, [::1] or localhost on any port'),
+  token_endpoint_auth_method: z.literal('none').optional().describe('Public clients only: none, the default here'),
+  grant_types: z
+    .array(z.enum(['authorization_code', 'refresh_token']))
+    .min(1)
+    .refine((types) => types.includes('authorization_code'), 'must include authorization_code')
+    .optional()
+    .describe('Default ["authorization_code", "refresh_token"]'),
+  response_types: z.array(z.literal('code')).min(1).optional().describe('Default ["code"]'),
+  scope: RegisteredScopeSchema.optional().describe(`The most a token of this client may carry; default "${DEFAULT_REGISTERED_SCOPE}"`),
+  client_name: TextSchema.min(1).max(256).optional().describe('Shown on the consent page; default the host of the first redirect URI'),
+});
+
+export const ClientRegistrationSchema = z
+  .object({
+    client_id: z.string().describe('oc_ followed by base62'),
+    client_id_issued_at: z.number().int().describe('Seconds since the epoch'),
+    client_name: z.string(),
+    redirect_uris: z.array(z.string()),
+    grant_types: z.array(z.enum(['authorization_code', 'refresh_token'])),
+    response_types: z.array(z.literal('code')),
+    token_endpoint_auth_method: z.literal('none'),
+    scope: z.string(),
+  })
+  .describe('RFC 7591 3.2.1: the client as registered');
+
+/** RFC 7591 3.2.2's error codes that grantd uses, and RFC 6749's temporarily_unavailable for its rate limit. */
+export const REGISTRATION_ERRORS = ['invalid_redirect_uri', 'invalid_client_metadata', 'temporarily_unavailable'] as const;
+
+export const RegistrationErrorSchema = z
+  .object({ error: z.enum(REGISTRATION_ERRORS), error_description: z.string().optional() })
+  .describe('RFC 7591 error');
+
+const registrationError = c.otherResponse({ contentType: 'application/json', body: RegistrationErrorSchema });
+
 /** Who serves an OAuth protocol route: the authorization server library, or grantd's own pages in front of it. */
-export type OAuthServer = 'library' | 'consent-page' | 'introspection';
+export type OAuthServer = 'library' | 'consent-page' | 'introspection' | 'registration';
 export const servedBy = (server: OAuthServer) => ({ oauth: server }) as const;
 export type OAuthRouteMetadata = ReturnType<typeof servedBy>;
 
@@ -271,6 +348,18 @@ export const oauthProtocolRoutes = c.router({
     body: TokenFormSchema,
     responses: { 200: IntrospectionSchema, 400: oauthError, 401: oauthError, 403: oauthError, 429: oauthError, 500: oauthError },
     metadata: servedBy('introspection'),
+  },
+  register: {
+    method: 'POST',
+    path: '/oauth/register',
+    summary: 'Register a client (RFC 7591)',
+    description:
+      'Open dynamic client registration, for MCP clients and other public clients of the authorization code flow. ' +
+      "The client belongs to no tenant until its first consent, where the signing-in API key's tenant binds it for good; " +
+      'one never bound is deleted after 24 hours. Rate limited per client address (GRANTD_REGISTER_LIMIT an hour): past it, a 429 with Retry-After.',
+    body: ClientRegistrationRequestSchema,
+    responses: { 201: ClientRegistrationSchema, 400: registrationError, 429: registrationError },
+    metadata: servedBy('registration'),
   },
   introspectByQuery: {
     method: 'GET',

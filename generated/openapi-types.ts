@@ -549,6 +549,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oauth/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register a client (RFC 7591)
+         * @description Open dynamic client registration, for MCP clients and other public clients of the authorization code flow. The client belongs to no tenant until its first consent, where the signing-in API key's tenant binds it for good; one never bound is deleted after 24 hours. Rate limited per client address (GRANTD_REGISTER_LIMIT an hour): past it, a 429 with Retry-After.
+         *
+         *     An OAuth 2.0 protocol route (docs/oauth.md): errors are RFC 6749 `{error, error_description}` bodies, not problems.
+         */
+        post: operations["oauthRegister"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -841,6 +863,11 @@ export interface components {
             /** @description The agent's external_id, or null */
             agent: string | null;
             /**
+             * @description admin: made with POST /v1/oauth/clients; dynamic: registered itself (POST /v1/oauth/register) and bound to this tenant at its first consent
+             * @enum {string}
+             */
+            registered: "admin" | "dynamic";
+            /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp
              */
@@ -858,6 +885,11 @@ export interface components {
             scopes: components["schemas"]["KeyScope"][];
             /** @description The agent's external_id, or null */
             agent: string | null;
+            /**
+             * @description admin: made with POST /v1/oauth/clients; dynamic: registered itself (POST /v1/oauth/register) and bound to this tenant at its first consent
+             * @enum {string}
+             */
+            registered: "admin" | "dynamic";
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp
@@ -2903,6 +2935,7 @@ export interface operations {
                      *             "check:read"
                      *           ],
                      *           "agent": "release-bot",
+                     *           "registered": "admin",
                      *           "created_at": "2025-03-14T09:26:53.589Z"
                      *         }
                      *       ]
@@ -2961,6 +2994,7 @@ export interface operations {
                      *         "check:read"
                      *       ],
                      *       "agent": "release-bot",
+                     *       "registered": "admin",
                      *       "created_at": "2025-03-14T09:26:53.589Z",
                      *       "client_secret": "svc_cs_Qe4Lm9XbV3kTz8RpW4nYc6DfJ1sGa5Q7Hq2Uo0iZyK"
                      *     }
@@ -3525,6 +3559,124 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    oauthRegister: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON body */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "client_name": "Claude Code",
+                 *       "redirect_uris": [
+                 *         "http://localhost:33418/callback"
+                 *       ],
+                 *       "token_endpoint_auth_method": "none",
+                 *       "grant_types": [
+                 *         "authorization_code",
+                 *         "refresh_token"
+                 *       ],
+                 *       "response_types": [
+                 *         "code"
+                 *       ],
+                 *       "scope": "check:read grant:read grant:write"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description https, or http to 127.0.0.1, [::1] or localhost on any port */
+                    redirect_uris: string[];
+                    /**
+                     * @description Public clients only: none, the default here
+                     * @enum {string}
+                     */
+                    token_endpoint_auth_method?: "none";
+                    /** @description Default ["authorization_code", "refresh_token"] */
+                    grant_types?: ("authorization_code" | "refresh_token")[];
+                    /** @description Default ["code"] */
+                    response_types?: "code"[];
+                    /** @description The most a token of this client may carry; default "check:read grant:read grant:write" */
+                    scope?: string;
+                    /** @description Shown on the consent page; default the host of the first redirect URI. Without U+0000 or unpaired surrogates. */
+                    client_name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "client_id": "oc_7Hk2Wq9ZpLm4Xc8Vb1Nd",
+                     *       "client_id_issued_at": 1741944413,
+                     *       "client_name": "Claude Code",
+                     *       "redirect_uris": [
+                     *         "http://localhost:33418/callback"
+                     *       ],
+                     *       "grant_types": [
+                     *         "authorization_code",
+                     *         "refresh_token"
+                     *       ],
+                     *       "response_types": [
+                     *         "code"
+                     *       ],
+                     *       "token_endpoint_auth_method": "none",
+                     *       "scope": "check:read grant:read grant:write"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description oc_ followed by base62 */
+                        client_id: string;
+                        /** @description Seconds since the epoch */
+                        client_id_issued_at: number;
+                        client_name: string;
+                        redirect_uris: string[];
+                        grant_types: ("authorization_code" | "refresh_token")[];
+                        response_types: "code"[];
+                        /** @enum {string} */
+                        token_endpoint_auth_method: "none";
+                        scope: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "invalid_redirect_uri" | "invalid_client_metadata" | "temporarily_unavailable";
+                        error_description?: string;
+                    };
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "invalid_redirect_uri" | "invalid_client_metadata" | "temporarily_unavailable";
+                        error_description?: string;
+                    };
                 };
             };
         };

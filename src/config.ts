@@ -91,6 +91,7 @@ export const EnvSchema = z.object({
   GRANTD_RATE_LIMIT: optionalPositiveInt('GRANTD_RATE_LIMIT'),
   GRANTD_AUTH_FAILURE_LIMIT: optionalPositiveInt('GRANTD_AUTH_FAILURE_LIMIT').default('20'),
   GRANTD_AUTHORIZE_LIMIT: optionalPositiveInt('GRANTD_AUTHORIZE_LIMIT').default('10'),
+  GRANTD_REGISTER_LIMIT: optionalPositiveInt('GRANTD_REGISTER_LIMIT').default('20'),
   GRANTD_RATE_LIMIT_WINDOW: optionalPositiveInt('GRANTD_RATE_LIMIT_WINDOW').default('1'),
   REDIS_URL: z.string().refine(isRedisUrl, 'REDIS_URL must be a redis:// or rediss:// URL with a host').optional(),
   // A number of proxy hops, or the proxies' addresses and ranges; `true` (believe anyone) is refused.

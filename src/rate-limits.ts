@@ -11,6 +11,9 @@ const REDIS_COMMAND_TIMEOUT_MS = 50;
 /** How often a Redis that stopped answering is asked again (PING) while the node counts on its own. */
 const REDIS_PROBE_MS = 1_000;
 
+/** The window of GRANTD_REGISTER_LIMIT. */
+const REGISTRATION_WINDOW_S = 3600;
+
 /** Whole seconds to wait, at least 1, for a limiter's milliseconds (0 or less when its window never ends). */
 export const retryAfterSeconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
@@ -107,6 +110,8 @@ export interface LimitsOptions {
   authFailures?: number | undefined;
   /** OAuth authorization requests a window per client and per client address (GRANTD_AUTHORIZE_LIMIT). */
   authorizations?: number | undefined;
+  /** Dynamic client registrations an hour per client address (GRANTD_REGISTER_LIMIT). */
+  registrations?: number | undefined;
   /** Counters shared by every node in this Redis (REDIS_URL); per node without it. */
   redisUrl?: string | undefined;
   /** Prefix of the Redis keys of the counters (nodes that share limits share it). */
@@ -126,6 +131,8 @@ export interface Limits {
   sharedNow: () => boolean | null;
   /** OAuth authorization requests, each counted under its client (`client:<id>`) and its address (`address:<address>`). */
   authorizations: Limit;
+  /** Dynamic client registrations (POST /v1/oauth/register), counted under the client address. */
+  registrations: Limit;
   close: () => Promise<void>;
 }
 
@@ -146,8 +153,8 @@ export function createLimits(options: LimitsOptions, logger: Logger): Limits {
   const onError = (error: unknown) =>
     logger.warn({ err: { message: (error as Error)?.message } }, 'a rate limit could not be counted; the request went on');
 
-  const limit = (name: string, points: number): Limit => {
-    const shape = { points, duration: windowSeconds };
+  const limit = (name: string, points: number, duration = windowSeconds): Limit => {
+    const shape = { points, duration };
     const perNode: RateLimiterAbstract = clusterWorker
       ? new RateLimiterCluster({ ...shape, keyPrefix: name, timeoutMs: CLUSTER_TIMEOUT_MS })
       : new RateLimiterMemory({ ...shape, keyPrefix: name });
@@ -155,7 +162,7 @@ export function createLimits(options: LimitsOptions, logger: Logger): Limits {
       limiter: new RateLimiterRedis({ ...shape, storeClient: link.redis, keyPrefix: `${redisKeyPrefix}${name}`, rejectIfRedisNotReady: true }),
       link,
     };
-    return new Limit(points, windowSeconds, perNode, onError, shared);
+    return new Limit(points, duration, perNode, onError, shared);
   };
 
   return {
@@ -163,6 +170,8 @@ export function createLimits(options: LimitsOptions, logger: Logger): Limits {
     authFailures: new FailedAuthentications(limit('auth-failures', options.authFailures ?? DEFAULT_CONFIG.GRANTD_AUTH_FAILURE_LIMIT)),
     sharedNow: () => (link ? link.answering : null),
     authorizations: limit('authorize', options.authorizations ?? DEFAULT_CONFIG.GRANTD_AUTHORIZE_LIMIT),
+    // An hour, whatever GRANTD_RATE_LIMIT_WINDOW: each registration is a row kept up to a day.
+    registrations: limit('register', options.registrations ?? DEFAULT_CONFIG.GRANTD_REGISTER_LIMIT, REGISTRATION_WINDOW_S),
     close: async () => {
       link?.close();
     },

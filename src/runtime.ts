@@ -15,6 +15,7 @@ import { HeldTenants } from './store/held-tenants.ts';
 import { startExpiredGrantSweep } from './store/expired-grants.ts';
 import { Freshness } from './store/freshness.ts';
 import { startChangesSweep } from './store/revisions.ts';
+import { startUnboundClientSweep } from './store/oauth-clients.ts';
 import { createLimits } from './rate-limits.ts';
 import { openGraphPool } from './store/graph-statements.ts';
 
@@ -45,6 +46,7 @@ export function createServices(url: string, config: Config, logger: Logger, prim
       perKey: config.GRANTD_RATE_LIMIT,
       authFailures: config.GRANTD_AUTH_FAILURE_LIMIT,
       authorizations: config.GRANTD_AUTHORIZE_LIMIT,
+      registrations: config.GRANTD_REGISTER_LIMIT,
       windowSeconds: config.GRANTD_RATE_LIMIT_WINDOW,
       redisUrl: config.REDIS_URL,
       clusterWorker: primary !== undefined,
@@ -63,12 +65,14 @@ export function createServices(url: string, config: Config, logger: Logger, prim
   const caches = { schemas, engine: new AuthorizationEngine(checker), keys: new KeyVerifier(db) };
   const stopSweep = startExpiredGrantSweep(db, { retentionMs: 1000 * config.GRANTD_EXPIRED_RETENTION }, logger);
   const stopChangesSweep = startChangesSweep(db, { retentionMs: 1000 * config.GRANTD_CHANGES_RETENTION }, logger);
+  const stopUnboundClientSweep = startUnboundClientSweep(db, {}, logger);
   const freshness = new Freshness(db, (tenantId) => forgetTenant(caches, tenantId));
   return {
     db,
     close: async () => {
       stopSweep();
       stopChangesSweep();
+      stopUnboundClientSweep();
       await heldTenants.close();
       await limits.close();
       await close();

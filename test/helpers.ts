@@ -21,6 +21,7 @@ export function useServices({
   poolSize = 5,
   authFailureLimit,
   authorizeLimit,
+  registerLimit,
   rateLimit,
   rateLimitWindow,
   trustProxy,
@@ -29,6 +30,7 @@ export function useServices({
   poolSize?: number;
   authFailureLimit?: number;
   authorizeLimit?: number;
+  registerLimit?: number;
   rateLimit?: number;
   rateLimitWindow?: number;
   trustProxy?: number;
@@ -39,6 +41,7 @@ export function useServices({
     GRANTD_GRAPH_MEMORY: graphMemory?.toString(),
     GRANTD_AUTH_FAILURE_LIMIT: authFailureLimit?.toString(),
     GRANTD_AUTHORIZE_LIMIT: authorizeLimit?.toString(),
+    GRANTD_REGISTER_LIMIT: registerLimit?.toString(),
     GRANTD_RATE_LIMIT: rateLimit?.toString(),
     GRANTD_RATE_LIMIT_WINDOW: rateLimitWindow?.toString(),
     GRANTD_TRUST_PROXY: trustProxy?.toString(),

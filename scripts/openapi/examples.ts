@@ -81,6 +81,7 @@ const OAUTH_CLIENT = {
   redirect_uris: [],
   scopes: ['check:read'],
   agent: 'release-bot',
+  registered: 'admin',
   created_at: CREATED_AT,
 };
 
@@ -279,6 +280,26 @@ export const EXAMPLES: Record<string, Record<string, MediaTypeObject>> = {
   oauthToken: {
     request: single({ grant_type: 'client_credentials', scope: 'check:read' }),
     200: single({ access_token: ACCESS_TOKEN, token_type: 'Bearer', expires_in: DEFAULT_CONFIG.GRANTD_OAUTH_ACCESS_TTL, scope: 'check:read' }),
+  },
+  oauthRegister: {
+    request: single({
+      client_name: 'Claude Code',
+      redirect_uris: ['http://localhost:33418/callback'],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      scope: 'check:read grant:read grant:write',
+    }),
+    201: single({
+      client_id: 'oc_7Hk2Wq9ZpLm4Xc8Vb1Nd',
+      client_id_issued_at: 1741944413,
+      client_name: 'Claude Code',
+      redirect_uris: ['http://localhost:33418/callback'],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      scope: 'check:read grant:read grant:write',
+    }),
   },
   oauthIntrospect: {
     200: single({

@@ -29,7 +29,7 @@ export const CLIENT_SCHEME = 'oauthClient';
 /**
  * How the caller of each OAuth protocol route authenticates: a confidential client by Basic (or by its
  * id and secret in the form, or a public client by its id alone: no scheme), introspection's callers
- * also by a Bearer key or token; the browser routes take no credentials.
+ * also by a Bearer key or token; the browser routes and registration take no credentials.
  */
 const OAUTH_SECURITY: Record<string, SecurityRequirementObject[]> = {
   oauthToken: [{ [CLIENT_SCHEME]: [] }, {}],
@@ -40,6 +40,8 @@ const OAUTH_SECURITY: Record<string, SecurityRequirementObject[]> = {
   oauthResume: [],
   oauthConsent: [],
   oauthDecide: [],
+  // Open: any client may register itself (RFC 7591), rate limited per address.
+  oauthRegister: [],
 };
 
 /** A route's security and the words saying so: its API key scope, or for an OAuth protocol route its callers. */

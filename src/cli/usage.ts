@@ -10,6 +10,7 @@ const SETTINGS: Record<keyof Config, string> = {
   GRANTD_RATE_LIMIT: 'requests per second per API key (default: unlimited)',
   GRANTD_AUTH_FAILURE_LIMIT: `failed authentications per second per client address (default ${D.GRANTD_AUTH_FAILURE_LIMIT})`,
   GRANTD_AUTHORIZE_LIMIT: `OAuth authorization requests per second per client and per client address (default ${D.GRANTD_AUTHORIZE_LIMIT})`,
+  GRANTD_REGISTER_LIMIT: `OAuth dynamic client registrations per hour per client address (default ${D.GRANTD_REGISTER_LIMIT})`,
   GRANTD_RATE_LIMIT_WINDOW: `the seconds the limits count over (default ${D.GRANTD_RATE_LIMIT_WINDOW})`,
   REDIS_URL: 'redis:// or rediss:// URL of a Redis all nodes count rate limits in (default: none, per node)',
   GRANTD_TRUST_PROXY: 'proxies in front of grantd: how many, or their addresses and ranges (default: none)',

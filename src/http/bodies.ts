@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { AgentSchema } from '../../contract/agents.ts';
 import type { GrantSchema } from '../../contract/grants.ts';
-import type { KeyScope } from '../../contract/index.ts';
+import type { ClientRegistration, KeyScope } from '../../contract/index.ts';
 import type { CreatedKeySchema, KeySummarySchema } from '../../contract/keys.ts';
 import type { NamespaceSchema } from '../../contract/namespaces.ts';
 import type { OAuthClientSchema } from '../../contract/oauth.ts';
@@ -77,5 +77,6 @@ export const oauthClientBody = (c: OAuthClientRow): z.output<typeof OAuthClientS
   redirect_uris: c.redirectUris,
   scopes: c.scopes as KeyScope[],
   agent: c.agentExternalId,
+  registered: c.registered as ClientRegistration,
   created_at: c.createdAt.toISOString(),
 });

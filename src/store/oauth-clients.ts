@@ -1,9 +1,12 @@
+import type { Logger } from 'pino';
 import type { KeyScope } from '../../contract/index.ts';
+import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
 import { hashSecret, randomBase62 } from '../auth/secrets.ts';
 import { DomainError } from '../errors.ts';
 import { authorityOf, type Authority } from './authority.ts';
 import type { Db } from './db.ts';
 import { isForeignKeyViolation } from './errors.ts';
+import { startSweep } from './sweep.ts';
 import { transaction } from './transaction.ts';
 
 export const CLIENT_SECRET_PREFIX = 'svc_cs_';
@@ -12,9 +15,13 @@ const CLIENT_SECRET_LENGTH = 43;
 /** The shape of every client id grantd makes; anything else names no client. */
 export const CLIENT_ID_PATTERN = /^oc_[A-Za-z0-9]{20}$/;
 
+/** How long a client that registered itself may wait for its first consent before the sweep deletes it. */
+export const UNBOUND_CLIENT_TTL_MS = 24 * 3600 * 1000;
+
 export interface OAuthClientRow {
   clientId: string;
-  tenantId: string;
+  /** Null while a client that registered itself waits for its first consent (bindOAuthClient). */
+  tenantId: string | null;
   secretHash: Uint8Array | null;
   name: string;
   type: string;
@@ -23,8 +30,12 @@ export interface OAuthClientRow {
   agentExternalId: string | null;
   /** The agents on whose authority it was registered; their killswitches delete it. */
   madeByAgents: string[];
+  /** admin or dynamic (ClientRegistration): by a tenant's admin, or by itself (RFC 7591). */
+  registered: string;
   createdAt: Date;
 }
+
+const newClientId = (): string => `oc_${randomBase62(20)}`;
 
 export interface NewOAuthClient {
   name: string;
@@ -51,7 +62,7 @@ export async function createOAuthClient(
       tx.oAuthClient.create({
         data: {
           madeByAgents: await authorityOf(tx, principal),
-          clientId: `oc_${randomBase62(20)}`,
+          clientId: newClientId(),
           tenantId,
           secretHash: secret === null ? null : new Uint8Array(hashSecret(secret)),
           name: client.name,
@@ -72,10 +83,76 @@ export async function createOAuthClient(
   }
 }
 
+/** A public client of no tenant yet: it registered itself, and its first consent binds it. */
+export interface NewDynamicClient {
+  name: string;
+  redirectUris: string[];
+  scopes: KeyScope[];
+}
+
+/** Registers a client on no one's authority (RFC 7591): public, of no tenant until bindOAuthClient. */
+export function registerDynamicClient(db: Db, client: NewDynamicClient): Promise<OAuthClientRow> {
+  return db.oAuthClient.create({
+    data: {
+      clientId: newClientId(),
+      tenantId: null,
+      name: client.name,
+      type: 'public',
+      redirectUris: [...new Set(client.redirectUris)],
+      scopes: [...new Set(client.scopes)],
+      registered: 'dynamic',
+    },
+  });
+}
+
+/**
+ * Binds a client that registered itself to the tenant, for good: true when it is now the tenant's
+ * (bound here, or before to the same tenant), false when it is another tenant's or gone. The
+ * update's row lock orders simultaneous first consents: the later one sees the earlier's tenant.
+ */
+export async function bindOAuthClient(db: Db, tenantId: string, clientId: string): Promise<boolean> {
+  if (!CLIENT_ID_PATTERN.test(clientId)) return false;
+  return transaction(db, async (tx) => {
+    const { count } = await tx.oAuthClient.updateMany({ where: { clientId, tenantId: null, registered: 'dynamic' }, data: { tenantId } });
+    return count === 1 || (await tx.oAuthClient.count({ where: { clientId, tenantId } })) === 1;
+  });
+}
+
+/**
+ * Deletes, across tenants, clients that registered themselves at or before `registeredBefore` and
+ * were never bound, at most `limit`: nothing was ever issued to them. Rows another transaction
+ * holds (a binding under way) are left for the next sweep.
+ */
+export function sweepUnboundClients(db: Db, registeredBefore: Date, limit: number): Promise<number> {
+  return db.$executeRaw`
+    DELETE FROM oauth_clients WHERE client_id = ANY(ARRAY(
+      SELECT client_id FROM oauth_clients WHERE tenant_id IS NULL AND created_at <= ${registeredBefore}
+      LIMIT ${limit} FOR UPDATE SKIP LOCKED))
+    AND tenant_id IS NULL`;
+}
+
+/** Sweeps unbound clients older than UNBOUND_CLIENT_TTL_MS every `intervalMs` in the background (startSweep); returns what stops it. */
+export function startUnboundClientSweep(
+  db: Db,
+  { intervalMs = UNBOUND_SWEEP_INTERVAL_MS, clock = SYSTEM_CLOCK }: { intervalMs?: number; clock?: WallClock },
+  logger: Logger,
+): () => void {
+  return startSweep(
+    { intervalMs, chunk: UNBOUND_SWEEP_CHUNK, what: 'OAuth clients never bound to a tenant' },
+    () => sweepUnboundClients(db, new Date(clock.now() - UNBOUND_CLIENT_TTL_MS), UNBOUND_SWEEP_CHUNK),
+    logger,
+  );
+}
+
+/** Clients one statement of the sweep deletes at most. */
+const UNBOUND_SWEEP_CHUNK = 1000;
+/** How often a node sweeps: an unbound client can do nothing meanwhile, so this only bounds how long it takes room. */
+const UNBOUND_SWEEP_INTERVAL_MS = 60_000;
+
 export const listOAuthClients = (db: Db, tenantId: string): Promise<OAuthClientRow[]> =>
   db.oAuthClient.findMany({ where: { tenantId }, orderBy: [{ createdAt: 'asc' }, { clientId: 'asc' }] });
 
-/** The client by its id, whatever its tenant: what the authorization server looks clients up by. */
+/** The client by its id, whatever its tenant (or none yet): what the authorization server's protocol routes look clients up by. */
 export function findOAuthClient(db: Db, clientId: string): Promise<OAuthClientRow | null> {
   if (!CLIENT_ID_PATTERN.test(clientId)) return Promise.resolve(null);
   return db.oAuthClient.findUnique({ where: { clientId } });

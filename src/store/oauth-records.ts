@@ -133,9 +133,15 @@ export class OAuthRecords {
 
   private async present(row: StoredRecord, id: string): Promise<Payload | undefined> {
     if (row.expiresAt && row.expiresAt.getTime() <= Date.now()) return undefined;
-    if (row.accountId !== null && !(await signingKeyIsLive(this.db, row.accountId, row.client?.tenantId))) return undefined;
+    if (row.accountId !== null && !(await this.signedInKeyIsLive(row, row.accountId))) return undefined;
     const payload = row.payload as Payload;
     return SECRET_KINDS.has(this.kind) ? { ...payload, jti: id } : payload;
+  }
+
+  /** Whether the key that signed in for a record is live, and of its client's tenant: a client of no tenant yet (it registered itself) has no such record. */
+  private async signedInKeyIsLive(row: StoredRecord, accountId: string): Promise<boolean> {
+    if (!row.client) return signingKeyIsLive(this.db, accountId, undefined);
+    return row.client.tenantId !== null && signingKeyIsLive(this.db, accountId, row.client.tenantId);
   }
 
   /** Deletes expired rows, at most once a minute per process, without making the write wait. */

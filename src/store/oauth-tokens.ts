@@ -24,7 +24,8 @@ export async function findAccessToken(db: Db, digest: string): Promise<ClientCre
       client: { select: { clientId: true, tenantId: true, agentExternalId: true, tenant: { select: { cursorSecret: true } } } },
     },
   });
-  if (!row?.client) return null;
+  // A client of no tenant (it registered itself and was never bound) has no token; were one stored, it speaks for no tenant.
+  if (!row?.client?.tenantId || !row.client.tenant) return null;
   if (row.grantId !== null && !(await grantIsLive(db, row.grantId))) return null;
   if (row.accountId !== null && !(await signingKeyIsLive(db, row.accountId, row.client.tenantId))) return null;
   const scope = (row.payload as { scope?: unknown }).scope;

@@ -9,6 +9,7 @@ import {
   CONSISTENCY_HEADER,
   OAUTH_ERRORS,
   oauthServerOf,
+  REGISTRATION_ERRORS,
   PROBLEM_CONTENT_TYPE,
   PROBLEMS,
   REVISION_HEADER,
@@ -180,8 +181,10 @@ describe.each(routes.map((r) => [operationIdOf(r.keys), r.route] as const))('ope
         return response().content![contentType]!.schema as SchemaObject;
       };
       if (contentType === 'application/json') {
+        // Registration answers RFC 7591's errors (3.2.2), of the same shape.
+        const codes = oauthServerOf(route) === 'registration' ? REGISTRATION_ERRORS : OAUTH_ERRORS;
         it(`answers ${status} with an RFC 6749 error of the codes grantd uses`, () => {
-          expect((schema().properties!.error as SchemaObject).enum).toEqual([...OAUTH_ERRORS]);
+          expect((schema().properties!.error as SchemaObject).enum).toEqual([...codes]);
           expect(schema().required).toEqual(['error']);
         });
       } else {

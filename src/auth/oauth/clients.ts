@@ -1,28 +1,44 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider';
-import { KEY_SCOPES } from '../../../contract/index.ts';
+import { KEY_SCOPES, type ClientRegistration } from '../../../contract/index.ts';
 import type { Db } from '../../store/db.ts';
 import { findOAuthClient, type OAuthClientRow } from '../../store/oauth-clients.ts';
 
 /** What grantd's client rows add to the library's client metadata (its `extraClientMetadata`). */
 interface GrantdClientMetadata {
-  tenant_id: string;
+  /** Null for a client that registered itself and is not bound yet (its first consent binds it). */
+  tenant_id: string | null;
+  registered: ClientRegistration;
   agent: string | null;
   /** The client's own scopes, what a client_credentials token without `scope` carries. */
   own_scope: string;
 }
 
 /** The names of grantd's client metadata, which the library keeps on each of its clients. */
-export const GRANTD_CLIENT_METADATA: (keyof GrantdClientMetadata)[] = ['tenant_id', 'agent', 'own_scope'];
+export const GRANTD_CLIENT_METADATA: (keyof GrantdClientMetadata)[] = ['tenant_id', 'registered', 'agent', 'own_scope'];
 
 /** grantd's metadata of a client the library found (its Client, or the client a token names). */
 const grantdMetadataOf = (client: object): Partial<GrantdClientMetadata> => client;
 
-/** The tenant of a client the library found; every client of grantd's has one. */
+/**
+ * The tenant of a client the library found. Only a client that registered itself can be of none
+ * (boundTenantOfClient), and none such can authenticate where this is asked: it is public, and it
+ * has no token before its first consent binds it.
+ */
 export function tenantOfClient(client: object): string {
+  const tenant = grantdMetadataOf(client).tenant_id;
+  if (tenant === undefined || tenant === null) throw new Error('an OAuth client without a tenant');
+  return tenant;
+}
+
+/** The tenant of a client the library found; null while a client that registered itself waits for its first consent. */
+export function boundTenantOfClient(client: object): string | null {
   const tenant = grantdMetadataOf(client).tenant_id;
   if (tenant === undefined) throw new Error('an OAuth client without grantd metadata');
   return tenant;
 }
+
+/** Whether the client registered itself (RFC 7591) rather than being made by a tenant's admin. */
+export const registeredItself = (client: object): boolean => grantdMetadataOf(client).registered === 'dynamic';
 
 /** The agent a client is bound to, if any. */
 export const agentOfClient = (client: object): string | null => grantdMetadataOf(client).agent ?? null;
@@ -42,7 +58,12 @@ function clientMetadata(row: OAuthClientRow) {
       : confidential
         ? ['client_credentials', 'authorization_code', 'refresh_token']
         : ['authorization_code', 'refresh_token'];
-  const grantd: GrantdClientMetadata = { tenant_id: row.tenantId, agent: row.agentExternalId, own_scope: row.scopes.join(' ') };
+  const grantd: GrantdClientMetadata = {
+    tenant_id: row.tenantId,
+    registered: row.registered as ClientRegistration,
+    agent: row.agentExternalId,
+    own_scope: row.scopes.join(' '),
+  };
   return {
     client_id: row.clientId,
     client_name: row.name,

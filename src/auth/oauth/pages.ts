@@ -43,7 +43,19 @@ export interface ConsentView {
   clientId: string;
   scopes: string[];
   csrf: string;
+  /** For a client that registered itself (RFC 7591): where it sends the browser back, and whether this consent binds it to a tenant. */
+  selfRegistered?: { redirectHost: string; unbound: boolean };
   error?: string;
+}
+
+/** The warning a self-registered client's consent page carries: no tenant's admin vouched for it. */
+function selfRegisteredNotice({ redirectHost, unbound }: NonNullable<ConsentView['selfRegistered']>): string {
+  return (
+    `<p><strong>This application registered itself</strong>: no administrator of a tenant made it. ` +
+    `It will return you to <code>${escapeHtml(redirectHost)}</code>.` +
+    (unbound ? ' Approving binds it to the tenant of your API key, for good.' : '') +
+    `</p>`
+  );
 }
 
 export function consentPage(view: ConsentView): string {
@@ -51,6 +63,7 @@ export function consentPage(view: ConsentView): string {
   return page(
     'Authorize access to grantd',
     `<h1>${escapeHtml(view.clientName)} asks for access to grantd</h1>` +
+      (view.selfRegistered ? selfRegisteredNotice(view.selfRegistered) : '') +
       `<p>Client <code>${escapeHtml(view.clientId)}</code> would be able to:</p><ul>${scopes}</ul>` +
       (view.error ? `<p class="error" role="alert">${escapeHtml(view.error)}</p>` : '') +
       `<form method="post" action="${escapeHtml(view.action)}">` +

@@ -119,6 +119,9 @@ export function createOAuthProvider(options: OAuthProviderOptions): Provider {
   provider.use(async (ctx, next) => {
     await next();
     if (ctx.path === '/.well-known/oauth-authorization-server' && ctx.status === 200) withoutOpenIdFields(ctx.body as Record<string, unknown>);
+    // grantd serves registration itself (src/http/oauth/registration.ts), not the library: RFC 8414 advertises it.
+    if (ctx.path === '/.well-known/oauth-authorization-server' && ctx.status === 200)
+      Object.assign(ctx.body as Record<string, unknown>, { registration_endpoint: `${options.issuer}${contract.oauth.register.path}` });
     const error = failures.get(ctx as KoaContextWithOIDC);
     if (error) asRfc6749(ctx as KoaContextWithOIDC, error);
   });

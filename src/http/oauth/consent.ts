@@ -3,10 +3,11 @@ import { exactRouter } from '../options.ts';
 import express, { type Request, type Response, type Router } from 'express';
 import type Provider from 'oidc-provider';
 import { contract, KEY_SCOPES, type KeyScope } from '../../../contract/index.ts';
-import { tenantOfClient } from '../../auth/oauth/clients.ts';
+import { boundTenantOfClient, registeredItself } from '../../auth/oauth/clients.ts';
 import { consentPage, errorPage } from '../../auth/oauth/pages.ts';
 import { hasScope } from '../../auth/scopes.ts';
 import { digestsEqual, hashSecret } from '../../auth/secrets.ts';
+import { bindOAuthClient } from '../../store/oauth-clients.ts';
 import { clientAddress } from '../client-address.ts';
 import type { AppDeps } from '../context.ts';
 import type { ProviderSource } from './library.ts';
@@ -33,6 +34,9 @@ async function endEarlierSignIn(oauth: Provider, details: Interaction, accountId
   details.session = undefined;
   await details.persist();
 }
+
+/** The host the authorization request's redirect_uri names (the library checked it is one of the client's). */
+const redirectHostOf = (details: Interaction): string => new URL(String(details.params.redirect_uri)).host;
 
 /**
  * The consent page the library sends the browser to: it names the client and each requested scope;
@@ -65,7 +69,8 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
     const requested = (typeof details.params.scope === 'string' ? details.params.scope : '')
       .split(' ')
       .filter((scope): scope is KeyScope => (KEY_SCOPES as readonly string[]).includes(scope));
-    return { oauth, details, client, scopes: [...new Set(requested)], tenantId: tenantOfClient(client) };
+    // Null for a client that registered itself and was never consented to: this consent binds it.
+    return { oauth, details, client, scopes: [...new Set(requested)], tenantId: boundTenantOfClient(client) };
   }
 
   function show(req: Request, res: Response, found: NonNullable<Awaited<ReturnType<typeof interactionOf>>>, status: number, error?: string): void {
@@ -80,6 +85,9 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
         clientId: found.client.clientId,
         scopes: found.scopes,
         csrf,
+        ...(registeredItself(found.client)
+          ? { selfRegistered: { redirectHost: redirectHostOf(found.details), unbound: found.tenantId === null } }
+          : {}),
         ...(error ? { error } : {}),
       }),
     );
@@ -123,9 +131,18 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
       const credential = typeof form.api_key === 'string' ? deps.keys.credentialOf(form.api_key.trim()) : null;
       const principal = credential ? await deps.keys.verify(credential) : null;
       // Only an API key signs in (not an access token): the grant's subject is the key.
-      if (principal?.kind !== 'api_key' || principal.tenantId !== tenantId || !scopes.every((scope) => hasScope(principal.scopes, scope))) {
+      if (
+        principal?.kind !== 'api_key' ||
+        (tenantId !== null && principal.tenantId !== tenantId) ||
+        !scopes.every((scope) => hasScope(principal.scopes, scope))
+      ) {
         await deps.limits.authFailures.record(address);
         return show(req, res, found, 403, 'That API key is unknown, revoked, of another tenant, or lacks one of these scopes.');
+      }
+      // The first consent binds a client that registered itself to the key's tenant, for good; one
+      // bound meanwhile to another tenant (or swept) is refused as a key of another tenant would be.
+      if (tenantId === null && !(await bindOAuthClient(deps.db, principal.tenantId, client.clientId))) {
+        return show(req, res, found, 403, 'This application is bound to another tenant: sign in with an API key of that tenant.');
       }
       await endEarlierSignIn(oauth, details, principal.keyId);
       const grant = new oauth.Grant({ accountId: principal.keyId, clientId: client.clientId });

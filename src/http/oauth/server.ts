@@ -9,6 +9,7 @@ import { CLIENT_AUTHENTICATING_ROUTES, failedAuthenticationLimit } from './faile
 import { introspectionRoutes } from './introspection.ts';
 import { libraryRoute, providerSource, type OAuthOptions } from './library.ts';
 import { protectedResourceRoutes } from './protected-resource.ts';
+import { registrationRoutes } from './registration.ts';
 
 export const AUTHORIZATION_SERVER_METADATA = '/.well-known/oauth-authorization-server';
 
@@ -38,6 +39,7 @@ export function oauthRouter(deps: AppDeps, options: OAuthOptions): Router {
   router.get(contract.oauth.authorize.path, authorizationLimit(deps));
   router.use(introspectionRoutes(deps, provider, library));
   router.use(consentRoutes(deps, provider));
+  router.use(registrationRoutes(deps));
   for (const route of oauthRoutesServedBy('library')) {
     router[route.method === 'GET' ? 'get' : 'post'](route.path, library);
   }
