@@ -139,6 +139,11 @@ describe('grantd serve on DATABASE_URL', () => {
     const example = join(packageRoot(), 'examples', 'client-quickstart.mjs');
     const { stdout } = await run(process.execPath, [example], { env: { ...process.env, GRANTD_KEY: key, GRANTD_URL: server.baseUrl } });
     expect(stdout).toBe('alice may view a: true\nalice views: a, b, c\nproblem: 404 namespace-not-found\n');
+    // It leaves no namespace (nor grant) of its own behind in the tenant.
+    const listed = await fetch(`${server.baseUrl}/v1/namespaces`, { headers: { authorization: `Bearer ${key}` } });
+    expect(((await listed.json()) as { namespaces: { name: string }[] }).namespaces.map((ns) => ns.name)).not.toContainEqual(
+      expect.stringMatching(/^quickstart_/),
+    );
   });
 
   it('never writes the key secret into its log lines', () => {
