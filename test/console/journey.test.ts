@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/package-root.ts';
 import { newTenant, tenantSnapshot, type TestTenant } from '../helpers.ts';
 import { api } from '../oauth/support.ts';
-import { launchChromium, useConsoleServer } from './support.ts';
+import { launchChromium } from './chromium.ts';
+import { useConsoleServer } from './support.ts';
 const ARTIFACTS = join(packageRoot(), 'test-artifacts', 'console');
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 

@@ -5,7 +5,8 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newTenant, type TestTenant } from '../helpers.ts';
 import { api } from '../oauth/support.ts';
-import { launchChromium, signIn, useConsoleServer } from './support.ts';
+import { launchChromium, signIn } from './chromium.ts';
+import { useConsoleServer } from './support.ts';
 
 // The console's layout and notices, each as a person sees them in Chromium.
 const server = useConsoleServer();

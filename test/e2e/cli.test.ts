@@ -391,7 +391,9 @@ describe('the grantd command line', { timeout: 180_000 }, () => {
 
   it('starts with a line for people naming the API and /docs, and logs requests with the tenant and the problem type', async () => {
     const lines = server.output().split('\n');
-    expect(lines).toContain(`grantd is ready: the API at ${server.baseUrl}/v1, its reference at ${server.baseUrl}/docs`);
+    const port = new URL(server.baseUrl).port;
+    const ready = `grantd is ready: the API at ${server.baseUrl}/v1, its reference at ${server.baseUrl}/docs, the console at http://localhost:${port}/console/`;
+    expect(lines.filter((line) => line.startsWith(ready))).toHaveLength(1);
     expect(lines.some((line) => line.includes('"msg":"grantd listening"'))).toBe(true);
 
     const requestId = uniqueName('log');
