@@ -91,6 +91,17 @@ describe('the console in Chromium', () => {
     expect(await page.locator('.notice').count()).toBe(0);
   });
 
+  it('tells a client id of the wrong length at its field, before leaving for an error page', async () => {
+    const other = await context.newPage();
+    await other.goto(`${server.issuer}/console/?client_id=oc_tooShort`);
+    await other.getByRole('button', { name: 'Sign in' }).click();
+    const field = other.getByLabel('Console client id', { exact: true });
+    await expect.poll(() => field.getAttribute('aria-invalid'), POLL).toBe('true');
+    await other.getByText('a client id is oc_ followed by 20 letters and digits').waitFor();
+    expect(new URL(other.url()).pathname).toBe('/console/');
+    await other.close();
+  });
+
   it('lists relations by name, and shows the whole of a long list of references as it is typed', async () => {
     await go('namespaces', 'Namespaces');
     const row = page.getByRole('row').filter({ has: page.getByRole('cell', { name: 'document', exact: true }) });
