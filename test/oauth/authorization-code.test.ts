@@ -235,6 +235,8 @@ describe('authorization code with PKCE', () => {
       expect(res.status).toBe(400);
       expect(res.headers.get('location')).toBeNull();
       expect(res.headers.get('content-type')).toContain('text/html');
+      // A way back: a mistyped client id in the console's sign-in ends here.
+      expect(await res.text()).toContain(`<a href="${server.issuer}/console/">Back to the grantd console</a>`);
     }
     for (const [bad, error] of [
       [{ code_challenge_method: 'plain' }, 'invalid_request'],

@@ -78,9 +78,13 @@ export function formPostPage(action: string, fields: Record<string, string>): st
   );
 }
 
-export function errorPage(error: string, description: string): string {
+/** An authorization error; with `consoleUrl`, a way back to grantd's console (whose sign-in may be what failed). */
+export function errorPage(error: string, description: string, consoleUrl?: string): string {
+  const back = consoleUrl
+    ? `<p><a href="${escapeHtml(consoleUrl)}">Back to the grantd console</a>, or start again from the application that sent you here.</p>`
+    : '';
   return page(
     'Authorization error',
-    `<h1>The authorization cannot go on</h1><p><code>${escapeHtml(error)}</code></p><p>${escapeHtml(description)}</p>`,
+    `<h1>The authorization cannot go on</h1><p><code>${escapeHtml(error)}</code></p><p>${escapeHtml(description)}</p>${back}`,
   );
 }
