@@ -41,6 +41,8 @@ export interface ConsentView {
   action: string;
   clientName: string;
   clientId: string;
+  /** The client's tenant: the one whose API key signs in here. */
+  tenantName: string;
   scopes: string[];
   csrf: string;
   error?: string;
@@ -51,11 +53,11 @@ export function consentPage(view: ConsentView): string {
   return page(
     'Authorize access to grantd',
     `<h1>${escapeHtml(view.clientName)} asks for access to grantd</h1>` +
-      `<p>Client <code>${escapeHtml(view.clientId)}</code> would be able to:</p><ul>${scopes}</ul>` +
+      `<p>Client <code>${escapeHtml(view.clientId)}</code> of tenant <strong>${escapeHtml(view.tenantName)}</strong> would be able to:</p><ul>${scopes}</ul>` +
       (view.error ? `<p class="error" role="alert">${escapeHtml(view.error)}</p>` : '') +
       `<form method="post" action="${escapeHtml(view.action)}">` +
       `<input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}">` +
-      `<label for="api_key">Sign in with an API key of the tenant that holds these scopes (used once, never stored)</label>` +
+      `<label for="api_key">Sign in with an API key of tenant ${escapeHtml(view.tenantName)} that holds these scopes (used once, never stored)</label>` +
       `<input id="api_key" name="api_key" type="password" autocomplete="off" spellcheck="false">` +
       `<button type="submit" name="decision" value="approve">Approve</button>` +
       `<button type="submit" name="decision" value="deny">Deny</button></form>`,

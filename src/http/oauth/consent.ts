@@ -7,6 +7,7 @@ import { tenantOfClient } from '../../auth/oauth/clients.ts';
 import { consentPage, errorPage } from '../../auth/oauth/pages.ts';
 import { hasScope } from '../../auth/scopes.ts';
 import { digestsEqual, hashSecret } from '../../auth/secrets.ts';
+import { tenantNameOf } from '../../store/tenants.ts';
 import { clientAddress } from '../client-address.ts';
 import type { AppDeps } from '../context.ts';
 import type { ProviderSource } from './library.ts';
@@ -65,7 +66,8 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
     const requested = (typeof details.params.scope === 'string' ? details.params.scope : '')
       .split(' ')
       .filter((scope): scope is KeyScope => (KEY_SCOPES as readonly string[]).includes(scope));
-    return { oauth, details, client, scopes: [...new Set(requested)], tenantId: tenantOfClient(client) };
+    const tenantId = tenantOfClient(client);
+    return { oauth, details, client, scopes: [...new Set(requested)], tenantId, tenantName: await tenantNameOf(deps.db, tenantId) };
   }
 
   function show(req: Request, res: Response, found: NonNullable<Awaited<ReturnType<typeof interactionOf>>>, status: number, error?: string): void {
@@ -78,6 +80,7 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
         action: `${req.baseUrl}${req.path}`,
         clientName: found.client.clientName ?? found.client.clientId,
         clientId: found.client.clientId,
+        tenantName: found.tenantName,
         scopes: found.scopes,
         csrf,
         ...(error ? { error } : {}),
