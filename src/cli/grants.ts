@@ -38,9 +38,13 @@ export const withGrantFilters = (command: Command): Command =>
     .option('--object <object>', 'only grants on this object')
     .option('--namespace <namespace>', "only grants on this namespace's objects");
 
-/** `grantd grants list|write|delete`: GET, POST and DELETE /v1/grants. */
+/**
+ * `grantd grants list|create|revoke`: GET, POST and DELETE /v1/grants. `create` and `revoke` are the
+ * words of the API's own description, the client's methods and the console's buttons;
+ * `write` and `delete` are kept as aliases of them, the names they had first.
+ */
 export function registerGrants(program: Command): void {
-  const grants = program.command('grants').description('list, write and delete grants').addHelpText('after', API_ENVIRONMENT);
+  const grants = program.command('grants').description('list, create and revoke grants').addHelpText('after', API_ENVIRONMENT);
 
   withGrantFilters(grants.command('list').description('list grants, in (object, relation, subject) order (scope grant:read)'))
     .option('--limit <n>', 'print at most n grants', positiveInteger, 100)
@@ -67,9 +71,14 @@ export function registerGrants(program: Command): void {
       if (more) process.stdout.write(`(more grants match: use --all, or --limit)\n`);
     });
 
-  TRIPLE_ARGUMENTS(grants.command('write').description('write a grant; writing one that exists changes nothing (scope grant:write)'))
+  TRIPLE_ARGUMENTS(
+    grants
+      .command('create')
+      .alias('write')
+      .description('create a grant; creating one that exists changes nothing (scope grant:write; write is an alias)'),
+  )
     .option('--json', 'print the grant as the API answers it, with the revision that includes it')
-    .addHelpText('after', `${API_ENVIRONMENT}\nExample:\n  grantd grants write user:alice viewer document:q3\n`)
+    .addHelpText('after', `${API_ENVIRONMENT}\nExample:\n  grantd grants create user:alice viewer document:q3\n`)
     .action(async (subject: string, relation: string, object: string, options: TripleOptions, command: Command) => {
       const { client } = apiClient(command, 'grant:write');
       const grant = await client.grants.create({ subject, relation, object });
@@ -77,13 +86,18 @@ export function registerGrants(program: Command): void {
       else process.stdout.write(`granted: ${grant.subject} ${grant.relation} ${grant.object} (since ${grant.created_at})\n`);
     });
 
-  TRIPLE_ARGUMENTS(grants.command('delete').description('delete a grant; deleting one that does not exist is no error (scope grant:write)'))
-    .option('--json', 'print {"deleted": {subject, relation, object}}')
-    .addHelpText('after', `${API_ENVIRONMENT}\nExample:\n  grantd grants delete user:alice viewer document:q3\n`)
+  TRIPLE_ARGUMENTS(
+    grants
+      .command('revoke')
+      .alias('delete')
+      .description('revoke a grant; revoking one that does not exist is no error (scope grant:write; delete is an alias)'),
+  )
+    .option('--json', 'print {"revoked": {subject, relation, object}}')
+    .addHelpText('after', `${API_ENVIRONMENT}\nExample:\n  grantd grants revoke user:alice viewer document:q3\n`)
     .action(async (subject: string, relation: string, object: string, options: TripleOptions, command: Command) => {
       const { client } = apiClient(command, 'grant:write');
       await client.grants.revoke({ subject, relation, object });
-      if (options.json) printJson({ deleted: { subject, relation, object } });
-      else process.stdout.write(`deleted (if it existed): ${subject} ${relation} ${object}\n`);
+      if (options.json) printJson({ revoked: { subject, relation, object } });
+      else process.stdout.write(`revoked (if it existed): ${subject} ${relation} ${object}\n`);
     });
 }

@@ -3,11 +3,12 @@ import { ServiceError } from '../client/index.ts';
 import { ConfigError } from '../config.ts';
 import { DomainError } from '../errors.ts';
 import { packageVersion } from '../package-root.ts';
-import { API_ENVIRONMENT, explainCallError } from './api.ts';
+import { API_ENVIRONMENT, commandName, explainCallError } from './api.ts';
 import { registerAgents } from './agents.ts';
 import { registerChanges } from './changes.ts';
 import { registerCheck } from './check.ts';
 import { CliError } from './errors.ts';
+import { registerExplain } from './explain.ts';
 import { registerExport } from './export.ts';
 import { registerGrants } from './grants.ts';
 import { registerImport } from './import.ts';
@@ -15,7 +16,9 @@ import { registerKeys } from './keys.ts';
 import { registerMigrate } from './migrate.ts';
 import { registerModel } from './model-command.ts';
 import { registerNamespaces } from './namespaces.ts';
+import { registerOAuth } from './oauth.ts';
 import { registerServe } from './serve-command.ts';
+import { registerSubjects } from './subjects.ts';
 import { registerKey, registerTenant } from './tenant.ts';
 import { SERVER_ENVIRONMENT } from './usage.ts';
 
@@ -26,10 +29,13 @@ const COMMANDS = [
   registerTenant,
   registerKey,
   registerCheck,
+  registerExplain,
+  registerSubjects,
   registerGrants,
   registerNamespaces,
   registerAgents,
   registerKeys,
+  registerOAuth,
   registerImport,
   registerExport,
   registerChanges,
@@ -45,16 +51,26 @@ function program(): Command {
     .configureOutput({ outputError: (text, write) => write(`grantd: ${text.replace(/^error: /, '')}`) })
     .exitOverride();
   for (const register of COMMANDS) register(root);
-  // Subcommands answer usage errors as the root does (exit 2, one line, then a pointer to --help).
-  for (const command of root.commands) {
-    command.showHelpAfterError('(add --help to see its usage)').exitOverride();
-    for (const sub of command.commands) sub.showHelpAfterError('(add --help to see its usage)').exitOverride();
-  }
+  pointToHelp(root);
   root.addHelpText(
     'after',
-    `${SERVER_ENVIRONMENT}${API_ENVIRONMENT.replace('Environment:', 'Environment of the API commands (check, grants, namespaces, agents, keys, import, export, changes, schema):')}`,
+    `${SERVER_ENVIRONMENT}${API_ENVIRONMENT.replace(
+      'Environment:',
+      'Environment of the API commands (check, explain, subjects, grants, namespaces, agents, keys, oauth, import, export, changes, schema):',
+    )}`,
   );
   return root;
+}
+
+/**
+ * Subcommands answer usage errors as the root does (exit 2, one line), then name in full the command
+ * whose --help tells its usage: `grants add` is no command, and a bare "add --help" would read as one.
+ */
+function pointToHelp(command: Command): void {
+  for (const sub of command.commands) {
+    sub.showHelpAfterError(`(grantd ${commandName(sub)} --help tells its usage)`).exitOverride();
+    pointToHelp(sub);
+  }
 }
 
 /** Runs the command line; resolves to the exit status. */

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { forgetBefore } from '../cluster/changes.ts';
 import { Primary } from '../cluster/primary.ts';
 import { PrimaryLink, shareMetrics } from '../cluster/worker.ts';
-import { ConfigError, type Config } from '../config.ts';
+import { ConfigError, publicUrl, type Config } from '../config.ts';
 import { createApp } from '../http/app.ts';
 import type { AppDeps } from '../http/context.ts';
 import { httpOptions } from '../http/options.ts';
@@ -13,6 +13,7 @@ import { createLogger, createServices, openDatabase } from '../runtime.ts';
 import { startTracingFromEnv, type StopTracing } from '../tracing.ts';
 import { connect } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
+import { createConsoleClient, findConsoleClientId } from '../store/oauth-clients.ts';
 import { countTenants, createTenant, type CreatedTenant } from '../store/tenants.ts';
 import { explainingDatabaseErrors } from './database.ts';
 import { printAdminKey } from './tenant.ts';
@@ -34,7 +35,7 @@ export async function serveCommand(config: Config): Promise<number> {
   // Start, stop and migrations are always told (unless silenced), whatever level requests log at.
   const lifecycle = logger.level === 'silent' ? logger : logger.child({}, { level: 'info' });
   const database = await openDatabase(config, logger);
-  await prepareDatabase(database.url, lifecycle);
+  const consoleClientId = await prepareDatabase(database.url, lifecycle, consoleCallback(config));
   const listening = { host: config.HOST, database: database.embedded ? 'embedded' : 'external', workers: config.GRANTD_WORKERS };
 
   if (config.GRANTD_WORKERS === 1) {
@@ -45,7 +46,7 @@ export async function serveCommand(config: Config): Promise<number> {
       throw error;
     });
     lifecycle.info({ port: portOf(server, config), ...listening }, 'grantd listening');
-    tellWhereToGo(config, portOf(server, config));
+    tellWhereToGo(config, portOf(server, config), consoleClientId);
     stopOnSignal(lifecycle, async () => {
       await closeServer(server);
       await services.close();
@@ -63,7 +64,7 @@ export async function serveCommand(config: Config): Promise<number> {
     throw error;
   }
   lifecycle.info({ port, ...listening }, 'grantd listening');
-  tellWhereToGo(config, port);
+  tellWhereToGo(config, port, consoleClientId);
   stopOnSignal(lifecycle, async () => {
     await primary.stop();
     await database.stop();
@@ -91,19 +92,30 @@ async function serveWorker(config: Config): Promise<number> {
   return 0;
 }
 
-/** Applies pending migrations and, on an empty database, creates tenant `default` and prints its admin key once. */
-async function prepareDatabase(url: string, lifecycle: Logger): Promise<void> {
+/** Where the console's sign-in returns: its redirect URI, under GRANTD_PUBLIC_URL (docs/console.md). */
+const consoleCallback = (config: Config): string => `${publicUrl(config)}/console/callback`;
+
+/**
+ * Applies pending migrations and, on an empty database, creates tenant `default`, prints its admin
+ * key once, and makes the console's OAuth client for it, so that the console works from the first
+ * start with no other step. Resolves to that client's id, if tenant `default` still has it.
+ */
+async function prepareDatabase(url: string, lifecycle: Logger, callback: string): Promise<string | null> {
   const { db, close } = connect(url, 1);
   try {
     let bootstrapped: CreatedTenant | null = null;
     const applied = await explainingDatabaseErrors(url, () =>
       migrate(url, async () => {
         // Under the migration lock, so that nodes starting together on an empty database make one tenant.
-        if ((await countTenants(db)) === 0) bootstrapped = await createTenant(db, 'default');
+        if ((await countTenants(db)) > 0) return;
+        const created = await createTenant(db, 'default');
+        await createConsoleClient(db, created.tenant.id, created.key.id, callback);
+        bootstrapped = created;
       }),
     );
     if (applied.length > 0) lifecycle.info({ migrations: applied }, 'applied migrations');
     if (bootstrapped) printAdminKey(bootstrapped, (text) => process.stderr.write(text));
+    return await findConsoleClientId(db, callback);
   } finally {
     await close();
   }
@@ -133,15 +145,18 @@ async function listen(services: AppDeps, config: Config): Promise<Server> {
 }
 
 /**
- * One line for people on standard error, beside the JSON log line for machines: where the API and
- * its reference are (an address that listens everywhere is reached as localhost).
+ * One line for people on standard error, beside the JSON log line for machines: where the API, its
+ * reference and the console are (an address that listens everywhere is reached as localhost). The
+ * console is at GRANTD_PUBLIC_URL, where its sign-in returns, with tenant `default`'s console client
+ * when there is one.
  */
-function tellWhereToGo(config: Config, port: number): void {
+function tellWhereToGo(config: Config, port: number, consoleClientId: string | null): void {
   if (config.LOG_LEVEL === 'silent') return;
   const everywhere = ['0.0.0.0', '::', ''].includes(config.HOST);
   const host = everywhere ? 'localhost' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
   const base = `http://${host}:${port}`;
-  process.stderr.write(`grantd is ready: the API at ${base}/v1, its reference at ${base}/docs\n`);
+  const consoleUrl = `${config.GRANTD_PUBLIC_URL ?? `http://localhost:${port}`}/console/${consoleClientId ? `?client_id=${consoleClientId}` : ''}`;
+  process.stderr.write(`grantd is ready: the API at ${base}/v1, its reference at ${base}/docs, the console at ${consoleUrl}\n`);
 }
 
 const portOf = (server: Server, config: Config): number => {

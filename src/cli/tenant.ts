@@ -28,8 +28,8 @@ const tenantJson = async ({ tenant, key }: CreatedTenant) => ({
   key: (await databaseModules()).createdKeyBody(key),
 });
 
-/** A secret, framed so that it is not missed, with the warning that it is shown this once. */
-export function printSecretOnce(what: string, secret: string, write: (text: string) => void): void {
+/** A secret, framed so that it is not missed, with the warning that it is shown this once and how it is used. */
+export function printSecretOnce(what: string, secret: string, write: (text: string) => void, use = 'Use it as: Authorization: Bearer <key>'): void {
   write(
     [
       '',
@@ -38,7 +38,7 @@ export function printSecretOnce(what: string, secret: string, write: (text: stri
       '',
       `   ${secret}`,
       '',
-      ' Keep it now; it cannot be retrieved again. Use it as: Authorization: Bearer <key>',
+      ` Keep it now; it cannot be retrieved again. ${use}`,
       '================================================================================',
       '',
     ].join('\n'),

@@ -62,8 +62,8 @@ export function RowAction({ label, name, onClick }: { label: string; name: strin
 }
 
 /**
- * A list's writes: the row whose removal awaits confirmation (`ask`, `cancel`), and `done`, which closes
- * the confirmation, says what was written and loads the list again.
+ * A list's writes: the row whose removal awaits confirmation (`ask`, `cancel`), `done`, which closes
+ * the confirmation, says what was written and loads the list again, and `clear`, which forgets what it said.
  */
 export function useListWrites<T>(reload: () => void) {
   const [pending, setPending] = useState<T | null>(null);
@@ -73,6 +73,7 @@ export function useListWrites<T>(reload: () => void) {
     ask: (row: T) => setPending(row),
     cancel: () => setPending(null),
     notice,
+    clear: () => setNotice(''),
     done: (text: string) => {
       setPending(null);
       setNotice(text);

@@ -2,11 +2,11 @@
 // server makes of it (the contract's schema, then the engine's validateRelations and, against the
 // tenant's other namespaces, assertNoExclusionCycle), run as you type.
 import { CreateNamespaceSchema } from '../../contract/namespaces.ts';
-import { assertNoExclusionCycle, REFERENCE_LISTS, validateRelations } from '../engine/definition-checks.ts';
+import { assertNoExclusionCycle, REFERENCE_LISTS, relationsByName, validateRelations } from '../engine/definition-checks.ts';
 import type { NamespaceDefinition, RelationDefinition } from '../engine/schema.ts';
 import { DomainError } from '../errors.ts';
 
-export { REFERENCE_LISTS };
+export { REFERENCE_LISTS, relationsByName };
 
 /** A relation of the editor: its name, and each list of references as comma- or space-separated entries, R or T->R (docs/model.md#requires-and-excludes). */
 export type RelationRow = { name: string } & Record<(typeof REFERENCE_LISTS)[number], string>;

@@ -1,6 +1,6 @@
 // The console's building blocks: labelled fields with their problem, notices, dialogs.
-import type { ComponentChildren } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { createContext, type ComponentChildren } from 'preact';
+import { useContext, useEffect, useRef, useState } from 'preact/hooks';
 import { NO_PROBLEMS, problemsOf, type FormProblems, type Shown } from './problems.ts';
 
 let lastId = 0;
@@ -23,14 +23,15 @@ function ProblemText({ id, problem }: { id?: string; problem: Shown }) {
 interface InputProps {
   placeholder?: string;
   required?: boolean;
-  type?: 'text' | 'datetime-local';
+  /** `multiline`: a text that wraps and grows with what is typed, so that all of it shows (a list of references). */
+  type?: 'text' | 'datetime-local' | 'multiline';
 }
 
 /** A labelled input; its problem (if any) is shown beneath it and announced. */
 export function Field(
   props: { label: string; name: string; value: string; onValue: (value: string) => void; problems: FormProblems; hint?: string } & InputProps,
 ) {
-  const { label, name, value, onValue, problems, hint, type, ...rest } = props;
+  const { label, name, value, onValue, problems, hint, type = 'text', ...rest } = props;
   const id = useId(name);
   const given = problems.fields[name];
   // A problem is about the value that was sent: once the field is edited, it no longer applies.
@@ -41,18 +42,33 @@ export function Field(
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <input
-        id={id}
-        name={name}
-        value={value}
-        onInput={(e) => onValue((e.target as HTMLInputElement).value)}
-        aria-invalid={problem ? 'true' : undefined}
-        aria-describedby={described || undefined}
-        autocomplete="off"
-        spellcheck={false}
-        {...rest}
-        {...(type === 'datetime-local' ? { type } : { type: 'text' as const })}
-      />
+      {type === 'multiline' ? (
+        <textarea
+          id={id}
+          name={name}
+          value={value}
+          rows={1}
+          onInput={(e) => onValue((e.target as HTMLTextAreaElement).value)}
+          aria-invalid={problem ? 'true' : undefined}
+          aria-describedby={described || undefined}
+          autocomplete="off"
+          spellcheck={false}
+          {...rest}
+        />
+      ) : (
+        <input
+          id={id}
+          name={name}
+          value={value}
+          onInput={(e) => onValue((e.target as HTMLInputElement).value)}
+          aria-invalid={problem ? 'true' : undefined}
+          aria-describedby={described || undefined}
+          autocomplete="off"
+          spellcheck={false}
+          {...rest}
+          {...(type === 'datetime-local' ? { type } : { type: 'text' as const })}
+        />
+      )}
       {hint && (
         <p class="hint" id={`${id}-hint`}>
           {hint}
@@ -165,16 +181,28 @@ export function Notice({ children }: { children: ComponentChildren }) {
   );
 }
 
+const NoticeClearer = createContext<() => void>(() => undefined);
+
+/**
+ * The part of a page whose success notice (`Notice`) a new submission of any of its forms makes stale:
+ * `clear` is called as each starts, so that a new problem is never shown beside an old success.
+ */
+export function NoticeScope({ clear, children }: { clear: () => void; children: ComponentChildren }) {
+  return <NoticeClearer.Provider value={clear}>{children}</NoticeClearer.Provider>;
+}
+
 /**
  * A form's submission: `busy` while the call runs, its problems spread over `fields` afterwards.
- * `run` resolves true when the call succeeded.
+ * `run` resolves true when the call succeeded. Starting one clears the notice of its `NoticeScope`.
  */
 export function useSubmit(fields: readonly string[], byType: Record<string, string> = {}) {
   const [busy, setBusy] = useState(false);
   const [problems, setProblems] = useState<FormProblems>(NO_PROBLEMS);
+  const clearNotice = useContext(NoticeClearer);
   const run = async (action: () => Promise<unknown>): Promise<boolean> => {
     setBusy(true);
     setProblems(NO_PROBLEMS);
+    clearNotice();
     try {
       await action();
       return true;

@@ -8,6 +8,14 @@ import { parseReference, type NamespaceDefinition, type RelationDefinition, type
 export const REFERENCE_LISTS = ['includes', 'requires', 'excludes'] as const;
 type ReferenceList = (typeof REFERENCE_LISTS)[number];
 
+/**
+ * A namespace's relations in the order people are shown them (CLI and console): by name, in byte
+ * order. The stored definition keeps no declared order to show: PostgreSQL's jsonb orders an
+ * object's keys by length, then bytes, which reads as scrambled.
+ */
+export const relationsByName = (relations: RelationDefinitions): [string, RelationDefinition][] =>
+  Object.entries(relations).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+
 /** One reference of a definition, with where it lies: `relations.viewer.requires[0]`. */
 interface Reference {
   relation: string;

@@ -149,6 +149,30 @@ const UNBOUND_SWEEP_CHUNK = 1000;
 /** How often a node sweeps: an unbound client can do nothing meanwhile, so this only bounds how long it takes room. */
 const UNBOUND_SWEEP_INTERVAL_MS = 60_000;
 
+/** The name of the console's client that grantd makes for tenant `default` at its creation (docs/console.md). */
+export const CONSOLE_CLIENT_NAME = 'grantd console';
+
+/**
+ * Tenant `default`'s console client: public, `admin`, its redirect URI the console's callback (which
+ * GRANTD_PUBLIC_URL decides). Made with the tenant's first admin key, at the tenant's creation.
+ */
+export const createConsoleClient = (db: Db, tenantId: string, keyId: string, callback: string) =>
+  createOAuthClient(
+    db,
+    { kind: 'api_key', tenantId, keyId },
+    { name: CONSOLE_CLIENT_NAME, type: 'public', redirectUris: [callback], scopes: ['admin'], agent: null },
+  );
+
+/** The id of tenant `default`'s console client for this callback, if it still has one (the admin may delete it). */
+export async function findConsoleClientId(db: Db, callback: string): Promise<string | null> {
+  const found = await db.oAuthClient.findFirst({
+    where: { tenant: { name: 'default' }, name: CONSOLE_CLIENT_NAME, type: 'public', redirectUris: { has: callback } },
+    orderBy: { createdAt: 'asc' },
+    select: { clientId: true },
+  });
+  return found?.clientId ?? null;
+}
+
 export const listOAuthClients = (db: Db, tenantId: string): Promise<OAuthClientRow[]> =>
   db.oAuthClient.findMany({ where: { tenantId }, orderBy: [{ createdAt: 'asc' }, { clientId: 'asc' }] });
 

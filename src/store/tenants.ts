@@ -43,5 +43,9 @@ export const listTenants = (db: Db): Promise<{ id: string; name: string; created
   db.tenant.findMany({ select: { id: true, name: true, createdAt: true }, orderBy: { name: 'asc' } });
 
 /** The tenant of that name, if any. */
+/** A tenant's name by its id, for the pages that name it (the consent page); its id if it is gone. */
+export const tenantNameOf = async (db: Db, id: string): Promise<string> =>
+  (await db.tenant.findUnique({ where: { id }, select: { name: true } }))?.name ?? id;
+
 export const findTenant = (db: Db, name: string): Promise<{ id: string; name: string } | null> =>
   db.tenant.findUnique({ where: { name }, select: { id: true, name: true } });

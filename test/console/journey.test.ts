@@ -1,16 +1,14 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/package-root.ts';
 import { newTenant, tenantSnapshot, type TestTenant } from '../helpers.ts';
 import { api } from '../oauth/support.ts';
+import { launchChromium } from './chromium.ts';
 import { useConsoleServer } from './support.ts';
-
-/** Debian's chromium; CI installs it (apt-get install -y chromium). */
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(packageRoot(), 'test-artifacts', 'console');
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -24,7 +22,6 @@ let tenant: TestTenant;
 let clientId: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: this test needs Debian's chromium (apt-get install -y chromium)`);
   mkdirSync(ARTIFACTS, { recursive: true });
   tenant = await newTenant(server.services);
   const created = await api(server.issuer, tenant.adminKey, 'POST', '/v1/oauth/clients', {
@@ -36,20 +33,7 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   clientId = String(created.body!.client_id);
   userDataDir = mkdtempSync(join(tmpdir(), 'grantd-console-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-    headless: true,
-    viewport: { width: 1280, height: 900 },
-  });
+  context = await launchChromium(userDataDir);
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.issuer });
 });
 
@@ -226,15 +210,15 @@ describe('the console in headless Chromium', () => {
     await page.getByText('Agent release-bot registered.').waitFor();
     await page.getByRole('cell', { name: 'agent:release-bot' }).waitFor();
 
-    // Grants: a bad subject is refused at its field; two grants added, a file imported, a filter, a revocation.
+    // Grants: a bad subject is refused at its field; two grants created, a file imported, a filter, a revocation.
     await go(page, 'grants', 'Grants');
     await page.getByText('No grants yet').waitFor();
-    const add = section(page, 'Add a grant');
+    const add = section(page, 'Create a grant');
     const grant = async (subject: string, relation: string, object: string) => {
       await add.getByLabel('Subject', { exact: true }).fill(subject);
       await add.getByLabel('Relation', { exact: true }).fill(relation);
       await add.getByLabel('Object', { exact: true }).fill(object);
-      await add.getByRole('button', { name: 'Add grant' }).click();
+      await add.getByRole('button', { name: 'Create grant' }).click();
     };
     await refused(async () => {
       await grant('alice', 'owner', 'document:q3');
@@ -245,9 +229,9 @@ describe('the console in headless Chromium', () => {
       await expectFieldProblem(add, 'Relation', /reader/);
     });
     await grant('user:alice', 'owner', 'document:q3');
-    await page.getByText('Granted user:alice owner on document:q3.').waitFor();
+    await page.getByText('Created grant user:alice owner on document:q3.').waitFor();
     await grant('agent:release-bot', 'viewer', 'document:q3');
-    await page.getByText('Granted agent:release-bot viewer on document:q3.').waitFor();
+    await page.getByText('Created grant agent:release-bot viewer on document:q3.').waitFor();
     // A window: an expiry in the past, or before the start, is the server's problem at the expiry field.
     const notBefore = add.getByLabel('In force from (optional)', { exact: true });
     const expiresAt = add.getByLabel('Expires at (optional)', { exact: true });
@@ -265,7 +249,7 @@ describe('the console in headless Chromium', () => {
     await notBefore.fill('2099-01-01T00:00');
     await expiresAt.fill('2099-06-01T00:00');
     await grant('user:dave', 'viewer', 'document:q3');
-    await page.getByText(/^Granted user:dave viewer on document:q3 from .*2099.* until .*2099.*\.$/).waitFor();
+    await page.getByText(/^Created grant user:dave viewer on document:q3 from .*2099.* until .*2099.*\.$/).waitFor();
     const daves = await api(server.issuer, tenant.adminKey, 'GET', '/v1/grants?subject=user:dave');
     expect(daves.body!.grants).toMatchObject([
       { not_before: new Date('2099-01-01T00:00').toISOString(), expires_at: new Date('2099-06-01T00:00').toISOString() },

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,7 +46,8 @@ describe('the grantd command line', { timeout: 180_000 }, () => {
     expect(await runGrantd(['--version'], {})).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
     const help = await runGrantd(['--help'], {});
     expect(help.code).toBe(0);
-    for (const command of ['serve', 'migrate', 'tenant', 'key', 'check', 'grants', 'namespaces', 'agents', 'keys', 'import', 'export', 'changes']) {
+    const commands = ['serve', 'migrate', 'tenant', 'key', 'check', 'explain', 'subjects', 'grants', 'namespaces', 'agents', 'keys', 'oauth'];
+    for (const command of [...commands, 'import', 'export', 'changes']) {
       expect(help.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
     }
     expect(help.stdout).toContain('GRANTD_KEY');
@@ -63,11 +65,20 @@ describe('the grantd command line', { timeout: 180_000 }, () => {
     const missing = await runGrantd(['check', 'user:alice'], {});
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("missing required argument 'relation'");
+    // A subcommand's usage error names in full the command whose --help tells more.
+    const add = await runGrantd(['grants', 'add', 'user:alice', 'viewer', 'doc:d1'], {});
+    expect(add).toEqual({ code: 2, stdout: '', stderr: "grantd: unknown command 'add'\n(grantd grants --help tells its usage)\n" });
+    const short = await runGrantd(['grants', 'create', 'user:alice'], {});
+    expect(short.code).toBe(2);
+    expect(short.stderr).toContain('(grantd grants create --help tells its usage)');
+    expect((await runGrantd(['oauth', 'clients', 'create'], {})).stderr).toContain('(grantd oauth clients create --help tells its usage)');
+    // grants create and revoke, write and delete their aliases.
+    expect((await runGrantd(['grants', '--help'], {})).stdout).toMatch(/create\|write \[options\][\s\S]*revoke\|delete \[options\]/);
   });
 
-  it('writes, checks, lists and deletes grants, for people and for scripts', async () => {
-    expect((await ok(a, ['grants', 'write', 'user:alice', 'owner', 'doc:d1'])).stdout).toMatch(/^granted: user:alice owner doc:d1 \(since .*Z\)\n$/);
-    expect(await json(a, ['grants', 'write', 'user:bob', 'viewer', 'doc:d1'])).toEqual({
+  it('creates, checks, lists and revokes grants, for people and for scripts', async () => {
+    expect((await ok(a, ['grants', 'create', 'user:alice', 'owner', 'doc:d1'])).stdout).toMatch(/^granted: user:alice owner doc:d1 \(since .*Z\)\n$/);
+    expect(await json(a, ['grants', 'create', 'user:bob', 'viewer', 'doc:d1'])).toEqual({
       subject: 'user:bob',
       relation: 'viewer',
       object: 'doc:d1',
@@ -95,8 +106,14 @@ describe('the grantd command line', { timeout: 180_000 }, () => {
       more: false,
     });
 
-    expect((await ok(a, ['grants', 'delete', 'user:bob', 'viewer', 'doc:d1'])).stdout).toBe('deleted (if it existed): user:bob viewer doc:d1\n');
+    expect((await ok(a, ['grants', 'revoke', 'user:bob', 'viewer', 'doc:d1'])).stdout).toBe('revoked (if it existed): user:bob viewer doc:d1\n');
     expect(await json(a, ['check', 'user:bob', 'viewer', 'doc:d1'])).toEqual({ allowed: false });
+    // The names they had first still work.
+    expect((await ok(a, ['grants', 'write', 'user:carol', 'viewer', 'doc:d1'])).stdout).toMatch(/^granted: user:carol viewer doc:d1 /);
+    expect(await json(a, ['grants', 'delete', 'user:carol', 'viewer', 'doc:d1'])).toEqual({
+      revoked: { subject: 'user:carol', relation: 'viewer', object: 'doc:d1' },
+    });
+    expect(await json(a, ['check', 'user:carol', 'viewer', 'doc:d1'])).toEqual({ allowed: false });
   });
 
   it('lists and shows namespaces', async () => {
@@ -128,6 +145,101 @@ describe('the grantd command line', { timeout: 180_000 }, () => {
     expect(await json(a, ['agents', 'list'])).toEqual({ agents: [], more: false });
   });
 
+  it('creates namespaces from a JSON argument, a file or standard input, listing relations by name', async () => {
+    // Declared in neither alphabetical nor the database's order (jsonb sorts keys by length, then bytes).
+    const relations = { viewer: { includes: ['editor'] }, editor: { includes: ['owner'] }, owner: {}, blocked: {} };
+    expect((await ok(a, ['namespaces', 'create', 'sheet', JSON.stringify(relations)])).stdout).toBe(
+      'created namespace sheet: blocked, editor (includes owner), owner, viewer (includes editor)\n',
+    );
+    expect((await ok(a, ['namespaces', 'list'])).stdout).toMatch(
+      /^sheet +blocked, editor \(includes owner\), owner, viewer \(includes editor\) +\S+Z$/m,
+    );
+    expect((await ok(a, ['namespaces', 'get', 'sheet'])).stdout).toMatch(/"blocked"[\s\S]*"editor"[\s\S]*"owner"[\s\S]*"viewer"/);
+    const folder = mkdtempSync(join(tmpdir(), 'grantd-cli-'));
+    try {
+      writeFileSync(join(folder, 'folder.json'), JSON.stringify({ owner: {}, viewer: { includes: ['owner', 'parent->viewer'] }, parent: {} }));
+      expect(await json(a, ['namespaces', 'create', 'folder', '--file', join(folder, 'folder.json')])).toMatchObject({
+        name: 'folder',
+        relations: { parent: {}, viewer: { includes: ['owner', 'parent->viewer'] } },
+        revision: expect.any(String),
+      });
+      const missingFile = await asTenant(a, ['namespaces', 'create', 'x', '--file', join(folder, 'nosuch.json')]);
+      expect(missingFile.code).toBe(2);
+      expect(missingFile.stderr).toMatch(/^grantd namespaces create: cannot read .*nosuch\.json: ENOENT/);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+    expect((await ok(a, ['namespaces', 'create', 'team', '--file', '-'], '{"member": {}}')).stdout).toBe('created namespace team: member\n');
+    expect((await ok(a, ['namespaces', 'create', 'tag'])).stdout).toBe('created namespace tag: open (any relation)\n');
+    const notJson = await asTenant(a, ['namespaces', 'create', 'bad', '{owner: {}}']);
+    expect(notJson.code).toBe(2);
+    expect(notJson.stderr).toMatch(/^grantd namespaces create: the relations argument are not JSON: .*property name/);
+    expect((await asTenant(a, ['namespaces', 'create', 'bad', '{}', '--file', '-'])).stderr).toContain('give the relations or --file, not both');
+    const undeclared = await asTenant(a, ['namespaces', 'create', 'bad', '{"viewer": {"includes": ["owner"]}}']);
+    expect(undeclared.code).toBe(1);
+    expect(undeclared.stderr).toMatch(/^grantd namespaces create: invalid-namespace: .*\n {2}relations\.viewer\.includes\[0\]: .*owner/);
+    const twice = await asTenant(a, ['namespaces', 'create', 'sheet', '{"owner": {}}']);
+    expect(twice.stderr).toContain('grantd namespaces create: namespace-exists:');
+  });
+
+  it('explains a check and lists the subjects that hold a relation', async () => {
+    await ok(a, ['grants', 'create', 'user:erin', 'owner', 'sheet:s1']);
+    await ok(a, ['grants', 'create', 'user:frank', 'viewer', 'sheet:s1']);
+    expect((await ok(a, ['explain', 'user:erin', 'viewer', 'sheet:s1'])).stdout).toBe(
+      'allowed: user:erin viewer sheet:s1\n  through:\n    user:erin owner sheet:s1 (includes:owner)\n',
+    );
+    expect((await ok(a, ['explain', 'user:gina', 'viewer', 'sheet:s1'])).stdout).toBe('denied: user:gina viewer sheet:s1\n  reason: no-path\n');
+    expect(await json(a, ['explain', 'user:frank', 'viewer', 'sheet:s1'])).toEqual({
+      allowed: true,
+      path: [{ subject: 'user:frank', relation: 'viewer', object: 'sheet:s1', via: 'direct' }],
+      reason: null,
+    });
+    expect((await ok(a, ['subjects', 'viewer', 'sheet:s1'])).stdout).toBe('user:erin\nuser:frank\n');
+    expect(await json(a, ['subjects', 'viewer', 'sheet:s1', '--limit', '1'])).toEqual({ subjects: ['user:erin'], more: true });
+    expect(await json(a, ['subjects', 'owner', 'sheet:s1', '--all'])).toEqual({ subjects: ['user:erin'], more: false });
+    expect((await ok(a, ['subjects', 'viewer', 'sheet:s1', '--subject-namespace', 'agent'])).stdout).toBe('(none)\n');
+    const unknown = await asTenant(a, ['subjects', 'reader', 'sheet:s1']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('grantd subjects: unknown-relation:');
+  });
+
+  it("creates, lists and deletes OAuth clients, a confidential one's secret printed once", async () => {
+    const created = await json(a, ['oauth', 'clients', 'create', 'reports', '--scopes', 'check:read,grant:read']);
+    expect(created).toMatchObject({
+      client_id: expect.stringMatching(/^oc_/),
+      client_secret: expect.stringMatching(/^svc_cs_/),
+      type: 'confidential',
+      scopes: ['check:read', 'grant:read'],
+    });
+    const spa = await ok(a, [
+      'oauth',
+      'clients',
+      'create',
+      'spa',
+      '--type',
+      'public',
+      '--redirect-uri',
+      'https://app.example.com/callback',
+      '--redirect-uri',
+      'https://app.example.com/again',
+    ]);
+    expect(spa.stdout).toMatch(/^created public OAuth client oc_\w+ \(check:read\)\n$/);
+    const human = await ok(a, ['oauth', 'clients', 'create', 'batch']);
+    expect(human.stdout).toMatch(/Client secret of oc_\w+, shown ONCE:\n\n {3}svc_cs_\w+\n/);
+    const listed = (await ok(a, ['oauth', 'clients', 'list'])).stdout;
+    expect(listed).toMatch(/^CLIENT ID +NAME +TYPE +SCOPES +AGENT +CREATED +REDIRECT URIS$/m);
+    expect(listed).toMatch(new RegExp(`^${created.client_id} +reports +confidential +check:read,grant:read +- +\\S+Z +-$`, 'm'));
+    expect(listed).toMatch(/^oc_\w+ +spa +public +check:read +- +\S+Z +https:\/\/app\.example\.com\/callback https:\/\/app\.example\.com\/again$/m);
+    expect(listed).not.toContain(created.client_secret);
+    const refused = await asTenant(a, ['oauth', 'clients', 'create', 'spa2', '--type', 'public']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^grantd oauth clients create: invalid-request: /);
+    expect((await asTenant(a, ['oauth', 'clients', 'create', 'x', '--type', 'secret'])).code).toBe(2);
+    expect((await ok(a, ['oauth', 'clients', 'delete', created.client_id])).stdout).toBe(`deleted ${created.client_id}: its tokens no longer work\n`);
+    expect((await json(a, ['oauth', 'clients', 'list'])).clients.map((c: { name: string }) => c.name).sort()).toEqual(['batch', 'spa']);
+    expect((await asTenant(a, ['oauth', 'clients', 'delete', created.client_id])).stderr).toContain('grantd oauth clients delete: client-not-found:');
+  });
+
   it('creates, lists and revokes keys; a key of too little scope is told which it needs', async () => {
     const created = await json(a, ['keys', 'create', '--scopes', 'check:read,grant:read', '--label', 'ci']);
     expect(created).toMatchObject({
@@ -141,9 +253,9 @@ describe('the grantd command line', { timeout: 180_000 }, () => {
     expect(listed).toMatch(new RegExp(`^${created.id} +${created.secret.slice(0, 17)} +check:read,grant:read +ci +\\S+Z +never$`, 'm'));
     expect(listed).not.toContain(created.secret);
     const reader = { key: created.secret as string };
-    const refused = await asTenant(reader, ['grants', 'write', 'user:x', 'owner', 'doc:d3']);
+    const refused = await asTenant(reader, ['grants', 'create', 'user:x', 'owner', 'doc:d3']);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('grantd grants write: insufficient-scope: this operation needs a key with scope grant:write');
+    expect(refused.stderr).toContain('grantd grants create: insufficient-scope: this operation needs a key with scope grant:write');
     expect(refused.stderr).toContain('use a key with that scope');
     expect((await ok(a, ['keys', 'revoke', created.id])).stdout).toBe(`revoked ${created.id}\n`);
     const revoked = await asTenant(reader, ['check', 'user:x', 'owner', 'doc:d3']);
@@ -230,10 +342,10 @@ describe('the grantd command line', { timeout: 180_000 }, () => {
 
   it('says what is wrong with a malformed subject or object, and the rule', async () => {
     const cases = [
-      [['grants', 'write', 'User:alice', 'owner', 'doc:d1'], 'invalid-subject', '"User" has upper-case letters; write "user"'],
+      [['grants', 'create', 'User:alice', 'owner', 'doc:d1'], 'invalid-subject', '"User" has upper-case letters; write "user"'],
       [['check', 'alice', 'owner', 'doc:d1'], 'invalid-subject', '"alice" has no colon between namespace and id'],
       [
-        ['grants', 'delete', 'user:alice', 'owner', 'doc:d 1'],
+        ['grants', 'revoke', 'user:alice', 'owner', 'doc:d 1'],
         'invalid-object',
         'the id holds " " (U+0020): ids are 1-256 characters of A-Z a-z 0-9 . _ - @ | ~ + =',
       ],
@@ -279,7 +391,9 @@ describe('the grantd command line', { timeout: 180_000 }, () => {
 
   it('starts with a line for people naming the API and /docs, and logs requests with the tenant and the problem type', async () => {
     const lines = server.output().split('\n');
-    expect(lines).toContain(`grantd is ready: the API at ${server.baseUrl}/v1, its reference at ${server.baseUrl}/docs`);
+    const port = new URL(server.baseUrl).port;
+    const ready = `grantd is ready: the API at ${server.baseUrl}/v1, its reference at ${server.baseUrl}/docs, the console at http://localhost:${port}/console/`;
+    expect(lines.filter((line) => line.startsWith(ready))).toHaveLength(1);
     expect(lines.some((line) => line.includes('"msg":"grantd listening"'))).toBe(true);
 
     const requestId = uniqueName('log');

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { packageRoot } from '../../src/package-root.ts';
+import { launchChromium } from '../console/chromium.ts';
 import { exchange, headerOf } from '../helpers.ts';
 import { callGrantd, GRANTD_BIN, printedKey, runGrantd, startServer, type RunningServer } from './serve.ts';
 
@@ -104,9 +105,19 @@ describe('grantd serve on its embedded default database', () => {
   }, 120_000);
 });
 
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
 describe('grantd serve on DATABASE_URL', () => {
   let server: RunningServer;
   let key: string;
+  let port: number;
   const database = `grantd_e2e_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
   const baseUrl = inject('databaseUrl');
 
@@ -118,7 +129,9 @@ describe('grantd serve on DATABASE_URL', () => {
     await admin.end();
     const url = new URL(baseUrl);
     url.pathname = `/${database}`;
-    server = await startServer({ DATABASE_URL: url.toString() });
+    // A port known before the start: the console's client, made at the first start, returns to it.
+    port = await freePort();
+    server = await startServer({ DATABASE_URL: url.toString(), PORT: String(port) });
     key = printedKey(server.output())!;
   }, 60_000);
 
@@ -139,6 +152,35 @@ describe('grantd serve on DATABASE_URL', () => {
     const example = join(packageRoot(), 'examples', 'client-quickstart.mjs');
     const { stdout } = await run(process.execPath, [example], { env: { ...process.env, GRANTD_KEY: key, GRANTD_URL: server.baseUrl } });
     expect(stdout).toBe('alice may view a: true\nalice views: a, b, c\nproblem: 404 namespace-not-found\n');
+    // It leaves no namespace (nor grant) of its own behind in the tenant.
+    const listed = await fetch(`${server.baseUrl}/v1/namespaces`, { headers: { authorization: `Bearer ${key}` } });
+    expect(((await listed.json()) as { namespaces: { name: string }[] }).namespaces.map((ns) => ns.name)).not.toContainEqual(
+      expect.stringMatching(/^quickstart_/),
+    );
+  });
+
+  it('names the console on its start-up line, where tenant default signs in from the first start with no other step', async () => {
+    const ready = server
+      .output()
+      .split('\n')
+      .find((line) => line.startsWith('grantd is ready: '));
+    expect(ready).toMatch(new RegExp(`^grantd is ready: the API at ${server.baseUrl}/v1, its reference at ${server.baseUrl}/docs, the console at `));
+    const consoleUrl = /the console at (\S+)$/.exec(ready!)![1]!;
+    expect(consoleUrl).toMatch(new RegExp(`^http://localhost:${port}/console/\\?client_id=oc_\\w+$`));
+    const userDataDir = mkdtempSync(join(tmpdir(), 'grantd-e2e-chromium-'));
+    const context = await launchChromium(userDataDir);
+    try {
+      const page = await context.newPage();
+      await page.goto(consoleUrl);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(/\/v1\/oauth\/consent\//);
+      await page.fill('#api_key', key);
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    } finally {
+      await context.close();
+      rmSync(userDataDir, { recursive: true, force: true });
+    }
   });
 
   it('never writes the key secret into its log lines', () => {

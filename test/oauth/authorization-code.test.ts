@@ -208,6 +208,10 @@ describe('authorization code with PKCE', () => {
     const page = await context.newPage();
     try {
       await page.goto(url.href);
+      // The page names the tenant whose key it asks for.
+      const { name } = (await server.services.db.tenant.findUnique({ where: { id: tenant.id }, select: { name: true } }))!;
+      await expect(page.locator('p', { hasText: 'would be able to' }).textContent()).resolves.toContain(`of tenant ${name} would`);
+      await expect(page.locator('label[for=api_key]').textContent()).resolves.toContain(`an API key of tenant ${name} that`);
       await page.fill('#api_key', await tenant.keyWith('check:read'));
       const [answer] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.click('button:has-text("Approve")')]);
       expect(answer.status()).toBe(403);
@@ -235,6 +239,8 @@ describe('authorization code with PKCE', () => {
       expect(res.status).toBe(400);
       expect(res.headers.get('location')).toBeNull();
       expect(res.headers.get('content-type')).toContain('text/html');
+      // A way back: a mistyped client id in the console's sign-in ends here.
+      expect(await res.text()).toContain(`<a href="${server.issuer}/console/">Back to the grantd console</a>`);
     }
     for (const [bad, error] of [
       [{ code_challenge_method: 'plain' }, 'invalid_request'],

@@ -41,6 +41,8 @@ export interface ConsentView {
   action: string;
   clientName: string;
   clientId: string;
+  /** The client's tenant: the one whose API key signs in here (null: a client that registered itself, not bound yet). */
+  tenantName: string | null;
   scopes: string[];
   csrf: string;
   /** For a client that registered itself (RFC 7591): where it sends the browser back, and whether this consent binds it to a tenant. */
@@ -64,11 +66,11 @@ export function consentPage(view: ConsentView): string {
     'Authorize access to grantd',
     `<h1>${escapeHtml(view.clientName)} asks for access to grantd</h1>` +
       (view.selfRegistered ? selfRegisteredNotice(view.selfRegistered) : '') +
-      `<p>Client <code>${escapeHtml(view.clientId)}</code> would be able to:</p><ul>${scopes}</ul>` +
+      `<p>Client <code>${escapeHtml(view.clientId)}</code>${view.tenantName === null ? '' : ` of tenant <strong>${escapeHtml(view.tenantName)}</strong>`} would be able to:</p><ul>${scopes}</ul>` +
       (view.error ? `<p class="error" role="alert">${escapeHtml(view.error)}</p>` : '') +
       `<form method="post" action="${escapeHtml(view.action)}">` +
       `<input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}">` +
-      `<label for="api_key">Sign in with an API key of the tenant that holds these scopes (used once, never stored)</label>` +
+      `<label for="api_key">Sign in with an API key ${view.tenantName === null ? 'of your tenant' : `of tenant ${escapeHtml(view.tenantName)}`} that holds these scopes (used once, never stored)</label>` +
       `<input id="api_key" name="api_key" type="password" autocomplete="off" spellcheck="false">` +
       `<button type="submit" name="decision" value="approve">Approve</button>` +
       `<button type="submit" name="decision" value="deny">Deny</button></form>`,
@@ -91,9 +93,13 @@ export function formPostPage(action: string, fields: Record<string, string>): st
   );
 }
 
-export function errorPage(error: string, description: string): string {
+/** An authorization error; with `consoleUrl`, a way back to grantd's console (whose sign-in may be what failed). */
+export function errorPage(error: string, description: string, consoleUrl?: string): string {
+  const back = consoleUrl
+    ? `<p><a href="${escapeHtml(consoleUrl)}">Back to the grantd console</a>, or start again from the application that sent you here.</p>`
+    : '';
   return page(
     'Authorization error',
-    `<h1>The authorization cannot go on</h1><p><code>${escapeHtml(error)}</code></p><p>${escapeHtml(description)}</p>`,
+    `<h1>The authorization cannot go on</h1><p><code>${escapeHtml(error)}</code></p><p>${escapeHtml(description)}</p>${back}`,
   );
 }

@@ -97,7 +97,7 @@ export function createOAuthProvider(options: OAuthProviderOptions): Provider {
     renderError: async (ctx, out) => {
       ctx.set('Content-Security-Policy', PAGE_CSP);
       ctx.type = 'html';
-      ctx.body = errorPage(out.error, out.error_description ?? '');
+      ctx.body = errorPage(out.error, out.error_description ?? '', `${options.issuer}/console/`);
     },
     conformIdTokenClaims: false,
     // Only the grant the consent page just made: every authorization asks for a sign-in again.

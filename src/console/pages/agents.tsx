@@ -2,7 +2,22 @@ import { useState } from 'preact/hooks';
 import type { Agent, AgentDeletion, GrantdClient } from '../../client/index.ts';
 import type { PageProps } from '../session.ts';
 import { Listed, RowAction, Table, useListWrites } from '../lists.tsx';
-import { bind, Confirm, Field, FormProblem, Loading, LoadProblem, Notice, Pager, Submit, useCursors, useLoad, useSubmit, when } from '../ui.tsx';
+import {
+  bind,
+  Confirm,
+  Field,
+  FormProblem,
+  Loading,
+  LoadProblem,
+  Notice,
+  NoticeScope,
+  Pager,
+  Submit,
+  useCursors,
+  useLoad,
+  useSubmit,
+  when,
+} from '../ui.tsx';
 
 const PAGE_SIZE = 50;
 /** The killswitch's preview lists this many of the agent's grants and counts up to ten times more. */
@@ -15,7 +30,7 @@ export function AgentsPage({ session }: PageProps) {
   const page = useLoad(() => session.api.agents.list({ limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) }), [cursor]);
   const writes = useListWrites<Agent>(() => (pages.reset(), page.reload()));
   return (
-    <>
+    <NoticeScope clear={writes.clear}>
       <section aria-labelledby="agents-list">
         <h2 id="agents-list">Registered agents</h2>
         {writes.notice && <Notice>{writes.notice}</Notice>}
@@ -58,7 +73,7 @@ export function AgentsPage({ session }: PageProps) {
         />
       )}
       <RegisterAgent session={session} onRegistered={(id) => writes.done(`Agent ${id} registered.`)} />
-    </>
+    </NoticeScope>
   );
 }
 

@@ -3,7 +3,7 @@ import { KEY_SCOPES } from '../../../contract/index.ts';
 import type { CreatedOAuthClient, OAuthClientInput } from '../../client/index.ts';
 import type { PageProps } from '../session.ts';
 import { Listed, RowAction, Table, useListWrites } from '../lists.tsx';
-import { bind, Choices, Confirm, Created, Field, FormProblem, Notice, Submit, useId, useLoad, useSubmit, when } from '../ui.tsx';
+import { bind, Choices, Confirm, Created, Field, FormProblem, Notice, NoticeScope, Submit, useId, useLoad, useSubmit, when } from '../ui.tsx';
 
 interface ClientSummary {
   client_id: string;
@@ -15,7 +15,7 @@ export function ClientsPage({ session }: PageProps) {
   const writes = useListWrites<ClientSummary>(list.reload);
   const deleting = writes.pending;
   return (
-    <>
+    <NoticeScope clear={writes.clear}>
       <section aria-labelledby="clients-list">
         <h2 id="clients-list">Current clients</h2>
         {writes.notice && <Notice>{writes.notice}</Notice>}
@@ -61,7 +61,7 @@ export function ClientsPage({ session }: PageProps) {
         </Confirm>
       )}
       <CreateClient session={session} onCreated={list.reload} />
-    </>
+    </NoticeScope>
   );
 }
 

@@ -11,6 +11,7 @@ import {
   FormProblem,
   NO_TRIPLE,
   Notice,
+  NoticeScope,
   Pager,
   Submit,
   TRIPLE_PROBLEMS,
@@ -51,8 +52,10 @@ export function GrantsPage({ session }: PageProps) {
   const writes = useListWrites<Grant>(reload);
   const revoking = writes.pending;
 
+  // The create form comes first: below a page of 50 grants it would be out of sight.
   return (
-    <>
+    <NoticeScope clear={writes.clear}>
+      <CreateGrant session={session} onCreated={writes.done} />
       <section aria-labelledby="grants-list">
         <h2 id="grants-list">Current grants</h2>
         <form class="filters" onSubmit={(e) => void applyFilters(e)} noValidate role="search" aria-label="Filter grants">
@@ -77,7 +80,7 @@ export function GrantsPage({ session }: PageProps) {
           empty={
             !pages.first || Object.values(filters).some(Boolean)
               ? 'No grant matches these filters.'
-              : 'No grants yet: add one below or import a file.'
+              : 'No grants yet: create one above, or import a file below.'
           }
         >
           {(grants) => (
@@ -114,16 +117,15 @@ export function GrantsPage({ session }: PageProps) {
           </p>
         </Confirm>
       )}
-      <AddGrant session={session} onAdded={writes.done} />
       <ImportGrants session={session} onImported={reload} />
-    </>
+    </NoticeScope>
   );
 }
 
-/** The add form's window: datetime-local values, in the browser's time zone. */
+/** The create form's window: datetime-local values, in the browser's time zone. */
 const NO_WINDOW = { not_before: '', expires_at: '' };
 
-function AddGrant({ session, onAdded }: PageProps & { onAdded: (text: string) => void }) {
+function CreateGrant({ session, onCreated }: PageProps & { onCreated: (text: string) => void }) {
   const [triple, setTriple] = useState(NO_TRIPLE);
   const [validity, setValidity] = useState(NO_WINDOW);
   const { busy, problems, run } = useSubmit(['subject', 'relation', 'object', 'not_before', 'expires_at'], TRIPLE_PROBLEMS);
@@ -136,12 +138,12 @@ function AddGrant({ session, onAdded }: PageProps & { onAdded: (text: string) =>
       setTriple(NO_TRIPLE);
       setValidity(NO_WINDOW);
       const span = [notBefore && `from ${when(notBefore)}`, expiresAt && `until ${when(expiresAt)}`].filter(Boolean).join(' ');
-      onAdded(`Granted ${input.subject} ${input.relation} on ${input.object}${span ? ` ${span}` : ''}.`);
+      onCreated(`Created grant ${input.subject} ${input.relation} on ${input.object}${span ? ` ${span}` : ''}.`);
     }
   };
   return (
-    <section aria-labelledby="grants-add">
-      <h2 id="grants-add">Add a grant</h2>
+    <section aria-labelledby="grants-create">
+      <h2 id="grants-create">Create a grant</h2>
       <form onSubmit={(e) => void submit(e)} noValidate>
         <TripleFields value={triple} onValue={setTriple} problems={problems} />
         <Field
@@ -159,7 +161,7 @@ function AddGrant({ session, onAdded }: PageProps & { onAdded: (text: string) =>
           hint="Your local time; from then on the grant confers nothing. Empty: never."
         />
         <FormProblem problems={problems} />
-        <Submit busy={busy} label="Add grant" busyLabel="Adding…" />
+        <Submit busy={busy} label="Create grant" busyLabel="Creating…" />
       </form>
     </section>
   );

@@ -3,7 +3,7 @@ import { KEY_SCOPES } from '../../../contract/index.ts';
 import type { CreatedKey } from '../../client/index.ts';
 import type { PageProps } from '../session.ts';
 import { Listed, RowAction, Table, useListWrites } from '../lists.tsx';
-import { Choices, Confirm, Created, FormProblem, Field, Notice, Submit, useLoad, useSubmit, when } from '../ui.tsx';
+import { Choices, Confirm, Created, FormProblem, Field, Notice, NoticeScope, Submit, useLoad, useSubmit, when } from '../ui.tsx';
 
 interface KeySummary {
   id: string;
@@ -15,7 +15,7 @@ export function KeysPage({ session }: PageProps) {
   const writes = useListWrites<KeySummary>(list.reload);
   const revoking = writes.pending;
   return (
-    <>
+    <NoticeScope clear={writes.clear}>
       <section aria-labelledby="keys-list">
         <h2 id="keys-list">Live keys</h2>
         {writes.notice && <Notice>{writes.notice}</Notice>}
@@ -58,7 +58,7 @@ export function KeysPage({ session }: PageProps) {
         </Confirm>
       )}
       <CreateKey session={session} onCreated={list.reload} />
-    </>
+    </NoticeScope>
   );
 }
 

@@ -1,17 +1,17 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../session.ts';
-import { bodyOf, draftProblems, EMPTY_ROW, REFERENCE_LISTS, type NamespaceDraft, type RelationRow } from '../relations.ts';
+import { bodyOf, draftProblems, EMPTY_ROW, REFERENCE_LISTS, relationsByName, type NamespaceDraft, type RelationRow } from '../relations.ts';
 import type { NamespaceDefinition, RelationDefinitions } from '../../engine/schema.ts';
+import { Listed, Table } from '../lists.tsx';
+import { bind, Field, FormProblem, Notice, NoticeScope, Submit, useId, useLoad, useSubmit, when } from '../ui.tsx';
 
 const LIST_LABELS = { includes: 'Includes', requires: 'Requires', excludes: 'Excludes' } as const;
-import { Listed, Table } from '../lists.tsx';
-import { bind, Field, FormProblem, Notice, Submit, useId, useLoad, useSubmit, when } from '../ui.tsx';
 
-/** A namespace's relations on one line: `viewer ⊇ editor, parent->viewer [requires org->member] [excludes blocked]`. */
+/** A namespace's relations on one line, by name: `viewer ⊇ editor, parent->viewer [requires org->member] [excludes blocked]`. */
 const describe = (relations: RelationDefinitions | null): string =>
   relations === null
     ? 'open (any relation)'
-    : Object.entries(relations)
+    : relationsByName(relations)
         .map(([name, def]) =>
           [
             def.includes?.length ? `${name} ⊇ ${def.includes.join(', ')}` : name,
@@ -25,7 +25,7 @@ export function NamespacesPage({ session }: PageProps) {
   const list = useLoad(() => session.api.namespaces.list());
   const [created, setCreated] = useState('');
   return (
-    <>
+    <NoticeScope clear={() => setCreated('')}>
       <section aria-labelledby="ns-list">
         <h2 id="ns-list">Current namespaces</h2>
         <Listed state={list} what="namespaces" items={list.data?.namespaces} empty="No namespaces yet: create the first one below.">
@@ -53,7 +53,7 @@ export function NamespacesPage({ session }: PageProps) {
           list.reload();
         }}
       />
-    </>
+    </NoticeScope>
   );
 }
 
@@ -107,6 +107,7 @@ function CreateNamespace({ session, others, onCreated }: PageProps & { others: N
                     key={list}
                     label={`${LIST_LABELS[list]} of relation ${i + 1}`}
                     name={`${list}-${i}`}
+                    type="multiline"
                     value={row[list]}
                     onValue={(value) => setRow(i, { [list]: value })}
                     problems={problems}

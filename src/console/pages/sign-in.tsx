@@ -3,8 +3,8 @@ import type { Shown } from '../problems.ts';
 import { CONSOLE_SCOPE, redirectUri, rememberedClientId, startSignIn } from '../session.ts';
 import { Field, FormProblem, useSubmit } from '../ui.tsx';
 
-/** The client id of an OAuth client, as grantd makes them. */
-const CLIENT_ID = /^oc_[A-Za-z0-9]+$/;
+/** The client id of an OAuth client, as grantd makes them: a mistyped length is told here, not on an error page. */
+const CLIENT_ID = /^oc_[A-Za-z0-9]{20}$/;
 
 /**
  * Sign-in: the tenant's console client (a public OAuth client whose redirect URI is this console's
@@ -17,7 +17,7 @@ export function SignInPage({ message }: { message: Shown | undefined }) {
     e.preventDefault();
     const id = clientId.trim();
     if (!CLIENT_ID.test(id)) {
-      return setProblems({ fields: { client_id: { title: 'Invalid client id', detail: 'a client id is oc_ followed by letters and digits' } } });
+      return setProblems({ fields: { client_id: { title: 'Invalid client id', detail: 'a client id is oc_ followed by 20 letters and digits' } } });
     }
     void startSignIn(id);
   };
@@ -47,7 +47,12 @@ export function SignInPage({ message }: { message: Shown | undefined }) {
       </form>
       <details>
         <summary>No console client yet?</summary>
-        <p>An admin of the tenant creates it once, with an admin API key:</p>
+        <p>
+          Tenant <code>default</code> has one from grantd's first start: the line grantd prints when it is ready names this console's address with it.
+          An admin of any other tenant creates one once, with an admin API key in <code>GRANTD_KEY</code>:
+        </p>
+        <pre>{`grantd oauth clients create console --type public --scopes ${CONSOLE_SCOPE} --redirect-uri ${redirectUri()}`}</pre>
+        <p>or with curl:</p>
         <pre>
           {`curl -X POST ${new URL('../v1/oauth/clients', redirectUri()).href} \\\n  -H "Authorization: Bearer $ADMIN_KEY" -H 'Content-Type: application/json' \\\n  -d '${setup}'`}
         </pre>

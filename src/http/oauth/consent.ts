@@ -8,6 +8,7 @@ import { consentPage, errorPage } from '../../auth/oauth/pages.ts';
 import { hasScope } from '../../auth/scopes.ts';
 import { digestsEqual, hashSecret } from '../../auth/secrets.ts';
 import { bindOAuthClient } from '../../store/oauth-clients.ts';
+import { tenantNameOf } from '../../store/tenants.ts';
 import { clientAddress } from '../client-address.ts';
 import type { AppDeps } from '../context.ts';
 import type { ProviderSource } from './library.ts';
@@ -70,7 +71,9 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
       .split(' ')
       .filter((scope): scope is KeyScope => (KEY_SCOPES as readonly string[]).includes(scope));
     // Null for a client that registered itself and was never consented to: this consent binds it.
-    return { oauth, details, client, scopes: [...new Set(requested)], tenantId: boundTenantOfClient(client) };
+    const tenantId = boundTenantOfClient(client);
+    const tenantName = tenantId === null ? null : await tenantNameOf(deps.db, tenantId);
+    return { oauth, details, client, scopes: [...new Set(requested)], tenantId, tenantName };
   }
 
   function show(req: Request, res: Response, found: NonNullable<Awaited<ReturnType<typeof interactionOf>>>, status: number, error?: string): void {
@@ -83,6 +86,7 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
         action: `${req.baseUrl}${req.path}`,
         clientName: found.client.clientName ?? found.client.clientId,
         clientId: found.client.clientId,
+        tenantName: found.tenantName,
         scopes: found.scopes,
         csrf,
         ...(registeredItself(found.client)
