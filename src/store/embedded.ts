@@ -111,9 +111,12 @@ class LastLines {
     this.lines = [...this.lines, ...lines.filter((line) => line !== '')].slice(-20);
   }
 
-  /** Its last FATAL or PANIC line, without the time and pid PostgreSQL puts before it. */
+  /**
+   * Its last FATAL or PANIC line, without the time and pid PostgreSQL puts before it; not a session's
+   * "terminating connection", which follows from the server's end rather than tells its cause.
+   */
   reason(): string | null {
-    const line = this.lines.findLast((candidate) => /\b(FATAL|PANIC):/.test(candidate));
+    const line = this.lines.findLast((candidate) => /\b(FATAL|PANIC):/.test(candidate) && !candidate.includes('terminating connection'));
     return line === undefined ? null : line.slice(line.search(/\b(FATAL|PANIC):/));
   }
 
