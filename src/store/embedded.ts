@@ -156,10 +156,12 @@ class Supervisor {
 
   private follow(child: ChildProcess): void {
     this.lastLines.clear();
-    child.once('exit', (code, signal) => {
-      if (this.stopping) return;
-      this.exited(`the embedded PostgreSQL (pid ${child.pid}) exited ${signal === null ? `with code ${code}` : `on ${signal}`}`);
-    });
+    const ended = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (!this.stopping) this.exited(`the embedded PostgreSQL (pid ${child.pid}) exited ${signal === null ? `with code ${code}` : `on ${signal}`}`);
+    };
+    // It may have ended before grantd began to watch it (while migrating, say).
+    if (hasExited(child)) return void ended(child.exitCode, child.signalCode);
+    child.once('exit', ended);
   }
 
   private exited(what: string): void {
