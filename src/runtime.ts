@@ -19,15 +19,25 @@ import { startUnboundClientSweep } from './store/oauth-clients.ts';
 import { createLimits } from './rate-limits.ts';
 import { openGraphPool } from './store/graph-statements.ts';
 
-export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): Logger {
-  return pino({ level: config.LOG_LEVEL, base: { service: 'grantd' }, redact: ['req.headers.authorization'] });
+/** The log, on standard output; a command of the command line logs on standard error, as its output is on standard output. */
+export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, destination: 'stdout' | 'stderr' = 'stdout'): Logger {
+  const options = { level: config.LOG_LEVEL, base: { service: 'grantd' }, redact: ['req.headers.authorization'] };
+  return destination === 'stdout' ? pino(options) : pino(options, pino.destination({ dest: 2, sync: true }));
+}
+
+export interface OpenDatabase {
+  url: string;
+  embedded: boolean;
+  stop: () => Promise<void>;
+  /** Restarts the embedded PostgreSQL when it exits unasked, and calls `gaveUp` when it keeps exiting; nothing for DATABASE_URL's. */
+  watch: (gaveUp: (reason: string) => void) => void;
 }
 
 /** The configured database: DATABASE_URL, or the embedded PostgreSQL under GRANTD_DATA_DIR. */
-export async function openDatabase(config: Config, logger: Logger): Promise<{ url: string; embedded: boolean; stop: () => Promise<void> }> {
-  if (config.DATABASE_URL) return { url: config.DATABASE_URL, embedded: false, stop: async () => undefined };
+export async function openDatabase(config: Config, logger: Logger): Promise<OpenDatabase> {
+  if (config.DATABASE_URL) return { url: config.DATABASE_URL, embedded: false, stop: async () => undefined, watch: () => undefined };
   const embedded = await startEmbedded(config.GRANTD_DATA_DIR, { info: (line) => logger.info(line), warn: (line) => logger.warn(line) });
-  return { url: embedded.url, embedded: true, stop: embedded.stop };
+  return { ...embedded, embedded: true };
 }
 
 /**

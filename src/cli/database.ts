@@ -64,7 +64,7 @@ export async function explainingDatabaseErrors<T>(url: string, work: () => Promi
  * the commands that need the database rather than the API do (`tenant`, `key create`).
  */
 export async function withDatabase<T>(config: Config, work: (db: Db) => Promise<T>): Promise<T> {
-  const database = await openDatabase(config, createLogger(config));
+  const database = await openDatabase(config, createLogger(config, 'stderr'));
   try {
     await explainingDatabaseErrors(database.url, () => migrate(database.url));
     const { db, close } = connect(database.url, 2);

@@ -14,7 +14,7 @@ export function registerMigrate(program: Command): void {
         import('./database.ts'),
       ]);
       const config = loadConfig();
-      const database = await openDatabase(config, createLogger(config));
+      const database = await openDatabase(config, createLogger(config, 'stderr'));
       try {
         const applied = await explainingDatabaseErrors(database.url, () => migrate(database.url));
         process.stdout.write(applied.length > 0 ? `applied ${applied.join(', ')}\n` : 'the database is up to date\n');

@@ -9,16 +9,24 @@ import { createApp } from '../http/app.ts';
 import type { AppDeps } from '../http/context.ts';
 import { httpOptions } from '../http/options.ts';
 import { createHttpServer } from '../http/server.ts';
-import { createLogger, createServices, openDatabase } from '../runtime.ts';
+import { createLogger, createServices, openDatabase, type OpenDatabase } from '../runtime.ts';
 import { startTracingFromEnv, type StopTracing } from '../tracing.ts';
 import { connect } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { createConsoleClient, findConsoleClientId } from '../store/oauth-clients.ts';
 import { countTenants, createTenant, type CreatedTenant } from '../store/tenants.ts';
 import { explainingDatabaseErrors } from './database.ts';
+import { OIDC_PROVIDER_RUNTIME_WARNING, withoutWarning } from './quiet.ts';
 import { printAdminKey } from './tenant.ts';
 
-const SHUTDOWN_GRACE_MS = 10_000;
+/**
+ * On SIGTERM or SIGINT, requests under way have REQUEST_GRACE_MS to finish; the server and the pools
+ * are given up on at CLOSED_BY_MS, so that the embedded database is stopped in any case; and the
+ * process exits at SHUTDOWN_LIMIT_MS whatever is left (docs/configuration.md#timeouts-connections-and-shutdown).
+ */
+const REQUEST_GRACE_MS = 7_000;
+const CLOSED_BY_MS = 8_500;
+export const SHUTDOWN_LIMIT_MS = 10_000;
 
 /** Sends the spans still buffered, at shutdown; undefined when traces are off (docs/configuration.md#traces). */
 let stopTracing: StopTracing | undefined;
@@ -36,6 +44,7 @@ export async function serveCommand(config: Config): Promise<number> {
   const lifecycle = logger.level === 'silent' ? logger : logger.child({}, { level: 'info' });
   const database = await openDatabase(config, logger);
   const consoleClientId = await prepareDatabase(database.url, lifecycle, consoleCallback(config));
+  tellAboutTheRuntime(lifecycle);
   const listening = { host: config.HOST, database: database.embedded ? 'embedded' : 'external', workers: config.GRANTD_WORKERS };
 
   if (config.GRANTD_WORKERS === 1) {
@@ -47,11 +56,14 @@ export async function serveCommand(config: Config): Promise<number> {
     });
     lifecycle.info({ port: portOf(server, config), ...listening }, 'grantd listening');
     tellWhereToGo(config, portOf(server, config), consoleClientId);
-    stopOnSignal(lifecycle, async () => {
-      await closeServer(server);
-      await services.close();
+    const stop = stopOnSignal(lifecycle, async () => {
+      await closingWithin(CLOSED_BY_MS, lifecycle, async () => {
+        await closeServer(server);
+        await services.close();
+      });
       await database.stop();
     });
+    watchDatabase(database, lifecycle, stop);
     return 0;
   }
 
@@ -65,11 +77,32 @@ export async function serveCommand(config: Config): Promise<number> {
   }
   lifecycle.info({ port, ...listening }, 'grantd listening');
   tellWhereToGo(config, port, consoleClientId);
-  stopOnSignal(lifecycle, async () => {
+  const stop = stopOnSignal(lifecycle, async () => {
     await primary.stop();
     await database.stop();
   });
+  watchDatabase(database, lifecycle, stop);
   return 0;
+}
+
+/** The embedded database restarted when it exits; when it keeps exiting, grantd stops, saying why, and exits 1. */
+function watchDatabase(database: OpenDatabase, lifecycle: Logger, stop: (cause: string, exitCode?: number) => Promise<void>): void {
+  database.watch((reason) => {
+    lifecycle.error(reason);
+    void stop('the embedded database', 1);
+  });
+}
+
+/**
+ * oidc-provider warns "Unsupported runtime" on Node.js 20, on which it works and grantd is supported
+ * (docs/development.md#nodejs): grantd says so once in its own words, and listen() drops that
+ * one warning of the library.
+ */
+function tellAboutTheRuntime(lifecycle: Logger): void {
+  if (Number(process.versions.node.split('.')[0]) >= 22) return;
+  lifecycle.info(
+    `on Node.js ${process.versions.node}, which grantd supports; its OAuth library asks for Node.js 22 but works on 20 (docs/development.md#nodejs)`,
+  );
 }
 
 /** A worker of a cluster: the database is its primary's, already migrated. */
@@ -83,10 +116,12 @@ async function serveWorker(config: Config): Promise<number> {
     process.disconnect?.(); // the link to the primary would keep this process alive
     throw error;
   });
-  const stop = stopOnSignal(logger, async () => {
-    await closeServer(server);
-    await services.close();
-  });
+  const stop = stopOnSignal(logger, () =>
+    closingWithin(CLOSED_BY_MS, logger, async () => {
+      await closeServer(server);
+      await services.close();
+    }),
+  );
   // The primary is gone (killed): nobody relays this worker's writes any more.
   process.on('disconnect', () => void stop('disconnect'));
   return 0;
@@ -113,7 +148,10 @@ async function prepareDatabase(url: string, lifecycle: Logger, callback: string)
         bootstrapped = created;
       }),
     );
-    if (applied.length > 0) lifecycle.info({ migrations: applied }, 'applied migrations');
+    if (applied.length > 0) {
+      const count = applied.length === 1 ? 'one migration' : `${applied.length} migrations`;
+      lifecycle.info({ migrations: applied.length, latest: applied.at(-1) }, `applied ${count} to the database`);
+    }
     if (bootstrapped) printAdminKey(bootstrapped, (text) => process.stderr.write(text));
     return await findConsoleClientId(db, callback);
   } finally {
@@ -128,7 +166,7 @@ async function prepareDatabase(url: string, lifecycle: Logger, callback: string)
 async function listen(services: AppDeps, config: Config): Promise<Server> {
   // The OAuth library is compiled before the node listens, not by the first OAuth request: that takes
   // about 80 ms of the event loop, which would stall every tenant's requests then (docs/decisions.md#one-meter-for-all-work-in-memory).
-  await import('../auth/oauth/provider.ts');
+  await withoutWarning(OIDC_PROVIDER_RUNTIME_WARNING, () => import('../auth/oauth/provider.ts'));
   const options = httpOptions(config);
   const server = createHttpServer(createApp(services, options), options);
   services.metrics.countDrops(server);
@@ -166,7 +204,7 @@ const portOf = (server: Server, config: Config): number => {
 
 /** Lets requests under way finish (for at most the grace period) and stops accepting new ones. */
 async function closeServer(server: Server): Promise<void> {
-  const forced = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+  const forced = setTimeout(() => server.closeAllConnections(), REQUEST_GRACE_MS);
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();
@@ -174,17 +212,37 @@ async function closeServer(server: Server): Promise<void> {
   clearTimeout(forced);
 }
 
-/** Runs `stop` once on SIGTERM or SIGINT, then exits; returns the same trigger for other causes. */
-function stopOnSignal(logger: Logger, stop: () => Promise<void>): (cause: string) => Promise<void> {
+/** Runs `work`, but waits for it at most until `ms` after the shutdown began: what is left of it is given up. */
+async function closingWithin(ms: number, logger: Logger, work: () => Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms - (Date.now() - shutdownBegan))));
+  const outcome = await Promise.race([work(), late]);
+  clearTimeout(timer);
+  if (outcome === 'late') logger.warn(`the server and the database pools were not closed within ${ms / 1000} s; stopping without them`);
+}
+
+/** When the shutdown began (Date.now()), from which its steps count their time. */
+let shutdownBegan = 0;
+
+/**
+ * Runs `stop` once on SIGTERM or SIGINT, then exits (with `exitCode`, or 1 when `stop` has not
+ * ended within SHUTDOWN_LIMIT_MS); returns the same trigger for other causes.
+ */
+function stopOnSignal(logger: Logger, stop: () => Promise<void>): (cause: string, exitCode?: number) => Promise<void> {
   let stopping = false;
-  const shutdown = async (cause: string) => {
+  const shutdown = async (cause: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
+    shutdownBegan = Date.now();
     logger.info({ signal: cause }, 'shutting down');
+    setTimeout(() => {
+      logger.error(`not stopped within ${SHUTDOWN_LIMIT_MS / 1000} s: exiting now`);
+      process.exit(1);
+    }, SHUTDOWN_LIMIT_MS);
     await stop();
     await stopTracing?.();
     logger.info('stopped');
-    process.exit(0);
+    process.exit(exitCode);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));

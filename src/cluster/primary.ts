@@ -6,8 +6,12 @@ import { isGrantdMessage, type PrimaryMessage, type WorkerMessage } from './prot
 
 /** Wait before replacing a worker that died, so that a crash loop does not spin. */
 const RESTART_DELAY_MS = 1_000;
-/** A stopping worker closes its connections after its own 10 s grace; past this it is killed. */
-const STOP_TIMEOUT_MS = 15_000;
+/**
+ * A stopping worker closes its connections after its own grace of 7 s and gives up on its pools at
+ * 8.5 s (src/cli/serve.ts); past this it is killed, which leaves the primary time to stop the
+ * database within the node's 10 s.
+ */
+const STOP_TIMEOUT_MS = 9_000;
 /**
  * V8 flags of every worker, and of `npm start`'s single process (package.json names them again, as
  * V8 takes them only as a process starts; a test keeps the two the same). V8's memory reducer

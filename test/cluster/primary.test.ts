@@ -146,13 +146,13 @@ describe("a node's primary", () => {
     for (const stopped of workers) expect(stopped.process.kill).not.toHaveBeenCalledWith('SIGKILL');
   });
 
-  it('kills a worker that has not exited 15 s after SIGTERM', async () => {
+  it('kills a worker that has not exited 9 s after SIGTERM', async () => {
     vi.useFakeTimers();
     const primary = await started(1);
     const stubborn = worker(1);
     stubborn.process.kill.mockImplementation((signal: string) => signal === 'SIGKILL' && queueMicrotask(() => stubborn.exit(0, 'SIGKILL')));
     const stopped = primary.stop();
-    await vi.advanceTimersByTimeAsync(14_999);
+    await vi.advanceTimersByTimeAsync(8_999);
     expect(stubborn.process.kill).not.toHaveBeenCalledWith('SIGKILL');
     await vi.advanceTimersByTimeAsync(1);
     await stopped;
