@@ -23,6 +23,8 @@ export interface OAuthProviderOptions {
   /** Keys that sign the library's cookies, the same on every node. */
   cookieKeys: string[];
   hooks: RecordHooks;
+  /** The resource identifiers (RFC 8707) a token may be issued for: the whole server, the API, the MCP endpoint. */
+  resources: string[];
   /**
    * Takes a point of the client's rate limit (GRANTD_RATE_LIMIT, the count its tokens use on /v1):
    * 0 when the request may go on, else the whole seconds to wait. None: no limit.
@@ -62,6 +64,7 @@ export function createOAuthProvider(options: OAuthProviderOptions): Provider {
       rpInitiatedLogout: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
       dPoP: { enabled: false },
+      resourceIndicators: { enabled: true, getResourceServerInfo: resourceServerOf(options.resources) },
     },
     routes: {
       authorization: oauthPath(contract.oauth.authorize),
@@ -193,6 +196,18 @@ function authorizationPolicy() {
     0,
   );
   return policy;
+}
+
+/**
+ * RFC 8707: a token may be issued for one of grantd's resources, its audience then (stored with it
+ * and checked on each request, src/http/middleware/authenticate.ts); any other `resource` is
+ * invalid_target. Every scope is a scope of each; the tokens stay opaque.
+ */
+function resourceServerOf(resources: string[]) {
+  return async (_ctx: KoaContextWithOIDC, identifier: string) => {
+    if (!resources.includes(identifier)) throw new errors.InvalidTarget(`resource must be one of ${resources.join(', ')}`);
+    return { scope: KEY_SCOPES.join(' '), accessTokenFormat: 'opaque' as const };
+  };
 }
 
 /**

@@ -21,6 +21,10 @@ type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 const csrfCookieOf = (req: Request): string | undefined =>
   new RegExp(`(?:^|;\\s*)${CSRF_COOKIE}=([A-Za-z0-9_-]{43})(?:;|$)`).exec(req.headers.cookie ?? '')?.[1];
 
+/** The resource indicators (RFC 8707) of an authorization request: none, one, or several. */
+const requestedResources = (resource: unknown): string[] =>
+  (Array.isArray(resource) ? resource : [resource]).filter((value): value is string => typeof value === 'string');
+
 /**
  * The library keeps one signed-in account per browser; when another key signs in, it would ask to sign
  * the first out on a page grantd does not serve, and the browser came back to the consent page. So
@@ -130,6 +134,8 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
       await endEarlierSignIn(oauth, details, principal.keyId);
       const grant = new oauth.Grant({ accountId: principal.keyId, clientId: client.clientId });
       grant.addOIDCScope(scopes.join(' '));
+      // RFC 8707: the same scopes for each resource the request named, which its tokens are issued for.
+      for (const resource of requestedResources(details.params.resource)) grant.addResourceScope(resource, scopes.join(' '));
       const grantId = await grant.save();
       await oauth.interactionFinished(req, res, { login: { accountId: principal.keyId }, consent: { grantId } }, { mergeWithLastSubmission: false });
     } catch (error) {
