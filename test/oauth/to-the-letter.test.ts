@@ -61,6 +61,26 @@ describe('an authorization request without scope (RFC 6749 3.3)', () => {
   });
 });
 
+describe('redirect_uri at the token endpoint (RFC 6749 4.1.3)', () => {
+  it('is required when the authorization request carried it, and may be left out when that left it out', async () => {
+    const clientId = await newPublicClient(server.issuer, tenant.adminKey, ['check:read']);
+    const carried = await authorizationCode(server.issuer, tenant.adminKey, clientId, 'check:read');
+    const refused = await redeem(clientId, carried.code, carried.verifier, {});
+    expect(refused).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_grant', error_description: expect.stringMatching(/redirect_uri is missing/) },
+    });
+    expect((await redeem(clientId, carried.code, carried.verifier)).status).toBe(200);
+
+    const verifier = randomBytes(32).toString('base64url');
+    const query = authorizeQuery(clientId, 'check:read', verifier);
+    query.delete('redirect_uri');
+    const back = await approved(server.issuer, tenant.adminKey, query);
+    const code = new URL(back.headers.get('location')!).searchParams.get('code')!;
+    expect((await redeem(clientId, code, verifier, {})).status).toBe(200);
+  });
+});
+
 describe('introspection (RFC 7662 2.1)', () => {
   it('refuses a public client with 401 invalid_client and a challenge, even for its own token', async () => {
     const clientId = await newPublicClient(server.issuer, tenant.adminKey, ['check:read']);

@@ -58,6 +58,7 @@ export function adaptLibrary(provider: Provider, perClientLimit?: (clientId: str
   compareSecretDigests(provider);
   clientCredentialsScope(provider);
   libraryState(provider).responseModes.set('form_post', formPost);
+  redirectUriRepeated(provider);
   if (perClientLimit) limitPerClient(provider, perClientLimit);
 }
 
@@ -123,6 +124,51 @@ function usedOnce(model: { prototype: object }, label: string): void {
       throw new errors.InvalidGrant(`${label} already used`);
     }
   };
+}
+
+/** What an authorization request without `redirect_uri` leaves on its stored parameters, and its code as `redirectUriOmitted`. */
+const REDIRECT_URI_OMITTED = 'grantd_redirect_uri_omitted';
+
+/**
+ * RFC 6749 4.1.3: `redirect_uri` is required at the token endpoint when the authorization request
+ * carried it. The library fills in a client's only redirect URI where it is missing, at both
+ * endpoints, and then cannot tell. So the authorization request's stored parameters (its
+ * interaction) note that it had none, its code keeps that note, and a code redeemed without
+ * `redirect_uri` is refused unless its request had none either.
+ */
+function redirectUriRepeated(provider: Provider): void {
+  const Code = provider.AuthorizationCode as unknown as { IN_PAYLOAD: string[]; prototype: { save: () => Promise<string> } };
+  Object.defineProperty(Code, 'IN_PAYLOAD', { value: [...Code.IN_PAYLOAD, 'redirectUriOmitted'] });
+  const saveCode = Code.prototype.save;
+  Code.prototype.save = function (this: { redirectUriOmitted?: boolean }) {
+    const params = Provider.ctx?.oidc.entities.Interaction?.params;
+    if (params?.[REDIRECT_URI_OMITTED] === true) this.redirectUriOmitted = true;
+    return saveCode.call(this);
+  };
+
+  const interaction = provider.Interaction.prototype as unknown as { save: (ttl: number) => Promise<string>; params?: Record<string, unknown> };
+  const saveInteraction = interaction.save;
+  interaction.save = function (this: typeof interaction, ttl: number) {
+    const ctx = Provider.ctx;
+    // The authorization request as it came (grantd serves its GET form only), before the library filled anything in.
+    if (ctx?.oidc.route === 'authorization' && ctx.query.redirect_uri === undefined && this.params) this.params[REDIRECT_URI_OMITTED] = true;
+    return saveInteraction.call(this, ttl);
+  };
+
+  const { grantTypeHandlers } = libraryState(provider);
+  const redeem = grantTypeHandlers.get('authorization_code')!;
+  grantTypeHandlers.set('authorization_code', async (ctx) => {
+    const { code, redirect_uri: redirectUri } = ctx.oidc.params as { code?: unknown; redirect_uri?: unknown };
+    if (redirectUri === undefined && typeof code === 'string') {
+      const found = (await provider.AuthorizationCode.find(code)) as { redirectUriOmitted?: boolean } | undefined;
+      if (found && !found.redirectUriOmitted) {
+        const refused = new errors.InvalidGrant();
+        refused.error_description = 'redirect_uri is missing: the authorization request named one, and it must be repeated here';
+        throw refused;
+      }
+    }
+    return redeem(ctx);
+  });
 }
 
 /**
