@@ -101,15 +101,21 @@ describe('every 401 carries WWW-Authenticate', () => {
 });
 
 describe('revocation (RFC 7009 2.1)', () => {
-  it("refuses another client's token with 400 invalid_grant and leaves it alone", async () => {
+  it("refuses another client's token with 400 invalid_grant and leaves it alone; its own client's ends its grant", async () => {
     const owner = await newPublicClient(server.issuer, tenant.adminKey, ['check:read']);
-    const { access_token } = await tokensOf(owner);
+    const { access_token, refresh_token } = await tokensOf(owner);
     const other = await confidentialClient();
     const res = await form(server.issuer, '/v1/oauth/revoke', { token: access_token }, basic(other.id, other.secret));
     expect(res).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     const check = await api(server.issuer, access_token, 'POST', '/v1/check', { subject: 'user:a', relation: 'viewer', object: 'user:b' });
     expect(check.status).toBe(200);
+    // Its own client's revocation ends the whole grant, the refresh token included.
     expect((await form(server.issuer, '/v1/oauth/revoke', { token: access_token, client_id: owner })).status).toBe(200);
+    const refreshed = await form(server.issuer, TOKEN, { grant_type: 'refresh_token', refresh_token, client_id: owner });
+    expect(refreshed).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_grant', error_description: 'the refresh token is unknown, or its grant has ended' },
+    });
   });
 });
 
