@@ -18,12 +18,13 @@ interface Tokens {
   refresh_token: string;
 }
 
-/** An authorization-code grant approved with the admin key; `resource` sent at authorize and at the token endpoint when given. */
-async function tokensFor(resource?: string): Promise<{ clientId: string; tokens: Tokens }> {
+const named = (resource: string | undefined): Record<string, string> => (resource === undefined ? {} : { resource });
+
+/** The token endpoint's answer to an authorization-code grant approved with the admin key, `resource` sent at authorize and `atToken` at the token endpoint when given. */
+async function redeemed(resource: string | undefined, atToken = resource) {
   const clientId = await newPublicClient(server.issuer, tenant.adminKey, ['check:read', 'grant:read']);
   const verifier = randomBytes(32).toString('base64url');
-  const withResource: Record<string, string> = resource === undefined ? {} : { resource };
-  const back = await approved(server.issuer, tenant.adminKey, authorizeQuery(clientId, 'check:read grant:read', verifier, withResource));
+  const back = await approved(server.issuer, tenant.adminKey, authorizeQuery(clientId, 'check:read grant:read', verifier, named(resource)));
   const code = new URL(back.headers.get('location')!).searchParams.get('code')!;
   const res = await form(server.issuer, '/v1/oauth/token', {
     grant_type: 'authorization_code',
@@ -31,8 +32,13 @@ async function tokensFor(resource?: string): Promise<{ clientId: string; tokens:
     redirect_uri: REDIRECT_URI,
     code_verifier: verifier,
     client_id: clientId,
-    ...withResource,
+    ...named(atToken),
   });
+  return { clientId, res };
+}
+
+async function tokensFor(resource?: string, atToken = resource): Promise<{ clientId: string; tokens: Tokens }> {
+  const { clientId, res } = await redeemed(resource, atToken);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return { clientId, tokens: res.body as unknown as Tokens };
 }
@@ -94,6 +100,16 @@ describe('resource indicators (RFC 8707)', () => {
     const { tokens } = await tokensFor(named ? server.issuer : undefined);
     expect(await answersOf(tokens.access_token)).toMatchObject({ api: 200, mcp: 200 });
     expect((await introspect(tokens.access_token))?.aud).toBe(named ? server.issuer : undefined);
+  });
+
+  it('narrows an authorization for the whole server (<issuer>, or none) to one resource at the token endpoint, never a named one to another', async () => {
+    for (const resource of [undefined, server.issuer]) {
+      const { tokens } = await tokensFor(resource, `${server.issuer}/mcp`);
+      expect(await answersOf(tokens.access_token)).toMatchObject({ api: 401, mcp: 200 });
+      expect(await introspect(tokens.access_token)).toMatchObject({ active: true, scope: 'check:read grant:read', aud: `${server.issuer}/mcp` });
+    }
+    const { res } = await redeemed(`${server.issuer}/v1`, `${server.issuer}/mcp`);
+    expect(res).toMatchObject({ status: 400, body: { error: 'invalid_target' } });
   });
 
   it('refuses any other resource with invalid_target, at authorize and at the token endpoint', async () => {

@@ -50,7 +50,7 @@ export { libraryStorage };
 export const throughLibrary = offWhenIdle(libraryStorage);
 
 /** What grantd changes in the library once a provider is made: its models, and two of its tables. */
-export function adaptLibrary(provider: Provider, perClientLimit?: (clientId: string) => Promise<number>): void {
+export function adaptLibrary(provider: Provider, resources: string[], perClientLimit?: (clientId: string) => Promise<number>): void {
   prefixTokens(provider);
   usedOnce(provider.AuthorizationCode, 'authorization code');
   usedOnce(provider.RefreshToken, 'refresh token');
@@ -59,6 +59,7 @@ export function adaptLibrary(provider: Provider, perClientLimit?: (clientId: str
   clientCredentialsScope(provider);
   libraryState(provider).responseModes.set('form_post', formPost);
   redirectUriRepeated(provider);
+  wholeServerNarrows(provider, resources);
   if (perClientLimit) limitPerClient(provider, perClientLimit);
 }
 
@@ -124,6 +125,24 @@ function usedOnce(model: { prototype: object }, label: string): void {
       throw new errors.InvalidGrant(`${label} already used`);
     }
   };
+}
+
+/**
+ * RFC 8707: an authorization for the whole server (`<issuer>`, the first of `resources`, or no
+ * resource at all) may be redeemed or refreshed for any one of grantd's resources, a narrower
+ * audience; one for a named resource, for that one only. The library admits only the resources the
+ * authorization named, as its codes' and refresh tokens' `resourceIndicators` list them.
+ */
+function wholeServerNarrows(provider: Provider, resources: string[]): void {
+  const [wholeServer] = resources;
+  for (const model of [provider.AuthorizationCode, provider.RefreshToken]) {
+    Object.defineProperty(model.prototype, 'resourceIndicators', {
+      get(this: { resource?: string | string[] }) {
+        const named = this.resource === undefined ? [] : [this.resource].flat();
+        return new Set(named.length === 0 || named.includes(wholeServer!) ? resources : named);
+      },
+    });
+  }
 }
 
 /** What an authorization request without `redirect_uri` leaves on its stored parameters, and its code as `redirectUriOmitted`. */

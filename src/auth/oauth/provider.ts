@@ -23,7 +23,7 @@ export interface OAuthProviderOptions {
   /** Keys that sign the library's cookies, the same on every node. */
   cookieKeys: string[];
   hooks: RecordHooks;
-  /** The resource identifiers (RFC 8707) a token may be issued for: the whole server, the API, the MCP endpoint. */
+  /** The resource identifiers (RFC 8707) a token may be issued for: the whole server (first), the API, the MCP endpoint. */
   resources: string[];
   /**
    * Takes a point of the client's rate limit (GRANTD_RATE_LIMIT, the count its tokens use on /v1):
@@ -112,7 +112,7 @@ export function createOAuthProvider(options: OAuthProviderOptions): Provider {
   const provider = new Provider(options.issuer, configuration);
   // The library builds its URLs from the request's origin, which the OAuth router sets to the issuer's.
   provider.proxy = true;
-  adaptLibrary(provider, options.perClientLimit);
+  adaptLibrary(provider, options.resources, options.perClientLimit);
   // The library's error on a client-authenticating endpoint, kept for the answer to be corrected below.
   const failures = new WeakMap<KoaContextWithOIDC, Error>();
   const keep = (ctx: KoaContextWithOIDC, error: Error) => failures.set(ctx, error);
