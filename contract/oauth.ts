@@ -142,6 +142,10 @@ export const IntrospectionSchema = z
     exp: z.number().int().optional(),
     iat: z.number().int().optional(),
     iss: z.string().optional(),
+    aud: z
+      .string()
+      .optional()
+      .describe('The resource (RFC 8707) the token was issued for: <issuer>, <issuer>/v1 or <issuer>/mcp; absent, the whole server'),
   })
   .describe('RFC 7662 answer; only {"active": false} for a token that is not active or not of the caller\'s tenant');
 

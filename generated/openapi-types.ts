@@ -938,6 +938,8 @@ export interface components {
             exp?: number;
             iat?: number;
             iss?: string;
+            /** @description The resource (RFC 8707) the token was issued for: `<issuer>`, `<issuer>/v1` or `<issuer>/mcp`; absent, the whole server */
+            aud?: string;
         };
         /** @description RFC 6749 error */
         OAuthError: {

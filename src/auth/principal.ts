@@ -17,6 +17,8 @@ interface AccessToken extends Verified {
   clientId: string;
   /** The subject it speaks for when not the client itself: an agent (`agent:<id>`), or the key that signed in (the changes feed's actor). */
   sub?: string;
+  /** The resource (RFC 8707) it was issued for; none: the whole server. */
+  audience?: string;
   /** When it stops being valid by itself, in ms since the epoch. */
   expiresAt: number;
 }

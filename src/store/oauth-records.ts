@@ -77,6 +77,8 @@ export class OAuthRecords {
       // An interaction names its client among the authorization request's parameters.
       clientId: text(payload.clientId) ?? text((payload.params as Payload | undefined)?.client_id),
       accountId: text(payload.accountId),
+      // The library's `aud`: the resource (RFC 8707) an access token was issued for, if any.
+      audience: BEARER_KINDS.has(this.kind) ? text(payload.aud) : null,
       expiresAt: expiresIn ? new Date(Date.now() + expiresIn * 1000) : null,
     };
     const key = { kind: this.kind, id: this.rowId(id) };

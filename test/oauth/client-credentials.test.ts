@@ -124,12 +124,12 @@ describe('client credentials', () => {
     expect(lacking).toMatchObject({ status: 403, body: { error: 'insufficient_scope' } });
   });
 
-  it("tells a public client, which has no secret, nothing of another client's token", async () => {
+  it("tells a public client, which has no secret, nothing of another client's token: it may not introspect (RFC 7662 2.1)", async () => {
     const { client_id, client_secret } = await newClient(a);
     const token = (await oauth.clientCredentialsGrant(await discover(server.issuer, client_id, client_secret))).access_token;
     const pub = await newClient(a, { type: 'public', redirect_uris: ['http://localhost:9/cb'] });
     const byPublic = await form(server.issuer, '/v1/oauth/introspect', { token, client_id: pub.client_id });
-    expect(byPublic.body).toEqual({ active: false });
+    expect(byPublic).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
   });
 
   it('refuses a redirect URI the authorization server could never use (a scheme other than http or https)', async () => {

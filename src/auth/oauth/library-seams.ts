@@ -50,7 +50,7 @@ export { libraryStorage };
 export const throughLibrary = offWhenIdle(libraryStorage);
 
 /** What grantd changes in the library once a provider is made: its models, and two of its tables. */
-export function adaptLibrary(provider: Provider, perClientLimit?: (clientId: string) => Promise<number>): void {
+export function adaptLibrary(provider: Provider, resources: string[], perClientLimit?: (clientId: string) => Promise<number>): void {
   prefixTokens(provider);
   usedOnce(provider.AuthorizationCode, 'authorization code');
   usedOnce(provider.RefreshToken, 'refresh token');
@@ -58,6 +58,8 @@ export function adaptLibrary(provider: Provider, perClientLimit?: (clientId: str
   compareSecretDigests(provider);
   clientCredentialsScope(provider);
   libraryState(provider).responseModes.set('form_post', formPost);
+  redirectUriRepeated(provider);
+  wholeServerNarrows(provider, resources);
   if (perClientLimit) limitPerClient(provider, perClientLimit);
 }
 
@@ -123,6 +125,69 @@ function usedOnce(model: { prototype: object }, label: string): void {
       throw new errors.InvalidGrant(`${label} already used`);
     }
   };
+}
+
+/**
+ * RFC 8707: an authorization for the whole server (`<issuer>`, the first of `resources`, or no
+ * resource at all) may be redeemed or refreshed for any one of grantd's resources, a narrower
+ * audience; one for a named resource, for that one only. The library admits only the resources the
+ * authorization named, as its codes' and refresh tokens' `resourceIndicators` list them.
+ */
+function wholeServerNarrows(provider: Provider, resources: string[]): void {
+  const [wholeServer] = resources;
+  for (const model of [provider.AuthorizationCode, provider.RefreshToken]) {
+    Object.defineProperty(model.prototype, 'resourceIndicators', {
+      get(this: { resource?: string | string[] }) {
+        const named = this.resource === undefined ? [] : [this.resource].flat();
+        return new Set(named.length === 0 || named.includes(wholeServer!) ? resources : named);
+      },
+    });
+  }
+}
+
+/** What an authorization request without `redirect_uri` leaves on its stored parameters, and its code as `redirectUriOmitted`. */
+const REDIRECT_URI_OMITTED = 'grantd_redirect_uri_omitted';
+
+/**
+ * RFC 6749 4.1.3: `redirect_uri` is required at the token endpoint when the authorization request
+ * carried it. The library fills in a client's only redirect URI where it is missing, at both
+ * endpoints, and then cannot tell. So the authorization request's stored parameters (its
+ * interaction) note that it had none, its code keeps that note, and a code redeemed without
+ * `redirect_uri` is refused unless its request had none either.
+ */
+function redirectUriRepeated(provider: Provider): void {
+  const Code = provider.AuthorizationCode as unknown as { IN_PAYLOAD: string[]; prototype: { save: () => Promise<string> } };
+  Object.defineProperty(Code, 'IN_PAYLOAD', { value: [...Code.IN_PAYLOAD, 'redirectUriOmitted'] });
+  const saveCode = Code.prototype.save;
+  Code.prototype.save = function (this: { redirectUriOmitted?: boolean }) {
+    const params = Provider.ctx?.oidc.entities.Interaction?.params;
+    if (params?.[REDIRECT_URI_OMITTED] === true) this.redirectUriOmitted = true;
+    return saveCode.call(this);
+  };
+
+  const interaction = provider.Interaction.prototype as unknown as { save: (ttl: number) => Promise<string>; params?: Record<string, unknown> };
+  const saveInteraction = interaction.save;
+  interaction.save = function (this: typeof interaction, ttl: number) {
+    const ctx = Provider.ctx;
+    // The authorization request as it came (grantd serves its GET form only), before the library filled anything in.
+    if (ctx?.oidc.route === 'authorization' && ctx.query.redirect_uri === undefined && this.params) this.params[REDIRECT_URI_OMITTED] = true;
+    return saveInteraction.call(this, ttl);
+  };
+
+  const { grantTypeHandlers } = libraryState(provider);
+  const redeem = grantTypeHandlers.get('authorization_code')!;
+  grantTypeHandlers.set('authorization_code', async (ctx) => {
+    const { code, redirect_uri: redirectUri } = ctx.oidc.params as { code?: unknown; redirect_uri?: unknown };
+    if (redirectUri === undefined && typeof code === 'string') {
+      const found = (await provider.AuthorizationCode.find(code)) as { redirectUriOmitted?: boolean } | undefined;
+      if (found && !found.redirectUriOmitted) {
+        const refused = new errors.InvalidGrant();
+        refused.error_description = 'redirect_uri is missing: the authorization request named one, and it must be repeated here';
+        throw refused;
+      }
+    }
+    return redeem(ctx);
+  });
 }
 
 /**

@@ -4,7 +4,7 @@ import { AUTHORIZE_PARAMETER_MAX_LENGTH, contract, KEY_SCOPES } from '../../../c
 import type { Db } from '../../store/db.ts';
 import { OAuthRecords, type RecordHooks } from '../../store/oauth-records.ts';
 import { withoutCredentials } from './answers.ts';
-import { agentOfClient, clientStore, GRANTD_CLIENT_METADATA, tenantOfClient } from './clients.ts';
+import { agentOfClient, clientStore, GRANTD_CLIENT_METADATA, ownScopeOfClient, tenantOfClient } from './clients.ts';
 import { adaptLibrary } from './library-seams.ts';
 import { errorPage, PAGE_CSP } from './pages.ts';
 import { unknownScopeError, unknownScopes } from './refusals.ts';
@@ -23,6 +23,8 @@ export interface OAuthProviderOptions {
   /** Keys that sign the library's cookies, the same on every node. */
   cookieKeys: string[];
   hooks: RecordHooks;
+  /** The resource identifiers (RFC 8707) a token may be issued for: the whole server (first), the API, the MCP endpoint. */
+  resources: string[];
   /**
    * Takes a point of the client's rate limit (GRANTD_RATE_LIMIT, the count its tokens use on /v1):
    * 0 when the request may go on, else the whole seconds to wait. None: no limit.
@@ -62,6 +64,7 @@ export function createOAuthProvider(options: OAuthProviderOptions): Provider {
       rpInitiatedLogout: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
       dPoP: { enabled: false },
+      resourceIndicators: { enabled: true, getResourceServerInfo: resourceServerOf(options.resources) },
     },
     routes: {
       authorization: oauthPath(contract.oauth.authorize),
@@ -109,21 +112,26 @@ export function createOAuthProvider(options: OAuthProviderOptions): Provider {
   const provider = new Provider(options.issuer, configuration);
   // The library builds its URLs from the request's origin, which the OAuth router sets to the issuer's.
   provider.proxy = true;
-  adaptLibrary(provider, options.perClientLimit);
+  adaptLibrary(provider, options.resources, options.perClientLimit);
   // The library's error on a client-authenticating endpoint, kept for the answer to be corrected below.
   const failures = new WeakMap<KoaContextWithOIDC, Error>();
   const keep = (ctx: KoaContextWithOIDC, error: Error) => failures.set(ctx, error);
   provider.on('grant.error', keep);
   provider.on('revocation.error', keep);
   provider.on('introspection.error', keep);
-  provider.use(async (ctx, next) => {
+  provider.use(async (koa, next) => {
     await next();
+    const ctx = koa as KoaContextWithOIDC;
     if (ctx.path === '/.well-known/oauth-authorization-server' && ctx.status === 200) withoutOpenIdFields(ctx.body as Record<string, unknown>);
     // grantd serves registration itself (src/http/oauth/registration.ts), not the library: RFC 8414 advertises it.
     if (ctx.path === '/.well-known/oauth-authorization-server' && ctx.status === 200)
       Object.assign(ctx.body as Record<string, unknown>, { registration_endpoint: `${options.issuer}${contract.oauth.register.path}` });
-    const error = failures.get(ctx as KoaContextWithOIDC);
-    if (error) asRfc6749(ctx as KoaContextWithOIDC, error);
+    const error = failures.get(ctx);
+    if (error) asRfc6749(ctx, error);
+    if (error instanceof errors.InvalidGrant && ctx.oidc?.route === 'token') describeGrantError(ctx, error);
+    refusePublicIntrospection(ctx);
+    // RFC 6750 3 and RFC 6749 5.2: every 401 names how to authenticate, also when the credentials came in the body (client_secret_post).
+    if (ctx.status === 401 && !ctx.response.get('WWW-Authenticate')) ctx.set('WWW-Authenticate', `Basic realm="grantd"`);
   });
   return provider;
 }
@@ -165,14 +173,54 @@ function asRfc6749(ctx: KoaContextWithOIDC, error: Error): void {
 }
 
 /**
- * The library's authorization policy, with two checks first, each refusal redirected to the client
+ * RFC 7662 2.1: introspection is for protected resources and confidential clients; a public client
+ * proves nothing but its id. Its request is answered 401 invalid_client whatever the token (the
+ * library's answer, which changed nothing, is replaced).
+ */
+function refusePublicIntrospection(ctx: KoaContextWithOIDC): void {
+  if (ctx.oidc?.route !== 'introspection' || ctx.oidc.client?.clientAuthMethod !== 'none' || ctx.status !== 200) return;
+  ctx.status = 401;
+  ctx.body = {
+    error: 'invalid_client',
+    error_description: 'a public client cannot introspect: authenticate as a confidential client or with a Bearer key or token',
+  };
+}
+
+/**
+ * The library answers every invalid_grant "grant request is invalid" and keeps the cause to
+ * itself; its causes name no secret, so the client is told which it was (docs/oauth.md#errors).
+ */
+const GRANT_ERROR_CAUSES: Record<string, string> = {
+  'code_verifier does not match code_challenge': "the code_verifier does not match the authorization request's code_challenge (PKCE)",
+  'code_verifier must be provided': 'code_verifier is missing: the authorization request had a code_challenge (PKCE)',
+  'authorization code already consumed': 'the authorization code was already used: every token issued from it is revoked',
+  'authorization code already used': 'the authorization code was already used: every token issued from it is revoked',
+  'refresh token already used': 'the refresh token was already used (each is used once): every token of its grant is revoked',
+  'authorization code not found': 'the authorization code is unknown, or its grant has ended',
+  'refresh token not found': 'the refresh token is unknown, or its grant has ended',
+  'authorization code is expired': 'the authorization code has expired (it lives 60 s)',
+  'refresh token is expired': 'the refresh token has expired',
+  'authorization code redirect_uri mismatch': "redirect_uri differs from the authorization request's",
+  'client mismatch': 'the code or refresh token was issued to another client',
+  'grant not found': 'the grant has ended (revoked, or its signing-in key revoked)',
+};
+
+function describeGrantError(ctx: KoaContextWithOIDC, error: Error & { error_detail?: string }): void {
+  const body = ctx.body as { error?: string; error_description?: string } | undefined;
+  if (body?.error !== 'invalid_grant' || error.error_detail === undefined) return;
+  body.error_description = GRANT_ERROR_CAUSES[error.error_detail] ?? `grant request is invalid: ${error.error_detail}`;
+}
+
+/**
+ * The library's authorization policy, with three checks first, each refusal redirected to the client
  * (RFC 6749 4.1.2.1) before anything is stored:
  * - a `scope` naming anything that is no scope of grantd is invalid_scope, as the library refuses a
  *   scope the client does not have. The library has dropped such names from its parameters by
  *   then; the request's query still holds them;
  * - a parameter the library keeps (`state`, and hints grantd does not read such as `login_hint`)
  *   longer than AUTHORIZE_PARAMETER_MAX_LENGTH is invalid_request: the request is stored until the
- *   person decides. `redirect_uri` is one of the client's, bounded when it was registered.
+ *   person decides. `redirect_uri` is one of the client's, bounded when it was registered;
+ * and one that changes nothing but fills in a missing `scope`.
  */
 function authorizationPolicy() {
   const policy = interactionPolicy.base();
@@ -181,6 +229,14 @@ function authorizationPolicy() {
     new interactionPolicy.Check('grantd_unknown_scope', 'requested scope is not a scope of grantd', (ctx) => {
       const unknown = unknownScopes(ctx.query.scope);
       if (unknown.length > 0) throw unknownScopeError(unknown);
+      return interactionPolicy.Check.NO_NEED_TO_PROMPT;
+    }),
+    0,
+  );
+  checks.add(
+    new interactionPolicy.Check('grantd_default_scope', 'no scope was requested', (ctx) => {
+      // RFC 6749 3.3: a request without `scope` is for the client's registered scopes, which the consent page then lists.
+      ctx.oidc.params!.scope ??= ownScopeOfClient(ctx.oidc.client!) || undefined;
       return interactionPolicy.Check.NO_NEED_TO_PROMPT;
     }),
     0,
@@ -196,6 +252,18 @@ function authorizationPolicy() {
     0,
   );
   return policy;
+}
+
+/**
+ * RFC 8707: a token may be issued for one of grantd's resources, its audience then (stored with it
+ * and checked on each request, src/http/middleware/authenticate.ts); any other `resource` is
+ * invalid_target. Every scope is a scope of each; the tokens stay opaque.
+ */
+function resourceServerOf(resources: string[]) {
+  return async (_ctx: KoaContextWithOIDC, identifier: string) => {
+    if (!resources.includes(identifier)) throw new errors.InvalidTarget(`resource must be one of ${resources.join(', ')}`);
+    return { scope: KEY_SCOPES.join(' '), accessTokenFormat: 'opaque' as const };
+  };
 }
 
 /**
@@ -219,19 +287,21 @@ function withoutOpenIdFields(metadata: Record<string, unknown>): void {
 }
 
 /** Introspection answers only for a token of the caller's tenant; any other is `{"active": false}`. */
-async function sameTenant(
-  ctx: KoaContextWithOIDC,
-  client: { clientId: string; clientAuthMethod?: string },
-  token: { clientId?: string },
-): Promise<boolean> {
+async function sameTenant(ctx: KoaContextWithOIDC, client: { clientId: string }, token: { clientId?: string }): Promise<boolean> {
   if (!token.clientId) return false;
-  // A public client proves nothing but its id, which every authorization URL shows: its own tokens only.
-  if (client.clientAuthMethod === 'none' && token.clientId !== client.clientId) return false;
   const owner = token.clientId === client.clientId ? client : await ctx.oidc.provider.Client.find(token.clientId);
   return owner !== undefined && tenantOfClient(owner) === tenantOfClient(client);
 }
 
-/** A client revokes its own tokens only (RFC 7009 2.1); another's is answered 200 and left alone. */
+/**
+ * A client revokes its own tokens only. RFC 7009 2.1: when the token was not issued to the client
+ * making the request, "the request is refused and the client is informed of the error", in RFC
+ * 6749 5.2's form (2.2.1); of its codes, invalid_grant is the one defined for a grant "issued to
+ * another client". The token is left alone.
+ */
 async function sameClient(_ctx: KoaContextWithOIDC, client: { clientId: string }, token: { clientId?: string }): Promise<boolean> {
-  return token.clientId === client.clientId;
+  if (token.clientId === client.clientId) return true;
+  const refused = new errors.InvalidGrant('token issued to another client');
+  refused.error_description = 'the token was issued to another client: a client revokes only its own tokens';
+  throw refused;
 }

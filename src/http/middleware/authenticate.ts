@@ -34,6 +34,15 @@ const resourceMetadataParam = (issuer: string, req: Request): string =>
 export const bearerChallenge = (issuer: string, req: Request): string => `Bearer realm="grantd", ${resourceMetadataParam(issuer, req)}`;
 
 /**
+ * RFC 8707: an access token issued for a resource is good there only, one for the whole server
+ * (`<issuer>`, or no resource) on /v1 and /mcp alike. An API key names no resource.
+ */
+function admitsAudience(issuer: string, req: Request, principal: Principal): boolean {
+  if (principal.kind === 'api_key' || principal.audience === undefined || principal.audience === issuer) return true;
+  return principal.audience === protectedResourceOf(issuer, req.baseUrl + req.path).resource;
+}
+
+/**
  * Authentication in two steps around the reading of the body. `authenticate` resolves the bearer
  * key before the body is read (an unknown caller never gets to send one) and enforces the scope the
  * contract's route metadata names. `reauthenticate` runs once the body has arrived, right before
@@ -75,6 +84,7 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
     credential: Credential,
     principal: Principal,
   ): void | Promise<void> => {
+    if (!admitsAudience(issuer, req, principal)) return refuse(req, res, 'this access token was issued for another resource (its audience)');
     const { scope, revisions } = req.tsRestRoute.metadata as RouteMetadata | ScopedByHandler;
     if (scope !== null && !hasScope(principal.scopes, scope)) return refuseScope(req, res, scope);
     const consistency = revisions === 'reads' ? req.get(CONSISTENCY_HEADER) : undefined;

@@ -12,6 +12,7 @@ import { tenantNameOf } from '../../store/tenants.ts';
 import { clientAddress } from '../client-address.ts';
 import type { AppDeps } from '../context.ts';
 import type { ProviderSource } from './library.ts';
+import { resourceIdentifiers } from './protected-resource.ts';
 import { sendPage } from './responses.ts';
 
 /** Double-submit CSRF token: a cookie only this site's pages send, echoed in the form. */
@@ -22,6 +23,15 @@ type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
 const csrfCookieOf = (req: Request): string | undefined =>
   new RegExp(`(?:^|;\\s*)${CSRF_COOKIE}=([A-Za-z0-9_-]{43})(?:;|$)`).exec(req.headers.cookie ?? '')?.[1];
+
+/**
+ * The resources (RFC 8707) an authorization request is for: those it named, or every one of
+ * grantd's when it named none or the whole server (`<issuer>`).
+ */
+function grantedResources(issuer: string, resource: unknown): string[] {
+  const named = (Array.isArray(resource) ? resource : [resource]).filter((value): value is string => typeof value === 'string');
+  return named.length === 0 || named.includes(issuer) ? resourceIdentifiers(issuer) : named;
+}
 
 /**
  * The library keeps one signed-in account per browser; when another key signs in, it would ask to sign
@@ -151,6 +161,8 @@ export function consentRoutes(deps: AppDeps, provider: ProviderSource): Router {
       await endEarlierSignIn(oauth, details, principal.keyId);
       const grant = new oauth.Grant({ accountId: principal.keyId, clientId: client.clientId });
       grant.addOIDCScope(scopes.join(' '));
+      // RFC 8707: the same scopes for each resource its tokens may be issued for (library-seams.ts, wholeServerNarrows).
+      for (const resource of grantedResources(oauth.issuer, details.params.resource)) grant.addResourceScope(resource, scopes.join(' '));
       const grantId = await grant.save();
       await oauth.interactionFinished(req, res, { login: { accountId: principal.keyId }, consent: { grantId } }, { mergeWithLastSubmission: false });
     } catch (error) {

@@ -126,7 +126,7 @@ async function introspect(deps: AppDeps, provider: Provider, value: string, tena
     const grant = await provider.Grant.find(grantId, { ignoreExpiration: true });
     if (!grant || grant.isExpired || grant.clientId !== token.clientId || grant.accountId !== accountId) return INACTIVE;
   }
-  const extra = (token as { extra?: { sub?: string } }).extra;
+  const { extra, aud } = token as { extra?: { sub?: string }; aud?: string };
   return {
     active: true,
     scope: token.scope,
@@ -136,5 +136,6 @@ async function introspect(deps: AppDeps, provider: Provider, value: string, tena
     exp: token.exp,
     iat: token.iat,
     iss: provider.issuer,
+    aud,
   };
 }

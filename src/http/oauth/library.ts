@@ -3,6 +3,7 @@ import type Provider from 'oidc-provider';
 import { errorPage } from '../../auth/oauth/pages.ts';
 import { cookieKeys } from '../../store/oauth-records.ts';
 import type { AppDeps } from '../context.ts';
+import { resourceIdentifiers } from './protected-resource.ts';
 import { sendPage } from './responses.ts';
 
 export interface OAuthOptions {
@@ -30,6 +31,7 @@ export function providerSource(deps: AppDeps, options: OAuthOptions): ProviderSo
         issuer: options.publicUrl,
         accessTtl: options.accessTtlSeconds,
         cookieKeys: keys,
+        resources: resourceIdentifiers(options.publicUrl),
         perClientLimit: deps.limits.perKey ? (clientId) => deps.limits.perKey!.take(clientId) : undefined,
         hooks: {
           bearerEnded: () => deps.announce({ kind: 'keys' }),
