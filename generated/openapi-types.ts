@@ -2137,7 +2137,10 @@ export interface operations {
                 "Grantd-Consistency"?: string;
             };
             path: {
-                /** @description The namespace's name */
+                /**
+                 * @description The namespace's name
+                 * @example document
+                 */
                 name: string;
             };
             cookie?: never;
@@ -2207,7 +2210,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The namespace's name */
+                /**
+                 * @description The namespace's name
+                 * @example document
+                 */
                 name: string;
             };
             cookie?: never;
@@ -2320,7 +2326,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The namespace's name */
+                /**
+                 * @description The namespace's name
+                 * @example document
+                 */
                 name: string;
             };
             cookie?: never;
@@ -3362,7 +3371,10 @@ export interface operations {
     oauthIntrospectByQuery: {
         parameters: {
             query: {
-                /** @description The access or refresh token */
+                /**
+                 * @description The access or refresh token
+                 * @example svc_at_mF3xQ9vR2kLp7TzW8nYc4DjH6sGa1QeUo5iZyKb0AXw
+                 */
                 token: string;
                 /** @description What the token is, if the caller knows */
                 token_type_hint?: "access_token" | "refresh_token";

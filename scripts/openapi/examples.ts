@@ -26,7 +26,9 @@ const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
   'unknown-relation': problemBody('unknown-relation', 'namespace document declares no relation approver'),
   'invalid-namespace': problemBody('invalid-namespace', 'relation viewer includes "parent->viewer", but parent is not declared'),
   'invalid-cursor': problemBody('invalid-cursor', 'the cursor was not issued for this query'),
-  'invalid-revision': problemBody('invalid-revision', 'the revision was not issued by this server for this tenant'),
+  'invalid-revision': problemBody('invalid-revision', 'header.Grantd-Consistency: the revision was not issued by this server for this tenant', [
+    { path: 'header.Grantd-Consistency', message: 'the revision was not issued by this server for this tenant' },
+  ]),
   'changes-expired': problemBody('changes-expired', 'the changes after this revision are no longer kept; read the feed again from its start'),
   unauthenticated: problemBody('unauthenticated', 'send an API key or access token as Authorization: Bearer <secret>'),
   'insufficient-scope': problemBody('insufficient-scope', missingScopeDetail('admin')),
@@ -84,7 +86,7 @@ const OAUTH_CLIENT = {
   created_at: CREATED_AT,
 };
 
-const ACCESS_TOKEN = 'svc_at_mF3xQ9vR2kLp7TzW8nYc4DjH6sGa1QeUo5iZyKb0AXw';
+export const ACCESS_TOKEN = 'svc_at_mF3xQ9vR2kLp7TzW8nYc4DjH6sGa1QeUo5iZyKb0AXw';
 
 const single = (value: Json): MediaTypeObject => ({ example: value });
 const named = (examples: Record<string, { summary: string; value: Json }>): MediaTypeObject => ({
