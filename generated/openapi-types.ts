@@ -926,7 +926,7 @@ export interface components {
              * @description Short, stable identifier of the problem
              * @enum {string}
              */
-            type: "invalid-request" | "invalid-subject" | "invalid-object" | "unknown-relation" | "invalid-namespace" | "invalid-cursor" | "invalid-revision" | "unauthenticated" | "insufficient-scope" | "not-found" | "namespace-not-found" | "agent-not-found" | "key-not-found" | "client-not-found" | "namespace-exists" | "namespace-in-use" | "agent-exists" | "changes-expired" | "payload-too-large" | "unsupported-media-type" | "check-too-complex" | "rate-limited" | "internal" | "unavailable";
+            type: "invalid-request" | "invalid-subject" | "invalid-object" | "unknown-relation" | "invalid-namespace" | "invalid-cursor" | "invalid-revision" | "unauthenticated" | "insufficient-scope" | "not-found" | "namespace-not-found" | "agent-not-found" | "key-not-found" | "client-not-found" | "method-not-allowed" | "namespace-exists" | "namespace-in-use" | "agent-exists" | "changes-expired" | "payload-too-large" | "unsupported-media-type" | "check-too-complex" | "rate-limited" | "internal" | "unavailable";
             /** @description Short human-readable summary of the problem type */
             title: string;
             /** @description HTTP status of this response */

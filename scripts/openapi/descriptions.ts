@@ -88,6 +88,7 @@ export const STATUS_TEXT: Record<string, string> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
+  405: 'Method Not Allowed',
   409: 'Conflict',
   410: 'Gone',
   413: 'Payload Too Large',

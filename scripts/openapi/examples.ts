@@ -37,6 +37,7 @@ const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
   'agent-not-found': problemBody('agent-not-found', 'agent release-bot is not registered'),
   'key-not-found': problemBody('key-not-found', 'no live key key_4Vq8ZrT1mX'),
   'client-not-found': problemBody('client-not-found', 'no OAuth client oc_4Vq8ZrT1mXa2Bc3De4Fg'),
+  'method-not-allowed': problemBody('method-not-allowed', 'PUT is not allowed on /v1/grants; it takes DELETE, GET, HEAD, POST'),
   'namespace-exists': problemBody('namespace-exists', 'namespace document already exists'),
   'namespace-in-use': problemBody(
     'namespace-in-use',
