@@ -23,7 +23,10 @@ const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
   'invalid-object': problemBody('invalid-object', 'body.object: must be <namespace>:<id>, e.g. user:alice', [
     { path: 'body.object', message: 'must be <namespace>:<id>, e.g. user:alice' },
   ]),
-  'unknown-relation': problemBody('unknown-relation', 'namespace document declares no relation approver'),
+  'unknown-relation': problemBody(
+    'unknown-relation',
+    'namespace document declares no relation veiwer (did you mean viewer?); it declares editor, owner, parent, viewer',
+  ),
   'invalid-namespace': problemBody('invalid-namespace', 'relation viewer includes "parent->viewer", but parent is not declared'),
   'invalid-cursor': problemBody('invalid-cursor', 'the cursor was not issued for this query'),
   'invalid-revision': problemBody('invalid-revision', 'header.Grantd-Consistency: the revision was not issued by this server for this tenant', [
