@@ -29,8 +29,22 @@ describe('problems for bad requests', () => {
   it('answers malformed JSON with 400 invalid-request', async () => {
     const res = await post('/v1/check').set('Content-Type', 'application/json').send('{"subject": ');
     expectProblem(res, 400, 'invalid-request');
-    expect(res.body.detail).toBe('the body is not valid JSON');
-    expect((await post('/v1/check').set('Content-Type', 'application/json').send('nul')).body.detail).toBe('the body is not valid JSON');
+    expect(res.body.detail).toBe('the body is not valid JSON: value expected at line 1, column 13');
+    expect((await post('/v1/check').set('Content-Type', 'application/json').send('nul')).body.detail).toBe(
+      'the body is not valid JSON: invalid symbol at line 1, column 1',
+    );
+  });
+
+  // Both parsers: the fast path's (plain application/json) and body-parser's (any other JSON type).
+  it('says where JSON goes wrong, by line and column, without quoting the body', async () => {
+    const secret = 'svc_live_0123456789abcdefghijABCDEFGHIJ0123456789';
+    for (const type of ['application/json', 'application/merge-patch+json']) {
+      const res = await post('/v1/check').set('Content-Type', type).send(`{"subject": "user:a",\n "relation": ${secret}}`);
+      expectProblem(res, 400, 'invalid-request');
+      expect(res.body.detail, type).toBe('the body is not valid JSON: invalid symbol at line 2, column 14');
+      const trailing = await post('/v1/check').set('Content-Type', type).send('{"subject": "user:a",}');
+      expect(trailing.body.detail, type).toBe('the body is not valid JSON: property name expected at line 1, column 22');
+    }
   });
 
   it('answers a body over 1 MiB with 413 payload-too-large', async () => {
