@@ -74,6 +74,13 @@ export const PROBLEMS = {
     meaning: "no OAuth client with this client_id in the caller's tenant",
     headers: [],
   },
+  'method-not-allowed': {
+    status: 405,
+    title: 'Method not allowed',
+    meaning: "the path is one of the API's, but not with this method; `Allow` lists the methods it takes",
+    // It answers the methods no operation has, so no operation's responses list it, nor its Allow header.
+    headers: [],
+  },
   'namespace-exists': {
     status: 409,
     title: 'Namespace exists',

@@ -960,7 +960,7 @@ export interface components {
              * @description Short, stable identifier of the problem
              * @enum {string}
              */
-            type: "invalid-request" | "invalid-subject" | "invalid-object" | "unknown-relation" | "invalid-namespace" | "invalid-cursor" | "invalid-revision" | "unauthenticated" | "insufficient-scope" | "not-found" | "namespace-not-found" | "agent-not-found" | "key-not-found" | "client-not-found" | "namespace-exists" | "namespace-in-use" | "agent-exists" | "changes-expired" | "payload-too-large" | "unsupported-media-type" | "check-too-complex" | "rate-limited" | "internal" | "unavailable";
+            type: "invalid-request" | "invalid-subject" | "invalid-object" | "unknown-relation" | "invalid-namespace" | "invalid-cursor" | "invalid-revision" | "unauthenticated" | "insufficient-scope" | "not-found" | "namespace-not-found" | "agent-not-found" | "key-not-found" | "client-not-found" | "method-not-allowed" | "namespace-exists" | "namespace-in-use" | "agent-exists" | "changes-expired" | "payload-too-large" | "unsupported-media-type" | "check-too-complex" | "rate-limited" | "internal" | "unavailable";
             /** @description Short human-readable summary of the problem type */
             title: string;
             /** @description HTTP status of this response */
@@ -2171,7 +2171,10 @@ export interface operations {
                 "Grantd-Consistency"?: string;
             };
             path: {
-                /** @description The namespace's name */
+                /**
+                 * @description The namespace's name
+                 * @example document
+                 */
                 name: string;
             };
             cookie?: never;
@@ -2241,7 +2244,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The namespace's name */
+                /**
+                 * @description The namespace's name
+                 * @example document
+                 */
                 name: string;
             };
             cookie?: never;
@@ -2354,7 +2360,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The namespace's name */
+                /**
+                 * @description The namespace's name
+                 * @example document
+                 */
                 name: string;
             };
             cookie?: never;
@@ -3398,7 +3407,10 @@ export interface operations {
     oauthIntrospectByQuery: {
         parameters: {
             query: {
-                /** @description The access or refresh token */
+                /**
+                 * @description The access or refresh token
+                 * @example svc_at_mF3xQ9vR2kLp7TzW8nYc4DjH6sGa1QeUo5iZyKb0AXw
+                 */
                 token: string;
                 /** @description What the token is, if the caller knows */
                 token_type_hint?: "access_token" | "refresh_token";

@@ -1,5 +1,6 @@
 import type { HeaderObject, ParameterObject, ReferenceObject } from 'openapi3-ts/oas30';
 import { CONSISTENCY_HEADER, REVISION_HEADER, type ProblemHeader } from '../../contract/index.ts';
+import { ACCESS_TOKEN } from './examples.ts';
 import type { Json } from './json.ts';
 
 /*
@@ -70,7 +71,8 @@ export const CONSISTENCY_PARAMETER: ParameterObject = {
     "`at-least <revision>`: answer from a state that includes the revision (a write's Grantd-Revision, or the changes feed's), " +
     "waiting at most 2 s, else 503 unavailable; `full`: from the database's state when the request arrived. Without it, a write " +
     'on another node shows within 1 s.',
-  schema: { type: 'string', example: 'at-least WyI3NDIxIiwiOTIyMzM3MjAzNjg1NDc3NTgwNyJd.q8Jm2Xc0Lr5Tz7Wv1Nb4Ag' },
+  // No example: Swagger UI would send it with every read, and no revision is valid for every tenant.
+  schema: { type: 'string' },
 };
 
 /** The header every response carries. */
@@ -86,6 +88,7 @@ export const STATUS_TEXT: Record<string, string> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
+  405: 'Method Not Allowed',
   409: 'Conflict',
   410: 'Gone',
   413: 'Payload Too Large',
@@ -164,6 +167,7 @@ const SUCCESS_DESCRIPTION: Record<string, Record<string, string>> = {
 
 /** Descriptions and examples of path and query parameters the contract leaves undescribed. */
 const PARAMETER_DOCS: Record<string, { description?: string; example?: Json }> = {
+  'path.name': { description: "The namespace's name", example: 'document' },
   'path.external_id': { description: "The agent's external_id", example: 'release-bot' },
   'path.id': { description: 'The key id (`key_...`)', example: 'key_4Vq8ZrT1mX' },
   'path.client_id': { description: 'The client id (`oc_...`)', example: 'oc_4Vq8ZrT1mXa2Bc3De4Fg' },
@@ -172,7 +176,7 @@ const PARAMETER_DOCS: Record<string, { description?: string; example?: Json }> =
   'oauthAuthorize.query.client_id': { description: 'The client id (`oc_...`)' },
   'oauthAuthorize.query.state': { description: 'Returned unchanged on the redirect' },
   'oauthAuthorize.query.code_challenge_method': { description: 'Always `S256`' },
-  'oauthIntrospectByQuery.query.token': { description: 'The access or refresh token' },
+  'oauthIntrospectByQuery.query.token': { description: 'The access or refresh token', example: ACCESS_TOKEN },
   'oauthIntrospectByQuery.query.token_type_hint': { description: 'What the token is, if the caller knows' },
   'objectsList.query.namespace': { example: 'document' },
   'objectsList.query.subject': { example: 'user:alice' },

@@ -23,10 +23,15 @@ const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
   'invalid-object': problemBody('invalid-object', 'body.object: must be <namespace>:<id>, e.g. user:alice', [
     { path: 'body.object', message: 'must be <namespace>:<id>, e.g. user:alice' },
   ]),
-  'unknown-relation': problemBody('unknown-relation', 'namespace document declares no relation approver'),
+  'unknown-relation': problemBody(
+    'unknown-relation',
+    'namespace document declares no relation veiwer (did you mean viewer?); it declares editor, owner, parent, viewer',
+  ),
   'invalid-namespace': problemBody('invalid-namespace', 'relation viewer includes "parent->viewer", but parent is not declared'),
   'invalid-cursor': problemBody('invalid-cursor', 'the cursor was not issued for this query'),
-  'invalid-revision': problemBody('invalid-revision', 'the revision was not issued by this server for this tenant'),
+  'invalid-revision': problemBody('invalid-revision', 'header.Grantd-Consistency: the revision was not issued by this server for this tenant', [
+    { path: 'header.Grantd-Consistency', message: 'the revision was not issued by this server for this tenant' },
+  ]),
   'changes-expired': problemBody('changes-expired', 'the changes after this revision are no longer kept; read the feed again from its start'),
   unauthenticated: problemBody('unauthenticated', 'send an API key or access token as Authorization: Bearer <secret>'),
   'insufficient-scope': problemBody('insufficient-scope', missingScopeDetail('admin')),
@@ -35,6 +40,7 @@ const PROBLEM_EXAMPLE: Record<ProblemType, Problem> = {
   'agent-not-found': problemBody('agent-not-found', 'agent release-bot is not registered'),
   'key-not-found': problemBody('key-not-found', 'no live key key_4Vq8ZrT1mX'),
   'client-not-found': problemBody('client-not-found', 'no OAuth client oc_4Vq8ZrT1mXa2Bc3De4Fg'),
+  'method-not-allowed': problemBody('method-not-allowed', 'PUT is not allowed on /v1/grants; it takes DELETE, GET, HEAD, POST'),
   'namespace-exists': problemBody('namespace-exists', 'namespace document already exists'),
   'namespace-in-use': problemBody(
     'namespace-in-use',
@@ -85,7 +91,7 @@ const OAUTH_CLIENT = {
   created_at: CREATED_AT,
 };
 
-const ACCESS_TOKEN = 'svc_at_mF3xQ9vR2kLp7TzW8nYc4DjH6sGa1QeUo5iZyKb0AXw';
+export const ACCESS_TOKEN = 'svc_at_mF3xQ9vR2kLp7TzW8nYc4DjH6sGa1QeUo5iZyKb0AXw';
 
 const single = (value: Json): MediaTypeObject => ({ example: value });
 const named = (examples: Record<string, { summary: string; value: Json }>): MediaTypeObject => ({

@@ -2,6 +2,7 @@ import { DomainError } from '../errors.ts';
 import type { NamespaceDefinition, RelationDefinitions } from './definitions.ts';
 import { parseReference } from './definitions.ts';
 import { ModelRules } from './model-rules.ts';
+import { nearestName } from './nearest.ts';
 
 export type { NamespaceDefinition, RelationDefinition, RelationDefinitions } from './definitions.ts';
 
@@ -73,8 +74,18 @@ export class CompiledSchema {
 export function assertRelationOf(definition: NamespaceDefinition | undefined, namespace: string, relation: string): void {
   if (!definition) throw new DomainError('namespace-not-found', `namespace ${namespace} does not exist`);
   if (definition.relations && !Object.hasOwn(definition.relations, relation)) {
-    throw new DomainError('unknown-relation', `namespace ${namespace} declares no relation ${relation}`);
+    throw new DomainError('unknown-relation', unknownRelationDetail(namespace, relation, Object.keys(definition.relations)));
   }
+}
+
+/** What an undeclared relation's problem says: the nearest declared one when it looks like a typo of it, and all of them. */
+function unknownRelationDetail(namespace: string, relation: string, declared: string[]): string {
+  const relations = [...declared].sort();
+  const nearest = nearestName(relation, relations);
+  return (
+    `namespace ${namespace} declares no relation ${relation}${nearest ? ` (did you mean ${nearest}?)` : ''}; ` +
+    (relations.length ? `it declares ${relations.join(', ')}` : 'it declares none')
+  );
 }
 
 /** Every relation whose holders hold `relation` on the same object, `relation` included. */

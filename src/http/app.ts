@@ -11,6 +11,7 @@ import { DEFAULT_HTTP_OPTIONS, type HttpOptions } from './options.ts';
 import { answerJsonAsIs } from './json-answers.ts';
 import { authentication, bearerChallenge } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/body.ts';
+import { methodNotAllowed } from './middleware/methods.ts';
 import { mcpEndpoint } from './mcp/endpoint.ts';
 import { requireMetricsToken } from './middleware/metrics-token.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
@@ -36,7 +37,7 @@ const s = initServer();
 
 export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPTIONS): Express {
   const app = express();
-  // Paths match exactly (docs/api.md: any other method and path is 404): set before the first route creates the router.
+  // Paths match exactly (docs/api.md: any other path is 404): set before the first route creates the router.
   app.set('case sensitive routing', true);
   app.set('strict routing', true);
   app.disable('x-powered-by');
@@ -113,6 +114,7 @@ export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPT
   app.use(docsRouter());
   app.use(consoleRouter(options.consoleDir));
 
+  app.use(methodNotAllowed(contract));
   app.use(notFound);
   app.use(errorHandler(deps.logger, (req) => bearerChallenge(options.publicUrl, req)));
   return app;

@@ -39,7 +39,7 @@ export const inSeconds = (ms: number): string => `${ms / 1000} s`;
 
 /**
  * A router that matches paths exactly, as the app's own does (createApp): /V1/keys and /v1/keys/ are
- * no route (docs/api.md: any other method and path is 404). Express's routers are created with
+ * no route (docs/api.md: any other path is 404). Express's routers are created with
  * neither by default, and a sub-router does not take the app's settings.
  */
 export const exactRouter = (): Router => express.Router({ caseSensitive: true, strict: true });

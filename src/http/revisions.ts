@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { CONSISTENCY_HEADER } from '../../contract/index.ts';
 import { DomainError } from '../errors.ts';
 import type { Position } from '../store/revisions.ts';
 import { digestsEqual } from '../auth/secrets.ts';
@@ -112,5 +113,14 @@ export function readConsistency(key: Buffer, header: string): bigint | null {
   if (value.toLowerCase() === 'full') return null;
   const atLeast = /^at-least +(\S+)$/i.exec(value);
   if (!atLeast) throw new DomainError('invalid-request', 'Grantd-Consistency must be `at-least <revision>` or `full`');
-  return decodeRevision(key, atLeast[1]!).xid;
+  return decodeRevisionAt(`header.${CONSISTENCY_HEADER}`, key, atLeast[1]!).xid;
+}
+
+/** decodeRevision, its problem naming where the revision came from (`query.after`), as a schema failure's would. */
+export function decodeRevisionAt(where: string, key: Buffer, token: string): Position {
+  try {
+    return decodeRevision(key, token);
+  } catch (error) {
+    throw error instanceof DomainError ? error.at(where) : error;
+  }
 }

@@ -155,7 +155,7 @@ describe('a bulk of checks', () => {
     ]);
     expect(results).toEqual([
       { allowed: true },
-      { allowed: false, error: { type: 'unknown-relation', detail: 'namespace document declares no relation owner' } },
+      { allowed: false, error: { type: 'unknown-relation', detail: 'namespace document declares no relation owner; it declares editor, viewer' } },
       { allowed: false, error: { type: 'check-too-complex', detail: overBudget(5).detail } },
       { allowed: false },
     ]);

@@ -46,6 +46,21 @@ describe('compiled schema', () => {
     expect(problemType(() => schema.assertRelation('user', 'anything'))).toBe('no error');
     expect(problemType(() => schema.assertRelation('folder', 'viewer'))).toBe('namespace-not-found');
   });
+
+  it("names the namespace's relations when refusing one, and the nearest when it looks like a typo of it", () => {
+    const detail = (relation: string) => {
+      try {
+        schema.assertRelation('document', relation);
+      } catch (error) {
+        return (error as DomainError).detail;
+      }
+    };
+    const declared = Object.keys(DOCUMENT_RELATIONS).sort().join(', ');
+    expect(detail('veiwer')).toBe(`namespace document declares no relation veiwer (did you mean viewer?); it declares ${declared}`);
+    expect(detail('member')).toBe(`namespace document declares no relation member; it declares ${declared}`);
+    const empty = new CompiledSchema([{ name: 'note', relations: {} }]);
+    expect(() => empty.assertRelation('note', 'viewer')).toThrow('namespace note declares no relation viewer; it declares none');
+  });
 });
 
 describe('agent scope masks', () => {

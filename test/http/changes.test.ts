@@ -155,8 +155,16 @@ describe('Grantd-Consistency', () => {
         .post('/v1/check', { subject: 'user:a', relation: 'viewer', object: 'doc:1' })
         .set('Grantd-Consistency', `at-least ${token}`);
       expect(res.status).toBe(400);
-      expect(res.body.type).toBe('invalid-revision');
-      expect((await api.get(`/v1/changes?after=${encodeURIComponent(token)}`)).body.type).toBe('invalid-revision');
+      // The problem names where the revision came from, as a schema failure's would.
+      expect(res.body).toMatchObject({
+        type: 'invalid-revision',
+        detail: 'header.Grantd-Consistency: the revision was not issued by this server for this tenant',
+        errors: [{ path: 'header.Grantd-Consistency', message: 'the revision was not issued by this server for this tenant' }],
+      });
+      expect((await api.get(`/v1/changes?after=${encodeURIComponent(token)}`)).body).toMatchObject({
+        type: 'invalid-revision',
+        detail: 'query.after: the revision was not issued by this server for this tenant',
+      });
     }
     // Another tenant's revision.
     const b = client(app, (await newTenant(services)).adminKey);

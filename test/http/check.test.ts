@@ -46,6 +46,16 @@ describe('POST /v1/check', () => {
     expect(res.body).toMatchObject({ type, status: 400, title: expect.any(String), detail: expect.any(String) });
   });
 
+  it("answers an undeclared relation with the namespace's relations, and the one a typo meant", async () => {
+    const typo = await api.post('/v1/check', { subject: 'user:alice', relation: 'veiwer', object: 'document:q3' });
+    expect(typo.body).toMatchObject({
+      type: 'unknown-relation',
+      detail: 'namespace document declares no relation veiwer (did you mean viewer?); it declares editor, owner, parent, viewer',
+    });
+    const other = await api.post('/v1/check', { subject: 'user:alice', relation: 'member', object: 'document:q3' });
+    expect(other.body.detail).toBe('namespace document declares no relation member; it declares editor, owner, parent, viewer');
+  });
+
   it('answers 404 namespace-not-found for an unknown object namespace', async () => {
     const res = await api.post('/v1/check', { subject: 'user:alice', relation: 'viewer', object: 'nothing:q3' });
     expect(res.status).toBe(404);

@@ -7,6 +7,7 @@ import { createApp } from '../../src/http/app.ts';
 import { errorHandler } from '../../src/http/middleware/errors.ts';
 import type { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { newTenant, useApp } from '../helpers.ts';
+import { everyContractRoute } from './routes.ts';
 
 const { services, app } = useApp();
 let key: string;
@@ -28,8 +29,22 @@ describe('problems for bad requests', () => {
   it('answers malformed JSON with 400 invalid-request', async () => {
     const res = await post('/v1/check').set('Content-Type', 'application/json').send('{"subject": ');
     expectProblem(res, 400, 'invalid-request');
-    expect(res.body.detail).toBe('the body is not valid JSON');
-    expect((await post('/v1/check').set('Content-Type', 'application/json').send('nul')).body.detail).toBe('the body is not valid JSON');
+    expect(res.body.detail).toBe('the body is not valid JSON: value expected at line 1, column 13');
+    expect((await post('/v1/check').set('Content-Type', 'application/json').send('nul')).body.detail).toBe(
+      'the body is not valid JSON: invalid symbol at line 1, column 1',
+    );
+  });
+
+  // Both parsers: the fast path's (plain application/json) and body-parser's (any other JSON type).
+  it('says where JSON goes wrong, by line and column, without quoting the body', async () => {
+    const secret = 'svc_live_0123456789abcdefghijABCDEFGHIJ0123456789';
+    for (const type of ['application/json', 'application/merge-patch+json']) {
+      const res = await post('/v1/check').set('Content-Type', type).send(`{"subject": "user:a",\n "relation": ${secret}}`);
+      expectProblem(res, 400, 'invalid-request');
+      expect(res.body.detail, type).toBe('the body is not valid JSON: invalid symbol at line 2, column 14');
+      const trailing = await post('/v1/check').set('Content-Type', type).send('{"subject": "user:a",}');
+      expect(trailing.body.detail, type).toBe('the body is not valid JSON: property name expected at line 1, column 22');
+    }
   });
 
   it('answers a body over 1 MiB with 413 payload-too-large', async () => {
@@ -77,9 +92,9 @@ describe('problems for bad requests', () => {
   it.each([
     ['GET', '/nope'],
     ['GET', '/v1'],
-    ['GET', '/v1/check'],
-    ['PUT', '/v1/grants'],
-    ['POST', '/v1/keys/key_x'],
+    ['GET', '/v1/checks'],
+    ['PUT', '/v1/grant'],
+    ['POST', '/v1/keys/key_x/y'],
     // Paths match exactly: neither another case nor a trailing slash (docs/api.md).
     ['GET', '/V1/keys'],
     ['GET', '/v1/Keys'],
@@ -97,6 +112,41 @@ describe('problems for bad requests', () => {
   ])('answers %s %s with 404 not-found', async (method, path) => {
     const res = await supertest(app)[method.toLowerCase() as 'get'](path).set('Authorization', `Bearer ${key}`);
     expectProblem(res, 404, 'not-found');
+  });
+
+  it('answers a known path asked with another method with 405 method-not-allowed and Allow, before the key is looked at', async () => {
+    for (const [method, path, allow] of [
+      ['GET', '/v1/check', 'POST'],
+      ['PUT', '/v1/grants', 'DELETE, GET, HEAD, POST'],
+      ['POST', '/v1/keys/key_x', 'DELETE'],
+      ['PATCH', '/v1/namespaces/document', 'DELETE, GET, HEAD, PUT'],
+      ['DELETE', '/v1/oauth/introspect', 'GET, HEAD, POST'],
+    ] as const) {
+      const res = await supertest(app)[method.toLowerCase() as 'get'](path);
+      expectProblem(res, 405, 'method-not-allowed');
+      expect(res.headers.allow, `${method} ${path}`).toBe(allow);
+      expect(res.body.detail).toBe(`${method} is not allowed on ${path}; it takes ${allow}`);
+    }
+  });
+
+  it('answers 405 on every path of the contract for each method it does not take, with the methods it takes in Allow', async () => {
+    const byPath = new Map<string, Set<string>>();
+    for (const { route } of everyContractRoute()) byPath.set(route.path, (byPath.get(route.path) ?? new Set()).add(route.method));
+    for (const [path, taken] of byPath) {
+      if (taken.has('GET')) taken.add('HEAD');
+      const concrete = path.replace(/:[a-z_]+/g, 'x1');
+      for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter((m) => !taken.has(m))) {
+        const res = await supertest(app)[method.toLowerCase() as 'get'](concrete).set('Authorization', `Bearer ${key}`);
+        // Express's router answers OPTIONS on the OAuth protocol's paths itself: 200, with the same Allow.
+        expect(res.status, `${method} ${path}`).toBe(method === 'OPTIONS' && res.status === 200 ? 200 : 405);
+        expect(res.headers.allow, `${method} ${path}`).toBe([...taken].sort().join(', '));
+      }
+      // And each method Allow lists is served: neither 405 nor 404 `not-found` (no route) for it.
+      for (const method of taken) {
+        const res = await supertest(app)[method.toLowerCase() as 'get'](concrete).set('Authorization', `Bearer ${key}`);
+        expect(res.status === 405 || res.body?.type === 'not-found', `${method} ${path} answered ${res.status}`).toBe(false);
+      }
+    }
   });
 
   it('shows at most 1024 characters of a path, in the problem and in the log line, with a marker', async () => {

@@ -299,7 +299,10 @@ describe('a change racing grant writes', () => {
     expect((await change).status).toBe(200);
     for (const res of [await write, await batch]) {
       expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ type: 'unknown-relation', detail: 'namespace document declares no relation approver' });
+      expect(res.body).toMatchObject({
+        type: 'unknown-relation',
+        detail: 'namespace document declares no relation approver; it declares editor, owner, parent, viewer',
+      });
     }
     expect((await api.get('/v1/grants?object=document:q3')).body.grants).toEqual([]);
   });

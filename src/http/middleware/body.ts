@@ -36,7 +36,7 @@ function parseArrived(req: Request): { body: unknown } | { error: Error } | unde
   try {
     return { body: JSON.parse(text) as unknown };
   } catch (error) {
-    return { error: parserError('entity.parse.failed', 400, (error as Error).message) };
+    return { error: parserError('entity.parse.failed', 400, (error as Error).message, text) };
   }
 }
 

@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { RequestValidationError } from '@ts-rest/express';
 import type { Logger } from 'pino';
 import type { ZodIssue } from 'zod';
+import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { explainRef, type ProblemType } from '../../../contract/index.ts';
 import { DomainError, RetryLater } from '../../errors.ts';
 import { storeFailureOf, type StoreFailure } from '../../store/errors.ts';
@@ -86,7 +87,27 @@ function unparsedBodyProblem(text: unknown): string {
       // Not JSON either.
     }
   }
-  return 'the body is not valid JSON';
+  const where = typeof text === 'string' ? whereJsonFails(text) : undefined;
+  return where ? `the body is not valid JSON: ${where}` : 'the body is not valid JSON';
+}
+
+/**
+ * Where JSON the parser refused goes wrong, told without quoting it (it may hold a secret): Node's
+ * JSON.parse names no position for an unexpected token, and quotes the body, so jsonc-parser,
+ * strict as JSON, finds the first error.
+ */
+function whereJsonFails(text: string): string | undefined {
+  const errors: ParseError[] = [];
+  parseJsonc(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  const first = errors[0];
+  if (!first) return undefined;
+  const before = text.slice(0, first.offset);
+  const line = before.split('\n').length;
+  const column = first.offset - before.lastIndexOf('\n');
+  const what = printParseErrorCode(first.error)
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase();
+  return `${what} at line ${line}, column ${column}`;
 }
 
 /**

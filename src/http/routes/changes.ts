@@ -6,7 +6,7 @@ import { DomainError } from '../../errors.ts';
 import { ChangesExpired, readChanges } from '../../store/revisions.ts';
 import { principalOf, type AppDeps } from '../context.ts';
 import { mapInTurns } from '../in-turns.ts';
-import { decodeRevision, encodeRevision, encodeRevisions } from '../revisions.ts';
+import { decodeRevisionAt, encodeRevision, encodeRevisions } from '../revisions.ts';
 
 const s = initServer();
 
@@ -28,7 +28,7 @@ export const changeRoutes = ({ db }: AppDeps) =>
     list: async ({ query, req }) => {
       const principal = principalOf(req);
       const { tenantId, cursorSecret } = principal;
-      const after = query.after === undefined ? null : decodeRevision(cursorSecret, query.after);
+      const after = query.after === undefined ? null : decodeRevisionAt('query.after', cursorSecret, query.after);
       const page = await readChanges(db, tenantId, after, query.limit, hiddenFrom(principal)).catch((error: unknown) => {
         if (error instanceof ChangesExpired) {
           throw new DomainError('changes-expired', 'the changes after this revision are no longer kept; read the feed again from its start');
