@@ -94,14 +94,15 @@ function watchDatabase(database: OpenDatabase, lifecycle: Logger, stop: (cause: 
 }
 
 /**
- * oidc-provider warns "Unsupported runtime" on Node.js 20, on which it works and grantd is supported
- * (docs/development.md#nodejs): grantd says so once in its own words, and listen() drops that
- * one warning of the library.
+ * oidc-provider warns "Unsupported runtime" on a Node.js older than 22 LTS ("Jod") or not an LTS
+ * release, as it tells them apart, though it works on Node.js 20 (docs/development.md#nodejs):
+ * listen() drops that one warning of the library in every process, and grantd says it once in its
+ * own words.
  */
 function tellAboutTheRuntime(lifecycle: Logger): void {
-  if (Number(process.versions.node.split('.')[0]) >= 22) return;
+  if ((process.release.lts ?? '') >= 'Jod') return;
   lifecycle.info(
-    `on Node.js ${process.versions.node}, which grantd supports; its OAuth library asks for Node.js 22 but works on 20 (docs/development.md#nodejs)`,
+    `on Node.js ${process.versions.node}: its OAuth library (oidc-provider) names Node.js 22 LTS or a later LTS as supported, and works on Node.js 20 too (docs/development.md#nodejs)`,
   );
 }
 
