@@ -45,7 +45,11 @@ describe.each([
     expect(single).toEqual(want);
     for (const [query, answer] of checks) {
       let got: unknown;
-      try { got = (await g.explain(...query)).allowed; } catch (e) { got = (e as {type?: string}).type; }
+      try {
+        got = (await g.explain(...query)).allowed;
+      } catch (e) {
+        got = (e as { type?: string }).type;
+      }
       console.log('EXPLAIN', query.join(' '), answer, got);
     }
   });
