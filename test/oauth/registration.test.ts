@@ -338,3 +338,37 @@ describe('the sweep of clients never bound', () => {
     }
   });
 });
+
+describe('a loopback redirect URI (RFC 8252 7.3)', () => {
+  it('may name another port at the request, for a native application only, and must be repeated as sent', async () => {
+    const clientId = await registered({ redirect_uris: ['http://127.0.0.1:33418/callback'] });
+    const verifier = randomBytes(32).toString('base64url');
+    const elsewhere = 'http://127.0.0.1:49152/callback';
+    const back = await approved(server.issuer, tenantA.adminKey, authorizeQuery(clientId, MCP_SCOPES, verifier, { redirect_uri: elsewhere }));
+    expect(back.headers.get('location')).toMatch(new RegExp(`^${elsewhere.replaceAll('.', '\\.')}\\?code=`));
+    const code = new URL(back.headers.get('location')!).searchParams.get('code')!;
+    const exchange = (redirectUri: string) =>
+      form(server.issuer, '/v1/oauth/token', {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        client_id: clientId,
+        redirect_uri: redirectUri,
+      });
+    expect((await exchange('http://127.0.0.1:33418/callback')).status).toBe(400);
+    expect((await exchange(elsewhere)).status).toBe(200);
+    // Another path or host is no loopback port's variation; an https client is no native application.
+    for (const uri of ['http://127.0.0.1:49152/other', 'http://localhost:33418/callback']) {
+      const page = await fetch(`${server.issuer}/v1/oauth/authorize?${authorizeQuery(clientId, MCP_SCOPES, verifier, { redirect_uri: uri })}`, {
+        redirect: 'manual',
+      });
+      expect(page.status, uri).toBe(400);
+    }
+    const web = await registered({ redirect_uris: ['https://app.example:8443/cb'] });
+    const other = await fetch(
+      `${server.issuer}/v1/oauth/authorize?${authorizeQuery(web, MCP_SCOPES, verifier, { redirect_uri: 'https://app.example:9443/cb' })}`,
+      { redirect: 'manual' },
+    );
+    expect(other.status).toBe(400);
+  });
+});

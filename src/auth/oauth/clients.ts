@@ -73,6 +73,9 @@ function clientMetadata(row: OAuthClientRow) {
     grant_types: row.redirectUris.length > 0 ? grantTypes : grantTypes.filter((type) => type === 'client_credentials'),
     response_types: row.redirectUris.length > 0 && grantTypes.includes('authorization_code') ? ['code'] : [],
     redirect_uris: row.redirectUris,
+    // RFC 8252 7.3: a native application's loopback redirect URI may name any port at the request,
+    // which the library allows for `native` clients (their http URIs must all be loopback ones).
+    ...(isNativeApp(row) ? { application_type: 'native' } : {}),
     // The library refuses a requested scope outside this list: a narrower one than admin is allowed.
     scope: askableScopes(row.scopes).join(' '),
     ...grantd,
@@ -96,4 +99,19 @@ export function clientStore(db: Db): Adapter {
     destroy: managedElsewhere,
     revokeByGrantId: managedElsewhere,
   };
+}
+
+/** The host names RFC 8252 8.3 counts as loopback, as the library does. */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/** A public client that redirects only to loopback http URIs: a native application (RFC 8252). */
+function isNativeApp(row: OAuthClientRow): boolean {
+  return (
+    row.type === 'public' &&
+    row.redirectUris.length > 0 &&
+    row.redirectUris.every((uri) => {
+      const url = URL.parse(uri);
+      return url !== null && url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
+    })
+  );
 }
