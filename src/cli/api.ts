@@ -47,7 +47,8 @@ export function explainCallError(command: Command, error: ServiceError): CliErro
   const where = error.type === 'network-error' ? ` (${baseUrlOf()})` : '';
   const lines = [`grantd ${commandName(command)}: ${error.type}: ${error.detail}${where}`];
   if (error instanceof ProblemError) {
-    for (const issue of error.errors ?? []) lines.push(`  ${issue.path}: ${issue.message}`);
+    // An item the detail already names (a problem about one field says `path: message`) is not told twice.
+    for (const { path, message } of error.errors ?? []) if (error.detail !== `${path}: ${message}`) lines.push(`  ${path}: ${message}`);
   }
   const hint = HINTS[error.type];
   if (hint) lines.push(`  ${hint}`);
