@@ -13,7 +13,8 @@ import { api, approved, authorizationCode, authorizeQuery, consentPageOf, form, 
 // get a token, in that tenant only.
 
 // Many registrations from one address here; the limit is shown on a server of its own below.
-const server = useOAuthServer({ registerLimit: 1000 });
+// Many authorizations from one address: past the default GRANTD_AUTHORIZE_LIMIT the later ones would be 429 pages.
+const server = useOAuthServer({ registerLimit: 1000, authorizeLimit: 1000 });
 // A server of its own for the limit, so that the other tests' address is not shut out.
 const REGISTER_LIMIT = 2;
 const limited = useApp({ registerLimit: REGISTER_LIMIT });
