@@ -6,8 +6,9 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../console/chromium.ts';
 import { newTenant, type TestTenant } from '../helpers.ts';
 import { api, useOAuthServer } from './support.ts';
 
@@ -16,7 +17,6 @@ import { api, useOAuthServer } from './support.ts';
 // user through the consent page (driven here in Debian's Chromium), redeems the code with PKCE and
 // `resource` (RFC 8707), then lists the tools and calls write_grants and check.
 
-const CHROMIUM = '/usr/bin/chromium';
 /** A loopback redirect URI (RFC 8252), as a desktop MCP client registers; the browser's visit is caught before it leaves. */
 const REDIRECT_URI = 'http://127.0.0.1:33418/callback';
 
@@ -28,11 +28,7 @@ let userDataDir: string;
 beforeAll(async () => {
   tenant = await newTenant(server.services);
   userDataDir = mkdtempSync(join(tmpdir(), 'grantd-mcp-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu'],
-    headless: true,
-  });
+  context = await launchChromium(userDataDir);
 });
 
 afterAll(async () => {
