@@ -1077,6 +1077,20 @@ const ATTACKS: Attack[] = [
     request: async () => ({ ...tokenRequest(), path: '/v1/oauth/revoke', form: { token: await newAccessToken() } }),
     statuses: [200],
   },
+  {
+    route: 'oauth.register',
+    what: 'self-registrations from one address, past its limit (docs/oauth.md#dynamic-client-registration)',
+    tenant: 'graph',
+    requests: 40,
+    concurrency: 4,
+    key: () => null,
+    request: (i) => ({
+      method: 'POST',
+      path: '/v1/oauth/register',
+      json: { client_name: `stall-${i}`, redirect_uris: [`http://127.0.0.1:${40000 + i}/callback`], token_endpoint_auth_method: 'none' },
+    }),
+    statuses: [201, 429],
+  },
   // The MCP endpoint: its tools call the routes' implementations, each call a request (a problem is a tool error, 200).
   {
     route: MCP,
