@@ -5,9 +5,9 @@ import type { Explanation } from './explanation.ts';
 import type { GrantIndex } from './grant-index.ts';
 import type { Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
-import { decideRulesNow, type PlainAnswer, type SyncRuleGraph } from './rule-check.ts';
+import { RuleDecision, type PlainAnswer, type SyncRuleGraph } from './rule-check.ts';
 import { masksAdmit } from './scope.ts';
-import { WorkMeter, type Slice } from './work-meter.ts';
+import { SLICE_MS, WorkMeter, type Slice } from './work-meter.ts';
 
 /** A tenant's grants in memory: their index, and its agents' scopes by external id. */
 export interface IndexedTenant {
@@ -43,7 +43,8 @@ export class IndexChecker {
 
   /**
    * Each query's answer (GrantIndex.checkAll), giving way at the slice's checkpoints; a query of a
-   * relation with rules is decided by the rule evaluator over the index (decideRules), in one unit.
+   * relation with rules is decided by the rule evaluator over the index (RuleDecision), giving way
+   * between its reads.
    */
   async check(tenant: IndexedTenant, schema: CompiledSchema, queries: readonly Triple[], slice?: Slice): Promise<CheckAnswer[]> {
     const admits = this.admitsOf(tenant);
@@ -55,7 +56,6 @@ export class IndexChecker {
       this.checkBudget,
       { admits, slice },
     );
-    const graph = indexRuleGraph(tenant.index, schema);
     const answers = new Array<CheckAnswer>(queries.length);
     let nextPlain = 0;
     for (let i = 0; i < queries.length; i++) {
@@ -64,20 +64,47 @@ export class IndexChecker {
         continue;
       }
       if (slice?.due()) await slice.pause();
-      answers[i] = admits(queries[i]!) && decideRulesNow(graph, schema, queries[i]!, this.checkBudget);
+      answers[i] = await this.decideInSlices(tenant, schema, queries[i]!, slice);
     }
     return answers;
   }
 
-  /** One query's answer, as `check` gives it for [query], in one unit of work with no promise. */
-  checkOne(tenant: IndexedTenant, schema: CompiledSchema, query: Triple): CheckAnswer {
+  /**
+   * One query's answer, as `check` gives it for [query], with no promise; undefined when it has
+   * rules and deciding them takes longer than a slice (then `check`, which gives way between reads).
+   */
+  checkOne(tenant: IndexedTenant, schema: CompiledSchema, query: Triple): CheckAnswer | undefined {
+    if (isRuledQuery(schema, query)) {
+      const deadline = performance.now() + SLICE_MS;
+      const answer = new RuleDecision(indexRuleGraph(tenant.index, schema), schema, query, this.checkBudget).run(() => performance.now() >= deadline);
+      return answer === undefined ? undefined : this.admitsOf(tenant)(query) && answer;
+    }
     if (!this.admitsOf(tenant)(query)) return false;
-    if (isRuledQuery(schema, query)) return decideRulesNow(indexRuleGraph(tenant.index, schema), schema, query, this.checkBudget);
     try {
       return tenant.index.check(schema, query, this.checkBudget);
     } catch (error) {
       if (!isCheckTooComplex(error)) throw error;
       return error;
+    }
+  }
+
+  /**
+   * A ruled query's answer, its reads in the slice's time, giving way between them when it is spent.
+   * Grants that changed meanwhile start it again (the answer is one state's); after RULED_TRIES it
+   * is decided in one unit, as its budget bounds. The agent's mask is asked after the last read, in
+   * the same turn: grants unchanged since the first read are that turn's.
+   */
+  private async decideInSlices(tenant: IndexedTenant, schema: CompiledSchema, query: Triple, slice?: Slice): Promise<CheckAnswer> {
+    for (let tries = 1; ; tries++) {
+      const version = tenant.index.version;
+      const decision = new RuleDecision(indexRuleGraph(tenant.index, schema), schema, query, this.checkBudget);
+      const due = slice && tries < RULED_TRIES ? () => slice.due() : () => false;
+      let answer = decision.run(due);
+      while (answer === undefined && tenant.index.version === version) {
+        await slice!.pause();
+        if (tenant.index.version === version) answer = decision.run(due);
+      }
+      if (answer !== undefined) return this.admitsOf(tenant)(query) && answer;
     }
   }
 
@@ -118,8 +145,11 @@ export class IndexChecker {
   }
 }
 
+/** How often a ruled check starts again when the grants change while it gives way, before it is decided in one unit. */
+const RULED_TRIES = 3;
+
 /** The rule evaluator's reads of an index: the plain walk with its steps, and an arrow's related objects, answered at once. */
-function indexRuleGraph(index: GrantIndex, schema: CompiledSchema): SyncRuleGraph {
+export function indexRuleGraph(index: GrantIndex, schema: CompiledSchema): SyncRuleGraph {
   return {
     plain: (queries, maxDepth, budget, decide) => {
       let steps = 0;

@@ -77,19 +77,44 @@ export async function decideRules(graph: RuleGraph, schema: CompiledSchema, quer
   }
 }
 
-/** decideRules over reads that answer at once: the whole evaluation in one call, with no promise. */
-export function decideRulesNow(graph: SyncRuleGraph, schema: CompiledSchema, query: Triple, budget: number): CheckAnswer {
-  const evaluation = new RuleEvaluation(schema, query.subject, budget).check(query);
-  try {
-    for (let step = evaluation.next(undefined as never); ;) {
-      if (step.done) return step.value === true;
-      const read = step.value;
-      step = evaluation.next(
-        read.kind === 'plain' ? graph.plain(read.queries, read.maxDepth, read.budget, read.decide) : graph.related(read.object, read.via, read.limit),
-      );
+/**
+ * decideRules over reads that answer at once (an index's), run a read at a time, so that a long
+ * evaluation can give way between its reads (docs/decisions.md#one-meter-for-all-work-in-memory):
+ * `run` goes on until the answer, or until `due` says the caller's time is spent after a read.
+ */
+export class RuleDecision {
+  private readonly evaluation: Evaluation;
+  private step: IteratorResult<Read, Decided> | undefined;
+
+  constructor(
+    private readonly graph: SyncRuleGraph,
+    schema: CompiledSchema,
+    query: Triple,
+    private readonly budget: number,
+  ) {
+    this.evaluation = new RuleEvaluation(schema, query.subject, budget).check(query);
+  }
+
+  /** The answer; undefined when `due` stopped the evaluation after a read (`run` again goes on from there). */
+  run(due: () => boolean = () => false): CheckAnswer | undefined {
+    try {
+      let step = this.step ?? this.evaluation.next(undefined as never);
+      while (!step.done) {
+        const read = step.value;
+        step = this.evaluation.next(
+          read.kind === 'plain'
+            ? this.graph.plain(read.queries, read.maxDepth, read.budget, read.decide)
+            : this.graph.related(read.object, read.via, read.limit),
+        );
+        if (!step.done && due()) {
+          this.step = step;
+          return undefined;
+        }
+      }
+      return step.value === true;
+    } catch (error) {
+      return wholeBudgetProblem(error, this.budget);
     }
-  } catch (error) {
-    return wholeBudgetProblem(error, budget);
   }
 }
 

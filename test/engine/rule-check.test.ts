@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { GrantIndex } from '../../src/engine/grant-index.ts';
-import { IndexChecker } from '../../src/engine/index-checker.ts';
+import { IndexChecker, indexRuleGraph } from '../../src/engine/index-checker.ts';
 import { parseRef } from '../../src/engine/refs.ts';
+import { RuleDecision } from '../../src/engine/rule-check.ts';
 import { CompiledSchema, type RelationDefinitions } from '../../src/engine/schema.ts';
+import { Slice } from '../../src/engine/work-meter.ts';
 
 /** The rule evaluator over an index (docs/model.md#requires-and-excludes), on the model of docs/model.md's worked example. */
 const DOCUMENT: RelationDefinitions = {
@@ -132,5 +134,55 @@ describe('the work budget', () => {
       type: 'check-too-complex',
       detail: expect.stringMatching(budget),
     });
+  });
+});
+
+describe('giving way between reads (docs/decisions.md#one-meter-for-all-work-in-memory)', () => {
+  /** viewer excludes editor on each of 20 parents, and editor has rules of its own: a read or more a parent. */
+  const MANY_PARENTS: RelationDefinitions = { ...DOCUMENT, viewer: { includes: ['owner'], excludes: ['parent->editor'] } };
+  const parents = Array.from({ length: 20 }, (_, i) => `document:p${i} parent document:d1`);
+  const ann = { subject: parseRef('user:ann', 'subject'), relation: 'viewer', object: parseRef('document:d1', 'object') };
+
+  /** A slice that is always spent, counting its pauses, running `onPause` at each. */
+  class SpentSlice extends Slice {
+    pauses = 0;
+    constructor(private readonly onPause: () => void = () => undefined) {
+      super({ wait: () => 0, spent: () => undefined }, 0, performance);
+    }
+    override async pause(): Promise<void> {
+      this.pauses++;
+      this.onPause();
+      await super.pause();
+    }
+  }
+
+  it('goes on from where it stopped, to the answer a run to the end gives', () => {
+    const { index, schema } = tenant([...parents, 'user:ann owner document:d1', 'user:ann owner document:p7'], MANY_PARENTS);
+    const whole = new RuleDecision(indexRuleGraph(index, schema), schema, ann, 25_000).run();
+    const stepwise = new RuleDecision(indexRuleGraph(index, schema), schema, ann, 25_000);
+    let runs = 1;
+    let answer = stepwise.run(() => true);
+    for (; answer === undefined; runs++) answer = stepwise.run(() => true);
+    expect(whole).toBe(false);
+    expect(answer).toBe(whole);
+    // A read or more a parent up to p7, which ann edits: excluded there.
+    expect(runs).toBeGreaterThan(7);
+  });
+
+  it('pauses a ruled check in memory between its reads when its slice is spent', async () => {
+    const { index, schema } = tenant([...parents, 'user:ann owner document:d1'], MANY_PARENTS);
+    const slice = new SpentSlice();
+    expect(await new IndexChecker().check({ index, agents: new Map() }, schema, [ann], slice)).toEqual([true]);
+    expect(slice.pauses).toBeGreaterThan(20);
+  });
+
+  it('starts again, and answers the new state, when the grants change while it gives way', async () => {
+    const { index, schema } = tenant([...parents, 'user:ann owner document:d1'], MANY_PARENTS);
+    // Its base (ann owns d1) is read before its first pause between reads (the slice's second), and no longer holds after it.
+    const slice: SpentSlice = new SpentSlice(() => {
+      if (slice.pauses === 2)
+        index.remove({ subject: parseRef('user:ann', 'subject'), relation: 'owner', object: parseRef('document:d1', 'object') });
+    });
+    expect(await new IndexChecker().check({ index, agents: new Map() }, schema, [ann], slice)).toEqual([false]);
   });
 });
