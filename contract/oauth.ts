@@ -97,6 +97,12 @@ export const TokenResponseSchema = z.object({
   expires_in: z.number().int(),
   scope: z.string(),
   refresh_token: z.string().optional().describe('svc_rt_...; authorization-code grants only'),
+  tenant: z
+    .object({
+      id: z.string().describe("The tenant's id, as `grantd tenant list` shows it"),
+      name: z.string().describe('Its name, as the consent page shows it'),
+    })
+    .describe("The tenant the tokens act in, the client's: a parameter of grantd's own, as RFC 6749 5.1 allows"),
 });
 
 /**

@@ -926,6 +926,13 @@ export interface components {
             scope: string;
             /** @description svc_rt_...; authorization-code grants only */
             refresh_token?: string;
+            /** @description The tenant the tokens act in, the client's: a parameter of grantd's own, as RFC 6749 5.1 allows */
+            tenant: {
+                /** @description The tenant's id, as `grantd tenant list` shows it */
+                id: string;
+                /** @description Its name, as the consent page shows it */
+                name: string;
+            };
         };
         /** @description RFC 7662 answer; only {"active": false} for a token that is not active or not of the caller's tenant */
         Introspection: {
@@ -3089,7 +3096,11 @@ export interface operations {
                      *       "access_token": "svc_at_mF3xQ9vR2kLp7TzW8nYc4DjH6sGa1QeUo5iZyKb0AXw",
                      *       "token_type": "Bearer",
                      *       "expires_in": 3600,
-                     *       "scope": "check:read"
+                     *       "scope": "check:read",
+                     *       "tenant": {
+                     *         "id": "0b6f3c2e-8a41-4d5e-9c7b-2f1a6d8e4b30",
+                     *         "name": "default"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["TokenResponse"];

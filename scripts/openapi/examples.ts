@@ -285,7 +285,13 @@ export const EXAMPLES: Record<string, Record<string, MediaTypeObject>> = {
   oauthClientsList: { 200: single({ clients: [OAUTH_CLIENT] }) },
   oauthToken: {
     request: single({ grant_type: 'client_credentials', scope: 'check:read' }),
-    200: single({ access_token: ACCESS_TOKEN, token_type: 'Bearer', expires_in: DEFAULT_CONFIG.GRANTD_OAUTH_ACCESS_TTL, scope: 'check:read' }),
+    200: single({
+      access_token: ACCESS_TOKEN,
+      token_type: 'Bearer',
+      expires_in: DEFAULT_CONFIG.GRANTD_OAUTH_ACCESS_TTL,
+      scope: 'check:read',
+      tenant: { id: '0b6f3c2e-8a41-4d5e-9c7b-2f1a6d8e4b30', name: 'default' },
+    }),
   },
   oauthRegister: {
     request: single({

@@ -7,6 +7,7 @@ import { API_ENVIRONMENT, commandName, explainCallError } from './api.ts';
 import { registerAgents } from './agents.ts';
 import { registerChanges } from './changes.ts';
 import { registerCheck } from './check.ts';
+import { exitQuietlyOnClosedPipe } from './closed-pipe.ts';
 import { CliError } from './errors.ts';
 import { registerExplain } from './explain.ts';
 import { registerExport } from './export.ts';
@@ -76,6 +77,7 @@ function pointToHelp(command: Command): void {
 /** Runs the command line; resolves to the exit status. */
 async function main(argv: string[]): Promise<number> {
   let running: Command | undefined;
+  exitQuietlyOnClosedPipe(() => running !== undefined && commandName(running) === 'serve');
   const root = program().hook('preAction', (_root, action) => {
     running = action;
   });

@@ -13,8 +13,8 @@ import { createLogger, createServices, openDatabase, type OpenDatabase } from '.
 import { startTracingFromEnv, type StopTracing } from '../tracing.ts';
 import { connect } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
-import { createConsoleClient, findConsoleClientId } from '../store/oauth-clients.ts';
-import { countTenants, createTenant, type CreatedTenant } from '../store/tenants.ts';
+import { createTenantWithConsoleClient, findConsoleClientId } from '../store/oauth-clients.ts';
+import { countTenants, type CreatedTenant } from '../store/tenants.ts';
 import { explainingDatabaseErrors } from './database.ts';
 import { OIDC_PROVIDER_RUNTIME_WARNING, withoutWarning } from './quiet.ts';
 import { printAdminKey } from './tenant.ts';
@@ -132,9 +132,9 @@ async function serveWorker(config: Config): Promise<number> {
 const consoleCallback = (config: Config): string => `${publicUrl(config)}/console/callback`;
 
 /**
- * Applies pending migrations and, on an empty database, creates tenant `default`, prints its admin
- * key once, and makes the console's OAuth client for it, so that the console works from the first
- * start with no other step. Resolves to that client's id, if tenant `default` still has it.
+ * Applies pending migrations and, on an empty database, creates tenant `default` with the console's
+ * OAuth client for it (one transaction) and prints its admin key once, so that the console works
+ * from the first start with no other step. Resolves to that client's id, if tenant `default` still has it.
  */
 async function prepareDatabase(url: string, lifecycle: Logger, callback: string): Promise<string | null> {
   const { db, close } = connect(url, 1);
@@ -144,9 +144,7 @@ async function prepareDatabase(url: string, lifecycle: Logger, callback: string)
       migrate(url, async () => {
         // Under the migration lock, so that nodes starting together on an empty database make one tenant.
         if ((await countTenants(db)) > 0) return;
-        const created = await createTenant(db, 'default');
-        await createConsoleClient(db, created.tenant.id, created.key.id, callback);
-        bootstrapped = created;
+        bootstrapped = await createTenantWithConsoleClient(db, 'default', callback);
       }),
     );
     if (applied.length > 0) {

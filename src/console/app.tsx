@@ -64,7 +64,8 @@ function Shell({ session }: PageProps) {
   const path = useHashPath();
   const page = PAGES.find((p) => p.path === path) ?? PAGES[0];
   useEffect(() => {
-    document.title = `${page.label} · grantd console`;
+    // The tenant in the tab's title too: an admin of several tenants tells their tabs apart.
+    document.title = `${page.label} · ${session.tenant.name} · grantd console`;
     document.getElementById('main')?.focus();
   }, [page.path]);
   return (
@@ -74,9 +75,14 @@ function Shell({ session }: PageProps) {
       </a>
       <header class="top">
         <span class="brand">grantd console</span>
-        <button type="button" onClick={() => void session.signOut()}>
-          Sign out
-        </button>
+        <span class="signed-in">
+          <span>
+            Tenant <strong class="tenant">{session.tenant.name}</strong>
+          </span>
+          <button type="button" onClick={() => void session.signOut()}>
+            Sign out
+          </button>
+        </span>
       </header>
       <nav aria-label="Pages">
         <ul>

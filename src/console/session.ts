@@ -102,6 +102,8 @@ const renewInMs = (expiresIn: number): number => Math.max(1, expiresIn - Math.mi
 /** A signed-in console: the API client of the current access token, renewed by the refresh token. */
 export class Session {
   api: GrantdClient;
+  /** The tenant signed in to, as the token endpoint names it: the client's, for the whole session. */
+  readonly tenant: TokenSet['tenant'];
   /** Null once the session ended. */
   private tokens: TokenSet | null;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -113,6 +115,7 @@ export class Session {
     private readonly onEnd: (reason: string) => void,
   ) {
     this.tokens = tokens;
+    this.tenant = tokens.tenant;
     this.api = this.clientOf(tokens);
     this.schedule();
   }

@@ -6,7 +6,9 @@ import { DomainError } from '../errors.ts';
 import { authorityOf, type Authority } from './authority.ts';
 import type { Db } from './db.ts';
 import { isForeignKeyViolation } from './errors.ts';
+import type { Prisma } from './prisma/client.ts';
 import { startSweep } from './sweep.ts';
+import { insertTenant, type CreatedTenant } from './tenants.ts';
 import { transaction } from './transaction.ts';
 
 export const CLIENT_SECRET_PREFIX = 'svc_cs_';
@@ -55,25 +57,8 @@ export async function createOAuthClient(
   principal: Authority,
   client: NewOAuthClient,
 ): Promise<{ row: OAuthClientRow; secret: string | null }> {
-  const { tenantId } = principal;
-  const secret = client.type === 'confidential' ? CLIENT_SECRET_PREFIX + randomBase62(CLIENT_SECRET_LENGTH) : null;
   try {
-    const row = await transaction(db, async (tx) =>
-      tx.oAuthClient.create({
-        data: {
-          madeByAgents: await authorityOf(tx, principal),
-          clientId: newClientId(),
-          tenantId,
-          secretHash: secret === null ? null : new Uint8Array(hashSecret(secret)),
-          name: client.name,
-          type: client.type,
-          redirectUris: [...new Set(client.redirectUris)],
-          scopes: [...new Set(client.scopes)],
-          agentExternalId: client.agent,
-        },
-      }),
-    );
-    return { row, secret };
+    return await transaction(db, (tx) => insertOAuthClient(tx, principal, client));
   } catch (error) {
     // The agent's row is the foreign key's: absent, or deleted by a killswitch meanwhile.
     if (isForeignKeyViolation(error)) {
@@ -81,6 +66,29 @@ export async function createOAuthClient(
     }
     throw error;
   }
+}
+
+/** createOAuthClient's work, in a transaction of the caller's. */
+async function insertOAuthClient(
+  tx: Prisma.TransactionClient,
+  principal: Authority,
+  client: NewOAuthClient,
+): Promise<{ row: OAuthClientRow; secret: string | null }> {
+  const secret = client.type === 'confidential' ? CLIENT_SECRET_PREFIX + randomBase62(CLIENT_SECRET_LENGTH) : null;
+  const row = await tx.oAuthClient.create({
+    data: {
+      madeByAgents: await authorityOf(tx, principal),
+      clientId: newClientId(),
+      tenantId: principal.tenantId,
+      secretHash: secret === null ? null : new Uint8Array(hashSecret(secret)),
+      name: client.name,
+      type: client.type,
+      redirectUris: [...new Set(client.redirectUris)],
+      scopes: [...new Set(client.scopes)],
+      agentExternalId: client.agent,
+    },
+  });
+  return { row, secret };
 }
 
 /** A public client of no tenant yet: it registered itself, and its first consent binds it. */
@@ -153,15 +161,21 @@ const UNBOUND_SWEEP_INTERVAL_MS = 60_000;
 export const CONSOLE_CLIENT_NAME = 'grantd console';
 
 /**
- * Tenant `default`'s console client: public, `admin`, its redirect URI the console's callback (which
- * GRANTD_PUBLIC_URL decides). Made with the tenant's first admin key, at the tenant's creation.
+ * A tenant (tenant `default`, at the first start) made with its console client (public, `admin`,
+ * its redirect URI the console's callback, which GRANTD_PUBLIC_URL decides; made by the tenant's
+ * first admin key), in one transaction: a start that failed between the two would leave a tenant
+ * without the console client docs/console.md promises, and the next start, finding a tenant, makes none.
  */
-export const createConsoleClient = (db: Db, tenantId: string, keyId: string, callback: string) =>
-  createOAuthClient(
-    db,
-    { kind: 'api_key', tenantId, keyId },
-    { name: CONSOLE_CLIENT_NAME, type: 'public', redirectUris: [callback], scopes: ['admin'], agent: null },
-  );
+export const createTenantWithConsoleClient = (db: Db, name: string, callback: string): Promise<CreatedTenant & { consoleClientId: string }> =>
+  transaction(db, async (tx) => {
+    const created = await insertTenant(tx, name);
+    const { row } = await insertOAuthClient(
+      tx,
+      { kind: 'api_key', tenantId: created.tenant.id, keyId: created.key.id },
+      { name: CONSOLE_CLIENT_NAME, type: 'public', redirectUris: [callback], scopes: ['admin'], agent: null },
+    );
+    return { ...created, consoleClientId: row.clientId };
+  });
 
 /** The id of tenant `default`'s console client for this callback, if it still has one (the admin may delete it). */
 export async function findConsoleClientId(db: Db, callback: string): Promise<string | null> {

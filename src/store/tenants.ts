@@ -15,25 +15,24 @@ export interface CreatedTenant {
 const TENANT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** A tenant with its built-in namespaces and a first admin key, all or nothing. */
-export async function createTenant(db: Db, name: string): Promise<CreatedTenant> {
+export const createTenant = (db: Db, name: string): Promise<CreatedTenant> => transaction(db, (tx) => insertTenant(tx, name));
+
+/**
+ * Makes in `tx` a tenant with its built-in namespaces and a first admin key, for a transaction that
+ * makes more with them (createTenantWithConsoleClient): all or nothing with the rest.
+ */
+export async function insertTenant(tx: Prisma.TransactionClient, name: string): Promise<CreatedTenant> {
   if (!TENANT_NAME_PATTERN.test(name)) {
     throw new DomainError('invalid-request', 'tenant names are 1-128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit');
   }
-  try {
-    return await transaction(db, async (tx) => {
-      const tenant = await tx.tenant.create({ data: { id: randomUUID(), name, cursorSecret: randomBytes(32) } });
-      await tx.namespace.createMany({
-        data: BUILTIN_NAMESPACES.map((ns) => ({ tenantId: tenant.id, name: ns, relations: Prisma.DbNull })),
-      });
-      const key = await createKey(tx, tenant.id, 'admin', ['admin']);
-      return { tenant: { id: tenant.id, name: tenant.name }, key };
-    });
-  } catch (error) {
-    if (isUniqueViolation(error)) {
-      throw new DomainError('invalid-request', `a tenant named ${name} already exists`);
-    }
-    throw error;
-  }
+  const tenant = await tx.tenant.create({ data: { id: randomUUID(), name, cursorSecret: randomBytes(32) } }).catch((error: unknown) => {
+    throw isUniqueViolation(error) ? new DomainError('invalid-request', `a tenant named ${name} already exists`) : error;
+  });
+  await tx.namespace.createMany({
+    data: BUILTIN_NAMESPACES.map((ns) => ({ tenantId: tenant.id, name: ns, relations: Prisma.DbNull })),
+  });
+  const key = await createKey(tx, tenant.id, 'admin', ['admin']);
+  return { tenant: { id: tenant.id, name: tenant.name }, key };
 }
 
 export const countTenants = (db: Db): Promise<number> => db.tenant.count();
@@ -42,10 +41,10 @@ export const countTenants = (db: Db): Promise<number> => db.tenant.count();
 export const listTenants = (db: Db): Promise<{ id: string; name: string; createdAt: Date }[]> =>
   db.tenant.findMany({ select: { id: true, name: true, createdAt: true }, orderBy: { name: 'asc' } });
 
-/** The tenant of that name, if any. */
 /** A tenant's name by its id, for the pages that name it (the consent page); its id if it is gone. */
 export const tenantNameOf = async (db: Db, id: string): Promise<string> =>
   (await db.tenant.findUnique({ where: { id }, select: { name: true } }))?.name ?? id;
 
+/** The tenant of that name, if any. */
 export const findTenant = (db: Db, name: string): Promise<{ id: string; name: string } | null> =>
   db.tenant.findUnique({ where: { name }, select: { id: true, name: true } });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tenantNameOf } from '../../src/store/tenants.ts';
 import { newTenant, type TestTenant } from '../helpers.ts';
 import { api } from '../oauth/support.ts';
 import { launchChromium, signIn } from './chromium.ts';
@@ -55,6 +56,18 @@ async function go(path: string, heading: string): Promise<void> {
 const section = (name: string) => page.locator('section').filter({ has: page.getByRole('heading', { name, exact: true }) });
 
 describe('the console in Chromium', () => {
+  it("names the tenant it is signed in to in its top bar and in the tab's title, on every page", async () => {
+    const name = await tenantNameOf(server.services.db, tenant.id);
+    for (const [path, heading] of [
+      ['', 'Overview'],
+      ['keys', 'API keys'],
+    ] as const) {
+      await go(path, heading);
+      expect(await page.getByRole('banner').locator('.tenant').textContent()).toBe(name);
+      await expect.poll(() => page.title(), POLL).toBe(`${heading} · ${name} · grantd console`);
+    }
+  });
+
   it('shows the grant form above a full page of grants, in sight without scrolling', async () => {
     await go('grants', 'Grants');
     await expect.poll(() => section('Current grants').locator('tbody tr').count(), POLL).toBe(50);

@@ -177,6 +177,7 @@ describe('grantd serve on DATABASE_URL', () => {
       await page.fill('#api_key', key);
       await page.getByRole('button', { name: 'Approve' }).click();
       await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      expect(await page.getByRole('banner').textContent()).toContain('Tenant default');
     } finally {
       await context.close();
       rmSync(userDataDir, { recursive: true, force: true });

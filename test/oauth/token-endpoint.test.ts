@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { tenantNameOf } from '../../src/store/tenants.ts';
 import { newTenant, type TestTenant } from '../helpers.ts';
 import { api, authorizationCode, authorizeQuery, basic, form, REDIRECT_URI, useOAuthServer } from './support.ts';
 
@@ -91,6 +92,33 @@ describe('an admin client', () => {
     const reader = await newClient({ scopes: ['check:read'] });
     expect(await credentials(reader, 'grant:read')).toMatchObject({ status: 400, body: { error: 'invalid_scope' } });
     expect(await credentials(reader, 'admin')).toMatchObject({ status: 400, body: { error: 'invalid_scope' } });
+  });
+});
+
+describe('the tokens issued', () => {
+  it('name the tenant they act in, the client’s, on every grant type (docs/oauth.md#tokens)', async () => {
+    const other = await newTenant(server.services);
+    const named = async (id: string) => ({ id, name: await tenantNameOf(server.services.db, id) });
+    const confidential = await newClient({ scopes: ['check:read'] });
+    expect((await credentials(confidential)).body).toMatchObject({ tenant: await named(tenant.id) });
+    const pub = await newClient({ type: 'public', scopes: ['admin'], redirect_uris: [REDIRECT_URI] });
+    const tokens = await codeFlow(pub.client_id, 'admin');
+    expect(tokens).toMatchObject({ tenant: await named(tenant.id) });
+    const renewed = await form(server.issuer, '/v1/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: pub.client_id,
+    });
+    expect(renewed).toMatchObject({ status: 200, body: { tenant: await named(tenant.id) } });
+    // Another tenant's client, its own.
+    const theirs = await api(server.issuer, other.adminKey, 'POST', '/v1/oauth/clients', {
+      name: 'svc',
+      type: 'confidential',
+      scopes: ['check:read'],
+    });
+    const { client_id, client_secret } = theirs.body as { client_id: string; client_secret: string };
+    const answer = await form(server.issuer, '/v1/oauth/token', { grant_type: 'client_credentials' }, basic(client_id, client_secret));
+    expect(answer).toMatchObject({ status: 200, body: { tenant: await named(other.id) } });
   });
 });
 

@@ -1,7 +1,16 @@
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { DomainError } from '../../src/errors.ts';
 import { createKey } from '../../src/store/keys.ts';
-import { bindOAuthClient, createOAuthClient, listOAuthClients, registerDynamicClient } from '../../src/store/oauth-clients.ts';
-import { newTenant, useServices } from '../helpers.ts';
+import {
+  bindOAuthClient,
+  CONSOLE_CLIENT_NAME,
+  createOAuthClient,
+  createTenantWithConsoleClient,
+  listOAuthClients,
+  registerDynamicClient,
+} from '../../src/store/oauth-clients.ts';
+import { findTenant } from '../../src/store/tenants.ts';
+import { newTenant, uniqueName, useServices } from '../helpers.ts';
 
 // The tenant of a client that registered itself (docs/oauth.md#dynamic-client-registration): none
 // until one binding, for good.
@@ -71,4 +80,62 @@ it('keeps only a public client that registered itself without a tenant (a check 
     });
   await expect(unbound({ registered: 'admin' })).rejects.toThrow(/oauth_clients_unbound_dynamic/);
   await expect(unbound({ registered: 'dynamic', type: 'confidential' })).rejects.toThrow(/oauth_clients_unbound_dynamic/);
+});
+
+// Tenant `default` and its console client at the first start (docs/console.md#setting-it-up-one-console-client-per-tenant).
+describe('a tenant made with its console client', () => {
+  const callbackOf = (name: string) => `http://${name}.test:8080/console/callback`;
+
+  it('makes the tenant, its admin key and its public admin client for the callback', async () => {
+    const { db } = services;
+    const name = uniqueName('console');
+    const created = await createTenantWithConsoleClient(db, name, callbackOf(name));
+    expect(await findTenant(db, name)).toEqual(created.tenant);
+    expect(await db.apiKey.findUnique({ where: { id: created.key.id }, select: { tenantId: true, scopes: true } })).toEqual({
+      tenantId: created.tenant.id,
+      scopes: ['admin'],
+    });
+    expect(await listOAuthClients(db, created.tenant.id)).toEqual([
+      expect.objectContaining({
+        clientId: created.consoleClientId,
+        name: CONSOLE_CLIENT_NAME,
+        type: 'public',
+        secretHash: null,
+        scopes: ['admin'],
+        redirectUris: [callbackOf(name)],
+      }),
+    ]);
+  });
+
+  it('makes nothing when the client cannot be made: no tenant is left without its console client', async () => {
+    const { db } = services;
+    const name = uniqueName('console');
+    const refusal = `refuse_console_client_${name.replace(/-/g, '_')}`;
+    // The database refuses this test's client alone (its callback names the tenant), after the tenant and its key were written.
+    await db.$executeRawUnsafe(`CREATE FUNCTION ${refusal}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF '${callbackOf(name)}' = ANY(NEW.redirect_uris) THEN RAISE EXCEPTION 'refused for the test'; END IF; RETURN NEW; END $$`);
+    await db.$executeRawUnsafe(`CREATE TRIGGER ${refusal} BEFORE INSERT ON oauth_clients
+      FOR EACH ROW EXECUTE FUNCTION ${refusal}()`);
+    try {
+      await expect(createTenantWithConsoleClient(db, name, callbackOf(name))).rejects.toThrow(/refused for the test/);
+    } finally {
+      await db.$executeRawUnsafe(`DROP TRIGGER ${refusal} ON oauth_clients`);
+      await db.$executeRawUnsafe(`DROP FUNCTION ${refusal}()`);
+    }
+    expect(await findTenant(db, name)).toBeNull();
+    // The next start finds no tenant, and makes both.
+    const created = await createTenantWithConsoleClient(db, name, callbackOf(name));
+    expect((await listOAuthClients(db, created.tenant.id)).map((row) => row.clientId)).toEqual([created.consoleClientId]);
+  });
+
+  it('refuses a name another tenant has, as a problem, and makes no client', async () => {
+    const { db } = services;
+    const name = uniqueName('console');
+    const first = await createTenantWithConsoleClient(db, name, callbackOf(name));
+    const again = createTenantWithConsoleClient(db, name, callbackOf(name));
+    await expect(again).rejects.toBeInstanceOf(DomainError);
+    await expect(again).rejects.toThrow(`a tenant named ${name} already exists`);
+    expect(await db.oAuthClient.count({ where: { redirectUris: { has: callbackOf(name) } } })).toBe(1);
+    expect((await listOAuthClients(db, first.tenant.id)).map((row) => row.clientId)).toEqual([first.consoleClientId]);
+  });
 });

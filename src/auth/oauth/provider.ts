@@ -3,6 +3,7 @@ import Provider, { errors, interactionPolicy, type Configuration, type KoaContex
 import { AUTHORIZE_PARAMETER_MAX_LENGTH, contract, KEY_SCOPES } from '../../../contract/index.ts';
 import type { Db } from '../../store/db.ts';
 import { OAuthRecords, type RecordHooks } from '../../store/oauth-records.ts';
+import { tenantNameOf } from '../../store/tenants.ts';
 import { withoutCredentials } from './answers.ts';
 import { agentOfClient, clientStore, GRANTD_CLIENT_METADATA, ownScopeOfClient, tenantOfClient } from './clients.ts';
 import { adaptLibrary } from './library-seams.ts';
@@ -129,6 +130,7 @@ export function createOAuthProvider(options: OAuthProviderOptions): Provider {
     const error = failures.get(ctx);
     if (error) asRfc6749(ctx, error);
     if (error instanceof errors.InvalidGrant && ctx.oidc?.route === 'token') describeGrantError(ctx, error);
+    if (ctx.oidc?.route === 'token' && ctx.status === 200) await nameTheTenant(ctx, db);
     refusePublicIntrospection(ctx);
     // RFC 6750 3 and RFC 6749 5.2: every 401 names how to authenticate, also when the credentials came in the body (client_secret_post).
     if (ctx.status === 401 && !ctx.response.get('WWW-Authenticate')) ctx.set('WWW-Authenticate', `Basic realm="grantd"`);
@@ -209,6 +211,17 @@ function describeGrantError(ctx: KoaContextWithOIDC, error: Error & { error_deta
   const body = ctx.body as { error?: string; error_description?: string } | undefined;
   if (body?.error !== 'invalid_grant' || error.error_detail === undefined) return;
   body.error_description = GRANT_ERROR_CAUSES[error.error_detail] ?? `grant request is invalid: ${error.error_detail}`;
+}
+
+/**
+ * Tokens issued name the tenant they act in, the client's, as `tenant: {id, name}` (RFC 6749 5.1
+ * allows parameters of one's own): the console shows whom it is signed in to from the answer it
+ * already receives, as the consent page names the tenant, with no route of its own (tenants have
+ * none). The client authenticated, or was found for its public id, before tokens were issued.
+ */
+async function nameTheTenant(ctx: KoaContextWithOIDC, db: Db): Promise<void> {
+  const tenantId = tenantOfClient(ctx.oidc.client!);
+  Object.assign(ctx.body as Record<string, unknown>, { tenant: { id: tenantId, name: await tenantNameOf(db, tenantId) } });
 }
 
 /**
