@@ -2,9 +2,10 @@
  * What a bulk of 100 costs in one process, piece by piece, on dataset S held in memory as a grantd
  * worker holds it (a GrantIndex and the agents' masks behind MemoryChecker and the engine): the
  * body's JSON.parse, the contract's bulk schema (zod's parse, and the server's: the same schema
- * compiled first, src/http/compiled-bodies.ts), the engine's checkBulk, and the answer's JSON.stringify. CPU µs a bulk (process.cpuUsage), each
- * piece over 2,000 of check_bulk_100's bodies, five rounds; the least of the rounds is the figure
- * least disturbed by the rest of a shared machine.
+ * compiled first, src/http/compiled-bodies.ts), the engine's checkBulk, and the answer's
+ * JSON.stringify. CPU µs a bulk (process.cpuUsage), each piece over 2,000 of check_bulk_100's
+ * bodies, five rounds; the least of the rounds is the figure least disturbed by the rest of a
+ * shared machine.
  *
  *   node --import tsx bench/bulk-engine.ts
  */
