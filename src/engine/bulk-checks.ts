@@ -34,19 +34,14 @@ export class BulkChecks {
     // walk's start until the bulk first gives way (a catch-up meanwhile may renumber nodes). The
     // schema's relations are numbered first, as for one check: one no grant names may still be held.
     this.names.tablesOf(schema);
-    const targets: (WalkTarget | undefined)[] = queries.map((query) => this.checks.targetOf(query));
+    const targets = queries.map((query) => this.checks.targetOf(query));
     // A lone check has no later check to keep a walk for.
-    const walks =
-      queries.length > 1
-        ? new RememberedWalks(
-            targets.map((target) => walkKey(target!)),
-            budget,
-          )
-        : null;
+    const walks = queries.length > 1 ? RememberedWalks.of(targets, budget) : null;
     let version = this.edges.version;
+    let gaveWay = false;
     for (let i = 0; i < queries.length; i++) {
       if (slice.due()) {
-        targets.fill(undefined);
+        gaveWay = true;
         await slice.pause();
       }
       if (version !== this.edges.version) {
@@ -55,7 +50,7 @@ export class BulkChecks {
       }
       walks?.next();
       try {
-        answers[i] = admits(queries[i]!) && this.checks.check(schema, queries[i]!, budget, walks, targets[i]);
+        answers[i] = admits(queries[i]!) && this.checks.check(schema, queries[i]!, budget, walks, gaveWay ? undefined : targets[i]);
       } catch (error) {
         if (!isCheckTooComplex(error)) throw error;
         answers[i] = error;
@@ -65,47 +60,62 @@ export class BulkChecks {
   }
 }
 
-/** The key of the walk a target needs (null: nothing to walk). */
-const walkKey = ({ start, relation }: WalkTarget): string | null => (start === undefined || relation === undefined ? null : `${start} ${relation}`);
+/**
+ * The key of the walk a target needs, a number (NO_WALK: nothing to walk): a node number is below
+ * 2^31 (Int32Array), and a tenant's relations are far fewer than 2^21, so the key stays an exact integer.
+ */
+const walkKey = ({ start, relation }: WalkTarget): number => (start === undefined || relation === undefined ? NO_WALK : relation * 2 ** 31 + start);
+const NO_WALK = -1;
 
 /**
  * The walks of one bulk kept for the checks after them, by object node and relation number. Only a
  * walk that a later check of the bulk needs is kept, and no more pairs in all than a few checks'
- * budgets: a bulk of a thousand checks on different objects keeps nothing.
+ * budgets: a bulk of a thousand checks on different objects keeps nothing. Which checks share a
+ * walk is found once, when the bulk begins, and a bulk of which no two do has none (null).
  */
 class RememberedWalks implements WalkMemory {
-  private readonly walks = new Map<string, RememberedWalk>();
-  /** How many checks from the current one on need each walk. */
-  private readonly wanted = new Map<string, number>();
+  private readonly walks = new Map<number, RememberedWalk>();
   private position = -1;
   private pairs = 0;
 
-  constructor(
-    private readonly keys: readonly (string | null)[],
+  private constructor(
+    /** Per check: its walk's key (NO_WALK: nothing to walk). */
+    private readonly keys: readonly number[],
+    /** Per check: whether a check after it needs its walk. */
+    private readonly wantedLater: readonly boolean[],
     private readonly budget: number,
-  ) {
-    for (const key of keys) if (key !== null) this.wanted.set(key, (this.wanted.get(key) ?? 0) + 1);
-  }
+  ) {}
 
-  current(): string | null {
-    return this.keys[this.position] ?? null;
+  /** The walks of a bulk of these targets; null when no two of its checks need the same walk. */
+  static of(targets: readonly WalkTarget[], budget: number): RememberedWalks | null {
+    const keys = targets.map(walkKey);
+    const wantedLater = new Array<boolean>(keys.length).fill(false);
+    const lastSeen = new Map<number, number>();
+    let shared = false;
+    keys.forEach((key, i) => {
+      if (key === NO_WALK) return;
+      const earlier = lastSeen.get(key);
+      if (earlier !== undefined) shared = wantedLater[earlier] = true;
+      lastSeen.set(key, i);
+    });
+    return shared ? new RememberedWalks(keys, wantedLater, budget) : null;
   }
 
   /** The bulk moves on to its next check. */
   next(): void {
-    const key = this.keys[++this.position];
-    if (key !== null && key !== undefined) this.wanted.set(key, this.wanted.get(key)! - 1);
+    this.position++;
   }
 
-  get(key: string): RememberedWalk | undefined {
-    return this.walks.get(key);
+  recalled(): RememberedWalk | undefined {
+    const key = this.keys[this.position]!;
+    return key === NO_WALK ? undefined : this.walks.get(key);
   }
 
-  remember(key: string, walk: Walk, length: number, finished: boolean): void {
-    if ((this.wanted.get(key) ?? 0) === 0 || this.pairs + length > REMEMBERED_BUDGETS * this.budget) return;
+  remember(walk: Walk, length: number, finished: boolean): void {
+    if (!this.wantedLater[this.position] || this.pairs + length > REMEMBERED_BUDGETS * this.budget) return;
     this.pairs += length;
     const levels = walk.levelEnds.filter((end) => end <= length).length;
-    this.walks.set(key, {
+    this.walks.set(this.keys[this.position]!, {
       objects: walk.objects.slice(0, length),
       relations: walk.relations.slice(0, length),
       levelEnds: walk.levelEnds.slice(0, levels),

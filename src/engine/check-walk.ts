@@ -32,13 +32,12 @@ export interface RememberedWalk {
   finished: boolean;
 }
 
-/** The walks a bulk keeps for its later checks (RememberedWalks), as a check reads and feeds them. */
+/** The walks a bulk keeps for its later checks (RememberedWalks), as the bulk's current check reads and feeds them. */
 export interface WalkMemory {
-  /** The key of the current check's walk (null: it has nothing to walk). */
-  current(): string | null;
-  get(key: string): RememberedWalk | undefined;
+  /** The walk an earlier check of the bulk kept for the current check's object and relation, if any. */
+  recalled(): RememberedWalk | undefined;
   /** Keeps the first `length` pairs of the walk (whole levels) if a later check needs it and there is room. */
-  remember(key: string, walk: Walk, length: number, finished: boolean): void;
+  remember(walk: Walk, length: number, finished: boolean): void;
 }
 
 /**
@@ -92,20 +91,18 @@ export class CheckWalk {
     const holders = this.holdersOf(query.subject);
     if (holders === null) return false;
     const { self, groups } = holders;
-    // The bulk's key for this check, taken when the bulk began (node numbers may change in a catch-up meanwhile).
-    const key = walks?.current() ?? null;
-    const remembered = key === null ? undefined : walks!.get(key);
+    const remembered = walks?.recalled();
     const answer = remembered === undefined ? undefined : this.heldOnAny(remembered, self, groups, budget);
     if (answer !== undefined) return answer;
     const walk = this.walk;
     try {
       const allowed = this.walkBackwards(tables, start, relation, self, groups, budget, maxDepth, expandLast);
       // A walk that found the subject stopped early: only a finished one serves other subjects.
-      if (!allowed && key !== null) walks!.remember(key, walk, walk.objects.length, true);
+      if (!allowed) walks?.remember(walk, walk.objects.length, true);
       return allowed;
     } catch (error) {
       // Only the pairs matched before the budget ran out: the rest were never looked at.
-      if (isCheckTooComplex(error) && key !== null) walks!.remember(key, walk, this.matched, false);
+      if (isCheckTooComplex(error)) walks?.remember(walk, this.matched, false);
       throw error;
     }
   }
