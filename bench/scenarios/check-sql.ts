@@ -9,7 +9,7 @@ import { CLOSED_LOOP, checkSpec, headersFor, ratio, saturating, withGrantd, type
 
 /** The offered rate of check_sql's latency target, requests a second. */
 export const SQL_FIXED_RATE = 1000;
-/** How long grantd uses an answer PostgreSQL gave (docs/consistency.md#caches). */
+/** How long grantd uses an answer PostgreSQL gave (docs/consistency.md#caches-on-a-node). */
 const CACHED_ANSWER_S = 0.5;
 
 /**
