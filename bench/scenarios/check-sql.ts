@@ -20,8 +20,8 @@ const CACHED_ANSWER_S = 0.5;
  * grantd keeps PostgreSQL's answers for 500 ms, so a check repeated within that is a cache hit, not a
  * statement. The load pool's checks are taken once each (the pool of `check` holds some twice), and
  * both loads send them in the pool's order from its start each run, so a check comes again only
- * after the whole pool: at most one pass of the pool per run, the note gives how long a pass takes at
- * the rates measured, and with it whether any answer could have come from the cache.
+ * after a whole pass of the pool; the note gives how long a pass takes at the rates measured, and
+ * with it whether any answer could have come from the cache.
  */
 export async function runCheckSql(ctx: RunContext, { databaseUrl, key }: DatasetContext): Promise<void> {
   const { log, results } = ctx;
