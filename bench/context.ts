@@ -63,6 +63,8 @@ export interface Results {
   tracingOffShare: number | null;
   /** check_fixed_rate: at most what share of its measured requests grantd's GC pauses of over 1 ms held up, in %. */
   fixedRateGcShare: number | null;
+  /** check_sql's peer (the same load on a grantd holding the tenant in memory, alternating), its rate at 1,000/s, and its answers to the labelled mix against the model. */
+  sql: { inMemory: RunStats; fixedRate: RunStats; mismatches: number } | null;
   /** check_at_least's peer: the plain check on the same grantd, alternating. */
   atLeastPlain: RunStats | null;
   /** check_token's peer: the same load authenticated by the API key on the same grantd, alternating. */
@@ -151,6 +153,7 @@ export function createContext(options: Options): RunContext {
       tracingOnCheck: null,
       tracingOffShare: null,
       fixedRateGcShare: null,
+      sql: null,
       atLeastPlain: null,
       tokenByKey: null,
       deepListingFirstPage: null,

@@ -9,6 +9,7 @@ export const SCENARIOS = [
   'check_at_least',
   'check_token',
   'check_fixed_rate',
+  'check_sql',
   'check_bulk_100',
   'check_windows',
   'check_bulk_windows',

@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os';
 import type { RunContext } from './context.ts';
 import { SCENARIOS, WINDOWS_SCENARIOS } from './options.ts';
 import { fmt, type RunStats } from './scenarios.ts';
+import { SQL_FIXED_RATE } from './scenarios/check-sql.ts';
 import { windowsLoad } from './scenarios/windows.ts';
 import { targetLines } from './targets.ts';
 
@@ -31,6 +32,7 @@ function resultTable(ctx: RunContext): string[] {
     noWindowsPeers,
     rulesPlainPeer,
     tracingOnCheck,
+    sql,
     cerbos,
     cerbosError,
     spice,
@@ -72,6 +74,7 @@ function resultTable(ctx: RunContext): string[] {
   }
   if (rulesPlainPeer) out.push(peerLine('(peer) check alternating with check_rules', rulesPlainPeer));
   if (tracingOnCheck) out.push(peerLine('(peer) check with tracing on', tracingOnCheck));
+  if (sql) out.push(peerLine('(peer) check_sql in memory', sql.inMemory), peerLine(`(peer) check_sql at ${SQL_FIXED_RATE}/s`, sql.fixedRate));
   out.push(cerbos ? peerLine('(peer) cerbos check', cerbos) : `(peer) cerbos: null (${cerbosError})`);
   out.push(
     spice

@@ -12,6 +12,7 @@ import { buildAndSnapshot, cleanup, cleanUpOnSignals, createBenchDatabase } from
 import { runCheckBulk, noteLoadPools } from './scenarios/check-bulk.ts';
 import { runCheckFixedRate } from './scenarios/check-fixed-rate.ts';
 import { runCheckRules } from './scenarios/check-rules.ts';
+import { runCheckSql } from './scenarios/check-sql.ts';
 import { runCheckAtLeast, runCheckToken } from './scenarios/check-variants.ts';
 import { runCheck } from './scenarios/check.ts';
 import { runGrantBatchWrite } from './scenarios/grant-batch-write.ts';
@@ -42,6 +43,7 @@ async function runDatasetScenarios(ctx: RunContext, dataset: DatasetContext): Pr
   if (selected.has('check_at_least')) await runCheckAtLeast(ctx, dataset);
   if (selected.has('check_token')) await runCheckToken(ctx, dataset);
   if (selected.has('check_fixed_rate')) await runCheckFixedRate(ctx, dataset);
+  if (selected.has('check_sql')) await runCheckSql(ctx, dataset);
   if (selected.has('check_bulk_100')) await runCheckBulk(ctx, dataset);
   for (const name of WINDOWS_SCENARIOS) if (selected.has(name)) await runWindows(ctx, name, dataset);
   if (selected.has('check_rules')) await runCheckRules(ctx, dataset);

@@ -1,6 +1,7 @@
 /** The targets of bench/README.md#targets, each with whether this run met it. */
 import type { RunContext } from './context.ts';
 import { WINDOWS_SCENARIOS, type ScenarioName, type WindowsScenario } from './options.ts';
+import { SQL_FIXED_RATE } from './scenarios/check-sql.ts';
 import { p99UnderA } from './scenarios/noisy-neighbour.ts';
 import { ratio } from './scenarios/shared.ts';
 import { windowsLoad } from './scenarios/windows.ts';
@@ -14,6 +15,7 @@ export function targetLines({ results }: RunContext): string[] {
     tokenByKey,
     atLeastPlain,
     fixedRateGcShare,
+    sql,
     deepListingFirstPage,
     batchWithoutFeed,
     noWindows,
@@ -55,6 +57,12 @@ export function targetLines({ results }: RunContext): string[] {
   out.push(
     target('check_fixed_rate: requests GC pauses held up, %', fixedRateGcShare, '< 1, out of its p99', (v) => v < 1, 2, errorsIn('check_fixed_rate')),
   );
+  // Answers of the PostgreSQL path that disagree with the model make its figures meaningless.
+  const sqlErrors = errorsIn('check_sql') + (sql ? sql.inMemory.errors + sql.fixedRate.errors + sql.mismatches : 0);
+  out.push(
+    target('check_sql rps / in memory (alternating)', ratio(rows.get('check_sql')?.rps, sql?.inMemory.rps), '>= 0.25', (v) => v >= 0.25, 2, sqlErrors),
+  );
+  out.push(target(`check_sql p50 ms at ${SQL_FIXED_RATE}/s`, sql?.fixedRate.p50_ms ?? null, '< 3', (v) => v < 3, 2, sqlErrors));
   for (const name of ['objects_first_page', 'subjects_first_page'] as const) {
     out.push(target(`${name} p50 ms`, rows.get(name)?.p50_ms ?? null, '< 10', (v) => v < 10, 2, errorsIn(name)));
   }

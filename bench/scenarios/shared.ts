@@ -50,19 +50,20 @@ export async function withExpress<T>(ctx: RunContext, work: (server: Server) => 
 
 /**
  * Runs `work` against a fresh grantd (`settings`: more of its environment) once it holds the
- * tenant of `key` in memory, and those of `alsoHeld` (keys of tenants loaded like the dataset's).
+ * tenant of `key` in memory, and those of `alsoHeld` (keys of tenants loaded like the dataset's);
+ * with `holdsNothing` (a grantd started with GRANTD_GRAPH_MEMORY=0) as soon as it is up.
  */
 export async function withGrantd<T>(
   ctx: RunContext,
   databaseUrl: string,
   key: string,
   work: (api: Api, server: Server) => Promise<T>,
-  { alsoHeld = [], settings = {} }: { alsoHeld?: string[]; settings?: NodeJS.ProcessEnv } = {},
+  { alsoHeld = [], settings = {}, holdsNothing = false }: { alsoHeld?: string[]; settings?: NodeJS.ProcessEnv; holdsNothing?: boolean } = {},
 ): Promise<T> {
   const server = await startGrantd(ctx.resources.snapshot!.dir, databaseUrl, ctx.options.workers, settings);
   try {
     const api = new Api(server.url, key);
-    await graphLoaded(ctx, [api, ...alsoHeld.map((other) => new Api(server.url, other))]);
+    if (!holdsNothing) await graphLoaded(ctx, [api, ...alsoHeld.map((other) => new Api(server.url, other))]);
     return await work(api, server);
   } finally {
     await server.proc.stop();
