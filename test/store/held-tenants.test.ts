@@ -312,7 +312,7 @@ describe('a load past the room', () => {
       const g = await documentsTenant(writer);
       await insertViewers(pool, g.tenantId, 20_000);
       expect(await heldTenants.load(g.tenantId)).toBe(false);
-      expect(copies.mock.calls.some(([query]) => typeof query === 'object' && 'handleCopyData' in (query as object))).toBe(false);
+      expect(copies.mock.calls.some(([query]) => typeof query === 'object' && '_forward' in (query as object))).toBe(false);
     } finally {
       copies.mockRestore();
       await heldTenants.close();
