@@ -214,8 +214,11 @@ export class HeldTenants {
     if (this.options.maxGrants === 0 || this.loading.has(tenantId) || (this.refusedUntil.get(tenantId) ?? 0) > now) return;
     // A tenant's grants change while it is not held: what a load counted is trusted for a while.
     const weight = unheld.weighedAt > now - RETRY_TOO_LARGE_MS ? unheld.weight : null;
+    // Too few uses to displace anyone: only the room left may take it (no tenant held sorted).
     const refused =
-      weight === null ? unheld.uses < MIN_USES_TO_EVICT && this.weight >= this.options.maxGrants : this.displacedBy(tenantId, weight) === null;
+      unheld.uses < MIN_USES_TO_EVICT
+        ? this.weight + (weight ?? 1) > this.options.maxGrants
+        : weight !== null && this.displacedBy(tenantId, weight) === null;
     if (refused) this.refusedUntil.set(tenantId, now + RECONSIDER_MS);
     else void this.load(tenantId);
   }
