@@ -7,6 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Dataset } from './dataset.ts';
+import type { ManyTenantsOutcome } from './many-tenants.ts';
 import type { NoisyOutcome } from './noisy.ts';
 import type { Options, ScenarioName, WindowsScenario } from './options.ts';
 import { drawSamples, loadBodies, type LoadBodies, type Samples } from './samples.ts';
@@ -47,6 +48,7 @@ export interface Results {
   mismatches: string[];
   spiceMismatches: number | null;
   noisy: NoisyOutcome | null;
+  manyTenants: ManyTenantsOutcome | null;
   /** grant_batch_write's load without the changes feed's triggers (its peer). */
   batchWithoutFeed: RunStats | null;
   /** Tenant NO_WINDOWS_TENANT's key, and how many of its answers to the labelled mix differ from the dataset tenant's. */
@@ -145,6 +147,7 @@ export function createContext(options: Options): RunContext {
       mismatches: [],
       spiceMismatches: null,
       noisy: null,
+      manyTenants: null,
       batchWithoutFeed: null,
       noWindows: null,
       noWindowsPeers: {},

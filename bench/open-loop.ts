@@ -17,6 +17,10 @@ interface Job {
   /** POST (the default): `bodiesFile` holds the bodies; GET: it holds each request's query string (`?...`), appended to `path`. */
   method?: 'GET' | 'POST';
   bodiesFile: string;
+  /** A JSON array of Authorization headers, the request's taken at the body's index (many tenants); else `headers` alone. */
+  authorizationsFile?: string;
+  /** Whether to return every 2xx answer's request index, due time (ms from the run's start) and latency: `samples`. */
+  samples?: boolean;
   /** Open loop: requests due at this rate a second. */
   rate?: number;
   /** Closed loop instead: this many keep-alive connections, each sending its next request when its answer arrives. */
@@ -44,7 +48,13 @@ const TIMEOUT_MS = 10_000;
 const OPEN_LOOP_POOL = 64;
 
 /** A run's stats, how late its sends were against the schedule (open loop), and how many connections it opened. */
-export type OpenLoopStats = RunStats & { late_p99_ms: number | null; opened: number };
+export type OpenLoopStats = RunStats & {
+  late_p99_ms: number | null;
+  opened: number;
+  /** With `samples`: the epoch ms of the run's start, and [request index, due ms from the start, latency ms] of each 2xx answer, flat. */
+  startedAtMs?: number;
+  samples?: number[];
+};
 
 /**
  * The closed loop (`connections`) is the saturation load of `check`, `check_token` and
@@ -52,15 +62,17 @@ export type OpenLoopStats = RunStats & { late_p99_ms: number | null; opened: num
  * headers in JavaScript, which cost it 49-56 us of CPU per grantd answer (seven more headers) against
  * 28-34 per bare Express answer, on the cores the servers share (bench/README.md#saturation-load).
  */
-function openLoop(job: Job, bodies: string[]): Promise<OpenLoopStats> {
+function openLoop(job: Job, bodies: string[], authorizations: string[] | null): Promise<OpenLoopStats> {
   const target = new URL(job.path, job.url);
   const headers = `Host: ${target.host}\r\n${Object.entries(job.headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('')}`;
-  const request =
+  const requestOf =
     job.method === 'GET'
-      ? (query: string) => `GET ${target.pathname}${query} HTTP/1.1\r\n${headers}\r\n`
-      : (body: string) => `POST ${target.pathname} HTTP/1.1\r\n${headers}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+      ? (query: string, more: string) => `GET ${target.pathname}${query} HTTP/1.1\r\n${headers}${more}\r\n`
+      : (body: string, more: string) => `POST ${target.pathname} HTTP/1.1\r\n${headers}${more}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  const request = (n: number) => requestOf(bodies[n % bodies.length]!, authorizations ? `authorization: ${authorizations[n % authorizations.length]}\r\n` : '');
+  const samples: number[] = [];
   const latencies: number[] = [];
   const lateness: number[] = [];
   const statuses: Record<string, number> = {};
@@ -77,13 +89,15 @@ function openLoop(job: Job, bodies: string[]): Promise<OpenLoopStats> {
   let start = performance.now();
 
   /** `since`: when the request was due (open loop) or sent (closed loop); its latency counts from then. */
-  const settle = (status: number | null, since: number) => {
+  const settle = (status: number | null, since: number, n: number) => {
     if (status === null) failed++;
     else {
       statuses[status] = (statuses[status] ?? 0) + 1;
       if (status >= 200 && status < 300) {
         ok++;
-        latencies.push(performance.now() - since);
+        const latency = performance.now() - since;
+        latencies.push(latency);
+        if (job.samples) samples.push(n, since - start, latency);
       } else failed++;
     }
     if (++settled === total) finish();
@@ -95,6 +109,8 @@ function openLoop(job: Job, bodies: string[]): Promise<OpenLoopStats> {
     private received: Buffer = Buffer.alloc(0);
     /** When the request under way was due (open loop) or sent (closed loop); null when none is. */
     private since: number | null = null;
+    /** The request under way's index. */
+    private n = 0;
     readonly connected: Promise<void>;
 
     constructor() {
@@ -111,9 +127,10 @@ function openLoop(job: Job, bodies: string[]): Promise<OpenLoopStats> {
       this.socket.on('close', () => this.fail());
     }
 
-    send(body: string, since = performance.now()): void {
+    send(n: number, since = performance.now()): void {
       this.since = since;
-      this.socket.write(request(body));
+      this.n = n;
+      this.socket.write(request(n));
     }
 
     private receive(chunk: Buffer): void {
@@ -131,7 +148,7 @@ function openLoop(job: Job, bodies: string[]): Promise<OpenLoopStats> {
       const since = this.since;
       this.since = null;
       this.received = Buffer.alloc(0);
-      settle(Number(headers.slice(9, 12)), since);
+      settle(Number(headers.slice(9, 12)), since, this.n);
       if (/\r\nconnection: *close/i.test(headers)) this.socket.destroy();
       else if (closed) this.next();
       else this.free();
@@ -140,13 +157,13 @@ function openLoop(job: Job, bodies: string[]): Promise<OpenLoopStats> {
     /** Open loop: the longest-waiting request, or back to the idle connections. */
     free(): void {
       const next = waiting.shift();
-      if (next) this.send(bodies[next.n % bodies.length]!, next.takenUpAt);
+      if (next) this.send(next.n, next.takenUpAt);
       else idle.push(this);
     }
 
     /** Closed loop: the connection's next request, until the run's time is up. */
     next(): void {
-      if (performance.now() < endAt) this.send(bodies[sent++ % bodies.length]!);
+      if (performance.now() < endAt) this.send(sent++);
       else this.close();
     }
 
@@ -156,7 +173,7 @@ function openLoop(job: Job, bodies: string[]): Promise<OpenLoopStats> {
       if (at >= 0) idle.splice(at, 1);
       if (this.since !== null) {
         this.since = null;
-        settle(null, 0);
+        settle(null, 0, this.n);
       }
       // A connection the server ended is replaced while the run lasts; a closed loop ends with its last one.
       if (closed && performance.now() < endAt) new Connection().next();
@@ -195,13 +212,14 @@ function openLoop(job: Job, bodies: string[]): Promise<OpenLoopStats> {
         statuses,
         late_p99_ms: percentile(lateness, 0.99),
         opened,
+        ...(job.samples ? { startedAtMs: performance.timeOrigin + start, samples } : {}),
       });
     };
     const tick = () => {
       for (const now = performance.now(); sent < total && dueAt(sent) <= now; sent++) {
         lateness.push(now - dueAt(sent));
         const connection = idle.pop();
-        if (connection) connection.send(bodies[sent % bodies.length]!, now);
+        if (connection) connection.send(sent, now);
         else waiting.push({ n: sent, takenUpAt: now });
       }
       if (sent < total) setTimeout(tick, Math.max(0, dueAt(sent) - performance.now()));
@@ -233,6 +251,7 @@ export function openLoopInChild(job: Job): Promise<OpenLoopStats> {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
   const job = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as Job;
-  const stats = await openLoop(job, JSON.parse(readFileSync(job.bodiesFile, 'utf8')) as string[]);
+  const read = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as string[];
+  const stats = await openLoop(job, read(job.bodiesFile), job.authorizationsFile ? read(job.authorizationsFile) : null);
   process.stdout.write(JSON.stringify(stats));
 }

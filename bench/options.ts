@@ -21,6 +21,7 @@ export const SCENARIOS = [
   'objects_page_1m',
   'grant_batch_write',
   'noisy_neighbour',
+  'many_tenants',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 /** The scenarios measured against tenant NO_WINDOWS_TENANT (issue 22). */
@@ -66,8 +67,8 @@ export function parseOptions() {
     workers,
     plan: args.quick ? { warmupS: 2, durationS: 5, runs: 3 } : { warmupS: 5, durationS: 20, runs: 3 },
     selected,
-    /** Whether the dataset is loaded: noisy_neighbour loads tenants of its own. */
-    needsDataset: SCENARIOS.some((name) => selected.has(name) && name !== 'noisy_neighbour'),
+    /** Whether the dataset is loaded: noisy_neighbour and many_tenants load tenants of their own. */
+    needsDataset: SCENARIOS.some((name) => selected.has(name) && name !== 'noisy_neighbour' && name !== 'many_tenants'),
     /** Whether tenant NO_WINDOWS_TENANT is loaded beside the dataset's. */
     needsNoWindows: WINDOWS_SCENARIOS.some((name) => selected.has(name)),
     /** Whether tenant RULES_TENANT is loaded beside the dataset's. */

@@ -17,6 +17,7 @@ import { runCheckAtLeast, runCheckToken } from './scenarios/check-variants.ts';
 import { runCheck } from './scenarios/check.ts';
 import { runGrantBatchWrite } from './scenarios/grant-batch-write.ts';
 import { runObjectsDeepPage, runObjectsFirstPage, runObjectsWalk, runSubjectsFirstPage } from './scenarios/listings.ts';
+import { runManyTenants } from './scenarios/many-tenants.ts';
 import { runNoisyNeighbour } from './scenarios/noisy-neighbour.ts';
 import { noteGraphLoads, type DatasetContext } from './scenarios/shared.ts';
 import { runCheckTracingOff } from './scenarios/tracing-off.ts';
@@ -34,6 +35,7 @@ async function main(ctx: RunContext): Promise<void> {
     await runDatasetScenarios(ctx, { databaseUrl, key: loaded.key, deepCursors: loaded.deepCursors });
   }
   if (ctx.options.selected.has('noisy_neighbour')) await runNoisyNeighbour(ctx, databaseUrl);
+  if (ctx.options.selected.has('many_tenants')) await runManyTenants(ctx, databaseUrl);
 }
 
 /** The scenarios over the loaded dataset, those selected, each on a fresh grantd. */

@@ -255,7 +255,8 @@ export interface Server {
  * A fresh grantd process. With LOG_LEVEL=warn grantd does not print its "grantd listening" line
  * (an info line), so PORT=0 would leave the port unknown: we pick a free port and pass it, and
  * still read the port from that line when a log level lets it through. `settings`: more of grantd's
- * environment (GRANTD_GRAPH_MEMORY, ...); `nodeArgs`: Node's own flags (--cpu-prof, V8 flags).
+ * environment (GRANTD_GRAPH_MEMORY, LOG_LEVEL over the bench's warn, ...); `nodeArgs`: Node's own flags
+ * (--cpu-prof, V8 flags); `onLine`: each line grantd prints.
  */
 export async function startGrantd(
   root: string,
@@ -263,6 +264,7 @@ export async function startGrantd(
   workers: number,
   settings: NodeJS.ProcessEnv = {},
   nodeArgs: string[] = [],
+  onLine: (line: string) => void = () => undefined,
 ): Promise<Server & { adminKey: string | null }> {
   let adminKey: string | null = null;
   let port = await freePort();
@@ -274,7 +276,7 @@ export async function startGrantd(
     GRANTD_WORKERS: String(workers),
     ...settings,
   };
-  env.LOG_LEVEL = process.env.BENCH_GRANTD_LOG_LEVEL ?? 'warn';
+  env.LOG_LEVEL = settings.LOG_LEVEL ?? process.env.BENCH_GRANTD_LOG_LEVEL ?? 'warn';
   delete env.GRANTD_RATE_LIMIT;
   // A process group of its own (detached), so that killHard also ends the workers.
   // A single process gets the V8 flags `npm start` gives it; workers get them from their primary.
@@ -286,6 +288,7 @@ export async function startGrantd(
     detached: true,
   });
   const proc = new Proc('grantd', child, (line) => {
+    onLine(line);
     const key = /^\s+(svc_live_[A-Za-z0-9]+)\s*$/.exec(line);
     if (key) adminKey = key[1]!;
     if (line.includes('"grantd listening"')) {

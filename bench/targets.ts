@@ -25,6 +25,7 @@ export function targetLines({ results }: RunContext): string[] {
     tracingOffShare,
     spiceMismatches,
     noisy,
+    manyTenants,
   } = results;
   const c = rows.get('check');
   const errorsIn = (...names: ScenarioName[]) => names.reduce((sum, n) => sum + (rows.get(n)?.errors ?? 0), 0);
@@ -171,6 +172,29 @@ export function targetLines({ results }: RunContext): string[] {
       '0',
       (v) => v === 0,
       0,
+    ),
+  );
+  const many = manyTenants;
+  const manyErrors = errorsIn('many_tenants');
+  out.push(target('many_tenants: p99 over all checks, ms', many?.all.p99_ms ?? null, '< 5', (v) => v < 5, 2, manyErrors));
+  out.push(
+    target(
+      'many_tenants: grants held / GRANTD_GRAPH_MEMORY x workers',
+      many ? many.maxHeldGrants / (many.graphMemory * many.workers) : null,
+      '<= 1',
+      (v) => v <= 1,
+      2,
+    ),
+  );
+  out.push(target("many_tenants: a tenant's first check p99, ms", many?.cold.p99 ?? null, '< 10', (v) => v < 10, 2, manyErrors));
+  out.push(
+    target(
+      'many_tenants: p99 while a large tenant loads / none',
+      many ? ratio(many.duringLoads.p99, many.outsideLoads.p99) : null,
+      '<= 2',
+      (v) => v <= 2,
+      2,
+      manyErrors,
     ),
   );
   return out;

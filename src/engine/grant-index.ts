@@ -288,6 +288,6 @@ export interface HolderNodes {
  * and heap entries (WindowedGrants) weigh 77 bytes more than a plain grant while in force, about 110 more out of force
  * (linked into explain's lists, and no edge in the lists then); measured with 200,000 grants.
  */
-const WINDOW_WEIGHT = 3;
+export const WINDOW_WEIGHT = 3;
 /** A name interned costs about this many grants' memory (its map entries and its namespace's node map). */
 const NAME_WEIGHT = 4;

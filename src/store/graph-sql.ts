@@ -261,8 +261,8 @@ export const READ_ONLY_SNAPSHOT_SQL = 'BEGIN ISOLATION LEVEL REPEATABLE READ REA
 /**
  * The reads of the grants held in memory (src/store/held-tenants.ts). A load reads in one snapshot
  * (READ_ONLY_SNAPSHOT_SQL), on a connection of its own: the horizon (LOAD_HORIZON_SQL), the
- * transactions above it that the snapshot sees (LOAD_SEEN_SQL), the agents (LOAD_AGENTS_SQL), and
- * the grants by COPY (grantsCopySql). A catch-up reads the grant log from its horizon on
+ * transactions above it that the snapshot sees (LOAD_SEEN_SQL), the agents (LOAD_AGENTS_SQL), how
+ * many grants there are (LOAD_COUNT_SQL), and the grants by COPY (grantsCopySql). A catch-up reads the grant log from its horizon on
  * (GRANT_LOG_SQL), on the pool. The log is written by triggers: prisma/functions/grantd_log_change.sql.
  */
 
@@ -271,6 +271,10 @@ export const LOAD_HORIZON_SQL = 'SELECT grantd_xid_horizon()::text FROM tenants 
 
 /** The transactions at or above horizon $2 whose changes to tenant $1 the load's snapshot sees. */
 export const LOAD_SEEN_SQL = 'SELECT DISTINCT xid::text FROM grant_changes WHERE tenant_id = $1::uuid AND xid >= $2::bigint';
+
+/** The grants of tenant $1, and those of them with a window: what a load weighs before it reads a grant (from the primary key's index alone). */
+export const LOAD_COUNT_SQL =
+  'SELECT count(*)::int, (count(*) FILTER (WHERE not_before IS NOT NULL OR expires_at IS NOT NULL))::int FROM grants WHERE tenant_id = $1::uuid';
 
 /** The registered agents of tenant $1 and their scopes. */
 export const LOAD_AGENTS_SQL = 'SELECT external_id, scope FROM agents WHERE tenant_id = $1::uuid AND scope IS NOT NULL';

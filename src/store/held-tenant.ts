@@ -17,7 +17,9 @@ export interface HeldTenant {
   verifiedAt: number;
   /** The tenant's generation on this node when that catch-up began. */
   generation: number;
+  /** When it was last used, and its uses then (each counting 1, halving every half-life: src/store/hold-policy.ts). */
   lastUsed: number;
+  uses: number;
   /** The catch-up under way, and the generation it will have seen. */
   pending: { generation: number; done: Promise<boolean> } | null;
   /** A backlog is being replayed in slices: the held tenant is not whole. */

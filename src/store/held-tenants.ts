@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
 import { WorkMeter } from '../engine/work-meter.ts';
 import type { HeldTenant } from './held-tenant.ts';
+import { decayedUses, displaced, MIN_USES_TO_EVICT, USES_HALF_LIFE_MS } from './hold-policy.ts';
 import { LogReplayer, type ReplayOptions } from './log-replayer.ts';
 import { TenantLoader } from './tenant-loader.ts';
 
@@ -11,6 +12,12 @@ export type { HeldTenant } from './held-tenant.ts';
 const IDLE_MS = 10 * 60_000;
 const RETRY_FAILED_MS = 10_000;
 const RETRY_TOO_LARGE_MS = 10 * 60_000;
+/** A tenant the policy left out is considered again at most this often (each decision sorts the tenants held). */
+const RECONSIDER_MS = 1_000;
+/** Loads under way at once: each has a connection of its own and indexes in turns of the event loop. */
+const MAX_LOADS = 2;
+/** Uses below which a tenant neither held nor loading is forgotten (about 7 half-lives without a check). */
+const FORGOTTEN_USES = 0.01;
 /** Transactions above the horizon a node replays at most, beside an older one still open. */
 const MAX_REPLAYED_AHEAD = 10_000;
 
@@ -22,13 +29,25 @@ export interface HeldTenantsOptions extends ReplayOptions {
   maxReplayedAhead?: number;
   /** The clock of loads, catch-ups, refusals and idleness: epoch ms (Date's by default; tests move one). */
   clock?: WallClock;
+  /** How long a use keeps half its weight in a tenant's uses (USES_HALF_LIFE_MS). */
+  usesHalfLifeMs?: number;
+}
+
+/** A tenant checked on this node and not held: its uses, and what it weighed when a load last counted it (trusted for RETRY_TOO_LARGE_MS). */
+interface UnheldTenant {
+  lastUsed: number;
+  uses: number;
+  weight: number | null;
+  weighedAt: number;
 }
 
 /**
  * The tenants this process holds in memory (each a HeldTenant: its grants and agents), so that
  * checks are answered without a round trip (MemoryChecker). A tenant is loaded in the background
- * the first time it is checked, while the database answers (TenantLoader), then kept current from
- * the grant log (LogReplayer).
+ * when it is checked, while the database answers (TenantLoader), MAX_LOADS at a time, the most used
+ * first; then kept current from the grant log (LogReplayer). Which tenants are held when they do not
+ * all fit is the policy of src/store/hold-policy.ts: the room left goes to the first, then the
+ * tenants used most for what they weigh displace those used least.
  *
  * Freshness is the answer cache's: a held tenant answers for at most `maxAgeMs` after its last
  * catch-up began (refreshed ahead, off the request path, under steady traffic), so a write on
@@ -39,12 +58,17 @@ export interface HeldTenantsOptions extends ReplayOptions {
  */
 export class HeldTenants {
   private readonly held = new Map<string, HeldTenant>();
+  private readonly unheld = new Map<string, UnheldTenant>();
   private readonly loading = new Map<string, Promise<boolean>>();
-  /** Tenants not to load again before the time given: too large, or their load failed. */
+  /** Loads waiting for one of the MAX_LOADS turns, and how many run. */
+  private readonly waiting: { tenantId: string; start: () => void }[] = [];
+  private running = 0;
+  /** Tenants not to load again before the time given: too large, left out by the policy, or their load failed. */
   private readonly refusedUntil = new Map<string, number>();
   /** Bumped by this node's writes; a held tenant is current only once it has caught up with its tenant's generation. */
   private readonly generations = new Map<string, number>();
   private readonly clock: WallClock;
+  private readonly halfLifeMs: number;
   private readonly loader: TenantLoader;
   private readonly replayer: LogReplayer;
   private closed = false;
@@ -57,12 +81,13 @@ export class HeldTenants {
     meter: WorkMeter = new WorkMeter(),
   ) {
     this.clock = options.clock ?? SYSTEM_CLOCK;
+    this.halfLifeMs = options.usesHalfLifeMs ?? USES_HALF_LIFE_MS;
     this.loader = new TenantLoader(pool, meter);
     this.replayer = new LogReplayer(
       pool,
       {
         isHeld: (tenantId, tenant) => this.held.get(tenantId) === tenant,
-        drop: (tenantId) => this.drop(tenantId),
+        drop: (tenantId) => this.drop(tenantId, 'its catch-up failed, or it is gone'),
         reload: (tenantId, why) => this.reload(tenantId, why),
         keeps: (tenantId, tenant) => this.keeps(tenantId, tenant),
         fellBack: (error, tenantId) => this.fellBack(error, tenantId),
@@ -82,12 +107,12 @@ export class HeldTenants {
   async current(tenantId: string): Promise<HeldTenant | null> {
     const tenant = this.held.get(tenantId);
     if (!tenant) {
-      this.startLoad(tenantId);
+      this.usedWhileNotHeld(tenantId);
       return null;
     }
     const ready = this.currentNow(tenantId);
     if (ready) return ready;
-    tenant.lastUsed = this.clock.now();
+    this.use(tenant, this.clock.now());
     if (tenant.replaying) return null;
     return (await this.replayer.catchUp(tenantId, tenant, this.generation(tenantId))) ? tenant : null;
   }
@@ -102,7 +127,7 @@ export class HeldTenants {
     const now = this.clock.now();
     const generation = this.generation(tenantId);
     if (tenant.generation !== generation || now - tenant.verifiedAt >= this.options.maxAgeMs) return undefined;
-    tenant.lastUsed = now;
+    this.use(tenant, now);
     if (now - tenant.verifiedAt >= this.options.maxAgeMs / 2) void this.replayer.catchUp(tenantId, tenant, generation);
     return tenant;
   }
@@ -125,7 +150,7 @@ export class HeldTenants {
     if (this.options.maxGrants === 0 || this.closed) return Promise.resolve(false);
     let loading = this.loading.get(tenantId);
     if (!loading) {
-      loading = this.loadNow(tenantId)
+      loading = this.inTurn(tenantId, () => this.loadNow(tenantId))
         .then(
           () => this.held.has(tenantId),
           (error: Error) => {
@@ -144,14 +169,28 @@ export class HeldTenants {
   async close(): Promise<void> {
     this.closed = true;
     this.held.clear();
+    for (const { start } of this.waiting.splice(0)) start();
     await this.loader.close();
   }
 
   /** What the tenants held weigh against `maxGrants`: their grants, agents, and the names their indexes intern. */
   private get weight(): number {
     let weight = 0;
-    for (const tenant of this.held.values()) weight += tenant.index.footprint + tenant.agents.size;
+    for (const tenant of this.held.values()) weight += this.weightOf(tenant);
     return weight;
+  }
+
+  private weightOf(tenant: HeldTenant): number {
+    return tenant.index.footprint + tenant.agents.size;
+  }
+
+  private use(tenant: HeldTenant | UnheldTenant, now: number): void {
+    tenant.uses = this.usesNow(tenant, now) + 1;
+    tenant.lastUsed = now;
+  }
+
+  private usesNow(tenant: HeldTenant | UnheldTenant, now: number): number {
+    return decayedUses(tenant.uses, tenant.lastUsed, now, this.halfLifeMs);
   }
 
   private get maxReplayedAhead(): number {
@@ -162,25 +201,106 @@ export class HeldTenants {
     return this.generations.get(tenantId) ?? 0;
   }
 
-  /** Starts a load in the background unless one is under way or the tenant was refused lately. */
-  private startLoad(tenantId: string): void {
-    if (this.options.maxGrants > 0 && (this.refusedUntil.get(tenantId) ?? 0) <= this.clock.now()) void this.load(tenantId);
+  /**
+   * Counts a use of a tenant not held, and starts loading it in the background unless a load is
+   * under way, it was refused lately, or the policy would not hold it now: what it weighs is known
+   * from an earlier load; else it may take the room left, or displace others once used enough.
+   */
+  private usedWhileNotHeld(tenantId: string): void {
+    const now = this.clock.now();
+    let unheld = this.unheld.get(tenantId);
+    if (!unheld) this.unheld.set(tenantId, (unheld = { lastUsed: now, uses: 0, weight: null, weighedAt: now }));
+    this.use(unheld, now);
+    if (this.options.maxGrants === 0 || this.loading.has(tenantId) || (this.refusedUntil.get(tenantId) ?? 0) > now) return;
+    // A tenant's grants change while it is not held: what a load counted is trusted for a while.
+    const weight = unheld.weighedAt > now - RETRY_TOO_LARGE_MS ? unheld.weight : null;
+    // Too few uses to displace anyone: only the room left may take it (no tenant held sorted).
+    const refused =
+      unheld.uses < MIN_USES_TO_EVICT
+        ? this.weight + (weight ?? 1) > this.options.maxGrants
+        : weight !== null && this.displacedBy(tenantId, weight) === null;
+    if (refused) this.refusedUntil.set(tenantId, now + RECONSIDER_MS);
+    else void this.load(tenantId);
   }
 
-  /** Reads the tenant in the room left (TenantLoader), and holds it if it still fits. */
+  /** The held tenants that holding `tenantId` at `weight` would displace, or null when the policy leaves it out (hold-policy.ts). */
+  private displacedBy(tenantId: string, weight: number): string[] | null {
+    const now = this.clock.now();
+    const unheld = this.unheld.get(tenantId);
+    const candidate = { tenantId, weight, uses: unheld ? this.usesNow(unheld, now) : 0 };
+    const others = [...this.held].map(([id, tenant]) => ({ tenantId: id, weight: this.weightOf(tenant), uses: this.usesNow(tenant, now) }));
+    return displaced(candidate, others, this.options.maxGrants);
+  }
+
+  /** Whether a load of the tenant at `weight` goes on: what it weighs is kept for later decisions, a refusal logged. */
+  private admits(tenantId: string, weight: number): boolean {
+    const now = this.clock.now();
+    let unheld = this.unheld.get(tenantId);
+    if (!unheld) this.unheld.set(tenantId, (unheld = { lastUsed: now, uses: 0, weight, weighedAt: now }));
+    unheld.weight = weight;
+    unheld.weighedAt = now;
+    const uses = Number(this.usesNow(unheld, now).toFixed(2));
+    if (weight > this.options.maxGrants) {
+      this.refusedUntil.set(tenantId, now + RETRY_TOO_LARGE_MS);
+      this.logger.info({ tenantId, weight, uses, why: 'it weighs more than GRANTD_GRAPH_MEMORY' }, 'grants in memory: tenant not held');
+      return false;
+    }
+    if (this.displacedBy(tenantId, weight) === null) {
+      this.refusedUntil.set(tenantId, now + RECONSIDER_MS);
+      this.logger.info({ tenantId, weight, uses, why: 'the tenants held are used more for what they weigh' }, 'grants in memory: tenant not held');
+      return false;
+    }
+    return true;
+  }
+
+  /** Runs a load in one of the MAX_LOADS turns; the most used of the tenants waiting goes next. */
+  private async inTurn<T>(tenantId: string, load: () => Promise<T>): Promise<T> {
+    if (this.running < MAX_LOADS) this.running++;
+    else await new Promise<void>((start) => this.waiting.push({ tenantId, start }));
+    try {
+      return await load();
+    } finally {
+      this.nextLoad();
+    }
+  }
+
+  /** Hands the turn that ended to the most used tenant waiting, if any. */
+  private nextLoad(): void {
+    if (this.waiting.length === 0) {
+      this.running--;
+      return;
+    }
+    const now = this.clock.now();
+    const usesOf = (tenantId: string) => {
+      const unheld = this.unheld.get(tenantId);
+      return unheld ? this.usesNow(unheld, now) : 0;
+    };
+    let next = 0;
+    for (let i = 1; i < this.waiting.length; i++) if (usesOf(this.waiting[i]!.tenantId) > usesOf(this.waiting[next]!.tenantId)) next = i;
+    this.waiting.splice(next, 1)[0]!.start();
+  }
+
+  /** Reads the tenant if the policy would hold it (TenantLoader), and holds it if it still would, displacing whom the policy says. */
   private async loadNow(tenantId: string): Promise<void> {
-    this.dropIdle();
+    if (this.closed) return;
+    this.forgetUnused();
     const generation = this.generation(tenantId);
     const startedAt = this.clock.now();
-    const read = await this.loader.read(tenantId, this.options.maxGrants - this.weight, this.maxReplayedAhead);
-    if (read === null) return;
+    const read = await this.loader.read(tenantId, this.options.maxGrants, this.maxReplayedAhead, (weight) => this.admits(tenantId, weight));
+    if (read === null || 'notAdmitted' in read) return;
     if ('heldBack' in read) return this.refuseWhileHeldBack(tenantId, read.heldBack);
-    // Tenants loaded meanwhile may have taken the room.
-    if ('tooLarge' in read || this.weight + read.index.footprint + read.agents.size > this.options.maxGrants) {
-      this.refusedUntil.set(tenantId, this.clock.now() + RETRY_TOO_LARGE_MS);
+    if ('tooLarge' in read) {
+      this.admits(tenantId, this.options.maxGrants + 1);
       return;
     }
     const { index, agents, horizon, replayed } = read;
+    const weight = index.footprint + agents.size;
+    // Tenants loaded or used meanwhile may have changed the decision.
+    if (!this.admits(tenantId, weight)) return;
+    const now = this.clock.now();
+    for (const victim of this.displacedBy(tenantId, weight)!) this.drop(victim, 'displaced', { by: tenantId });
+    const unheld = this.unheld.get(tenantId)!;
+    this.unheld.delete(tenantId);
     this.held.set(tenantId, {
       index,
       agents,
@@ -188,11 +308,15 @@ export class HeldTenants {
       replayed: new Set(replayed),
       verifiedAt: startedAt,
       generation,
-      lastUsed: startedAt,
+      lastUsed: unheld.lastUsed,
+      uses: unheld.uses,
       pending: null,
       replaying: false,
     });
-    this.logger.info({ tenantId, grants: index.size, agents: agents.size, ms: this.clock.now() - startedAt }, 'grants in memory: tenant loaded');
+    this.logger.info(
+      { tenantId, grants: index.size, agents: agents.size, weight, uses: Number(this.usesNow(unheld, now).toFixed(2)), ms: now - startedAt },
+      'grants in memory: tenant loaded',
+    );
   }
 
   /**
@@ -200,19 +324,29 @@ export class HeldTenants {
    * background, whatever refusal an earlier load left (the tenant fitted and was held until now).
    */
   private reload(tenantId: string, why: string): void {
-    this.drop(tenantId);
+    this.drop(tenantId, 'reloading');
     this.refusedUntil.delete(tenantId);
     this.logger.info({ tenantId, why }, 'grants in memory: reloading the tenant; the database answers meanwhile');
     if (this.options.maxGrants > 0) void this.load(tenantId);
   }
 
-  /** A catch-up brought the copy up to the log: it stays held if the tenants held still fit and it is not held back. */
+  /**
+   * A catch-up brought the copy up to the log: it stays held if it is not held back and, when the
+   * tenants held no longer fit, the policy would hold it as it weighs now, displacing others.
+   */
   private keeps(tenantId: string, tenant: HeldTenant): boolean {
-    if (this.weight > this.options.maxGrants) return this.drop(tenantId);
     if (tenant.replayed.size > this.maxReplayedAhead) {
       this.refuseWhileHeldBack(tenantId, tenant.replayed.size);
-      return this.drop(tenantId);
+      return this.drop(tenantId, 'held back');
     }
+    if (this.weight <= this.options.maxGrants) return true;
+    this.drop(tenantId, 'grew past the room');
+    const displacing = this.displacedBy(tenantId, this.weightOf(tenant));
+    if (displacing === null) return false;
+    for (const victim of displacing) this.drop(victim, 'displaced', { by: tenantId });
+    this.unheld.delete(tenantId);
+    this.held.set(tenantId, tenant);
+    this.logger.info({ tenantId, weight: this.weightOf(tenant) }, 'grants in memory: tenant loaded');
     return true;
   }
 
@@ -229,16 +363,31 @@ export class HeldTenants {
     this.logger.warn({ err: { message: error.message }, tenantId }, 'grants in memory: falling back to the database');
   }
 
-  private drop(tenantId: string): false {
+  /** Stops holding the tenant, its uses and weight kept for later decisions; `why` (and `more`) logged. */
+  private drop(tenantId: string, why: string, more: Record<string, unknown> = {}): false {
+    const tenant = this.held.get(tenantId);
+    if (!tenant) return false;
     this.held.delete(tenantId);
+    const weight = this.weightOf(tenant);
+    const uses = this.usesNow(tenant, this.clock.now());
+    this.unheld.set(tenantId, { lastUsed: tenant.lastUsed, uses: tenant.uses, weight, weighedAt: this.clock.now() });
+    this.logger.info({ tenantId, weight, uses: Number(uses.toFixed(2)), why, ...more }, 'grants in memory: tenant dropped');
     return false;
   }
 
-  /** Tenants not used for IDLE_MS make room (and would need a long catch-up anyway). */
-  private dropIdle(): void {
-    const idleSince = this.clock.now() - IDLE_MS;
+  /**
+   * Before a load: tenants held but not used for IDLE_MS make room (they would need a long
+   * catch-up anyway), and tenants neither held nor loading whose uses have all but decayed, and
+   * refusals past, are forgotten.
+   */
+  private forgetUnused(): void {
+    const now = this.clock.now();
     for (const [tenantId, tenant] of this.held) {
-      if (tenant.lastUsed < idleSince) this.drop(tenantId);
+      if (tenant.lastUsed < now - IDLE_MS) this.drop(tenantId, 'idle');
     }
+    for (const [tenantId, unheld] of this.unheld) {
+      if (this.usesNow(unheld, now) < FORGOTTEN_USES && !this.loading.has(tenantId)) this.unheld.delete(tenantId);
+    }
+    for (const [tenantId, until] of this.refusedUntil) if (until <= now) this.refusedUntil.delete(tenantId);
   }
 }

@@ -1,10 +1,10 @@
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
-import { GrantIndex } from '../engine/grant-index.ts';
+import { GrantIndex, WINDOW_WEIGHT } from '../engine/grant-index.ts';
 import { windowOf } from '../engine/grant-window.ts';
 import { inSlices, type WorkMeter } from '../engine/work-meter.ts';
 import { readCopiedGrants, type CopiedGrant } from './grant-copy.ts';
-import { grantsCopySql, LOAD_AGENTS_SQL, LOAD_HORIZON_SQL, LOAD_SEEN_SQL, READ_ONLY_SNAPSHOT_SQL } from './graph-sql.ts';
+import { grantsCopySql, LOAD_AGENTS_SQL, LOAD_COUNT_SQL, LOAD_HORIZON_SQL, LOAD_SEEN_SQL, READ_ONLY_SNAPSHOT_SQL } from './graph-sql.ts';
 
 /** How a load's own connection shows in pg_stat_activity. */
 export const LOAD_APPLICATION_NAME = 'grantd grant load';
@@ -22,10 +22,11 @@ export interface TenantRead {
 
 /**
  * What a load found: the tenant read; or more transactions above the horizon than a node replays
- * (`heldBack`, before a grant is read); or more grants than the room left (`tooLarge`, the copy
- * given up); or null when the tenant is gone or the loader was closed.
+ * (`heldBack`, before a grant is read); or a weight `admits` refused (`notAdmitted`, before a grant
+ * is read); or more grants than the room (`tooLarge`, the copy given up); or null when the tenant is
+ * gone or the loader was closed.
  */
-export type LoadOutcome = TenantRead | { heldBack: number } | { tooLarge: true } | null;
+export type LoadOutcome = TenantRead | { heldBack: number } | { notAdmitted: number } | { tooLarge: true } | null;
 
 /**
  * Reads a tenant's grants into a GrantIndex for HeldTenants: the grants by COPY (grant-copy.ts),
@@ -46,9 +47,10 @@ export class TenantLoader {
 
   /**
    * Reads the tenant unless more than `maxReplayedAhead` transactions above the horizon are in its
-   * snapshot, or its grants and agents weigh more than `room` (the copy is given up there).
+   * snapshot, or `admits` refuses what its grants and agents weigh (counted first, the names they
+   * use left out), or they weigh more than `room` (the copy is given up there).
    */
-  async read(tenantId: string, room: number, maxReplayedAhead: number): Promise<LoadOutcome> {
+  async read(tenantId: string, room: number, maxReplayedAhead: number, admits: (weight: number) => boolean): Promise<LoadOutcome> {
     const index = new GrantIndex();
     const client = this.connect();
     let horizon: string | undefined;
@@ -69,6 +71,13 @@ export class TenantLoader {
         }
         const agentRows = await client.query<[string, string[]]>({ text: LOAD_AGENTS_SQL, values: [tenantId], rowMode: 'array' });
         agents = new Map(agentRows.rows);
+        const counted = await client.query<[number, number]>({ text: LOAD_COUNT_SQL, values: [tenantId], rowMode: 'array' });
+        const [grants, windowed] = counted.rows[0]!;
+        const weight = grants + WINDOW_WEIGHT * windowed + agents.size;
+        if (!admits(weight)) {
+          await client.query('ROLLBACK');
+          return { notAdmitted: weight };
+        }
         // The stream's chunks are indexed as the tenant's work, under the meter: requests go on between slices.
         const copied = client.query(copyTo(grantsCopySql(client.escapeLiteral(tenantId))));
         const take: CopiedGrant = (subjectNs, subjectId, relation, objectNs, objectId, notBefore, expiresAt) => {

@@ -303,13 +303,29 @@ const insertViewers = (pool: pg.Pool, tenantId: string, count: number) =>
     [tenantId, count],
   );
 
-describe('a load past the room left', () => {
-  it('stops reading in the middle of the copy, ends its connection and leaves the tenant to the database', async () => {
+describe('a load past the room', () => {
+  it('is refused before a grant is read when its grants alone weigh more than the node holds', async () => {
     const { pool, close } = connect(databaseUrl(), 2);
+    const copies = vi.spyOn(pg.Client.prototype, 'query');
     const heldTenants = new HeldTenants(pool, { maxGrants: 1_000, maxAgeMs: 500 }, pino({ level: 'silent' }));
     try {
       const g = await documentsTenant(writer);
-      // Far more than the room, and more than one chunk of the copy's stream.
+      await insertViewers(pool, g.tenantId, 20_000);
+      expect(await heldTenants.load(g.tenantId)).toBe(false);
+      expect(copies.mock.calls.some(([query]) => typeof query === 'object' && '_forward' in (query as object))).toBe(false);
+    } finally {
+      copies.mockRestore();
+      await heldTenants.close();
+      await close();
+    }
+  });
+
+  it('stops reading once the names it uses take it past the room, ends its connection and leaves the tenant to the database', async () => {
+    const { pool, close } = connect(databaseUrl(), 2);
+    // 20,000 grants fit; with the 3 names they use (4 each), they do not.
+    const heldTenants = new HeldTenants(pool, { maxGrants: 20_005, maxAgeMs: 500 }, pino({ level: 'silent' }));
+    try {
+      const g = await documentsTenant(writer);
       await insertViewers(pool, g.tenantId, 20_000);
       expect(await heldTenants.load(g.tenantId)).toBe(false);
       expect(heldTenants.holds(g.tenantId)).toBe(false);
@@ -327,23 +343,23 @@ describe('a load past the room left', () => {
     }
   });
 
-  it('is refused even when tenants dropped meanwhile made the room it lacked: what it read is part of the tenant', async () => {
+  it('is held whole when tenants dropped while it loaded made the room it lacked', async () => {
     const { pool, close } = connect(databaseUrl(), 2);
     const heldTenants = new HeldTenants(pool, { maxGrants: 40, maxAgeMs: 500 }, pino({ level: 'silent' }));
     const { held, loader } = heldTenants as unknown as { held: Map<string, unknown>; loader: TenantLoader };
     try {
       const [small, large] = [await documentsTenant(writer), await documentsTenant(writer)];
-      await small.grant(['user:ann', 'owner', 'document:d0']); // 1 grant and 3 names: 13
-      await large.grant(...Array.from({ length: 20 }, (_, k): [string, string, string] => ['user:ann', 'owner', `document:d${k}`])); // 32
+      await small.grant(['user:ann', 'owner', 'document:d0']); // 1 grant and 4 names: 17
+      await large.grant(...Array.from({ length: 20 }, (_, k): [string, string, string] => ['user:ann', 'owner', `document:d${k}`])); // 20 counted, 36 held
       expect(await heldTenants.load(small.tenantId)).toBe(true);
       const read = loader.read.bind(loader);
       vi.spyOn(loader, 'read').mockImplementation(async (...args) => {
-        const outcome = await read(...args); // in the 27 left
+        const outcome = await read(...args); // admitted: 20 counted in the 23 left; the copy reads up to 40
         held.delete(small.tenantId); // as if dropped while the large one loaded
         return outcome;
       });
-      expect(await heldTenants.load(large.tenantId)).toBe(false);
-      expect(heldTenants.size).toBe(0);
+      expect(await heldTenants.load(large.tenantId)).toBe(true);
+      expect(heldTenants.size).toBe(20);
     } finally {
       await heldTenants.close();
       await close();
@@ -580,12 +596,45 @@ describe('grants in memory with a backlog longer than a slice', () => {
 
 describe('grants in memory on a clock the test moves', () => {
   /** Graphs over a pool of their own whose loads, catch-ups, refusals and idleness read `clock.at`; and how often they loaded. */
-  function heldTenantsOnClock(maxGrants = 1_000) {
+  /**
+   * Graphs over a pool of their own whose loads, catch-ups, refusals, idleness and uses read
+   * `clock.at`; how often they loaded; and what they logged at info (the policy's decisions).
+   */
+  function heldTenantsOnClock(maxGrants = 1_000, usesHalfLifeMs?: number) {
     const clock = { at: Date.now(), now: () => clock.at };
     const { pool, close } = connect(databaseUrl(), 2);
-    const heldTenants = new HeldTenants(pool, { maxGrants, maxAgeMs: 500, clock }, pino({ level: 'silent' }));
+    const logged: { msg: string; tenantId: string; weight?: number; why?: string; by?: string }[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line) as (typeof logged)[number]) });
+    const heldTenants = new HeldTenants(pool, { maxGrants, maxAgeMs: 500, clock, ...(usesHalfLifeMs ? { usesHalfLifeMs } : {}) }, logger);
     const loads = vi.spyOn(heldTenants as unknown as { loadNow: (tenantId: string) => Promise<void> }, 'loadNow');
-    return { clock, heldTenants, loads: () => loads.mock.calls.length, close: async () => (await heldTenants.close(), await close()) };
+    return { clock, heldTenants, logged, loads: () => loads.mock.calls.length, close: async () => (await heldTenants.close(), await close()) };
+  }
+
+  /** Tenants of `counts[i]` owner grants each. */
+  async function tenantsOf(...counts: number[]) {
+    const made = [];
+    for (const count of counts) {
+      const g = await documentsTenant(writer);
+      await g.grant(...Array.from({ length: count }, (_, k): [string, string, string] => ['user:ann', 'owner', `document:d${k}`]));
+      made.push(g.tenantId);
+    }
+    return made;
+  }
+
+  /** What each tenant weighs against GRANTD_GRAPH_MEMORY, as a load logs it. */
+  async function weights(tenantIds: string[]): Promise<number[]> {
+    const { heldTenants, logged, close } = heldTenantsOnClock();
+    try {
+      for (const tenantId of tenantIds) expect(await heldTenants.load(tenantId)).toBe(true);
+      return tenantIds.map((tenantId) => logged.find((line) => line.tenantId === tenantId && line.msg === 'grants in memory: tenant loaded')!.weight!);
+    } finally {
+      await close();
+    }
+  }
+
+  /** `times` checks of the tenant as the check path makes them (each a use). */
+  async function use(heldTenants: HeldTenants, tenantId: string, times: number) {
+    for (let i = 0; i < times; i++) await heldTenants.current(tenantId);
   }
 
   it('answer for maxAgeMs after their last catch-up began, catching up ahead from half of it', async () => {
@@ -643,6 +692,62 @@ describe('grants in memory on a clock the test moves', () => {
       clock.at += 1;
       expect(await heldTenants.load(next.tenantId)).toBe(true);
       expect([idle, used, next].map((g) => heldTenants.holds(g.tenantId))).toEqual([false, true, true]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('hold the tenants used most for what they weigh: a big tenant seldom checked stays in the database until checked far more than a small one it displaces', async () => {
+    const [a, b, big] = await tenantsOf(5, 5, 30);
+    const [weightA, weightB, weightBig] = await weights([a!, b!, big!]);
+    // Room for both small tenants and not the big one beside them: it fits once one of them goes.
+    const { clock, heldTenants, logged, loads, close } = heldTenantsOnClock(weightA! + weightB! + weightBig! - 1, Infinity);
+    try {
+      for (const small of [a!, b!]) {
+        await use(heldTenants, small, 1);
+        expect(await heldTenants.load(small)).toBe(true); // the room left goes to whoever comes first
+        await use(heldTenants, small, 9);
+      }
+      await use(heldTenants, big!, 1);
+      expect(await heldTenants.load(big!)).toBe(false); // counted, then left out before a grant is read
+      expect(logged.at(-1)).toMatchObject({ msg: 'grants in memory: tenant not held', tenantId: big, weight: weightBig });
+      expect(loads()).toBe(3);
+
+      clock.at += 1_000;
+      await use(heldTenants, big!, 18); // 19 uses, then 20: not more than twice the 10 of the small tenant it would displace
+      clock.at += 1_000;
+      await use(heldTenants, big!, 1);
+      expect(loads()).toBe(3); // decided in memory from what the big tenant weighed: no load tried
+
+      clock.at += 1_000;
+      await use(heldTenants, big!, 1); // 21 uses
+      expect(loads()).toBe(4);
+      await expect.poll(() => heldTenants.holds(big!), { timeout: 5_000, interval: 20 }).toBe(true);
+      expect([a!, b!].map((small) => heldTenants.holds(small))).toEqual([false, true]);
+      expect(logged).toContainEqual(expect.objectContaining({ msg: 'grants in memory: tenant dropped', tenantId: a, why: 'displaced', by: big }));
+    } finally {
+      await close();
+    }
+  });
+
+  it('let a tenant no longer checked be displaced by one checked now, uses halving every half-life', async () => {
+    const [old, now] = await tenantsOf(5, 5);
+    const [weightOld, weightNow] = await weights([old!, now!]);
+    const { clock, heldTenants, close } = heldTenantsOnClock(weightOld! + weightNow! - 1, 1_000);
+    try {
+      await use(heldTenants, old!, 1);
+      expect(await heldTenants.load(old!)).toBe(true);
+      await use(heldTenants, old!, 9);
+      await use(heldTenants, now!, 3);
+      expect(await heldTenants.load(now!)).toBe(false); // 3 uses against 10
+
+      clock.at += 5_000; // the old tenant's 10 uses are 0.31 now, the other's 3 are 0.09
+      await use(heldTenants, now!, 3); // 1.09 at the first, too few to displace a tenant: considered again in a second
+      expect(heldTenants.holds(now!)).toBe(false);
+      clock.at += 1_000;
+      await use(heldTenants, now!, 1); // 2.55 against 0.16
+      await expect.poll(() => heldTenants.holds(now!), { timeout: 5_000, interval: 20 }).toBe(true);
+      expect(heldTenants.holds(old!)).toBe(false);
     } finally {
       await close();
     }
