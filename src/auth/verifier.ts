@@ -24,7 +24,17 @@ export interface KeyVerifierOptions {
   absentPrefixes?: number;
   /** Tenants whose last forgetting is remembered, at most; past that, forgetting one may make others' keys be looked up again. */
   forgottenTenants?: number;
+  /** Credentials remembered as verified lately (LATELY_MS), at most (least recently used go first). */
+  lately?: number;
 }
+
+/**
+ * How long a credential found live is remembered as in use (isKnown): its lookups are then not
+ * counted as possible failures before their answer. A backend that serves many tenants checks with
+ * many keys from one address, most of them less often than `maxAgeMs`, so each use is a lookup;
+ * counted ahead, 20 of them under way at once were 20 failures, and the address was refused.
+ */
+const LATELY_MS = 10 * 60_000;
 
 /** A principal found by the lookup numbered `lookup`. */
 interface Verified {
@@ -56,11 +66,14 @@ export class KeyVerifier {
   /** For each tenant forgotten lately, the clock when it was; a tenant pushed out leaves its clock as the floor of all. */
   private readonly forgottenAt: LRUCache<string, number>;
   private forgottenFloor = 0;
+  /** Credentials a lookup found live within LATELY_MS, and not found since, with when they expire: never used to admit, only to count (isKnown). */
+  private readonly lately: LRUCache<Credential, number>;
 
   constructor(
     private readonly db: Db,
-    { maxAgeMs = FRESHNESS_MS, touchEveryMs = 60_000, absentPrefixes = 10_000, forgottenTenants = 10_000 }: KeyVerifierOptions = {},
+    { maxAgeMs = FRESHNESS_MS, touchEveryMs = 60_000, absentPrefixes = 10_000, forgottenTenants = 10_000, lately = 100_000 }: KeyVerifierOptions = {},
   ) {
+    this.lately = new LRUCache({ max: lately, ttl: LATELY_MS, ttlResolution: 0, perf: { now: () => Date.now() } });
     this.touchEveryMs = touchEveryMs;
     // Date's clock, like the cache of live keys (and the tests' fake one).
     this.absent = new LRUCache({ max: absentPrefixes, ttl: maxAgeMs, ttlResolution: 0, perf: { now: () => Date.now() } });
@@ -100,8 +113,13 @@ export class KeyVerifier {
     return found && this.current(found) ? found.principal : undefined;
   }
 
-  /** True while this node holds the credential's key as verified, or is looking it up: verifying it costs no query. */
+  /**
+   * True while this node holds the credential's key as verified, or is looking it up, or found it
+   * live lately (LATELY_MS): a lookup of it is most likely no failure, and is counted only if it
+   * turns out one.
+   */
   isKnown(credential: Credential): boolean {
+    if ((this.lately.get(credential) ?? 0) > Date.now()) return true;
     if (!this.cache.has(credential)) return false;
     const found = this.cache.loadedNow(credential);
     return found === undefined || this.current(found);
@@ -125,6 +143,8 @@ export class KeyVerifier {
   private async lookUp(credential: Credential): Promise<Verified | null> {
     const lookup = ++this.clock;
     const principal = await this.find(credential);
+    if (principal) this.lately.set(credential, principal.kind === 'api_key' ? Infinity : principal.expiresAt);
+    else this.lately.delete(credential);
     return principal && { principal, lookup };
   }
 

@@ -66,7 +66,8 @@ describe('KeyVerifier', () => {
 
     keys.forgetTenant('tenant_0');
     expect(keys.verifiedNow(a)).toBeUndefined();
-    expect(keys.isKnown(a)).toBe(false);
+    // Not held, but found live lately: its next lookup is counted only if it fails.
+    expect(keys.isKnown(a)).toBe(true);
     expect(keys.verifiedNow(b)?.keyId).toBe('key_1');
     expect(keys.isKnown(b)).toBe(true);
     expect((await keys.verify(a))?.keyId).toBe('key_0');
@@ -182,6 +183,29 @@ describe('KeyVerifier', () => {
     expect(keys.isKnown(presented)).toBe(false);
     expect(await keys.verify(presented)).toBeNull();
     expect(findFirst).toHaveBeenCalledTimes(2);
+  });
+
+  it('takes a key found live in the last 10 minutes as known, not held, until a lookup does not find it', async () => {
+    const secret = newSecret();
+    const { db, lookups } = databaseWith(secret);
+    const keys = new KeyVerifier(db);
+    const presented = credential(keys, secret);
+    expect(keys.isKnown(presented)).toBe(false);
+    expect((await keys.verify(presented))?.keyId).toBe('key_0');
+    // Past its freshness it is not held (a use looks it up), but it is known: the lookup is no likely failure.
+    vi.setSystemTime(T0 + 1_000);
+    expect(keys.verifiedNow(presented)).toBeUndefined();
+    expect(keys.isKnown(presented)).toBe(true);
+    vi.setSystemTime(T0 + 10 * 60_000 + 1);
+    expect(keys.isKnown(presented)).toBe(false);
+
+    expect((await keys.verify(presented))?.keyId).toBe('key_0');
+    expect(lookups()).toBe(2);
+    // Revoked: the lookup finds nothing, and the key is no longer known.
+    vi.mocked((db as unknown as { apiKey: { findMany: () => Promise<unknown[]> } }).apiKey.findMany).mockResolvedValue([]);
+    vi.setSystemTime(T0 + 10 * 60_000 + 1_000);
+    expect(await keys.verify(presented)).toBeNull();
+    expect(keys.isKnown(presented)).toBe(false);
   });
 
   it('keys its memory by digest, never by the secret', () => {

@@ -317,6 +317,22 @@ describe('failed authentications per client address', () => {
     await exhaust(app);
   });
 
+  it('neither counts nor refuses keys found live lately and no longer held: a backend checks for many tenants, each with its key, from one address', async () => {
+    const { keys, app } = fresh();
+    const tenants = await Promise.all(Array.from({ length: 8 }, () => newTenant(services)));
+    const inUse = await Promise.all(tenants.map((tenant) => tenant.keyWith('grant:read')));
+    for (const key of inUse) expect((await namespaces(app, key)).status).toBe(200);
+    // Their verifications lapse (as past 500 ms, here at once): each use is a lookup again.
+    keys.forgetAll();
+    // Eight lookups under way at once, against a limit of three failures: none is one.
+    expect((await Promise.all(inUse.map((key) => namespaces(app, key)))).map((res) => res.status)).toEqual(inUse.map(() => 200));
+    await exhaust(app);
+    keys.forgetAll();
+    const lookups = vi.spyOn(keys, 'verify');
+    expect((await namespaces(app, inUse[0]!)).status).toBe(200);
+    expect(lookups).toHaveBeenCalledTimes(1);
+  });
+
   it('counts the peer address, and believes X-Forwarded-For only from configured proxies', async () => {
     const { app, behindProxy } = fresh();
     await exhaust(app);

@@ -52,10 +52,12 @@ function admitsAudience(issuer: string, req: Request, principal: Principal): boo
  * remembered answer is too old) makes it a query, and the request a 401.
  *
  * A client address past its limit of failed authentications is answered 429 before any lookup,
- * unless its key is one this node holds as verified (which costs no query): a neighbour behind the
- * same address that keeps sending a bad key does not lock out the keys in steady use there. Every
- * other attempt is counted before its lookup, and given back once the key is found: concurrent bad
- * keys are counted as they arrive, so no more of them are looked up than the limit allows.
+ * unless its key is one this node holds as verified or found live lately (KeyVerifier.isKnown): a
+ * neighbour behind the same address that keeps sending a bad key does not lock out the keys in use
+ * there. Every other attempt is counted before its lookup, and given back once the key is found:
+ * concurrent bad keys are counted as they arrive, so no more of them are looked up than the limit
+ * allows. A key found live lately is counted only if its lookup fails: a backend checking for many
+ * tenants, each with its key, looks many of them up at once from one address.
  *
  * A read's Grantd-Consistency (docs/consistency.md#revisions) is handled here too, as the route's
  * metadata says: it brings this process's caches to the state it names before anything is answered,
