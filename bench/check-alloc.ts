@@ -82,7 +82,8 @@ function drive(port: number, prebuilt: Buffer[], count: number, everyBatch: () =
           return;
         }
         let length = 0;
-        for (let at = lengthAt + CONTENT_LENGTH.length; received[at]! >= 0x30 && received[at]! <= 0x39; at++) length = 10 * length + received[at]! - 0x30;
+        for (let at = lengthAt + CONTENT_LENGTH.length; received[at]! >= 0x30 && received[at]! <= 0x39; at++)
+          length = 10 * length + received[at]! - 0x30;
         if (received.length < headEnd + 4 + length) {
           pending = received;
           return;
@@ -263,7 +264,9 @@ async function main(): Promise<void> {
     if (values.survivors) {
       const sites = await allocationSites(grantdPort, grantdRequests, checks, true);
       const total = sites.reduce((sum, s) => sum + s.bytes * checks, 0);
-      process.stdout.write(`\nallocated over ${checks} requests and alive after them, what a scavenge then copies (${total.toFixed(0)} bytes in all):\n`);
+      process.stdout.write(
+        `\nallocated over ${checks} requests and alive after them, what a scavenge then copies (${total.toFixed(0)} bytes in all):\n`,
+      );
       for (const { site, bytes } of sites.slice(0, Number(values.top))) process.stdout.write(`${(bytes * checks).toFixed(0).padStart(9)}  ${site}\n`);
     }
   } finally {

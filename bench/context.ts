@@ -21,6 +21,8 @@ export interface Row {
   p50_ms: number | null;
   p95_ms: number | null;
   p99_ms: number | null;
+  /** Where the load measured it (the open loop's scenarios). */
+  p999_ms?: number | null;
   errors: number | null;
   vs_express: number | null;
   vs_cerbos: number | null;
@@ -63,6 +65,8 @@ export interface Results {
   tracingOffShare: number | null;
   /** check_fixed_rate: at most what share of its measured requests grantd's GC pauses of over 1 ms held up, in %. */
   fixedRateGcShare: number | null;
+  /** grantd's garbage-collection pauses over 1 ms during check_fixed_rate's open loop (issue 45: none). */
+  fixedRateLongPauses: number | null;
   /** check_at_least's peer: the plain check on the same grantd, alternating. */
   atLeastPlain: RunStats | null;
   /** check_token's peer: the same load authenticated by the API key on the same grantd, alternating. */
@@ -122,7 +126,20 @@ export function createContext(options: Options): RunContext {
     record: (name, stats, note) => {
       const { rps = null, p50_ms = null, p95_ms = null, p99_ms = null, errors = null } = stats ?? {};
       const statuses = stats?.statuses && stats.errors > 0 ? { statuses: stats.statuses } : {};
-      rows.set(name, { name, rps, p50_ms, p95_ms, p99_ms, errors, vs_express: null, vs_cerbos: null, ...statuses, ...(note ? { note } : {}) });
+      const p999 = stats?.p999_ms !== undefined ? { p999_ms: stats.p999_ms } : {};
+      rows.set(name, {
+        name,
+        rps,
+        p50_ms,
+        p95_ms,
+        p99_ms,
+        ...p999,
+        errors,
+        vs_express: null,
+        vs_cerbos: null,
+        ...statuses,
+        ...(note ? { note } : {}),
+      });
     },
     ds,
     samples,
@@ -151,6 +168,7 @@ export function createContext(options: Options): RunContext {
       tracingOnCheck: null,
       tracingOffShare: null,
       fixedRateGcShare: null,
+      fixedRateLongPauses: null,
       atLeastPlain: null,
       tokenByKey: null,
       deepListingFirstPage: null,

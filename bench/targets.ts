@@ -14,6 +14,7 @@ export function targetLines({ results }: RunContext): string[] {
     tokenByKey,
     atLeastPlain,
     fixedRateGcShare,
+    fixedRateLongPauses,
     deepListingFirstPage,
     batchWithoutFeed,
     noWindows,
@@ -52,6 +53,23 @@ export function targetLines({ results }: RunContext): string[] {
   );
   out.push(target('check rps / cerbos rps', ratio(c?.rps, cerbos?.rps), '>= 1', (v) => v >= 1, 2, errorsIn('check') + (cerbos?.errors ?? 0)));
   out.push(target('check_fixed_rate p99 ms', rows.get('check_fixed_rate')?.p99_ms ?? null, '< 2', (v) => v < 2, 2, errorsIn('check_fixed_rate')));
+  const fixedRate = rows.get('check_fixed_rate');
+  const expressFixedRate = results.peers.express_fixed_rate as { p99_ms: number | null; errors: number } | undefined;
+  out.push(
+    target(
+      'check_fixed_rate p99 / bare Express p99',
+      ratio(fixedRate?.p99_ms, expressFixedRate?.p99_ms),
+      '<= 1.5',
+      (v) => v <= 1.5,
+      2,
+      errorsIn('check_fixed_rate') + (expressFixedRate?.errors ?? 0),
+    ),
+  );
+  const p999 = fixedRate?.p999_ms ?? null;
+  out.push(
+    `  ${'check_fixed_rate p99.9 ms'.padEnd(48)} ${(p999 === null ? 'n/a' : p999.toFixed(2)).padStart(8)}  (informative: issue 45 asks it reported)`,
+  );
+  out.push(target('check_fixed_rate: GC pauses over 1 ms', fixedRateLongPauses, '0', (v) => v === 0, 0, errorsIn('check_fixed_rate')));
   out.push(
     target('check_fixed_rate: requests GC pauses held up, %', fixedRateGcShare, '< 1, out of its p99', (v) => v < 1, 2, errorsIn('check_fixed_rate')),
   );
