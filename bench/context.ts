@@ -22,6 +22,8 @@ export interface Row {
   p50_ms: number | null;
   p95_ms: number | null;
   p99_ms: number | null;
+  /** Where the load measured it (the open loop's scenarios). */
+  p999_ms?: number | null;
   errors: number | null;
   vs_express: number | null;
   vs_cerbos: number | null;
@@ -67,6 +69,8 @@ export interface Results {
   fixedRateGcShare: number | null;
   /** check_sql's peer (the same load on a grantd holding the tenant in memory, alternating), its rate at 1,000/s, and its answers to the labelled mix against the model. */
   sql: { inMemory: RunStats; fixedRate: RunStats; mismatches: number } | null;
+  /** grantd's garbage-collection pauses over 1 ms during check_fixed_rate's open loop (issue 45: none). */
+  fixedRateLongPauses: number | null;
   /** check_at_least's peer: the plain check on the same grantd, alternating. */
   atLeastPlain: RunStats | null;
   /** check_token's peer: the same load authenticated by the API key on the same grantd, alternating. */
@@ -126,7 +130,20 @@ export function createContext(options: Options): RunContext {
     record: (name, stats, note) => {
       const { rps = null, p50_ms = null, p95_ms = null, p99_ms = null, errors = null } = stats ?? {};
       const statuses = stats?.statuses && stats.errors > 0 ? { statuses: stats.statuses } : {};
-      rows.set(name, { name, rps, p50_ms, p95_ms, p99_ms, errors, vs_express: null, vs_cerbos: null, ...statuses, ...(note ? { note } : {}) });
+      const p999 = stats?.p999_ms !== undefined ? { p999_ms: stats.p999_ms } : {};
+      rows.set(name, {
+        name,
+        rps,
+        p50_ms,
+        p95_ms,
+        p99_ms,
+        ...p999,
+        errors,
+        vs_express: null,
+        vs_cerbos: null,
+        ...statuses,
+        ...(note ? { note } : {}),
+      });
     },
     ds,
     samples,
@@ -157,6 +174,7 @@ export function createContext(options: Options): RunContext {
       tracingOffShare: null,
       fixedRateGcShare: null,
       sql: null,
+      fixedRateLongPauses: null,
       atLeastPlain: null,
       tokenByKey: null,
       deepListingFirstPage: null,

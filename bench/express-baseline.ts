@@ -8,21 +8,13 @@
  * layer; with EXPRESS_SERVER=listen by stock `app.listen`, for reference (about 0.6x as fast).
  */
 import cluster from 'node:cluster';
-import express from 'express';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import express, { type Express } from 'express';
 import { createHttpServer } from '../src/http/server.ts';
 
-const workers = Number(process.env.WORKERS ?? 1);
-if (cluster.isPrimary && workers > 1) {
-  for (let i = 0; i < workers; i++) cluster.fork();
-  process.on('SIGTERM', () => {
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.kill();
-    process.exit(0);
-  });
-} else {
-  serve();
-}
-
-function serve(): void {
+/** The bare app; bench/check-alloc.ts serves it in its own process too. */
+export function bareExpressApp(): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -36,7 +28,25 @@ function serve(): void {
   app.post('/v1/check/bulk', (req, res) => {
     res.json({ results: (req.body as { checks: unknown[] }).checks.map(() => ({ allowed: true })) });
   });
+  return app;
+}
+
+function serve(): void {
+  const app = bareExpressApp();
   const port = Number(process.env.PORT ?? 0);
   if (process.env.EXPRESS_SERVER === 'listen') app.listen(port, '127.0.0.1');
   else createHttpServer(app).listen(port, '127.0.0.1');
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
+  const workers = Number(process.env.WORKERS ?? 1);
+  if (cluster.isPrimary && workers > 1) {
+    for (let i = 0; i < workers; i++) cluster.fork();
+    process.on('SIGTERM', () => {
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.kill();
+      process.exit(0);
+    });
+  } else {
+    serve();
+  }
 }

@@ -206,6 +206,7 @@ function openLoop(job: Job, bodies: string[], authorizations: string[] | null): 
         p50_ms: percentile(latencies, 0.5),
         p95_ms: percentile(latencies, 0.95),
         p99_ms: percentile(latencies, 0.99),
+        p999_ms: percentile(latencies, 0.999),
         errors: failed,
         requests: sent,
         seconds,

@@ -103,6 +103,7 @@ function writeResults(ctx: RunContext): void {
       p50_ms: round(r.p50_ms),
       p95_ms: round(r.p95_ms),
       p99_ms: round(r.p99_ms),
+      ...(r.p999_ms !== undefined ? { p999_ms: round(r.p999_ms) } : {}),
       errors: r.errors,
       vs_express: round(r.vs_express),
       vs_cerbos: round(r.vs_cerbos),

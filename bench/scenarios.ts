@@ -13,6 +13,8 @@ export interface RunStats {
   p50_ms: number | null;
   p95_ms: number | null;
   p99_ms: number | null;
+  /** The open loop's (bench/open-loop.ts): its 99.9th percentile. */
+  p999_ms?: number | null;
   /** non-2xx answers plus socket errors and timeouts */
   errors: number;
   requests: number;
@@ -155,6 +157,7 @@ export function medianOf<T extends RunStats>(runs: T[]): RunStats {
     p50_ms: median(runs.map((r) => r.p50_ms)),
     p95_ms: median(runs.map((r) => r.p95_ms)),
     p99_ms: median(runs.map((r) => r.p99_ms)),
+    ...(runs.some((r) => r.p999_ms !== undefined) ? { p999_ms: median(runs.map((r) => r.p999_ms ?? null)) } : {}),
     errors: runs.reduce((sum, r) => sum + r.errors, 0),
     requests: runs.reduce((sum, r) => sum + r.requests, 0),
     seconds: runs.reduce((sum, r) => sum + r.seconds, 0),
@@ -201,7 +204,7 @@ export async function measureAlternating<T extends RunStats>(
         'late_p99_ms' in r && r.late_p99_ms !== null ? `, sends late against the schedule p99 ${fmt(r.late_p99_ms as number | null)} ms` : '';
       const opened = 'opened' in r ? `, ${r.opened as number} connections opened` : '';
       log(
-        `  ${label} run ${i + 1}: ${r.rps.toFixed(1)}/s p50 ${fmt(r.p50_ms)} p99 ${fmt(r.p99_ms)} ms, errors ${r.errors}${statuses}${late}${opened}`,
+        `  ${label} run ${i + 1}: ${r.rps.toFixed(1)}/s p50 ${fmt(r.p50_ms)} p99 ${fmt(r.p99_ms)}${r.p999_ms !== undefined ? ` p99.9 ${fmt(r.p999_ms)}` : ''} ms, errors ${r.errors}${statuses}${late}${opened}`,
       );
     }
   }

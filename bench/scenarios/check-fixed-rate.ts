@@ -31,6 +31,7 @@ export async function runCheckFixedRate(ctx: RunContext, { databaseUrl, key }: D
   });
   const requests = fixed.runs.reduce((sum, run) => sum + (run.requests ?? 0), 0);
   results.fixedRateGcShare = (100 * pauses.delayedAtMost) / requests;
+  results.fixedRateLongPauses = pauses.long;
   // The same load against the bare Express app: the floor of the load generator and of Node's HTTP layer.
   results.peers.express_fixed_rate = (
     await withExpress(ctx, async (ex) => {
@@ -44,6 +45,6 @@ export async function runCheckFixedRate(ctx: RunContext, { databaseUrl, key }: D
     fixed.median,
     `offered ${FIXED_RATE.toLocaleString('en')}/s open loop (one request due every millisecond, sent on a free one of 64 keep-alive connections without waiting for answers, or when one is free, timed from when it fell due; generator in its own process), after ${plan.warmupS} s of a ${CLOSED_LOOP}; achieved ${fixed.median.rps.toFixed(0)}/s; ` +
       `garbage collections over the open loop's warm-up and runs: ${pauses.collections}, of them ${pauses.long} over 1 ms, which could have held up at most ${pauses.delayedAtMost} of its ${requests} measured requests; ` +
-      `the same load on bare Express: p50 ${fmt(floor.p50_ms)} p99 ${fmt(floor.p99_ms)} ms`,
+      `p99.9 ${fmt(fixed.median.p999_ms)} ms; the same load on bare Express: p50 ${fmt(floor.p50_ms)} p99 ${fmt(floor.p99_ms)} p99.9 ${fmt(floor.p999_ms)} ms`,
   );
 }

@@ -110,6 +110,21 @@ export class AuthorizationEngine {
   }
 
   /**
+   * `check`'s answer when the schema and the tenant's grants are at hand, with no promise made (a
+   * promise awaited is garbage a check need not make: docs/decisions.md#a-check-allocates-what-it-needs);
+   * undefined when it must wait (then `check`, which asks again). Throws `check`'s problems.
+   */
+  checkNow(tenantId: string, input: CheckInput): boolean | undefined {
+    const query = parseTriple(input);
+    const schema = this.checker.schemas.getNow?.(tenantId);
+    if (!schema?.namespace(query.object.ns) || !this.checker.checks.checkNow) return undefined;
+    schema.assertRelation(query.object.ns, query.relation);
+    const answer = this.checker.checks.checkNow(tenantId, schema, query);
+    if (answer instanceof DomainError) throw answer;
+    return answer;
+  }
+
+  /**
    * Each check's answer, in order; a check naming an unknown namespace or relation, or past its work
    * budget, gets allowed: false and its problem. The answers of the checks evaluated are the two
    * shared results, not an object each (docs/decisions.md#a-check-allocates-what-it-needs).

@@ -127,14 +127,22 @@ export function queriesOn(subjects: readonly string[], objects: readonly string[
 
 /**
  * The checks among `queries` on which the engine and `want` disagree: in a bulk, and one by one too
- * where the tenant is held in memory, where a lone check takes a path of its own (MemoryChecker.checkNow).
+ * where the tenant is held in memory, where a lone check takes a path of its own (MemoryChecker.checkNow),
+ * and as the check route asks it, at once when it can be (AuthorizationEngine.checkNow).
  */
 export async function disagreeing(engine: AuthorizationEngine, tenantId: string, queries: readonly Triple[], want: (...q: Triple) => boolean) {
   const inputs = queries.map(([subject, relation, object]) => ({ subject, relation, object }));
   const results = await engine.checkBulk(tenantId, inputs);
   const held = engine.checker.walks.walkScale(tenantId) > 1;
   const single = held ? await Promise.all(inputs.map((input) => engine.check(tenantId, input))) : null;
+  const atOnce = held
+    ? await Promise.all(inputs.map(async (input) => engine.checkNow(tenantId, input) ?? (await engine.check(tenantId, input))))
+    : null;
   return queries.filter(
-    (q, i) => results[i]!.allowed !== want(...q) || results[i]!.error !== undefined || (single !== null && single[i] !== want(...q)),
+    (q, i) =>
+      results[i]!.allowed !== want(...q) ||
+      results[i]!.error !== undefined ||
+      (single !== null && single[i] !== want(...q)) ||
+      (atOnce !== null && atOnce[i] !== want(...q)),
   );
 }

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { newRequestId } from '../request-ids.ts';
 import { shownPath } from '../shown-path.ts';
 
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -30,7 +30,7 @@ export function requestLog(logger: Logger): (req: Request, res: Response) => voi
   }
   return (req, res) => {
     const given = req.headers['x-request-id'];
-    req.id = typeof given === 'string' && ACCEPTABLE_ID.test(given) ? given : randomUUID();
+    req.id = typeof given === 'string' && ACCEPTABLE_ID.test(given) ? given : newRequestId();
     res.setHeader('X-Request-Id', req.id);
     if (logger.isLevelEnabled('info')) res.on('finish', logFinished);
   };
