@@ -91,17 +91,20 @@ async function writeTenants(root: string, databaseUrl: string, log: (line: strin
   try {
     const first = (await client.query<{ id: string }>(`SELECT id FROM tenants WHERE name = 'many-0'`)).rows[0]!.id;
     for (const ns of NAMESPACES) {
-      await client.query(`INSERT INTO namespaces (tenant_id, name, relations) VALUES ($1, $2, $3::jsonb)`, [first, ns.name, JSON.stringify(ns.relations)]);
+      await client.query(`INSERT INTO namespaces (tenant_id, name, relations) VALUES ($1, $2, $3::jsonb)`, [
+        first,
+        ns.name,
+        JSON.stringify(ns.relations),
+      ]);
     }
     const tenants: Tenant[] = [{ id: first, secret: firstKey, grants: tenantSize(0) }];
     for (let rank = 1; rank < TENANTS; rank++) tenants.push({ id: randomUUID(), secret: newSecret(), grants: tenantSize(rank) });
     const others = tenants.slice(1);
     await client.query('BEGIN');
-    await client.query(`INSERT INTO tenants (id, name, cursor_secret) SELECT id, 'many-' || n, secret FROM unnest($1::uuid[], $2::int[], $3::bytea[]) AS t(id, n, secret)`, [
-      others.map((t) => t.id),
-      others.map((_, i) => i + 1),
-      others.map(() => randomBytes(32)),
-    ]);
+    await client.query(
+      `INSERT INTO tenants (id, name, cursor_secret) SELECT id, 'many-' || n, secret FROM unnest($1::uuid[], $2::int[], $3::bytea[]) AS t(id, n, secret)`,
+      [others.map((t) => t.id), others.map((_, i) => i + 1), others.map(() => randomBytes(32))],
+    );
     await client.query(
       `INSERT INTO namespaces (tenant_id, name, relations) SELECT t.id, n.name, n.relations FROM unnest($1::uuid[]) AS t(id), namespaces n WHERE n.tenant_id = $2`,
       [others.map((t) => t.id), first],
@@ -126,7 +129,9 @@ async function writeTenants(root: string, databaseUrl: string, log: (line: strin
       }
     };
     await Promise.all([writer(), writer()]);
-    log(`many_tenants: ${tenants.length} tenants, ${tenants.reduce((sum, t) => sum + t.grants, 0)} grants written in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    log(
+      `many_tenants: ${tenants.length} tenants, ${tenants.reduce((sum, t) => sum + t.grants, 0)} grants written in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+    );
     return tenants;
   } finally {
     await switchTriggers(databaseUrl, [FEED_TRIGGER], true).catch(() => undefined);
@@ -155,7 +160,11 @@ function shapeOf({ id, grants }: Tenant): [string, number, number, number, numbe
 /** A check of tenant t: a user of it viewing one of its documents (allowed by ownership, a folder or a group, or denied). */
 function checkOf(tenant: Tenant, random: () => number): string {
   const [, users, owned] = shapeOf(tenant);
-  return JSON.stringify({ subject: `user:u${Math.floor(random() * users)}`, relation: 'viewer', object: `document:d${Math.floor(random() * owned)}` });
+  return JSON.stringify({
+    subject: `user:u${Math.floor(random() * users)}`,
+    relation: 'viewer',
+    object: `document:d${Math.floor(random() * owned)}`,
+  });
 }
 
 interface Context {
@@ -219,14 +228,21 @@ export async function manyTenants(ctx: Context): Promise<ManyTenantsOutcome> {
   writeFileSync(authorizationsFile, JSON.stringify(picked.map((t) => `Bearer ${tenants[t]!.secret}`)));
 
   const lines: HeldLine[] = [];
-  const server = await startGrantd(ctx.root, ctx.databaseUrl, ctx.workers, {
-    GRANTD_GRAPH_MEMORY: String(graphMemory),
-    LOG_LEVEL: 'info',
-    // The load comes from one address standing for 2,000 tenants' applications: keys not yet verified count against it until found.
-    GRANTD_AUTH_FAILURE_LIMIT: String(AUTH_FAILURE_LIMIT),
-  }, [], (line) => {
-    if (line.includes('grants in memory: tenant')) lines.push(JSON.parse(line) as HeldLine);
-  });
+  const server = await startGrantd(
+    ctx.root,
+    ctx.databaseUrl,
+    ctx.workers,
+    {
+      GRANTD_GRAPH_MEMORY: String(graphMemory),
+      LOG_LEVEL: 'info',
+      // The load comes from one address standing for 2,000 tenants' applications: keys not yet verified count against it until found.
+      GRANTD_AUTH_FAILURE_LIMIT: String(AUTH_FAILURE_LIMIT),
+    },
+    [],
+    (line) => {
+      if (line.includes('grants in memory: tenant')) lines.push(JSON.parse(line) as HeldLine);
+    },
+  );
   try {
     ctx.log(`many_tenants: GRANTD_GRAPH_MEMORY=${graphMemory} (a third of ${total}); ${RATE} checks/s for ${seconds} s over ${TENANTS} tenants`);
     let [maxHeldGrants, maxRssMb, sampling] = [0, 0, true];

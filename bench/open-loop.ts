@@ -70,8 +70,10 @@ function openLoop(job: Job, bodies: string[], authorizations: string[] | null): 
   const requestOf =
     job.method === 'GET'
       ? (query: string, more: string) => `GET ${target.pathname}${query} HTTP/1.1\r\n${headers}${more}\r\n`
-      : (body: string, more: string) => `POST ${target.pathname} HTTP/1.1\r\n${headers}${more}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-  const request = (n: number) => requestOf(bodies[n % bodies.length]!, authorizations ? `authorization: ${authorizations[n % authorizations.length]}\r\n` : '');
+      : (body: string, more: string) =>
+          `POST ${target.pathname} HTTP/1.1\r\n${headers}${more}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  const request = (n: number) =>
+    requestOf(bodies[n % bodies.length]!, authorizations ? `authorization: ${authorizations[n % authorizations.length]}\r\n` : '');
   const samples: number[] = [];
   const latencies: number[] = [];
   const lateness: number[] = [];

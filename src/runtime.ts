@@ -67,7 +67,12 @@ export function createServices(url: string, config: Config, logger: Logger, prim
   // One meter for all work in memory: checks, listings, explanations and replays (docs/decisions.md#one-meter-for-all-work-in-memory).
   const meter = new WorkMeter();
   // Each worker holds tenants of its own: its lines about them say which process it is.
-  const heldTenants = new HeldTenants(pool, { maxGrants: config.GRANTD_GRAPH_MEMORY, maxAgeMs: FRESHNESS_MS }, logger.child({ pid: process.pid }), meter);
+  const heldTenants = new HeldTenants(
+    pool,
+    { maxGrants: config.GRANTD_GRAPH_MEMORY, maxAgeMs: FRESHNESS_MS },
+    logger.child({ pid: process.pid }),
+    meter,
+  );
   const checker = new CheckRouter(graphPool, schemas, heldTenants, {
     meter,
     checkBudget: config.GRANTD_CHECK_BUDGET,

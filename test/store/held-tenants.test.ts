@@ -626,7 +626,9 @@ describe('grants in memory on a clock the test moves', () => {
     const { heldTenants, logged, close } = heldTenantsOnClock();
     try {
       for (const tenantId of tenantIds) expect(await heldTenants.load(tenantId)).toBe(true);
-      return tenantIds.map((tenantId) => logged.find((line) => line.tenantId === tenantId && line.msg === 'grants in memory: tenant loaded')!.weight!);
+      return tenantIds.map(
+        (tenantId) => logged.find((line) => line.tenantId === tenantId && line.msg === 'grants in memory: tenant loaded')!.weight!,
+      );
     } finally {
       await close();
     }
