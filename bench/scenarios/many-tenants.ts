@@ -2,6 +2,7 @@
 import type { RunContext } from '../context.ts';
 import { FEED_TRIGGER, manyTenants, type ManyTenantsOutcome } from '../many-tenants.ts';
 import { fmt } from '../scenarios.ts';
+import { scenarioFailed } from './shared.ts';
 
 export async function runManyTenants(ctx: RunContext, databaseUrl: string): Promise<void> {
   const { log } = ctx;
@@ -16,11 +17,7 @@ export async function runManyTenants(ctx: RunContext, databaseUrl: string): Prom
     seed: ctx.options.seed,
     log,
     switchedOff: (off) => (ctx.resources.feedSwitchedOff = off ? { url: databaseUrl, triggers: [FEED_TRIGGER] } : null),
-  }).catch((error: unknown) => {
-    log(`many_tenants failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    ctx.record('many_tenants', null, `failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
-    return null;
-  });
+  }).catch(scenarioFailed(ctx, 'many_tenants', log));
   if (ctx.results.manyTenants) recordManyTenants(ctx, ctx.results.manyTenants);
 }
 

@@ -2,6 +2,7 @@
 import type { RunContext } from '../context.ts';
 import { noisyNeighbour, type NoisyOutcome } from '../noisy.ts';
 import { fmt, type RunStats } from '../scenarios.ts';
+import { scenarioFailed } from './shared.ts';
 
 export async function runNoisyNeighbour(ctx: RunContext, databaseUrl: string): Promise<void> {
   const { log } = ctx;
@@ -16,11 +17,7 @@ export async function runNoisyNeighbour(ctx: RunContext, databaseUrl: string): P
     workDir: ctx.resources.workDir,
     seed,
     log,
-  }).catch((error: unknown) => {
-    log(`noisy_neighbour failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    ctx.record('noisy_neighbour', null, `failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
-    return null;
-  });
+  }).catch(scenarioFailed(ctx, 'noisy_neighbour', log));
   if (ctx.results.noisy) recordNoisy(ctx, ctx.results.noisy);
 }
 

@@ -2,6 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunContext } from '../context.ts';
+import type { ScenarioName } from '../options.ts';
 import { Api, holdInMemory } from '../load.ts';
 import { openLoopInChild } from '../open-loop.ts';
 import { cannon, measure, type LoadSpec } from '../scenarios.ts';
@@ -115,6 +116,15 @@ export const saturating = (
   return (durationS: number) =>
     openLoopInChild({ url: server.url, path: spec.paths[0]!, headers, bodiesFile, connections: spec.connections, durationS });
 };
+/** A scenario of tenants of its own that threw: its stack in the log, its row saying it failed, and no outcome. */
+export const scenarioFailed =
+  (ctx: RunContext, name: ScenarioName, log: (line: string) => void) =>
+  (error: unknown): null => {
+    log(`${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    ctx.record(name, null, `failed: ${firstLine(error)}`);
+    return null;
+  };
+
 export const firstLine = (error: unknown, lines = 1) =>
   error instanceof Error ? error.message.split('\n').slice(0, lines).join(' | ') : String(error);
 export const ratio = (a: number | null | undefined, b: number | null | undefined) => (a && b ? a / b : null);
