@@ -22,6 +22,7 @@ export function targetLines({ results }: RunContext): string[] {
     noWindows,
     noWindowsPeers,
     rules,
+    rulesPlainPeer,
     tracingOnCheck,
     tracingOffShare,
     spiceMismatches,
@@ -150,15 +151,16 @@ export function targetLines({ results }: RunContext): string[] {
     const withOverWithout = ratio(rows.get(name)?.rps, noWindowsPeers[name]?.rps);
     out.push(target(`${windowsLoad(name)} rps with windows / without`, withOverWithout, '>= 0.9', (v) => v >= 0.9, 2, windowsErrors(name)));
   }
+  // Against the plain check on the same grantd, run by run (the `check` row is another process at another time).
   // Answers that disagree with the model make the rate meaningless: it would measure other work.
   out.push(
     target(
-      'check_rules rps / check rps',
-      ratio(rows.get('check_rules')?.rps, c?.rps),
+      'check_rules rps / check rps (alternating, same grantd)',
+      ratio(rows.get('check_rules')?.rps, rulesPlainPeer?.rps),
       '>= 0.8',
       (v) => v >= 0.8,
       2,
-      errorsIn('check', 'check_rules') + (rules ? rules.mismatches + rules.bulkMismatches : 0),
+      errorsIn('check_rules') + (rulesPlainPeer?.errors ?? 0) + (rules ? rules.mismatches + rules.bulkMismatches : 0),
     ),
   );
   out.push(
