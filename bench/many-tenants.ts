@@ -248,7 +248,9 @@ export async function manyTenants(ctx: Context): Promise<ManyTenantsOutcome> {
     let [maxHeldGrants, maxRssMb, sampling] = [0, 0, true];
     const sampler = (async () => {
       while (sampling) {
-        const metrics = await (await fetch(`${server.url}/metrics`)).text().catch(() => '');
+        const metrics = await fetch(`${server.url}/metrics`)
+          .then((answer) => answer.text())
+          .catch(() => '');
         const held = /^grantd_graph_memory_grants (\d+)/m.exec(metrics);
         if (held) maxHeldGrants = Math.max(maxHeldGrants, Number(held[1]));
         maxRssMb = Math.max(maxRssMb, treeRssMb(server.proc.child.pid!));

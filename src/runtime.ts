@@ -1,5 +1,5 @@
 import pino, { type Logger } from 'pino';
-import { KeyVerifier } from './auth/verifier.ts';
+import { databaseLookups, KeyVerifier } from './auth/verifier.ts';
 import { forgetBefore, forgetTenant, type Change } from './cluster/changes.ts';
 import type { PrimaryLink } from './cluster/worker.ts';
 import { FRESHNESS_MS, type Config } from './config.ts';
@@ -63,7 +63,7 @@ export function createServices(url: string, config: Config, logger: Logger, prim
     },
     logger,
   );
-  const schemas = new SchemaCache(db);
+  const schemas = new SchemaCache(db, pool);
   // One meter for all work in memory: checks, listings, explanations and replays (docs/decisions.md#one-meter-for-all-work-in-memory).
   const meter = new WorkMeter();
   // Each worker holds tenants of its own: its lines about them say which process it is.
@@ -78,7 +78,7 @@ export function createServices(url: string, config: Config, logger: Logger, prim
     checkBudget: config.GRANTD_CHECK_BUDGET,
     tenantPoolShare: config.GRANTD_TENANT_POOL_SHARE,
   });
-  const caches = { schemas, engine: new AuthorizationEngine(checker), keys: new KeyVerifier(db) };
+  const caches = { schemas, engine: new AuthorizationEngine(checker), keys: new KeyVerifier(databaseLookups(db, pool)) };
   const stopSweep = startExpiredGrantSweep(db, { retentionMs: 1000 * config.GRANTD_EXPIRED_RETENTION }, logger);
   const stopChangesSweep = startChangesSweep(db, { retentionMs: 1000 * config.GRANTD_CHANGES_RETENTION }, logger);
   const stopUnboundClientSweep = startUnboundClientSweep(db, {}, logger);

@@ -1,8 +1,9 @@
 import { LRUCache } from 'lru-cache';
 import { FRESHNESS_MS } from '../config.ts';
 import { RefreshingCache } from '../cache/refreshing-cache.ts';
+import type pg from 'pg';
 import type { Db } from '../store/db.ts';
-import { findKey, touchKey } from '../store/keys.ts';
+import { findKey, touchKey, type KeyLookup } from '../store/keys.ts';
 import { accessTokenDigest, findAccessToken } from '../store/oauth-tokens.ts';
 import { ACCESS_TOKEN_PREFIX, looksLikeAccessToken } from './oauth/token-format.ts';
 import type { Principal } from './principal.ts';
@@ -35,6 +36,23 @@ export interface KeyVerifierOptions {
  * counted ahead, 20 of them under way at once were 20 failures, and the address was refused.
  */
 const LATELY_MS = 10 * 60_000;
+
+/** What verifying a credential asks of the database. */
+export interface CredentialLookups {
+  /** The live key with this prefix and digest, and whether any live key has the prefix. */
+  findKey(prefix: string, digest: Uint8Array): Promise<KeyLookup>;
+  /** Records a key's last use. */
+  touchKey(tenantId: string, keyId: string, at: Date): Promise<void>;
+  /** The live access token stored under this digest. */
+  findAccessToken(digest: string): Promise<Principal | null>;
+}
+
+/** The lookups in the database: keys on the pool under Prisma (src/store/keys.ts says why), tokens through Prisma. */
+export const databaseLookups = (db: Db, pool: pg.Pool): CredentialLookups => ({
+  findKey: (prefix, digest) => findKey(pool, prefix, digest),
+  touchKey: (tenantId, keyId, at) => touchKey(pool, tenantId, keyId, at),
+  findAccessToken: (digest) => findAccessToken(db, digest),
+});
 
 /** A principal found by the lookup numbered `lookup`. */
 interface Verified {
@@ -70,7 +88,7 @@ export class KeyVerifier {
   private readonly lately: LRUCache<Credential, number>;
 
   constructor(
-    private readonly db: Db,
+    readonly lookups: CredentialLookups,
     { maxAgeMs = FRESHNESS_MS, touchEveryMs = 60_000, absentPrefixes = 10_000, forgottenTenants = 10_000, lately = 100_000 }: KeyVerifierOptions = {},
   ) {
     this.lately = new LRUCache({ max: lately, ttl: LATELY_MS, ttlResolution: 0, perf: { now: () => Date.now() } });
@@ -149,20 +167,20 @@ export class KeyVerifier {
   }
 
   private async find(credential: Credential): Promise<Principal | null> {
-    if (credential.startsWith(ACCESS_TOKEN_PREFIX)) return findAccessToken(this.db, credential.slice(ACCESS_TOKEN_PREFIX.length));
+    if (credential.startsWith(ACCESS_TOKEN_PREFIX)) return this.lookups.findAccessToken(credential.slice(ACCESS_TOKEN_PREFIX.length));
     const prefix = credential.slice(0, PREFIX_LENGTH);
     if (this.absent.has(prefix)) return null;
     const startedAt = Date.now();
-    const found = await findKey(this.db, prefix, Buffer.from(credential.slice(PREFIX_LENGTH), 'base64'));
-    if (found.principal) this.touch(found.principal.keyId, Date.now());
+    const found = await this.lookups.findKey(prefix, Buffer.from(credential.slice(PREFIX_LENGTH), 'base64'));
+    if (found.principal) this.touch(found.principal, Date.now());
     else if (!found.prefixInUse) this.absent.set(prefix, true, { start: startedAt });
     return found.principal;
   }
 
   /** Records last use, at most once per `touchEveryMs` per key, off the request path. */
-  private touch(keyId: string, now: number): void {
+  private touch({ tenantId, keyId }: Principal, now: number): void {
     if (now - (this.touchedAt.get(keyId) ?? 0) < this.touchEveryMs) return;
     this.touchedAt.set(keyId, now);
-    touchKey(this.db, keyId, new Date(now)).catch(() => this.touchedAt.delete(keyId));
+    this.lookups.touchKey(tenantId, keyId, new Date(now)).catch(() => this.touchedAt.delete(keyId));
   }
 }

@@ -1,8 +1,11 @@
 import { FRESHNESS_MS } from '../config.ts';
 import { RefreshingCache } from '../cache/refreshing-cache.ts';
 import { CompiledSchema } from '../engine/schema.ts';
+import type pg from 'pg';
 import type { Db } from './db.ts';
 import { namespaceDefinitions } from './namespaces.ts';
+
+const NAMESPACES_VERSION_SQL = 'SELECT namespaces_version::text FROM tenants WHERE id = $1::uuid';
 
 /**
  * Compiled namespaces per tenant, used for at most `maxAgeMs` (reloaded ahead, off the request
@@ -17,6 +20,8 @@ export class SchemaCache {
 
   constructor(
     private readonly db: Db,
+    /** The pool under Prisma: the version every reload reads is a named statement on it (as findKey's, src/store/keys.ts). */
+    private readonly pool: pg.Pool,
     { maxAgeMs = FRESHNESS_MS, maxTenants = 10_000 }: { maxAgeMs?: number; maxTenants?: number } = {},
   ) {
     this.cache = new RefreshingCache((tenantId, held) => this.load(tenantId, held), maxAgeMs, maxTenants);
@@ -39,8 +44,13 @@ export class SchemaCache {
   private async load(tenantId: string, held: { version: bigint; schema: CompiledSchema } | undefined) {
     // The version before the definitions: definitions read after it are at least as new, so a
     // pair that is off is one the next reload corrects, never one that sticks.
-    const tenant = await this.db.tenant.findUnique({ where: { id: tenantId }, select: { namespacesVersion: true } });
-    const version = tenant?.namespacesVersion ?? -1n;
+    const { rows } = await this.pool.query<[string]>({
+      name: 'grantd_namespaces_version',
+      text: NAMESPACES_VERSION_SQL,
+      values: [tenantId],
+      rowMode: 'array',
+    });
+    const version = rows[0] ? BigInt(rows[0][0]) : -1n;
     if (held?.version === version) return held;
     return { version, schema: new CompiledSchema(await namespaceDefinitions(this.db, tenantId)) };
   }

@@ -1,26 +1,29 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { KeyVerifier, type Credential } from '../../src/auth/verifier.ts';
+import type pg from 'pg';
+import { databaseLookups, KeyVerifier, type Credential } from '../../src/auth/verifier.ts';
 import { hashSecret, newSecret, secretPrefix } from '../../src/auth/secrets.ts';
 import type { Db } from '../../src/store/db.ts';
 
-/** A database holding the given live secrets (the i-th is key_i of tenant_i), counting the lookups made of it. */
+/**
+ * The store's lookups over a fake pool holding the given live secrets (the i-th is key_i of
+ * tenant_i), counting the lookups made of it: the store's own findKey compares the digests.
+ */
 function databaseWith(...secrets: string[]) {
-  const rows = secrets.map((secret, i) => ({
-    id: `key_${i}`,
-    tenantId: `tenant_${i}`,
-    scopes: ['admin'],
-    prefix: secretPrefix(secret),
-    secretHash: new Uint8Array(hashSecret(secret)),
-    tenant: { cursorSecret: new Uint8Array(32) },
-  }));
-  const findMany = vi.fn(async ({ where }: { where: { prefix: string } }) => rows.filter((row) => row.prefix === where.prefix));
-  const updateMany = vi.fn(async (_: { where: { id: string }; data: { lastUsedAt: Date } }) => ({ count: 1 }));
-  const db = { apiKey: { findMany, updateMany } } as unknown as Db;
+  const rows = secrets.map((secret, i) => [`key_${i}`, `tenant_${i}`, ['admin'], hashSecret(secret), Buffer.alloc(32)] as const);
+  const findKey = vi.fn(async (prefix: string) => ({ rows: rows.filter((_, i) => secretPrefix(secrets[i]!) === prefix) }));
+  const touchKey = vi.fn(async (_tenantId: string, _keyId: string, _at: Date) => ({ rows: [] }));
+  const query = async ({ name, values }: { name: string; values: unknown[] }) => {
+    if (name === 'grantd_find_key') return findKey(values[0] as string);
+    if (name === 'grantd_touch_key') return touchKey(...(values as [string, string, Date]));
+    throw new Error(`unexpected statement ${name}`);
+  };
+  const store = databaseLookups({} as Db, { query } as unknown as pg.Pool);
   return {
-    db,
-    lookups: () => findMany.mock.calls.length,
-    touches: () => updateMany.mock.calls.map(([{ where, data }]) => [where.id, data.lastUsedAt.getTime()]),
-    updateMany,
+    store,
+    lookups: () => findKey.mock.calls.length,
+    touches: () => touchKey.mock.calls.map(([, keyId, at]) => [keyId, at.getTime()]),
+    findKey,
+    touchKey,
   };
 }
 
@@ -39,8 +42,8 @@ describe('KeyVerifier', () => {
 
   it('verifies a credential again from memory: the check after the body costs no query', async () => {
     const secret = newSecret();
-    const { db, lookups } = databaseWith(secret);
-    const keys = new KeyVerifier(db);
+    const { store, lookups } = databaseWith(secret);
+    const keys = new KeyVerifier(store);
     const presented = credential(keys, secret);
     expect((await keys.verify(presented))?.keyId).toBe('key_0');
     vi.setSystemTime(T0 + 200);
@@ -53,8 +56,8 @@ describe('KeyVerifier', () => {
 
   it("forgets one tenant's keys, not another's, and trusts no lookup begun before its tenant was forgotten", async () => {
     const secrets = [newSecret(), newSecret()];
-    const { db, lookups } = databaseWith(...secrets);
-    const keys = new KeyVerifier(db);
+    const { store, lookups } = databaseWith(...secrets);
+    const keys = new KeyVerifier(store);
     const [a, b] = secrets.map((secret) => credential(keys, secret)) as [Credential, Credential];
     // A lookup under way when its tenant is forgotten: its answer is not used, a new lookup's is.
     const verifying = keys.verify(a);
@@ -78,8 +81,8 @@ describe('KeyVerifier', () => {
 
   it('past the tenants it remembers forgetting, takes every key verified before as forgotten', async () => {
     const secret = newSecret();
-    const { db, lookups } = databaseWith(secret);
-    const keys = new KeyVerifier(db, { forgottenTenants: 1 });
+    const { store, lookups } = databaseWith(secret);
+    const keys = new KeyVerifier(store, { forgottenTenants: 1 });
     const presented = credential(keys, secret);
     await keys.verify(presented);
     keys.forgetTenant('tenant_0');
@@ -91,8 +94,8 @@ describe('KeyVerifier', () => {
   });
 
   it('remembers for 500 ms that no live key has a prefix: the same bad key, or another with its prefix, costs no query', async () => {
-    const { db, lookups } = databaseWith(newSecret());
-    const keys = new KeyVerifier(db);
+    const { store, lookups } = databaseWith(newSecret());
+    const keys = new KeyVerifier(store);
     const bad = secretWithPrefix('AAAAAAAA');
     expect(await keys.verify(credential(keys, bad))).toBeNull();
     expect(await keys.verify(credential(keys, bad))).toBeNull();
@@ -108,16 +111,16 @@ describe('KeyVerifier', () => {
 
   it('does not remember a prefix as absent when a live key has it: that key still works', async () => {
     const live = secretWithPrefix('BBBBBBBB');
-    const { db, lookups } = databaseWith(live);
-    const keys = new KeyVerifier(db);
+    const { store, lookups } = databaseWith(live);
+    const keys = new KeyVerifier(store);
     expect(await keys.verify(credential(keys, secretWithPrefix('BBBBBBBB')))).toBeNull();
     expect((await keys.verify(credential(keys, live)))?.keyId).toBe('key_0');
     expect(lookups()).toBe(2);
   });
 
   it('holds a bounded number of absent prefixes, forgetting the least recently used', async () => {
-    const { db, lookups } = databaseWith();
-    const keys = new KeyVerifier(db, { absentPrefixes: 2 });
+    const { store, lookups } = databaseWith();
+    const keys = new KeyVerifier(store, { absentPrefixes: 2 });
     for (const prefix of ['CCCCCCC1', 'CCCCCCC2', 'CCCCCCC3']) await keys.verify(credential(keys, secretWithPrefix(prefix)));
     expect(lookups()).toBe(3);
     await keys.verify(credential(keys, secretWithPrefix('CCCCCCC3')));
@@ -128,8 +131,8 @@ describe('KeyVerifier', () => {
 
   it("records a key's last use when it is looked up, at most once a minute", async () => {
     const secret = newSecret();
-    const { db, touches } = databaseWith(secret);
-    const keys = new KeyVerifier(db);
+    const { store, touches } = databaseWith(secret);
+    const keys = new KeyVerifier(store);
     await keys.verify(credential(keys, secret));
     expect(touches()).toEqual([['key_0', T0]]);
     vi.setSystemTime(T0 + 59_999);
@@ -147,11 +150,11 @@ describe('KeyVerifier', () => {
 
   it('writes a last use that failed again at the next lookup, and never fails the request for it', async () => {
     const secret = newSecret();
-    const { db, touches, updateMany } = databaseWith(secret);
-    updateMany.mockRejectedValueOnce(new Error('the database is gone'));
-    const keys = new KeyVerifier(db);
+    const { store, touches, touchKey } = databaseWith(secret);
+    touchKey.mockRejectedValueOnce(new Error('the database is gone'));
+    const keys = new KeyVerifier(store);
     expect((await keys.verify(credential(keys, secret)))?.keyId).toBe('key_0');
-    await vi.waitFor(() => expect(updateMany).toHaveBeenCalledTimes(1));
+    await vi.waitFor(() => expect(touchKey).toHaveBeenCalledTimes(1));
     await Promise.resolve(); // the failure's handler runs
     vi.setSystemTime(T0 + 1);
     keys.forgetAll();
@@ -173,7 +176,7 @@ describe('KeyVerifier', () => {
     };
     // The store asks for a token unexpired at the time of the query.
     const findFirst = vi.fn(async ({ where }: { where: { expiresAt: { gt: Date } } }) => (where.expiresAt.gt < row.expiresAt ? row : null));
-    const keys = new KeyVerifier({ oAuthRecord: { findFirst } } as unknown as Db);
+    const keys = new KeyVerifier(databaseLookups({ oAuthRecord: { findFirst } } as unknown as Db, {} as pg.Pool));
     const presented = credential(keys, token);
     expect((await keys.verify(presented))?.keyId).toBe('c1');
     vi.setSystemTime(T0 + 249);
@@ -187,8 +190,8 @@ describe('KeyVerifier', () => {
 
   it('takes a key found live in the last 10 minutes as known, not held, until a lookup does not find it', async () => {
     const secret = newSecret();
-    const { db, lookups } = databaseWith(secret);
-    const keys = new KeyVerifier(db);
+    const { store, lookups, findKey } = databaseWith(secret);
+    const keys = new KeyVerifier(store);
     const presented = credential(keys, secret);
     expect(keys.isKnown(presented)).toBe(false);
     expect((await keys.verify(presented))?.keyId).toBe('key_0');
@@ -202,7 +205,7 @@ describe('KeyVerifier', () => {
     expect((await keys.verify(presented))?.keyId).toBe('key_0');
     expect(lookups()).toBe(2);
     // Revoked: the lookup finds nothing, and the key is no longer known.
-    vi.mocked((db as unknown as { apiKey: { findMany: () => Promise<unknown[]> } }).apiKey.findMany).mockResolvedValue([]);
+    findKey.mockResolvedValue({ rows: [] });
     vi.setSystemTime(T0 + 10 * 60_000 + 1_000);
     expect(await keys.verify(presented)).toBeNull();
     expect(keys.isKnown(presented)).toBe(false);
@@ -210,7 +213,7 @@ describe('KeyVerifier', () => {
 
   it('keys its memory by digest, never by the secret', () => {
     const secret = newSecret();
-    const presented = credential(new KeyVerifier(databaseWith().db), secret);
+    const presented = credential(new KeyVerifier(databaseWith().store), secret);
     expect(presented).not.toContain(secret.slice(17));
     expect(presented).toBe(`${secretPrefix(secret)}${hashSecret(secret).toString('base64')}`);
   });

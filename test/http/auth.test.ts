@@ -218,7 +218,7 @@ describe('failed authentications per client address', () => {
    */
   const fresh = (authFailures = 3) => {
     const limits = createLimits({ authFailures, windowSeconds: 3600 }, pino({ level: 'silent' }));
-    const keys = new KeyVerifier(services.db, { maxAgeMs: 3_600_000 });
+    const keys = new KeyVerifier(services.keys.lookups, { maxAgeMs: 3_600_000 });
     const freshness = new Freshness(services.db, (tenantId) => forgetTenant({ ...services, keys }, tenantId));
     onTestFinished(() => limits.close());
     const deps = { ...services, keys, limits, freshness };

@@ -1,9 +1,13 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { SchemaCache } from '../../src/store/schema-cache.ts';
 import { createNamespace } from '../../src/store/namespaces.ts';
-import { newTenant, useServices } from '../helpers.ts';
+import { connect } from '../../src/store/db.ts';
+import { databaseUrl, newTenant, useServices } from '../helpers.ts';
 
 const services = useServices();
+/** A cache of its own over a connection of its own (the services' pool is not theirs to hand out). */
+const own = connect(databaseUrl(), 2);
+afterAll(() => own.close());
 
 /** Counts the loads of the services' schema cache from now on. */
 const countLoads = () => vi.spyOn(services.schemas as unknown as { load: (tenantId: string) => Promise<unknown> }, 'load');
@@ -29,7 +33,7 @@ describe("a tenant's compiled schema", () => {
   });
 
   it('is held for the most recently used tenants only, up to maxTenants: one evicted is compiled again', async () => {
-    const schemas = new SchemaCache(services.db, { maxTenants: 2 });
+    const schemas = new SchemaCache(own.db, own.pool, { maxTenants: 2 });
     const [a, b, c] = await Promise.all([newTenant(services), newTenant(services), newTenant(services)]);
     const first = await schemas.get(a.id);
     const bFirst = await schemas.get(b.id);
