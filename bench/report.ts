@@ -83,7 +83,10 @@ function resultTable(ctx: RunContext): string[] {
       ? `(peer) spicedb (embedded, in-memory, in-process FFI): ${spice.relationships} relationships loaded in ${spice.load_s.toFixed(1)} s, ${spice.rss_mb} MB; ${spice.single_checks_per_s.toFixed(1)} checks/s single, ${spice.bulk_checks_per_s.toFixed(1)} checks/s in bulks of 100; ${ctx.samples.listings.length} lookups in ${spice.listing_s.toFixed(1)} s`
       : `(peer) spicedb: null (${spiceError})`,
   );
-  if (compare) out.push(`compared build: ${compare.root} (${compare.version}), its own database; its answers against the model: ${compare.mismatches} mismatches`);
+  if (compare)
+    out.push(
+      `compared build: ${compare.root} (${compare.version}), its own database; its answers against the model: ${compare.mismatches} mismatches`,
+    );
   for (const r of scenarios) if (r.note) out.push(`  ${r.name}: ${r.note}`);
   return out;
 }

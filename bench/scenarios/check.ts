@@ -28,7 +28,9 @@ export async function runCheck(ctx: RunContext, dataset: DatasetContext): Promis
   const { databaseUrl, key } = dataset;
   const { log, results } = ctx;
   results.cerbosError ??= ensurePeer('cerbos', log);
-  log(`scenario check (grantd alternating with the bare express app${dataset.compare ? ' and the compared build' : ''}, then express on app.listen, then cerbos)`);
+  log(
+    `scenario check (grantd alternating with the bare express app${dataset.compare ? ' and the compared build' : ''}, then express on app.listen, then cerbos)`,
+  );
   const [grantd, bare, compared] = await withGrantd(ctx, databaseUrl, key, (api) =>
     withCompareBuild(ctx, dataset, (other) =>
       withExpress(ctx, (ex) =>

@@ -33,7 +33,12 @@ export async function runSubjectsFirstPage(ctx: RunContext, dataset: DatasetCont
 const SHARED_DOCUMENTS = 200;
 
 /** A first-page scenario on a fresh grantd, its runs alternating with the compared build's when there is one; this build's figures. */
-async function pages(ctx: RunContext, name: 'objects_first_page' | 'subjects_first_page', dataset: DatasetContext, spec: LoadSpec): Promise<RunStats> {
+async function pages(
+  ctx: RunContext,
+  name: 'objects_first_page' | 'subjects_first_page',
+  dataset: DatasetContext,
+  spec: LoadSpec,
+): Promise<RunStats> {
   const [own, compared] = await withGrantd(ctx, dataset.databaseUrl, dataset.key, (api) =>
     withCompareBuild(ctx, dataset, (other) =>
       measureAlternating(

@@ -6,7 +6,7 @@ import type { RunContext } from '../context.ts';
 import type { ScenarioName } from '../options.ts';
 import { Api, holdInMemory } from '../load.ts';
 import { openLoopInChild } from '../open-loop.ts';
-import { cannon, measure, type LoadSpec } from '../scenarios.ts';
+import { measure, type LoadSpec } from '../scenarios.ts';
 import { startExpress, startGrantd, type Server } from '../servers.ts';
 
 /** The loaded dataset the scenarios measure. */
