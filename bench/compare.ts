@@ -26,27 +26,32 @@ export function startSpiceDB(ctx: RunContext): Promise<SpiceResult | null> {
 }
 
 /** Correctness: grantd vs the reference model (all checks, agents included), single vs bulk. */
-export function compareWithModel({ ds, log, results, samples: { mix, listings } }: RunContext, answers: GrantdAnswers): void {
+export function compareWithModel(ctx: RunContext, answers: GrantdAnswers): void {
+  ctx.results.peers.model = modelMismatches(ctx, 'grantd', answers);
+}
+
+/** How many of a grantd's answers (`label` in the log) disagree with the reference model, and single with bulk; logged. */
+export function modelMismatches({ ds, log, samples: { mix, listings } }: RunContext, label: string, answers: GrantdAnswers) {
   type Answers = (boolean | null)[];
-  const disagree = (label: string, checks: Triple[], a: Answers, b: Answers | ((i: number) => boolean)) => {
+  const disagree = (what: string, checks: Triple[], a: Answers, b: Answers | ((i: number) => boolean)) => {
     let n = 0;
     checks.forEach((c, i) => {
       const other = typeof b === 'function' ? b(i) : b[i];
       if (a[i] !== other) {
         n++;
-        if (n <= 5) log(`  ${label}: ${c.subject} ${c.relation} ${c.object}: grantd ${a[i]}, other ${other}`);
+        if (n <= 5) log(`  ${what}: ${c.subject} ${c.relation} ${c.object}: ${label} ${a[i]}, other ${other}`);
       }
     });
     return n;
   };
-  const modelMismatches = disagree('grantd vs model', mix, answers.mix.single, (i) => mix[i]!.expected);
+  const checkMismatches = disagree(`${label} vs model`, mix, answers.mix.single, (i) => mix[i]!.expected);
   const bulkMismatches = disagree('check vs check/bulk', mix, answers.mix.single, answers.mix.bulk);
-  let listingModelMismatches = 0;
+  let listingMismatches = 0;
   listings.forEach((l, i) => {
-    if (JSON.stringify(ds.expectList(l.subject, l.relation)) !== JSON.stringify(answers.listings[i])) listingModelMismatches++;
+    if (JSON.stringify(ds.expectList(l.subject, l.relation)) !== JSON.stringify(answers.listings[i])) listingMismatches++;
   });
-  results.peers.model = { check_mismatches: modelMismatches, listing_mismatches: listingModelMismatches, check_vs_bulk_mismatches: bulkMismatches };
-  log(`grantd vs reference model: ${modelMismatches} check and ${listingModelMismatches} listing disagreements; single vs bulk: ${bulkMismatches}`);
+  log(`${label} vs reference model: ${checkMismatches} check and ${listingMismatches} listing disagreements; single vs bulk: ${bulkMismatches}`);
+  return { check_mismatches: checkMismatches, listing_mismatches: listingMismatches, check_vs_bulk_mismatches: bulkMismatches };
 }
 
 /** Waits for SpiceDB's run, then compares its answers with grantd's (checks without agents, listings). */

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Dataset } from './dataset.ts';
 import type { ManyTenantsOutcome } from './many-tenants.ts';
 import type { NoisyOutcome } from './noisy.ts';
-import type { Options, ScenarioName, WindowsScenario } from './options.ts';
+import type { ComparedScenario, Options, ScenarioName, WindowsScenario } from './options.ts';
 import { drawSamples, loadBodies, type LoadBodies, type Samples } from './samples.ts';
 import type { RunStats } from './scenarios.ts';
 import type { snapshotGrantd, Trigger } from './servers.ts';
@@ -77,12 +77,25 @@ export interface Results {
   tokenByKey: RunStats | null;
   /** objects_page_1m's peer: the first page of the same listing. */
   deepListingFirstPage: RunStats | null;
+  /**
+   * --compare-root: the other build (its folder and commit), how many of its answers to the labelled
+   * mix and the listings disagree with the model, and its figures in each compared scenario.
+   */
+  compare: {
+    root: string;
+    version: string;
+    model: Record<'check_mismatches' | 'listing_mismatches' | 'check_vs_bulk_mismatches', number>;
+    mismatches: number;
+    runs: Partial<Record<ComparedScenario, RunStats>>;
+  } | null;
 }
 
 /** What the run holds outside itself, released by cleanup() (bench/resources.ts). */
 export interface Resources {
   workDir: string;
   databaseName: string | null;
+  /** The database of the build --compare-root names, loaded by that build. */
+  compareDatabaseName: string | null;
   snapshot: ReturnType<typeof snapshotGrantd> | null;
   /** The changes feed's triggers while switched off (grant_batch_write's peer), for an interrupted run to switch them on again. */
   feedSwitchedOff: { url: string; triggers: Trigger[] } | null;
@@ -178,8 +191,15 @@ export function createContext(options: Options): RunContext {
       atLeastPlain: null,
       tokenByKey: null,
       deepListingFirstPage: null,
+      compare: null,
     },
-    resources: { workDir: mkdtempSync(join(tmpdir(), 'grantd-bench-')), databaseName: null, snapshot: null, feedSwitchedOff: null },
+    resources: {
+      workDir: mkdtempSync(join(tmpdir(), 'grantd-bench-')),
+      databaseName: null,
+      compareDatabaseName: null,
+      snapshot: null,
+      feedSwitchedOff: null,
+    },
     graphLoads: [],
     heldPerProcess: 0,
   };

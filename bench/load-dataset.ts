@@ -3,6 +3,7 @@
  * grantd's answers to the samples, collected right after the load.
  */
 import type { RunContext } from './context.ts';
+import type { Triple } from './dataset.ts';
 import { Api, grantdAnswers, loadGrantd, walkListing } from './load.ts';
 import { compareRules, loadRulesTenant, RULES_TENANT, rulesSample } from './rules-tenant.ts';
 import { startGrantd, vacuumDatabase } from './servers.ts';
@@ -39,7 +40,7 @@ export async function loadDataset(ctx: RunContext, databaseUrl: string): Promise
     const rulesKey = ctx.options.needsRules ? await loadRules(ctx, databaseUrl, first.url) : null;
     const autovacuum = await vacuumDatabase(databaseUrl);
     note(`ran VACUUM ANALYZE once after the load, as autovacuum would (autovacuum is ${autovacuum} on this PostgreSQL)`);
-    const answers = await collectAnswers(ctx, api);
+    const answers = await collectAnswers(ctx, api, ctx.samples.spiceChecks);
     if (peerKey) await compareNoWindowsAnswers(ctx, new Api(first.url, peerKey), answers);
     if (rulesKey) await compareRulesAnswers(ctx, new Api(first.url, rulesKey));
     return { key, answers, deepCursors: await deepCursorsOf(ctx, api) };
@@ -106,7 +107,8 @@ async function compareNoWindowsAnswers({ ds, note, results, samples: { mix } }: 
   );
 }
 
-async function collectAnswers({ log, note, samples: { mix, spiceChecks, listings } }: RunContext, api: Api): Promise<GrantdAnswers> {
+/** A grantd's answers to the labelled mix, `spiceChecks` (SpiceDB's sample, or none) and the listings. */
+export async function collectAnswers({ log, note, samples: { mix, listings } }: RunContext, api: Api, spiceChecks: Triple[]): Promise<GrantdAnswers> {
   log(`collecting grantd's answers: ${mix.length + spiceChecks.length} checks, one by one and in bulk`);
   const mixAnswers = await grantdAnswers(api, mix);
   const spiceAnswers = await grantdAnswers(api, spiceChecks);

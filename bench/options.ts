@@ -1,5 +1,6 @@
 /** The benchmark's command line (bench/README.md), checked, and what follows from it. */
 import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { SizeName } from './dataset.ts';
 
@@ -27,6 +28,9 @@ export type ScenarioName = (typeof SCENARIOS)[number];
 /** The scenarios measured against tenant NO_WINDOWS_TENANT (issue 22). */
 export const WINDOWS_SCENARIOS = ['check_windows', 'check_bulk_windows'] as const;
 export type WindowsScenario = (typeof WINDOWS_SCENARIOS)[number];
+/** The scenarios that --compare-root measures on both builds (bench/README.md#two-builds-in-one-run). */
+export const COMPARED_SCENARIOS = ['check', 'check_bulk_100', 'objects_first_page', 'subjects_first_page', 'objects_walk'] as const;
+export type ComparedScenario = (typeof COMPARED_SCENARIOS)[number];
 const isScenario = (name: string): name is ScenarioName => (SCENARIOS as readonly string[]).includes(name);
 
 export type Options = ReturnType<typeof parseOptions>;
@@ -43,6 +47,7 @@ export function parseOptions() {
       'spicedb-procs': { type: 'string' },
       workers: { type: 'string', default: 'auto' },
       only: { type: 'string' },
+      'compare-root': { type: 'string' },
     },
   });
   // --quick is dataset S's short runs: a larger dataset asked with it would silently be S.
@@ -73,5 +78,7 @@ export function parseOptions() {
     needsNoWindows: WINDOWS_SCENARIOS.some((name) => selected.has(name)),
     /** Whether tenant RULES_TENANT is loaded beside the dataset's. */
     needsRules: selected.has('check_rules'),
+    /** Another checkout's grantd (built there), measured beside this one in COMPARED_SCENARIOS; null without --compare-root. */
+    compareRoot: args['compare-root'] ? resolve(args['compare-root']) : null,
   };
 }

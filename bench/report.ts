@@ -37,6 +37,7 @@ function resultTable(ctx: RunContext): string[] {
     cerbosError,
     spice,
     spiceError,
+    compare,
   } = ctx.results;
   const scenarios = reportedRows(ctx);
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(20) : c.padStart(10))).join(' ');
@@ -75,19 +76,24 @@ function resultTable(ctx: RunContext): string[] {
   if (rulesPlainPeer) out.push(peerLine('(peer) check alternating with check_rules', rulesPlainPeer));
   if (tracingOnCheck) out.push(peerLine('(peer) check with tracing on', tracingOnCheck));
   if (sql) out.push(peerLine('(peer) check_sql in memory', sql.inMemory), peerLine(`(peer) check_sql at ${SQL_FIXED_RATE}/s`, sql.fixedRate));
+  for (const [name, stats] of Object.entries(compare?.runs ?? {})) out.push(peerLine(`(compared build) ${name}`, stats));
   out.push(cerbos ? peerLine('(peer) cerbos check', cerbos) : `(peer) cerbos: null (${cerbosError})`);
   out.push(
     spice
       ? `(peer) spicedb (embedded, in-memory, in-process FFI): ${spice.relationships} relationships loaded in ${spice.load_s.toFixed(1)} s, ${spice.rss_mb} MB; ${spice.single_checks_per_s.toFixed(1)} checks/s single, ${spice.bulk_checks_per_s.toFixed(1)} checks/s in bulks of 100; ${ctx.samples.listings.length} lookups in ${spice.listing_s.toFixed(1)} s`
       : `(peer) spicedb: null (${spiceError})`,
   );
+  if (compare)
+    out.push(
+      `compared build: ${compare.root} (${compare.version}), its own database; its answers against the model: ${compare.mismatches} mismatches`,
+    );
   for (const r of scenarios) if (r.note) out.push(`  ${r.name}: ${r.note}`);
   return out;
 }
 
 function writeResults(ctx: RunContext): void {
   const { args, size, seed, plan, workers } = ctx.options;
-  const { grantdVersion, spiceMismatches, mismatches, peers, notes } = ctx.results;
+  const { grantdVersion, spiceMismatches, mismatches, peers, notes, compare } = ctx.results;
   const scenarios = reportedRows(ctx);
   const round = (x: number | null) => (x === null ? null : Math.round(x * 1000) / 1000);
   const json = {
@@ -113,6 +119,7 @@ function writeResults(ctx: RunContext): void {
     spicedb_mismatches: spiceMismatches,
     spicedb_mismatch_examples: mismatches.slice(0, 20),
     peers,
+    ...(compare ? { compared_build: compare } : {}),
     notes,
     wall_s: Math.round((performance.now() - ctx.t0) / 1000),
   };

@@ -30,9 +30,9 @@ export async function cleanup(ctx: RunContext): Promise<void> {
   const { log, resources } = ctx;
   for (const child of children) killHard(child);
   await switchFeedBackOn(ctx).catch((error: unknown) => log(`could not switch the changes feed's triggers on again: ${String(error)}`));
-  if (resources.databaseName) {
-    const name = resources.databaseName;
-    resources.databaseName = null;
+  const names = [resources.databaseName, resources.compareDatabaseName].filter((name) => name !== null);
+  resources.databaseName = resources.compareDatabaseName = null;
+  for (const name of names) {
     await dropDatabase(name).catch((error: unknown) => log(`could not drop database ${name}: ${String(error)}`));
     log(`dropped database ${name}`);
   }

@@ -1,12 +1,13 @@
 /**
  * grantd benchmark: `npm run bench -- [--quick] [--dataset S|L] [--out file] [--seed n]
- * [--no-spicedb] [--no-cerbos] [--spicedb-procs n] [--workers n|auto] [--only scenario,...]`. See bench/README.md. Progress goes to stderr,
+ * [--no-spicedb] [--no-cerbos] [--spicedb-procs n] [--workers n|auto] [--only scenario,...] [--compare-root dir]`. See bench/README.md. Progress goes to stderr,
  * the table to stdout, the results to the --out JSON file (default bench-results.json).
  */
+import { loadCompareBuild } from './compare-build.ts';
 import { compareWithModel, compareWithSpiceDB, startSpiceDB } from './compare.ts';
 import { createContext, type RunContext } from './context.ts';
 import { loadDataset } from './load-dataset.ts';
-import { parseOptions, WINDOWS_SCENARIOS } from './options.ts';
+import { COMPARED_SCENARIOS, parseOptions, WINDOWS_SCENARIOS } from './options.ts';
 import { report } from './report.ts';
 import { buildAndSnapshot, cleanup, cleanUpOnSignals, createBenchDatabase } from './resources.ts';
 import { runCheckBulk, noteLoadPools } from './scenarios/check-bulk.ts';
@@ -31,8 +32,10 @@ async function main(ctx: RunContext): Promise<void> {
     const spiceRun = startSpiceDB(ctx);
     const loaded = await loadDataset(ctx, databaseUrl);
     compareWithModel(ctx, loaded.answers);
+    const { compareRoot, selected } = ctx.options;
+    const compare = compareRoot && COMPARED_SCENARIOS.some((name) => selected.has(name)) ? await loadCompareBuild(ctx, compareRoot) : null;
     await compareWithSpiceDB(ctx, spiceRun, loaded.answers);
-    await runDatasetScenarios(ctx, { databaseUrl, key: loaded.key, deepCursors: loaded.deepCursors });
+    await runDatasetScenarios(ctx, { databaseUrl, key: loaded.key, deepCursors: loaded.deepCursors, compare });
   }
   if (ctx.options.selected.has('noisy_neighbour')) await runNoisyNeighbour(ctx, databaseUrl);
   if (ctx.options.selected.has('many_tenants')) await runManyTenants(ctx, databaseUrl);

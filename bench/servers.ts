@@ -88,13 +88,19 @@ export function snapshotGrantd(): { dir: string; version: string; remove: () => 
   mkdirSync(dir, { recursive: true });
   for (const entry of ['dist', 'bin', 'generated', 'prisma', 'package.json']) cpSync(join(ROOT, entry), join(dir, entry), { recursive: true });
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  const git = spawnSync('git', ['describe', '--always', '--dirty'], { cwd: ROOT, encoding: 'utf8' });
-  const built = statSync(join(ROOT, 'dist', 'src', 'cli', 'main.js')).mtime.toISOString();
-  return { dir, version: `${git.stdout.trim() || 'unknown'} (dist built ${built})`, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return { dir, version: buildVersion(ROOT), remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export async function createDatabase(): Promise<{ name: string; url: string }> {
-  const name = `grantd_bench_${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}_${process.pid}`;
+/** The commit of the checkout at `root` and when its dist/ was built. */
+export function buildVersion(root: string): string {
+  const git = spawnSync('git', ['describe', '--always', '--dirty'], { cwd: root, encoding: 'utf8' });
+  const built = statSync(join(root, 'dist', 'src', 'cli', 'main.js')).mtime.toISOString();
+  return `${git.stdout.trim() || 'unknown'} (dist built ${built})`;
+}
+
+/** A new database `grantd_bench_<time>_<pid><suffix>` (a run's second one takes a suffix). */
+export async function createDatabase(suffix = ''): Promise<{ name: string; url: string }> {
+  const name = `grantd_bench_${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}_${process.pid}${suffix}`;
   const client = new pg.Client({ connectionString: PG_ADMIN_URL });
   await client.connect();
   try {

@@ -1,6 +1,7 @@
 /** The targets of bench/README.md#targets, each with whether this run met it. */
 import type { RunContext } from './context.ts';
-import { WINDOWS_SCENARIOS, type ScenarioName, type WindowsScenario } from './options.ts';
+import { WINDOWS_SCENARIOS, type ComparedScenario, type ScenarioName, type WindowsScenario } from './options.ts';
+import type { RunStats } from './scenarios.ts';
 import { SQL_FIXED_RATE } from './scenarios/check-sql.ts';
 import { p99UnderA } from './scenarios/noisy-neighbour.ts';
 import { ratio } from './scenarios/shared.ts';
@@ -28,6 +29,7 @@ export function targetLines({ results }: RunContext): string[] {
     spiceMismatches,
     noisy,
     manyTenants,
+    compare,
   } = results;
   const c = rows.get('check');
   const errorsIn = (...names: ScenarioName[]) => names.reduce((sum, n) => sum + (rows.get(n)?.errors ?? 0), 0);
@@ -181,6 +183,11 @@ export function targetLines({ results }: RunContext): string[] {
     ),
   );
   out.push(target('spicedb mismatches', spiceMismatches, '0', (v) => v === 0, 0));
+  // --compare-root: answers of the other build that disagree with the model make its figures meaningless.
+  for (const [name, other] of Object.entries(compare?.runs ?? {}) as [ComparedScenario, RunStats][]) {
+    const errors = errorsIn(name) + other.errors + compare!.mismatches;
+    out.push(target(`${name} rps / compared build`, ratio(rows.get(name)?.rps, other.rps), '>= 0.95', (v) => v >= 0.95, 3, errors));
+  }
   // B's failed requests are part of what this ratio measures (p99UnderA), not a flaw of the run.
   out.push(
     target(

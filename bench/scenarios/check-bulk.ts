@@ -1,15 +1,38 @@
 /** Scenario check_bulk_100 and its bare Express peer; the note on how soon the check and bulk load pools repeat. */
+import { compareLoad, recordCompared, withCompareBuild } from '../compare-build.ts';
 import type { RunContext } from '../context.ts';
-import { CLOSED_LOOP, bulkSpec, firstLine, grantdHeaders, headersFor, saturate, withExpress, withGrantd, type DatasetContext } from './shared.ts';
+import { measureAlternating } from '../scenarios.ts';
+import {
+  CLOSED_LOOP,
+  bulkSpec,
+  firstLine,
+  grantdHeaders,
+  headersFor,
+  saturate,
+  saturating,
+  withExpress,
+  withGrantd,
+  type DatasetContext,
+} from './shared.ts';
 
-export async function runCheckBulk(ctx: RunContext, { databaseUrl, key }: DatasetContext): Promise<void> {
+export async function runCheckBulk(ctx: RunContext, dataset: DatasetContext): Promise<void> {
+  const { databaseUrl, key } = dataset;
   const { results } = ctx;
-  ctx.log('scenario check_bulk_100 (grantd, then express)');
-  ctx.record(
-    'check_bulk_100',
-    (await withGrantd(ctx, databaseUrl, key, (api) => saturate(ctx, 'check_bulk_100', api, headersFor(api), bulkSpec(ctx)))).median,
-    `rps = bulk requests/s of 100 checks each; ${CLOSED_LOOP}, the same for the bare Express app`,
+  ctx.log(`scenario check_bulk_100 (grantd${dataset.compare ? ' alternating with the compared build' : ''}, then express)`);
+  const [bulk, compared] = await withGrantd(ctx, databaseUrl, key, (api) =>
+    withCompareBuild(ctx, dataset, (other) =>
+      measureAlternating(
+        [
+          { label: 'check_bulk_100', once: saturating(ctx, 'check_bulk_100', api, headersFor(api), bulkSpec(ctx)) },
+          ...compareLoad('check_bulk_100', other, (o, label) => saturating(ctx, label, o, headersFor(o), bulkSpec(ctx))),
+        ],
+        ctx.log,
+        ctx.options.plan,
+      ),
+    ),
   );
+  ctx.record('check_bulk_100', bulk!.median, `rps = bulk requests/s of 100 checks each; ${CLOSED_LOOP}, the same for the bare Express app`);
+  recordCompared(ctx, 'check_bulk_100', compared);
   try {
     const expressBulk = (await withExpress(ctx, (ex) => saturate(ctx, 'check_bulk_100 express', ex, grantdHeaders(key), bulkSpec(ctx)))).median;
     results.expressBulk = expressBulk;

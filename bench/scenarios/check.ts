@@ -1,6 +1,7 @@
 /** Scenario check, with its peers: the bare Express app (on grantd's server and on app.listen) and Cerbos. */
 import { join } from 'node:path';
 import { cerbosAllowed, cerbosPolicy, cerbosRequest } from '../cerbos.ts';
+import { compareLoad, recordCompared, withCompareBuild } from '../compare-build.ts';
 import type { RunContext } from '../context.ts';
 import { pool } from '../load.ts';
 import { measureAlternating } from '../scenarios.ts';
@@ -23,23 +24,30 @@ import {
  * started before the first warm-up, so that what the machine does meanwhile falls on both alike;
  * then Express on stock `app.listen` (reference only) and Cerbos. The ratios go in the row.
  */
-export async function runCheck(ctx: RunContext, { databaseUrl, key }: DatasetContext): Promise<void> {
+export async function runCheck(ctx: RunContext, dataset: DatasetContext): Promise<void> {
+  const { databaseUrl, key } = dataset;
   const { log, results } = ctx;
   results.cerbosError ??= ensurePeer('cerbos', log);
-  log('scenario check (grantd alternating with the bare express app, then express on app.listen, then cerbos)');
-  const [grantd, bare] = await withGrantd(ctx, databaseUrl, key, (api) =>
-    withExpress(ctx, (ex) =>
-      measureAlternating(
-        [
-          { label: 'check grantd', once: saturating(ctx, 'check grantd', api, headersFor(api), checkSpec(ctx)) },
-          { label: 'check express', once: saturating(ctx, 'check express', ex, grantdHeaders(key), checkSpec(ctx)) },
-        ],
-        log,
-        ctx.options.plan,
+  log(
+    `scenario check (grantd alternating with the bare express app${dataset.compare ? ' and the compared build' : ''}, then express on app.listen, then cerbos)`,
+  );
+  const [grantd, bare, compared] = await withGrantd(ctx, databaseUrl, key, (api) =>
+    withCompareBuild(ctx, dataset, (other) =>
+      withExpress(ctx, (ex) =>
+        measureAlternating(
+          [
+            { label: 'check grantd', once: saturating(ctx, 'check grantd', api, headersFor(api), checkSpec(ctx)) },
+            { label: 'check express', once: saturating(ctx, 'check express', ex, grantdHeaders(key), checkSpec(ctx)) },
+            ...compareLoad('check', other, (o, label) => saturating(ctx, label, o, headersFor(o), checkSpec(ctx))),
+          ],
+          log,
+          ctx.options.plan,
+        ),
       ),
     ),
   );
   ctx.record('check', grantd!.median, `${CLOSED_LOOP}, the same for the bare Express app (its runs alternating with grantd's) and Cerbos`);
+  recordCompared(ctx, 'check', compared);
   results.express = bare!.median;
   try {
     results.expressListen = (

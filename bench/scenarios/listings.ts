@@ -1,21 +1,15 @@
 /** The listing scenarios: objects_first_page, subjects_first_page, objects_walk, objects_page_1m. */
+import { compareLoad, recordCompared, withCompareBuild } from '../compare-build.ts';
 import type { RunContext } from '../context.ts';
 import { objectsPath, subjectsPath } from '../load.ts';
-import { cannon, fmt, measure, measureAlternating, walkFor } from '../scenarios.ts';
-import { headersFor, objectsSpec, runLoad, withGrantd, type DatasetContext } from './shared.ts';
+import { cannon, fmt, measureAlternating, walkFor, type LoadSpec, type RunStats } from '../scenarios.ts';
+import { headersFor, objectsSpec, withGrantd, type DatasetContext } from './shared.ts';
 
-export async function runObjectsFirstPage(ctx: RunContext, { databaseUrl, key }: DatasetContext): Promise<void> {
+export async function runObjectsFirstPage(ctx: RunContext, dataset: DatasetContext): Promise<void> {
   const { wideUsers, wideReach } = ctx.samples;
   ctx.log('scenario objects_first_page');
-  ctx.record(
-    'objects_first_page',
-    (
-      await withGrantd(ctx, databaseUrl, key, (api) =>
-        runLoad(ctx, 'objects_first_page', api, headersFor(api), objectsSpec(wideUsers.map((s) => objectsPath(s, 'viewer', 100)))),
-      )
-    ).median,
-    `first page of 100 for ${wideReach}, 8 connections`,
-  );
+  const spec = objectsSpec(wideUsers.map((s) => objectsPath(s, 'viewer', 100)));
+  ctx.record('objects_first_page', await pages(ctx, 'objects_first_page', dataset, spec), `first page of 100 for ${wideReach}, 8 connections`);
 }
 
 /**
@@ -23,7 +17,7 @@ export async function runObjectsFirstPage(ctx: RunContext, { databaseUrl, key }:
  * folders group:wide views (their folders' and top folders' groups, group:wide's members, and the
  * document's own holders: about a hundred users each).
  */
-export async function runSubjectsFirstPage(ctx: RunContext, { databaseUrl, key }: DatasetContext): Promise<void> {
+export async function runSubjectsFirstPage(ctx: RunContext, dataset: DatasetContext): Promise<void> {
   const { ds } = ctx;
   ctx.log('scenario subjects_first_page');
   const shared = Array.from({ length: ds.sizes.documents }, (_, d) => d)
@@ -32,25 +26,60 @@ export async function runSubjectsFirstPage(ctx: RunContext, { databaseUrl, key }
     .map((d) => subjectsPath(`document:d${d}`, 'viewer', 'user', 100));
   ctx.record(
     'subjects_first_page',
-    (await withGrantd(ctx, databaseUrl, key, (api) => runLoad(ctx, 'subjects_first_page', api, headersFor(api), objectsSpec(shared)))).median,
+    await pages(ctx, 'subjects_first_page', dataset, objectsSpec(shared)),
     `first page of 100 users viewing one of ${shared.length} documents in group:wide's folders, 8 connections`,
   );
 }
 const SHARED_DOCUMENTS = 200;
 
-export async function runObjectsWalk(ctx: RunContext, { databaseUrl, key }: DatasetContext): Promise<void> {
+/** A first-page scenario on a fresh grantd, its runs alternating with the compared build's when there is one; this build's figures. */
+async function pages(
+  ctx: RunContext,
+  name: 'objects_first_page' | 'subjects_first_page',
+  dataset: DatasetContext,
+  spec: LoadSpec,
+): Promise<RunStats> {
+  const [own, compared] = await withGrantd(ctx, dataset.databaseUrl, dataset.key, (api) =>
+    withCompareBuild(ctx, dataset, (other) =>
+      measureAlternating(
+        [
+          { label: name, once: (d: number) => cannon(api.url, headersFor(api), spec, d) },
+          ...compareLoad(name, other, (o) => (d) => cannon(o.url, headersFor(o), spec, d)),
+        ],
+        ctx.log,
+        ctx.options.plan,
+      ),
+    ),
+  );
+  recordCompared(ctx, name, compared);
+  return own!.median;
+}
+
+export async function runObjectsWalk(ctx: RunContext, dataset: DatasetContext): Promise<void> {
   const { wideUsers, wideReach } = ctx.samples;
   ctx.log('scenario objects_walk');
   let perWalk = { objects: 0, pages: 0 };
-  const walked = (
-    await withGrantd(ctx, databaseUrl, key, (api) =>
-      measure('objects_walk', ctx.log, ctx.options.plan, async (d) => {
-        const r = await walkFor(api, wideUsers, 1000, d);
-        perWalk = { objects: Math.round(r.objectsPerWalk), pages: Math.round(r.pagesPerWalk) };
-        return r;
-      }),
-    )
-  ).median;
+  const [own, compared] = await withGrantd(ctx, dataset.databaseUrl, dataset.key, (api) =>
+    withCompareBuild(ctx, dataset, (other) =>
+      measureAlternating(
+        [
+          {
+            label: 'objects_walk',
+            once: async (d: number) => {
+              const r = await walkFor(api, wideUsers, 1000, d);
+              perWalk = { objects: Math.round(r.objectsPerWalk), pages: Math.round(r.pagesPerWalk) };
+              return r;
+            },
+          },
+          ...compareLoad('objects_walk', other, (o) => (d) => walkFor(o, wideUsers, 1000, d)),
+        ],
+        ctx.log,
+        ctx.options.plan,
+      ),
+    ),
+  );
+  recordCompared(ctx, 'objects_walk', compared);
+  const walked = own!.median;
   ctx.record(
     'objects_walk',
     walked,

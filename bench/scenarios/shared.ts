@@ -1,11 +1,12 @@
 /** What the scenarios over the loaded dataset share: fresh servers, the load specs, the saturation load. */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { CompareBuild } from '../compare-build.ts';
 import type { RunContext } from '../context.ts';
 import type { ScenarioName } from '../options.ts';
 import { Api, holdInMemory } from '../load.ts';
 import { openLoopInChild } from '../open-loop.ts';
-import { cannon, measure, type LoadSpec } from '../scenarios.ts';
+import { measure, type LoadSpec } from '../scenarios.ts';
 import { startExpress, startGrantd, type Server } from '../servers.ts';
 
 /** The loaded dataset the scenarios measure. */
@@ -14,6 +15,8 @@ export interface DatasetContext {
   /** The admin key. */
   key: string;
   deepCursors: string[];
+  /** The build --compare-root names, with its own database; null without it. */
+  compare: CompareBuild | null;
 }
 
 /** Waits until every worker of a fresh grantd holds the tenants' grants (see holdInMemory); the time it took goes to the notes. */
@@ -50,18 +53,24 @@ export async function withExpress<T>(ctx: RunContext, work: (server: Server) => 
 }
 
 /**
- * Runs `work` against a fresh grantd (`settings`: more of its environment) once it holds the
- * tenant of `key` in memory, and those of `alsoHeld` (keys of tenants loaded like the dataset's);
- * with `holdsNothing` (a grantd started with GRANTD_GRAPH_MEMORY=0) as soon as it is up.
+ * Runs `work` against a fresh grantd (`settings`: more of its environment; `root`: the build, by
+ * default the run's snapshot) once it holds the tenant of `key` in memory, and those of `alsoHeld`
+ * (keys of tenants loaded like the dataset's); with `holdsNothing` (a grantd started with
+ * GRANTD_GRAPH_MEMORY=0) as soon as it is up.
  */
 export async function withGrantd<T>(
   ctx: RunContext,
   databaseUrl: string,
   key: string,
   work: (api: Api, server: Server) => Promise<T>,
-  { alsoHeld = [], settings = {}, holdsNothing = false }: { alsoHeld?: string[]; settings?: NodeJS.ProcessEnv; holdsNothing?: boolean } = {},
+  {
+    alsoHeld = [],
+    settings = {},
+    holdsNothing = false,
+    root = ctx.resources.snapshot!.dir,
+  }: { alsoHeld?: string[]; settings?: NodeJS.ProcessEnv; holdsNothing?: boolean; root?: string } = {},
 ): Promise<T> {
-  const server = await startGrantd(ctx.resources.snapshot!.dir, databaseUrl, ctx.options.workers, settings);
+  const server = await startGrantd(root, databaseUrl, ctx.options.workers, settings);
   try {
     const api = new Api(server.url, key);
     if (!holdsNothing) await graphLoaded(ctx, [api, ...alsoHeld.map((other) => new Api(server.url, other))]);
@@ -87,8 +96,6 @@ export const objectsSpec = (paths: string[]): LoadSpec => ({ method: 'GET', path
 export const headersFor = (api: Api) => api.headers();
 /** What grantd is sent, sent to the bare Express app too (it reads none of it). */
 export const grantdHeaders = (key: string) => new Api('', key).headers();
-export const runLoad = (ctx: RunContext, label: string, server: { url: string }, headers: Record<string, string>, spec: LoadSpec) =>
-  measure(label, ctx.log, ctx.options.plan, (d) => cannon(server.url, headers, spec, d));
 /**
  * The saturation load of POST scenarios (check, check_at_least, check_token, check_bulk_100, and their Express and
  * Cerbos peers): bench/open-loop.ts's closed loop, `spec.connections` keep-alive connections each
