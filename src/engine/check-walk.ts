@@ -98,7 +98,7 @@ export class CheckWalk {
     try {
       const allowed = this.walkBackwards(tables, start, relation, self, groups, budget, maxDepth, expandLast);
       // A walk that found the subject stopped early: only a finished one serves other subjects.
-      if (!allowed) walks?.remember(walk, walk.objects.length, true);
+      if (!allowed) walks?.remember(walk, walk.size, true);
       return allowed;
     } catch (error) {
       // Only the pairs matched before the budget ran out: the rest were never looked at.
@@ -114,8 +114,11 @@ export class CheckWalk {
    */
   holdersOf(subject: Ref): { self: number; groups: number[] } | null {
     const names = this.names;
-    let self = names.nodeOf(subject);
-    const every = names.wildcards === 0 ? undefined : names.wildcardOf(subject.ns);
+    const ns = names.namespaceOf(subject.ns);
+    // No node is in a namespace that has no number: neither the subject nor its `*`.
+    if (ns === undefined) return null;
+    let self = names.nodesByNs[ns]!.get(subject.id);
+    const every = names.wildcardIn(ns);
     const selfHolds = self !== undefined && this.edges.isSubject(self);
     const everyHolds = every !== undefined && every !== self && this.edges.isSubject(every);
     if (!everyHolds) return selfHolds ? { self: self!, groups: this.edges.groupsOf(self!, this.groups) } : null;
@@ -161,8 +164,8 @@ export class CheckWalk {
     const many = this.manyGroups(self, groups);
     let steps = groups.length;
     this.matched = 0;
-    for (let depth = 0, from = 0; from < walk.objects.length; depth++) {
-      const to = walk.objects.length;
+    for (let depth = 0, from = 0; from < walk.size; depth++) {
+      const to = walk.size;
       for (let i = from; i < to; i++) {
         const object = walk.objects[i]!;
         const held = walk.relations[i]!;
@@ -176,8 +179,7 @@ export class CheckWalk {
         }
       }
       this.matched = to;
-      walk.levelEnds.push(to);
-      walk.levelCosts.push(UNKNOWN_COST);
+      walk.endLevel(to, UNKNOWN_COST);
       if (depth === maxDepth && !expandLast) {
         walk.levelCosts[depth] = LAST_LEVEL;
         break;
@@ -204,7 +206,7 @@ export class CheckWalk {
         }
       }
       if (depth === maxDepth) {
-        this.cutShort = walk.objects.length > to;
+        this.cutShort = walk.size > to;
         break;
       }
       from = to;
