@@ -188,22 +188,23 @@ export class CheckWalk {
       steps += to - from;
       // The level's reads are counted before any is followed: no pair is matched before the next
       // level, so a level that takes the check past its budget is refused whole, before its visits.
+      // What they reach is gathered as they are counted, and visited once all are, in their order.
+      const { reached, reachedTargets } = walk;
+      let gathered = 0;
       for (let i = from; i < to && steps <= budget; i++) {
         const object = walk.objects[i]!;
-        for (const { via } of tables.arrows.get(nodeNs[object]!)?.get(walk.relations[i]!) ?? NO_ARROWS) steps += grantsOn.countWith(object, via);
+        for (const { via, targets } of tables.arrows.get(nodeNs[object]!)?.get(walk.relations[i]!) ?? NO_ARROWS) {
+          const count = grantsOn.othersAt(object, via, reached, gathered, budget - steps);
+          steps += count;
+          if (steps > budget) break;
+          for (const end = gathered + count; gathered < end; gathered++) reachedTargets[gathered] = targets;
+        }
       }
       if (steps > budget) throw overBudget(budget);
       walk.levelCosts[depth] = steps - before;
-      for (let i = from; i < to; i++) {
-        const object = walk.objects[i]!;
-        const arrows = tables.arrows.get(nodeNs[object]!)?.get(walk.relations[i]!);
-        if (arrows === undefined) continue;
-        for (const { via, targets } of arrows) {
-          const related = grantsOn.othersWith(object, via, this.related);
-          for (const next of related) {
-            for (const target of targets) for (const implied of impliedOn(tables, nodeNs[next]!, target)) walk.visit(next, implied);
-          }
-        }
+      for (let k = 0; k < gathered; k++) {
+        const next = reached[k]!;
+        for (const target of reachedTargets[k]!) for (const implied of impliedOn(tables, nodeNs[next]!, target)) walk.visit(next, implied);
       }
       if (depth === maxDepth) {
         this.cutShort = walk.size > to;

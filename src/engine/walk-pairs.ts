@@ -15,6 +15,12 @@ export class Walk {
   readonly levelEnds: number[] = [];
   readonly levelCosts: number[] = [];
   levels = 0;
+  /**
+   * A check's level's related objects, each with the targets of the arrow that reached it: read and
+   * counted before any is visited (CheckWalk.walkBackwards), as many as the level's reads found.
+   */
+  readonly reached: number[] = [];
+  readonly reachedTargets: (readonly number[])[] = [];
   private hashed = false;
   /** Per slot: the pair's object and relation, and the number of the walk that put it there. */
   private slotObject = new Int32Array(0);
@@ -28,7 +34,8 @@ export class Walk {
     this.hashed = false;
     // A very long walk's table and pairs are let go rather than kept for all walks after it.
     if (this.slotWalk.length > MAX_KEPT_SLOTS) this.resize(0);
-    if (this.objects.length > MAX_KEPT_SLOTS / 2) this.objects.length = this.relations.length = 0;
+    if (this.objects.length > MAX_KEPT_PAIRS) this.objects.length = this.relations.length = 0;
+    if (this.reached.length > MAX_KEPT_PAIRS) this.reached.length = this.reachedTargets.length = 0;
     if (++this.walkNumber === 0x7fffffff) {
       this.walkNumber = 1;
       this.slotWalk.fill(0);
@@ -92,3 +99,5 @@ export class Walk {
 const SCAN_VISITS = 32;
 /** Slots of a walk's table kept for the next walk at most (768 KB): a first listing walk's. */
 const MAX_KEPT_SLOTS = 1 << 16;
+/** Pairs (and reached objects) whose arrays are kept for the next walk at most: a check's walk is far shorter, a listing's is let go. */
+const MAX_KEPT_PAIRS = 1024;
