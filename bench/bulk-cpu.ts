@@ -12,6 +12,7 @@
  *       [--database <url> --key <admin key>]   # reuse a database a previous run loaded (--keep)
  *       [--keep]                               # do not drop the database at the end; prints its url and key
  *       [--root <dir>]                         # run the grantd built there (dist/, bin/; default: this checkout, built when stale)
+ *       [--grantd-node-args '<flags>']         # node flags of the measured grantd, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof'
  *
  * Bodies are those of the benchmark run (bench/samples.ts loadBodies: checkMix of dataset S, seed
  * 42: seed + 2 for single checks, seed + 3 for the bulks of 100), so the figures are the check and
@@ -36,6 +37,7 @@ const { values: args } = parseArgs({
     key: { type: 'string' },
     keep: { type: 'boolean', default: false },
     root: { type: 'string' },
+    'grantd-node-args': { type: 'string', default: '' },
   },
 });
 const SEED = 42;
@@ -130,7 +132,7 @@ async function main(): Promise<void> {
   }
   const { url, key } = await loadedDatabase();
   for (let round = 1; round <= Number(args.rounds); round++) {
-    const server = await startGrantd(root, url, 1);
+    const server = await startGrantd(root, url, 1, {}, args['grantd-node-args'].split(' ').filter(Boolean));
     try {
       const api = new Api(server.url, key);
       if ((await holdInMemory([{ api, check: bulkChecks[0]! }], 1, heldPerProcess)) === null) log('tenant not held in memory within 300 s');

@@ -114,7 +114,8 @@ class RememberedWalks implements WalkMemory {
   remember(walk: Walk, length: number, finished: boolean): void {
     if (!this.wantedLater[this.position] || this.pairs + length > REMEMBERED_BUDGETS * this.budget) return;
     this.pairs += length;
-    const levels = walk.levelEnds.filter((end) => end <= length).length;
+    let levels = 0;
+    while (levels < walk.levels && walk.levelEnds[levels]! <= length) levels++;
     this.walks.set(this.keys[this.position]!, {
       objects: walk.objects.slice(0, length),
       relations: walk.relations.slice(0, length),

@@ -98,7 +98,7 @@ export class CheckWalk {
     try {
       const allowed = this.walkBackwards(tables, start, relation, self, groups, budget, maxDepth, expandLast);
       // A walk that found the subject stopped early: only a finished one serves other subjects.
-      if (!allowed) walks?.remember(walk, walk.objects.length, true);
+      if (!allowed) walks?.remember(walk, walk.size, true);
       return allowed;
     } catch (error) {
       // Only the pairs matched before the budget ran out: the rest were never looked at.
@@ -114,8 +114,11 @@ export class CheckWalk {
    */
   holdersOf(subject: Ref): { self: number; groups: number[] } | null {
     const names = this.names;
-    let self = names.nodeOf(subject);
-    const every = names.wildcards === 0 ? undefined : names.wildcardOf(subject.ns);
+    const ns = names.namespaceOf(subject.ns);
+    // No node is in a namespace that has no number: neither the subject nor its `*`.
+    if (ns === undefined) return null;
+    let self = names.nodesByNs[ns]!.get(subject.id);
+    const every = names.wildcardIn(ns);
     const selfHolds = self !== undefined && this.edges.isSubject(self);
     const everyHolds = every !== undefined && every !== self && this.edges.isSubject(every);
     if (!everyHolds) return selfHolds ? { self: self!, groups: this.edges.groupsOf(self!, this.groups) } : null;
@@ -161,8 +164,8 @@ export class CheckWalk {
     const many = this.manyGroups(self, groups);
     let steps = groups.length;
     this.matched = 0;
-    for (let depth = 0, from = 0; from < walk.objects.length; depth++) {
-      const to = walk.objects.length;
+    for (let depth = 0, from = 0; from < walk.size; depth++) {
+      const to = walk.size;
       for (let i = from; i < to; i++) {
         const object = walk.objects[i]!;
         const held = walk.relations[i]!;
@@ -176,8 +179,7 @@ export class CheckWalk {
         }
       }
       this.matched = to;
-      walk.levelEnds.push(to);
-      walk.levelCosts.push(UNKNOWN_COST);
+      walk.endLevel(to, UNKNOWN_COST);
       if (depth === maxDepth && !expandLast) {
         walk.levelCosts[depth] = LAST_LEVEL;
         break;
@@ -186,25 +188,26 @@ export class CheckWalk {
       steps += to - from;
       // The level's reads are counted before any is followed: no pair is matched before the next
       // level, so a level that takes the check past its budget is refused whole, before its visits.
+      // What they reach is gathered as they are counted, and visited once all are, in their order.
+      const { reached, reachedTargets } = walk;
+      let gathered = 0;
       for (let i = from; i < to && steps <= budget; i++) {
         const object = walk.objects[i]!;
-        for (const { via } of tables.arrows.get(nodeNs[object]!)?.get(walk.relations[i]!) ?? NO_ARROWS) steps += grantsOn.countWith(object, via);
+        for (const { via, targets } of tables.arrows.get(nodeNs[object]!)?.get(walk.relations[i]!) ?? NO_ARROWS) {
+          const count = grantsOn.othersAt(object, via, reached, gathered, budget - steps);
+          steps += count;
+          if (steps > budget) break;
+          for (const end = gathered + count; gathered < end; gathered++) reachedTargets[gathered] = targets;
+        }
       }
       if (steps > budget) throw overBudget(budget);
       walk.levelCosts[depth] = steps - before;
-      for (let i = from; i < to; i++) {
-        const object = walk.objects[i]!;
-        const arrows = tables.arrows.get(nodeNs[object]!)?.get(walk.relations[i]!);
-        if (arrows === undefined) continue;
-        for (const { via, targets } of arrows) {
-          const related = grantsOn.othersWith(object, via, this.related);
-          for (const next of related) {
-            for (const target of targets) for (const implied of impliedOn(tables, nodeNs[next]!, target)) walk.visit(next, implied);
-          }
-        }
+      for (let k = 0; k < gathered; k++) {
+        const next = reached[k]!;
+        for (const target of reachedTargets[k]!) for (const implied of impliedOn(tables, nodeNs[next]!, target)) walk.visit(next, implied);
       }
       if (depth === maxDepth) {
-        this.cutShort = walk.objects.length > to;
+        this.cutShort = walk.size > to;
         break;
       }
       from = to;

@@ -108,6 +108,25 @@ export class EdgeLists {
     return into;
   }
 
+  /**
+   * How many pairs of the node have `relation`, their other nodes written into `into` from `at` on
+   * (its length left as it is, which keeps its storage); a long list's are counted, not written,
+   * when they are more than `most`.
+   */
+  othersAt(node: number, relation: number, into: number[], at: number, most: number): number {
+    const indexed = this.places.get(node);
+    if (indexed !== undefined) {
+      const places = indexed.get(relation);
+      if (places === undefined) return 0;
+      if (places.size <= most) for (const other of places.keys()) into[at++] = other;
+      return places.size;
+    }
+    const arena = this.arena;
+    let count = 0;
+    for (let i = this.from(node), end = this.to(node); i < end; i += 2) if (arena[i] === relation) into[at + count++] = arena[i + 1]!;
+    return count;
+  }
+
   /** Appends the pair, which the caller knows the node does not have. */
   add(node: number, relation: number, other: number): void {
     this.ensureNodes(node + 1);

@@ -45,10 +45,10 @@ export class ListingWalks {
         const object = pairs[i + 1]!;
         for (const conferred of conferredOn(tables, nodeNs[object]!, pairs[i]!)) walk.visit(object, conferred);
       }
-      if (Math.max(walk.objects.length, read) > query.budget) return null;
+      if (Math.max(walk.size, read) > query.budget) return null;
     }
-    for (let depth = 0, from = 0; depth < MAX_ARROW_DEPTH && from < walk.objects.length; depth++) {
-      const to = walk.objects.length;
+    for (let depth = 0, from = 0; depth < MAX_ARROW_DEPTH && from < walk.size; depth++) {
+      const to = walk.size;
       for (let i = from; i < to; i++) {
         const held = walk.objects[i]!;
         const [start, end] = [grantsBy.from(held), grantsBy.to(held)];
@@ -68,7 +68,7 @@ export class ListingWalks {
             if (conferred !== undefined) for (const next of conferred) walk.visit(object, next);
           }
         }
-        if (Math.max(walk.objects.length, read) > query.budget) return null;
+        if (Math.max(walk.size, read) > query.budget) return null;
       }
       from = to;
     }
@@ -77,7 +77,7 @@ export class ListingWalks {
     const above = after === null ? 0 : ranks.firstAbove(namespace, after, ids, nodeNs);
     const found = this.found;
     found.length = 0;
-    for (let i = 0; i < walk.objects.length; i++) {
+    for (let i = 0; i < walk.size; i++) {
       const object = walk.objects[i]!;
       if (walk.relations[i] !== relation || nodeNs[object] !== namespace) continue;
       if (after === null || ranks.isAbove(object, after, above, ids)) found.push(object);
@@ -101,7 +101,7 @@ export class ListingWalks {
     }
     const walk = this.checks.walk;
     const [grantsOn, memberRelation, related] = [this.edges.grantsOn, names.member, this.checks.related];
-    let read = walk.objects.length;
+    let read = walk.size;
     const expanded = new Set<number>();
     const [ids, after, ranks, nodeNs] = [names.nodeId, query.after, names.ranks, names.nodeNs];
     ranks.refresh(namespace, names.nodesByNs[namespace]!, ids, nodeNs);
@@ -109,14 +109,14 @@ export class ListingWalks {
     const found = new Set<number>();
     const members: number[] = [];
     // The namespace's `*` among the holders: every subject of it holds, which candidates list (null: the caller checks them).
-    const every = names.wildcards === 0 ? undefined : names.wildcardOf(query.namespace);
+    const every = names.wildcardOf(query.namespace);
     const take = (node: number) => {
       if (nodeNs[node] !== namespace) return true;
       if (node === every) return false;
       if ((after === null || ranks.isAbove(node, after, above, ids)) && admits(ids[node]!)) found.add(node);
       return true;
     };
-    for (let i = 0; i < walk.objects.length; i++) {
+    for (let i = 0; i < walk.size; i++) {
       for (const holder of grantsOn.othersWith(walk.objects[i]!, walk.relations[i]!, related)) {
         if (!take(holder)) return null;
         if (expanded.has(holder)) continue;

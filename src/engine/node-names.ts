@@ -41,8 +41,8 @@ export class NodeNames {
   private tables = new WeakMap<CompiledSchema, SchemaTables<number>>();
   /** Names a schema's rows in these numbers, interning them: a relation no grant names may still be held through another. */
   private readonly tableKeys: TableKeys<number> = { namespace: (name) => this.namespaceNumber(name), relation: (name) => this.relationNumber(name) };
-  /** Nodes of id `*` (public grants' subjects) named: while none is, no check looks for one. */
-  wildcards = 0;
+  /** Per namespace number: the node of its `*` (public grants' subject), if some grant names it. */
+  private readonly wildcardNodes: (number | undefined)[] = [];
   /** Bumped by every change of the nodes named and of the names' numbers. */
   changes = 0;
 
@@ -58,7 +58,13 @@ export class NodeNames {
 
   /** The node of `<ns>:*`, every subject of the namespace (docs/model.md#public-grants), if some grant names it. */
   wildcardOf(ns: string): number | undefined {
-    return this.nodeOf({ ns, id: EVERY_SUBJECT_ID });
+    const number = this.namespaceNumbers.get(ns);
+    return number === undefined ? undefined : this.wildcardNodes[number];
+  }
+
+  /** wildcardOf by the namespace's number (namespaceOf): what a check asks of every subject, with no second lookup of its name. */
+  wildcardIn(ns: number): number | undefined {
+    return this.wildcardNodes[ns];
   }
 
   /** The ref's node, numbered now if it has none. */
@@ -71,7 +77,7 @@ export class NodeNames {
     this.emptiedNamespaces.delete(ns);
     this.nodeNs[node] = ns;
     this.nodeId[node] = ref.id;
-    if (ref.id === EVERY_SUBJECT_ID) this.wildcards++;
+    if (ref.id === EVERY_SUBJECT_ID) this.wildcardNodes[ns] = node;
     this.references[node] = 0;
     this.ranks.changed(node, ns);
     this.changes++;
@@ -170,7 +176,7 @@ export class NodeNames {
     nodes.delete(this.nodeId[node]!);
     if (nodes.size === 0) this.emptiedNamespaces.add(this.nodeNs[node]!);
     this.ranks.changed(node, this.nodeNs[node]!);
-    if (this.nodeId[node] === EVERY_SUBJECT_ID) this.wildcards--;
+    if (this.nodeId[node] === EVERY_SUBJECT_ID) this.wildcardNodes[this.nodeNs[node]!] = undefined;
     this.nodeId[node] = undefined;
     this.freeNodes.push(node);
     this.changes++;

@@ -3,13 +3,24 @@
  * handful, found faster by scanning than by hashing; a long walk (a listing's: tens of thousands)
  * switches to an open-addressing table of typed arrays, kept from walk to walk and stamped with
  * the walk's number, so that it is neither cleared nor allocated again, and holds no object.
+ * The arrays too are kept from walk to walk, counted rather than cut: setting an array's length to
+ * 0 lets V8 drop its storage, which every walk then allocated again (docs/measurements.md, session 26).
  */
 export class Walk {
+  /** The pairs visited: the first `size` of each. */
   readonly objects: number[] = [];
   readonly relations: number[] = [];
-  /** Per level of a check's walk: the end of its pairs, and the steps reading it took (CheckWalk's UNKNOWN_COST, LAST_LEVEL). */
+  size = 0;
+  /** Per level of a check's walk, the first `levels` of each: the end of its pairs, and the steps reading it took (CheckWalk's UNKNOWN_COST, LAST_LEVEL). */
   readonly levelEnds: number[] = [];
   readonly levelCosts: number[] = [];
+  levels = 0;
+  /**
+   * A check's level's related objects, each with the targets of the arrow that reached it: read and
+   * counted before any is visited (CheckWalk.walkBackwards), as many as the level's reads found.
+   */
+  readonly reached: number[] = [];
+  readonly reachedTargets: (readonly number[])[] = [];
   private hashed = false;
   /** Per slot: the pair's object and relation, and the number of the walk that put it there. */
   private slotObject = new Int32Array(0);
@@ -18,13 +29,13 @@ export class Walk {
   private walkNumber = 0;
 
   clear(): void {
-    this.objects.length = 0;
-    this.relations.length = 0;
-    this.levelEnds.length = 0;
-    this.levelCosts.length = 0;
+    this.size = 0;
+    this.levels = 0;
     this.hashed = false;
-    // A very long walk's table is let go rather than kept for all walks after it.
+    // A very long walk's table and pairs are let go rather than kept for all walks after it.
     if (this.slotWalk.length > MAX_KEPT_SLOTS) this.resize(0);
+    if (this.objects.length > MAX_KEPT_PAIRS) this.objects.length = this.relations.length = 0;
+    if (this.reached.length > MAX_KEPT_PAIRS) this.reached.length = this.reachedTargets.length = 0;
     if (++this.walkNumber === 0x7fffffff) {
       this.walkNumber = 1;
       this.slotWalk.fill(0);
@@ -32,21 +43,30 @@ export class Walk {
   }
 
   visit(object: number, relation: number): void {
+    const size = this.size;
     if (!this.hashed) {
-      for (let i = 0; i < this.objects.length; i++) if (this.objects[i] === object && this.relations[i] === relation) return;
-      if (this.objects.length === SCAN_VISITS) {
+      for (let i = 0; i < size; i++) if (this.objects[i] === object && this.relations[i] === relation) return;
+      if (size === SCAN_VISITS) {
         this.hashed = true;
         this.resize(Math.max(this.slotWalk.length, 4 * SCAN_VISITS));
-        for (let i = 0; i < this.objects.length; i++) this.put(this.objects[i]!, this.relations[i]!);
+        for (let i = 0; i < size; i++) this.put(this.objects[i]!, this.relations[i]!);
       }
     }
     if (this.hashed) {
       // Kept under half full, so that probes stay short.
-      if (2 * (this.objects.length + 1) > this.slotWalk.length) this.rehash(2 * this.slotWalk.length);
+      if (2 * (size + 1) > this.slotWalk.length) this.rehash(2 * this.slotWalk.length);
       if (!this.put(object, relation)) return;
     }
-    this.objects.push(object);
-    this.relations.push(relation);
+    this.objects[size] = object;
+    this.relations[size] = relation;
+    this.size = size + 1;
+  }
+
+  /** Ends a check's level with the pairs before `end`, at `cost` (CheckWalk's UNKNOWN_COST until its reads are counted). */
+  endLevel(end: number, cost: number): void {
+    this.levelEnds[this.levels] = end;
+    this.levelCosts[this.levels] = cost;
+    this.levels++;
   }
 
   /** Puts the pair in the table; false when it was there. */
@@ -65,7 +85,7 @@ export class Walk {
 
   private rehash(slots: number): void {
     this.resize(slots);
-    for (let i = 0; i < this.objects.length; i++) this.put(this.objects[i]!, this.relations[i]!);
+    for (let i = 0; i < this.size; i++) this.put(this.objects[i]!, this.relations[i]!);
   }
 
   private resize(slots: number): void {
@@ -79,3 +99,5 @@ export class Walk {
 const SCAN_VISITS = 32;
 /** Slots of a walk's table kept for the next walk at most (768 KB): a first listing walk's. */
 const MAX_KEPT_SLOTS = 1 << 16;
+/** Pairs (and reached objects) whose arrays are kept for the next walk at most: a check's walk is far shorter, a listing's is let go. */
+const MAX_KEPT_PAIRS = 1024;

@@ -28,6 +28,23 @@ describe('EdgeLists', () => {
     expect(pairsOf(lists, 1000)).toEqual([]);
   });
 
+  it("writes a relation's other nodes from a place in a list, and counts a long list's without writing them past a limit", () => {
+    const lists = new EdgeLists(4);
+    lists.add(3, 0, 7);
+    lists.add(3, 1, 8);
+    const into = [1, 2, 3];
+    // Written over what was there, the length left as it is.
+    expect(lists.othersAt(3, 0, into, 1, 0)).toBe(1);
+    expect(into).toEqual([1, 7, 3]);
+    for (let other = 0; other < 20; other++) lists.add(5, 0, other);
+    const long: number[] = [];
+    expect(lists.othersAt(5, 0, long, 0, 19)).toBe(20);
+    expect(long).toEqual([]);
+    expect(lists.othersAt(5, 0, long, 0, 20)).toBe(20);
+    expect(long.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect(lists.othersAt(5, 1, long, 0, 20)).toBe(0);
+  });
+
   it('finds any of a set among the pairs of a relation, reading the smaller of the two on a long list', () => {
     const lists = new EdgeLists(4);
     for (let other = 0; other < 10; other++) lists.add(1, 0, other);
