@@ -32,7 +32,7 @@ function tenant(grants: string[], relations: RelationDefinitions = DOCUMENT, age
   const checker = new IndexChecker();
   const check = async (subject: string, relation: string, object: string) => {
     const query = { subject: parseRef(subject, 'subject'), relation, object: parseRef(object, 'object') };
-    const [answer] = await checker.check({ index, agents }, schema, [query]);
+    const [answer] = (await checker.check({ index, agents }, schema, [query])).answers;
     return answer;
   };
   return { index, schema, check };
@@ -172,8 +172,20 @@ describe('giving way between reads (docs/decisions.md#one-meter-for-all-work-in-
   it('pauses a ruled check in memory between its reads when its slice is spent', async () => {
     const { index, schema } = tenant([...parents, 'user:ann owner document:d1'], MANY_PARENTS);
     const slice = new SpentSlice();
-    expect(await new IndexChecker().check({ index, agents: new Map() }, schema, [ann], slice)).toEqual([true]);
+    expect((await new IndexChecker().check({ index, agents: new Map() }, schema, [ann], slice)).answers).toEqual([true]);
     expect(slice.pauses).toBeGreaterThan(20);
+  });
+
+  it('counts the steps of its ruled checks, which a listing bounds its pages by', async () => {
+    const { index, schema } = tenant([...parents, 'user:ann owner document:d1'], MANY_PARENTS);
+    const alone = new RuleDecision(indexRuleGraph(index, schema), schema, ann, 25_000);
+    expect(alone.run()).toBe(true);
+    expect(alone.steps).toBeGreaterThan(20);
+    const plain = { ...ann, relation: 'owner' };
+    expect(await new IndexChecker().check({ index, agents: new Map() }, schema, [ann, plain, ann], new SpentSlice())).toEqual({
+      answers: [true, true, true],
+      ruledSteps: 2 * alone.steps,
+    });
   });
 
   it('starts again, and answers the new state, when the grants change while it gives way', async () => {
@@ -183,6 +195,6 @@ describe('giving way between reads (docs/decisions.md#one-meter-for-all-work-in-
       if (slice.pauses === 2)
         index.remove({ subject: parseRef('user:ann', 'subject'), relation: 'owner', object: parseRef('document:d1', 'object') });
     });
-    expect(await new IndexChecker().check({ index, agents: new Map() }, schema, [ann], slice)).toEqual([false]);
+    expect((await new IndexChecker().check({ index, agents: new Map() }, schema, [ann], slice)).answers).toEqual([false]);
   });
 });
