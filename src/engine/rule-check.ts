@@ -93,6 +93,8 @@ export class RuleDecision {
   private readonly rules: RuleEvaluation;
   private readonly evaluation: Evaluation;
   private step: IteratorResult<Read, Decided> | undefined;
+  /** A plain read stopped between its parts: the answers and steps of the parts read. */
+  private partial: PlainAnswers | undefined;
 
   constructor(
     private readonly graph: SyncRuleGraph,
@@ -109,18 +111,15 @@ export class RuleDecision {
     return this.rules.steps;
   }
 
-  /** The answer; undefined when `due` stopped the evaluation after a read (`run` again goes on from there). */
+  /** The answer; undefined when `due` stopped the evaluation after a read or a part of one (`run` again goes on from there). */
   run(due: () => boolean = () => false): CheckAnswer | undefined {
     try {
       let step = this.step ?? this.evaluation.next(undefined as never);
       while (!step.done) {
         const read = step.value;
-        step = this.evaluation.next(
-          read.kind === 'plain'
-            ? this.graph.plain(read.queries, read.maxDepth, read.budget, read.decide)
-            : this.graph.related(read.object, read.via, read.limit),
-        );
-        if (!step.done && due()) {
+        const answer = read.kind === 'plain' ? this.plainInParts(read, due) : this.graph.related(read.object, read.via, read.limit);
+        if (answer !== undefined) step = this.evaluation.next(answer);
+        if (answer === undefined || (!step.done && due())) {
           this.step = step;
           return undefined;
         }
@@ -130,7 +129,30 @@ export class RuleDecision {
       return wholeBudgetProblem(error, this.budget);
     }
   }
+
+  /**
+   * A plain read, PLAIN_PART queries at a time (one read may ask for thousands of objects an arrow
+   * leads to, each a walk), as the whole read would answer it; undefined when `due` stopped it
+   * between parts.
+   */
+  private plainInParts(read: Extract<Read, { kind: 'plain' }>, due: () => boolean): PlainAnswers | undefined {
+    const done = (this.partial ??= { answers: [], steps: 0 });
+    while (done.answers.length < read.queries.length) {
+      const queries = read.queries.slice(done.answers.length, done.answers.length + PLAIN_PART);
+      const part = this.graph.plain(queries, read.maxDepth, read.budget - done.steps, read.decide);
+      done.answers.push(...part.answers);
+      done.steps += part.steps;
+      // A part that ended on a problem (the budget) ends the read there, as the whole read would.
+      if (part.answers.length < queries.length || typeof part.answers.at(-1) === 'object') break;
+      if (done.answers.length < read.queries.length && due()) return undefined;
+    }
+    this.partial = undefined;
+    return done;
+  }
 }
+
+/** Queries of a plain read walked between two looks at the caller's time. */
+const PLAIN_PART = 16;
 
 /** One check's evaluation: generators that yield their reads, so that one evaluator serves both kinds of graph. */
 class RuleEvaluation {

@@ -169,6 +169,32 @@ describe('giving way between reads (docs/decisions.md#one-meter-for-all-work-in-
     expect(runs).toBeGreaterThan(7);
   });
 
+  it('stops between parts of one read of many objects, to the same answer', () => {
+    // `parent->blocked` is plain: one read walks every parent (100 of them), each up to its root.
+    const relations: RelationDefinitions = {
+      ...DOCUMENT,
+      blocked: { includes: ['parent->blocked'] },
+      open: { includes: ['owner'], excludes: ['parent->blocked'] },
+    };
+    const grants = Array.from({ length: 100 }, (_, i) => [`document:p${i} parent document:d1`, `document:root parent document:p${i}`]).flat();
+    for (const blockedAtRoot of [false, true]) {
+      const { index, schema } = tenant(
+        [...grants, 'user:ann owner document:d1', ...(blockedAtRoot ? ['user:ann blocked document:root'] : [])],
+        relations,
+      );
+      const query = { ...ann, relation: 'open' };
+      const whole = new RuleDecision(indexRuleGraph(index, schema), schema, query, 25_000).run();
+      const stepwise = new RuleDecision(indexRuleGraph(index, schema), schema, query, 25_000);
+      let runs = 1;
+      let answer = stepwise.run(() => true);
+      for (; answer === undefined; runs++) answer = stepwise.run(() => true);
+      expect(whole).toBe(!blockedAtRoot);
+      expect(answer).toBe(whole);
+      // Blocked at the root, the first parent's walk decides; else all 100 parents are walked, 16 at a time.
+      expect(runs).toBeGreaterThanOrEqual(blockedAtRoot ? 1 : 7);
+    }
+  });
+
   it('pauses a ruled check in memory between its reads when its slice is spent', async () => {
     const { index, schema } = tenant([...parents, 'user:ann owner document:d1'], MANY_PARENTS);
     const slice = new SpentSlice();
