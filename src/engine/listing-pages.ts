@@ -48,7 +48,9 @@ export class ListingPages {
   async page(tenantId: string, schema: CompiledSchema, limit: number, listing: Listing): Promise<Page> {
     const first = this.budgets.listingBudget * this.checker.walks.walkScale(tenantId);
     const walked = listing.ruled ? null : await listing.walk(first);
-    const { ids, checkedTo } = walked ? { ids: walked, checkedTo: undefined } : await this.scanCandidates(tenantId, schema, limit + 1, listing, first);
+    const { ids, checkedTo } = walked
+      ? { ids: walked, checkedTo: undefined }
+      : await this.scanCandidates(tenantId, schema, limit + 1, listing, first);
     if (checkedTo !== undefined) return { ids, more: true, checkedTo };
     return { ids: ids.slice(0, limit), more: ids.length > limit };
   }
@@ -82,7 +84,7 @@ export class ListingPages {
     let walked = listing.ruled;
     for (let batch = Math.min(limit, FIRST_CANDIDATE_BATCH); found.length < limit; batch = Math.min(batch * 2, MAX_CANDIDATE_BATCH)) {
       const candidates = await listing.candidates(after, batch);
-      for (let from = 0; from < candidates.length && found.length < limit; ) {
+      for (let from = 0; from < candidates.length && found.length < limit;) {
         const part = listing.ruled ? candidates.slice(from, from + RULED_PART) : candidates;
         const response = await this.checker.checks.check(
           tenantId,

@@ -60,7 +60,11 @@ export class CachedChecker implements CheckResolver {
     });
     let ruledSteps: number | undefined;
     if (missing.length > 0) {
-      const { answers: asked, until, ruledSteps: stepsAsked } = await this.delegate.check(
+      const {
+        answers: asked,
+        until,
+        ruledSteps: stepsAsked,
+      } = await this.delegate.check(
         tenantId,
         schema,
         missing.map((i) => queries[i]!),

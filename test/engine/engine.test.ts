@@ -310,7 +310,10 @@ describe('a listing', () => {
 });
 
 describe('a listing of a relation with rules (docs/checks-and-listings.md#what-a-page-costs)', () => {
-  const RULED: NamespaceDefinition = { name: 'document', relations: { viewer: {}, blocked: {}, open: { includes: ['viewer'], excludes: ['blocked'] } } };
+  const RULED: NamespaceDefinition = {
+    name: 'document',
+    relations: { viewer: {}, blocked: {}, open: { includes: ['viewer'], excludes: ['blocked'] } },
+  };
   const listOpen = (engine: AuthorizationEngine, after: string | null) =>
     engine.listObjects('t1', { subject: 'user:ann', namespace: 'document', relation: 'open', after, limit: 100 });
   const objects = docIds(200);
