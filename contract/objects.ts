@@ -29,7 +29,8 @@ export const objectsContract = c.router({
     summary: 'List the objects a subject reaches',
     description:
       'Every object id of the namespace for which a check of (subject, relation, object) is true, ascending, ' +
-      'keyset-paginated. The cursor is bound to the namespace, subject and relation it was issued for.',
+      'keyset-paginated. The cursor is bound to the namespace, subject and relation it was issued for. A page of a relation with rules may be ' +
+      'short, even empty, with a next_cursor: it ends once its checks cost what a page may (docs/checks-and-listings.md#what-a-page-costs).',
     query: ListObjectsQuerySchema,
     responses: {
       200: ObjectPageSchema,

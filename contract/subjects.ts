@@ -32,7 +32,9 @@ export const subjectsContract = c.router({
       'Every subject of subject_namespace for which a check of (subject, relation, object) is true, directly or through a group ' +
       'it is a direct member of (agents: registered ones whose scope covers it), ascending, keyset-paginated. The cursor is bound ' +
       'to the object, relation and subject_namespace it was issued for. Subjects are those named as the subject of some grant (and ' +
-      'registered agents), plus `<subject_namespace>:*`, listed first, when every subject of the namespace holds it (docs/model.md#listings).',
+      'registered agents), plus `<subject_namespace>:*`, listed first, when every subject of the namespace holds it (docs/model.md#listings). ' +
+      'A page of a relation with rules may be short, even empty, with a next_cursor: it ends once its checks cost what a page may ' +
+      '(docs/checks-and-listings.md#what-a-page-costs).',
     query: ListSubjectsQuerySchema,
     responses: {
       200: SubjectPageSchema,

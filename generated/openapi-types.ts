@@ -80,7 +80,7 @@ export interface paths {
         };
         /**
          * List the objects a subject reaches
-         * @description Every object id of the namespace for which a check of (subject, relation, object) is true, ascending, keyset-paginated. The cursor is bound to the namespace, subject and relation it was issued for.
+         * @description Every object id of the namespace for which a check of (subject, relation, object) is true, ascending, keyset-paginated. The cursor is bound to the namespace, subject and relation it was issued for. A page of a relation with rules may be short, even empty, with a next_cursor: it ends once its checks cost what a page may (docs/checks-and-listings.md#what-a-page-costs).
          *
          *     Requires an API key with scope `check:read` (or `admin`).
          */
@@ -102,7 +102,7 @@ export interface paths {
         };
         /**
          * List the subjects that hold a relation on an object
-         * @description Every subject of subject_namespace for which a check of (subject, relation, object) is true, directly or through a group it is a direct member of (agents: registered ones whose scope covers it), ascending, keyset-paginated. The cursor is bound to the object, relation and subject_namespace it was issued for. Subjects are those named as the subject of some grant (and registered agents), plus `<subject_namespace>:*`, listed first, when every subject of the namespace holds it (docs/model.md#listings).
+         * @description Every subject of subject_namespace for which a check of (subject, relation, object) is true, directly or through a group it is a direct member of (agents: registered ones whose scope covers it), ascending, keyset-paginated. The cursor is bound to the object, relation and subject_namespace it was issued for. Subjects are those named as the subject of some grant (and registered agents), plus `<subject_namespace>:*`, listed first, when every subject of the namespace holds it (docs/model.md#listings). A page of a relation with rules may be short, even empty, with a next_cursor: it ends once its checks cost what a page may (docs/checks-and-listings.md#what-a-page-costs).
          *
          *     Requires an API key with scope `check:read` (or `admin`).
          */

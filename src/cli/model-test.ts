@@ -3,6 +3,7 @@ import type { Checker } from '../engine/checker.ts';
 import { AuthorizationEngine } from '../engine/engine.ts';
 import { GrantIndex } from '../engine/grant-index.ts';
 import { IndexChecker } from '../engine/index-checker.ts';
+import { nextAfter } from '../engine/listing-pages.ts';
 import { AGENT_NAMESPACE, parseRef, type Ref, type Triple } from '../engine/refs.ts';
 import { CompiledSchema } from '../engine/schema.ts';
 import { DomainError } from '../errors.ts';
@@ -27,7 +28,7 @@ function modelChecker(compiled: CompiledSchema, grants: readonly Triple[], agent
   const index = new IndexChecker();
   return {
     schemas: { get: () => Promise.resolve(compiled) },
-    checks: { check: async (_tenantId, schema, queries) => ({ answers: await index.check(tenant, schema, queries) }) },
+    checks: { check: (_tenantId, schema, queries) => index.check(tenant, schema, queries) },
     // Null only when the grants change while a walk gives way: a model file's never do.
     walks: {
       reachable: async (_tenantId, schema, query) => (await index.reachable(tenant, schema, query))!.ids,
@@ -165,7 +166,7 @@ async function listObjects(engine: AuthorizationEngine, query: { namespace: stri
     const page = await engine.listObjects(TENANT, { ...query, after, limit: PAGE });
     ids.push(...page.ids);
     if (!page.more) return ids;
-    after = page.ids.at(-1)!;
+    after = nextAfter(page)!;
   }
 }
 
@@ -182,6 +183,6 @@ async function listSubjects(engine: AuthorizationEngine, query: { object: string
     });
     subjects.push(...page.ids.map((id) => `${query.subject_namespace}:${id}`));
     if (!page.more) return subjects;
-    after = page.ids.at(-1)!;
+    after = nextAfter(page)!;
   }
 }

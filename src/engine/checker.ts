@@ -48,6 +48,11 @@ export interface CheckResponse {
    * longer, and keeps none that do not say.
    */
   until?: number;
+  /**
+   * The steps the checks of relations with rules took in all, as their budgets count them (the rule
+   * evaluator's): what a listing of such a relation bounds a page by (docs/checks-and-listings.md#what-a-page-costs).
+   */
+  ruledSteps?: number;
 }
 
 /** What the graph says of one query: allowed or not, or why it was not answered. */

@@ -5,6 +5,7 @@ import type { Checker } from './checker.ts';
 import type { Explanation } from './explanation.ts';
 import { parseRef, type Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
+import { ListingPages, type ListingBudgets, type Page } from './listing-pages.ts';
 
 export interface CheckInput {
   subject: string;
@@ -44,17 +45,14 @@ const failedItem = (error: DomainError): BulkResult => ({ allowed: false, error:
  * live here; the graph walk and the agent scope masks, read from one state of the tenant, are the Checker's (checker.ts).
  */
 export class AuthorizationEngine {
-  /** How much a listing walks forwards from a subject before it looks at candidates instead. */
-  private readonly listingBudget: number;
-  /** The most a listing walks once candidates have shown the subject to be sparse in the namespace. */
-  private readonly maxListingBudget: number;
+  private readonly pages: ListingPages;
 
   constructor(
     readonly checker: Checker,
-    { listingBudget = 10_000, maxListingBudget = 200_000 } = {},
+    /** How much a listing walks forwards from a subject before it looks at candidates instead, and the most it walks once candidates have shown the subject to be sparse in the namespace. */
+    { listingBudget = 10_000, maxListingBudget = 200_000 }: Partial<ListingBudgets> = {},
   ) {
-    this.listingBudget = listingBudget;
-    this.maxListingBudget = maxListingBudget;
+    this.pages = new ListingPages(checker, { listingBudget, maxListingBudget });
   }
 
   /** Forgets the answers derived from the tenant's data: every write on this node calls it once committed. */
@@ -167,10 +165,10 @@ export class AuthorizationEngine {
     const schema = await this.schemaWith(tenantId, [query.namespace]);
     schema.assertRelation(query.namespace, query.relation);
     const page = { subject, namespace: query.namespace, relation: query.relation, after: query.after, limit: query.limit + 1 };
-    const ruled = schema.rules.of(query.namespace, query.relation) !== undefined;
-    return this.pageOf(tenantId, schema, query.limit, {
+    return this.pages.page(tenantId, schema, query.limit, {
       after: query.after,
-      walk: async (budget) => (ruled ? null : this.checker.walks.reachable(tenantId, schema, { ...page, budget })),
+      ruled: schema.rules.of(query.namespace, query.relation) !== undefined,
+      walk: (budget) => this.checker.walks.reachable(tenantId, schema, { ...page, budget }),
       candidates: (after, limit) => this.checker.candidates.objectIds(tenantId, query.namespace, after, limit),
       queryOf: (id) => ({ subject, relation: query.relation, object: { ns: query.namespace, id } }),
     });
@@ -193,10 +191,10 @@ export class AuthorizationEngine {
       throw new DomainError('invalid-request', `query.subject_namespace: ${message}`, [{ path: 'query.subject_namespace', message }]);
     }
     const page = { object, relation: query.relation, namespace: query.subjectNamespace, after: query.after, limit: query.limit + 1 };
-    const ruled = schema.rules.of(object.ns, query.relation) !== undefined;
-    return this.pageOf(tenantId, schema, query.limit, {
+    return this.pages.page(tenantId, schema, query.limit, {
       after: query.after,
-      walk: async (budget) => (ruled ? null : this.checker.walks.holders(tenantId, schema, { ...page, budget })),
+      ruled: schema.rules.of(object.ns, query.relation) !== undefined,
+      walk: (budget) => this.checker.walks.holders(tenantId, schema, { ...page, budget }),
       candidates: (after, limit) => this.checker.candidates.subjectIds(tenantId, query.subjectNamespace, after, limit),
       queryOf: (id) => ({ subject: { ns: query.subjectNamespace, id }, relation: query.relation, object }),
     });
@@ -215,72 +213,6 @@ export class AuthorizationEngine {
     }
     return this.checker.explainer.explain(tenantId, schema, query);
   }
-
-  /**
-   * A page of `limit` ids (read with one more, which tells whether there is a next page), walked or
-   * else scanned. A relation with rules is never walked (its holders are not a walk's pairs, which
-   * are a union): its candidates are checked, which is exact (docs/model.md#listings).
-   */
-  private async pageOf(tenantId: string, schema: CompiledSchema, limit: number, listing: Listing): Promise<Page> {
-    const first = this.listingBudget * this.checker.walks.walkScale(tenantId);
-    const ids = (await listing.walk(first)) ?? (await this.scanCandidates(tenantId, schema, limit + 1, listing, first));
-    return { ids: ids.slice(0, limit), more: ids.length > limit };
-  }
-
-  /**
-   * A listing that reaches a lot: rather than walk everything, take the namespace's ids in order
-   * after the cursor and check them in batches until the page is full. The cost follows the page and
-   * how densely the listing reaches. The batches checked so far measure that density: one that
-   * reaches few of many (10,000 of 1,000,000 documents) would need thousands of checks for a page,
-   * so once the checks still to come would cost more than the first walk was allowed, it is walked
-   * after all (once), with a budget about as costly as those checks.
-   */
-  private async scanCandidates(tenantId: string, schema: CompiledSchema, limit: number, listing: Listing, firstWalk: number): Promise<string[]> {
-    const found: string[] = [];
-    let after = listing.after;
-    let checked = 0;
-    let walked = false;
-    for (let batch = Math.min(limit, FIRST_CANDIDATE_BATCH); found.length < limit; batch = Math.min(batch * 2, MAX_CANDIDATE_BATCH)) {
-      const candidates = await listing.candidates(after, batch);
-      const { answers: allowed } = await this.checker.checks.check(
-        tenantId,
-        schema,
-        candidates.map((id) => listing.queryOf(id)),
-      );
-      candidates.forEach((id, i) => {
-        const answer = allowed[i]!;
-        if (answer instanceof DomainError) throw answer;
-        if (answer && found.length < limit) found.push(id);
-      });
-      if (candidates.length < batch) break;
-      after = candidates.at(-1)!;
-      checked += candidates.length;
-      const checksLeft = found.length > 0 ? ((limit - found.length) * checked) / found.length : Infinity;
-      const pairsPerCheck = this.checker.walks.pairsPerCheck(tenantId);
-      if (!walked && this.maxListingBudget > firstWalk && checksLeft * pairsPerCheck > firstWalk) {
-        // At least twice the first walk: it reached further than that, and ids cluster, so the
-        // density seen so far may flatter the scan.
-        walked = true;
-        const ids = await listing.walk(Math.floor(Math.min(this.maxListingBudget, Math.max(checksLeft * pairsPerCheck, 2 * firstWalk))));
-        if (ids) return ids;
-      }
-    }
-    return found;
-  }
-}
-
-/** One page of a listing: its ids, and whether more follow. */
-export interface Page {
-  ids: string[];
-  more: boolean;
-}
-
-/** How a listing is paged: from after `after`, by its walk (null past the budget given), or its candidates in order and the check of one. */
-interface Listing {
-  after: string | null;
-  walk(budget: number): Promise<string[] | null>;
-  candidates(after: string | null, limit: number): Promise<string[]>;
-  queryOf(id: string): Triple;
 }
 
 const parseTriple = (input: CheckInput): Triple => ({
@@ -288,11 +220,6 @@ const parseTriple = (input: CheckInput): Triple => ({
   relation: input.relation,
   object: parseRef(input.object, 'object'),
 });
-
-/** The first batch of candidates: enough for a page of 100 from a subject that reaches densely. */
-const FIRST_CANDIDATE_BATCH = 128;
-/** The most candidates checked in one statement while paging through a namespace. */
-const MAX_CANDIDATE_BATCH = 1000;
 
 /** How long a namespace found absent is taken to be absent (well within the freshness bound). */
 const ABSENT_RECHECK_MS = 100;

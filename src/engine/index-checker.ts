@@ -1,5 +1,5 @@
 import { DEFAULT_CHECK_BUDGET, isCheckTooComplex } from './budget.ts';
-import type { CheckAnswer, HoldersQuery, ReachableQuery } from './checker.ts';
+import type { CheckAnswer, CheckResponse, HoldersQuery, ReachableQuery } from './checker.ts';
 import { explainCheck, indexGraph } from './explain.ts';
 import type { Explanation } from './explanation.ts';
 import type { GrantIndex } from './grant-index.ts';
@@ -44,12 +44,12 @@ export class IndexChecker {
   /**
    * Each query's answer (GrantIndex.checkAll), giving way at the slice's checkpoints; a query of a
    * relation with rules is decided by the rule evaluator over the index (RuleDecision), giving way
-   * between its reads.
+   * between its reads, and its steps are counted (`ruledSteps`).
    */
-  async check(tenant: IndexedTenant, schema: CompiledSchema, queries: readonly Triple[], slice?: Slice): Promise<CheckAnswer[]> {
+  async check(tenant: IndexedTenant, schema: CompiledSchema, queries: readonly Triple[], slice?: Slice): Promise<CheckResponse> {
     const admits = this.admitsOf(tenant);
     const isRuled = schema.rules.any ? queries.map((q) => isRuledQuery(schema, q)) : [];
-    if (!isRuled.includes(true)) return tenant.index.checkAll(schema, queries, this.checkBudget, { admits, slice });
+    if (!isRuled.includes(true)) return { answers: await tenant.index.checkAll(schema, queries, this.checkBudget, { admits, slice }) };
     const plainAnswers = await tenant.index.checkAll(
       schema,
       queries.filter((_, i) => !isRuled[i]),
@@ -57,6 +57,7 @@ export class IndexChecker {
       { admits, slice },
     );
     const answers = new Array<CheckAnswer>(queries.length);
+    const ruled = { steps: 0 };
     let nextPlain = 0;
     for (let i = 0; i < queries.length; i++) {
       if (!isRuled[i]) {
@@ -64,9 +65,9 @@ export class IndexChecker {
         continue;
       }
       if (slice?.due()) await slice.pause();
-      answers[i] = await this.decideInSlices(tenant, schema, queries[i]!, slice);
+      answers[i] = await this.decideInSlices(tenant, schema, queries[i]!, ruled, slice);
     }
-    return answers;
+    return { answers, ruledSteps: ruled.steps };
   }
 
   /**
@@ -89,12 +90,19 @@ export class IndexChecker {
   }
 
   /**
-   * A ruled query's answer, its reads in the slice's time, giving way between them when it is spent.
-   * Grants that changed meanwhile start it again (the answer is one state's); after RULED_TRIES it
-   * is decided in one unit, as its budget bounds. The agent's mask is asked after the last read, in
-   * the same turn: grants unchanged since the first read are that turn's.
+   * A ruled query's answer, its reads in the slice's time, giving way between them when it is spent;
+   * its steps (of every try) added to `ruled`. Grants that changed meanwhile start it again (the
+   * answer is one state's); after RULED_TRIES it is decided in one unit, as its budget bounds. The
+   * agent's mask is asked after the last read, in the same turn: grants unchanged since the first
+   * read are that turn's.
    */
-  private async decideInSlices(tenant: IndexedTenant, schema: CompiledSchema, query: Triple, slice?: Slice): Promise<CheckAnswer> {
+  private async decideInSlices(
+    tenant: IndexedTenant,
+    schema: CompiledSchema,
+    query: Triple,
+    ruled: { steps: number },
+    slice?: Slice,
+  ): Promise<CheckAnswer> {
     for (let tries = 1; ; tries++) {
       const version = tenant.index.version;
       const decision = new RuleDecision(indexRuleGraph(tenant.index, schema), schema, query, this.checkBudget);
@@ -104,6 +112,7 @@ export class IndexChecker {
         await slice!.pause();
         if (tenant.index.version === version) answer = decision.run(due);
       }
+      ruled.steps += decision.steps;
       if (answer !== undefined) return this.admitsOf(tenant)(query) && answer;
     }
   }

@@ -60,11 +60,12 @@ type Evaluation = Generator<Read, Decided, PlainAnswers | Ref[] | null>;
  * Every part is charged to one budget: past it, the check-too-complex problem, never a guess. No
  * agent mask: the caller applies the subject's once, to the checked relation.
  */
-export async function decideRules(graph: RuleGraph, schema: CompiledSchema, query: Triple, budget: number): Promise<CheckAnswer> {
-  const evaluation = new RuleEvaluation(schema, query.subject, budget).check(query);
+export async function decideRules(graph: RuleGraph, schema: CompiledSchema, query: Triple, budget: number): Promise<RuledAnswer> {
+  const rules = new RuleEvaluation(schema, query.subject, budget);
+  const evaluation = rules.check(query);
   try {
     for (let step = evaluation.next(undefined as never); ;) {
-      if (step.done) return step.value === true;
+      if (step.done) return { answer: step.value === true, steps: rules.steps };
       const read = step.value;
       step = evaluation.next(
         read.kind === 'plain'
@@ -73,8 +74,14 @@ export async function decideRules(graph: RuleGraph, schema: CompiledSchema, quer
       );
     }
   } catch (error) {
-    return wholeBudgetProblem(error, budget);
+    return { answer: wholeBudgetProblem(error, budget), steps: rules.steps };
   }
+}
+
+/** A ruled check's answer, and the steps it took (charged to its budget): what a listing's page counts (docs/checks-and-listings.md#what-a-page-costs). */
+export interface RuledAnswer {
+  answer: CheckAnswer;
+  steps: number;
 }
 
 /**
@@ -83,8 +90,11 @@ export async function decideRules(graph: RuleGraph, schema: CompiledSchema, quer
  * `run` goes on until the answer, or until `due` says the caller's time is spent after a read.
  */
 export class RuleDecision {
+  private readonly rules: RuleEvaluation;
   private readonly evaluation: Evaluation;
   private step: IteratorResult<Read, Decided> | undefined;
+  /** A plain read stopped between its parts: the answers and steps of the parts read. */
+  private partial: PlainAnswers | undefined;
 
   constructor(
     private readonly graph: SyncRuleGraph,
@@ -92,21 +102,24 @@ export class RuleDecision {
     query: Triple,
     private readonly budget: number,
   ) {
-    this.evaluation = new RuleEvaluation(schema, query.subject, budget).check(query);
+    this.rules = new RuleEvaluation(schema, query.subject, budget);
+    this.evaluation = this.rules.check(query);
   }
 
-  /** The answer; undefined when `due` stopped the evaluation after a read (`run` again goes on from there). */
+  /** The steps the evaluation took so far, as its budget counts them. */
+  get steps(): number {
+    return this.rules.steps;
+  }
+
+  /** The answer; undefined when `due` stopped the evaluation after a read or a part of one (`run` again goes on from there). */
   run(due: () => boolean = () => false): CheckAnswer | undefined {
     try {
       let step = this.step ?? this.evaluation.next(undefined as never);
       while (!step.done) {
         const read = step.value;
-        step = this.evaluation.next(
-          read.kind === 'plain'
-            ? this.graph.plain(read.queries, read.maxDepth, read.budget, read.decide)
-            : this.graph.related(read.object, read.via, read.limit),
-        );
-        if (!step.done && due()) {
+        const answer = read.kind === 'plain' ? this.plainInParts(read, due) : this.graph.related(read.object, read.via, read.limit);
+        if (answer !== undefined) step = this.evaluation.next(answer);
+        if (answer === undefined || (!step.done && due())) {
           this.step = step;
           return undefined;
         }
@@ -116,11 +129,34 @@ export class RuleDecision {
       return wholeBudgetProblem(error, this.budget);
     }
   }
+
+  /**
+   * A plain read, PLAIN_PART queries at a time (one read may ask for thousands of objects an arrow
+   * leads to, each a walk), as the whole read would answer it; undefined when `due` stopped it
+   * between parts.
+   */
+  private plainInParts(read: Extract<Read, { kind: 'plain' }>, due: () => boolean): PlainAnswers | undefined {
+    const done = (this.partial ??= { answers: [], steps: 0 });
+    while (done.answers.length < read.queries.length) {
+      const queries = read.queries.slice(done.answers.length, done.answers.length + PLAIN_PART);
+      const part = this.graph.plain(queries, read.maxDepth, read.budget - done.steps, read.decide);
+      done.answers.push(...part.answers);
+      done.steps += part.steps;
+      // A part that ended on a problem (the budget) ends the read there, as the whole read would.
+      if (part.answers.length < queries.length || typeof part.answers.at(-1) === 'object') break;
+      if (done.answers.length < read.queries.length && due()) return undefined;
+    }
+    this.partial = undefined;
+    return done;
+  }
 }
+
+/** Queries of a plain read walked between two looks at the caller's time. */
+const PLAIN_PART = 16;
 
 /** One check's evaluation: generators that yield their reads, so that one evaluator serves both kinds of graph. */
 class RuleEvaluation {
-  private steps = 0;
+  private charged = 0;
   /** Values by depth, whether decided, relation and object: the same part asked again within one check is evaluated once. */
   private readonly known = new Map<string, Decided>();
 
@@ -178,7 +214,7 @@ class RuleEvaluation {
   private *reference(reference: RuleReference, object: Ref, depth: number, decide: boolean): Evaluation {
     if (reference.kind === 'same') return yield* this.allowed(reference.relation, object, depth, decide);
     if (depth === MAX_ARROW_DEPTH && !decide) return false;
-    const related = (yield { kind: 'related', object, via: reference.via, limit: this.budget - this.steps }) as Ref[] | null;
+    const related = (yield { kind: 'related', object, via: reference.via, limit: this.budget - this.charged }) as Ref[] | null;
     if (related === null) throw overBudget(this.budget);
     this.charge(related.length);
     if (related.length === 0) return false;
@@ -203,7 +239,7 @@ class RuleEvaluation {
       kind: 'plain',
       queries,
       maxDepth: MAX_ARROW_DEPTH - depth,
-      budget: this.budget - this.steps,
+      budget: this.budget - this.charged,
       decide,
     }) as PlainAnswers;
     this.charge(steps);
@@ -214,9 +250,14 @@ class RuleEvaluation {
     });
   }
 
+  /** The steps charged so far (the budget's count). */
+  get steps(): number {
+    return this.charged;
+  }
+
   private charge(steps: number): void {
-    this.steps += steps;
-    if (this.steps > this.budget) throw overBudget(this.budget);
+    this.charged += steps;
+    if (this.charged > this.budget) throw overBudget(this.budget);
   }
 }
 

@@ -58,8 +58,13 @@ export class CachedChecker implements CheckResolver {
       if (cached === undefined || now < cached.asked || cached.until <= now) missing.push(i);
       else answers[i] = cached.allowed;
     });
+    let ruledSteps: number | undefined;
     if (missing.length > 0) {
-      const { answers: asked, until } = await this.delegate.check(
+      const {
+        answers: asked,
+        until,
+        ruledSteps: stepsAsked,
+      } = await this.delegate.check(
         tenantId,
         schema,
         missing.map((i) => queries[i]!),
@@ -70,8 +75,9 @@ export class CachedChecker implements CheckResolver {
         if (typeof answer === 'boolean' && until !== undefined)
           this.answers.set(tenantId, answerKey(queries[queryIndex]!), { allowed: answer, asked: now, until }, generation);
       });
+      ruledSteps = stepsAsked;
     }
-    return { answers };
+    return { answers, ruledSteps };
   }
 }
 

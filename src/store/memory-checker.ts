@@ -46,8 +46,8 @@ export class MemoryChecker implements CheckResolver, ListingWalks, Explainer {
   }
 
   async check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckResponse> {
-    const answers = await this.inMemory(tenantId, (held, slice) => this.index.check(held, schema, queries, slice));
-    return answers ? { answers } : this.fallback.checks.check(tenantId, schema, queries);
+    const answered = await this.inMemory(tenantId, (held, slice) => this.index.check(held, schema, queries, slice));
+    return answered ?? this.fallback.checks.check(tenantId, schema, queries);
   }
 
   /**

@@ -17,7 +17,7 @@ import type { Ref, Triple } from '../engine/refs.ts';
 import type { CompiledSchema } from '../engine/schema.ts';
 import { MAX_ARROW_DEPTH } from '../engine/schema-tables.ts';
 import { AGENT_NAMESPACE } from '../engine/refs.ts';
-import { decideRules, type PlainAnswer, type RuleGraph, UNDECIDED } from '../engine/rule-check.ts';
+import { decideRules, type PlainAnswer, type RuledAnswer, type RuleGraph, UNDECIDED } from '../engine/rule-check.ts';
 import { masksAdmit } from '../engine/scope.ts';
 import { RetryLater } from '../errors.ts';
 import { isCancelled } from './errors.ts';
@@ -84,7 +84,7 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
    */
   async check(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckResponse> {
     if (schema.rules.any && queries.some((q) => schema.rules.of(q.object.ns, q.relation) !== undefined)) {
-      return { answers: await this.checkWithRules(tenantId, schema, queries) };
+      return this.checkWithRules(tenantId, schema, queries);
     }
     const outcomes = await this.batches.load(
       tenantId,
@@ -97,12 +97,13 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
   }
 
   /**
-   * `check` where some query's relation has rules: those by the rule evaluator. Its answers say
-   * nothing of when they change, so none is kept by the answer cache (no `until`). An agent's scope
-   * comes with a walk of the query itself, in the same statement as the checks of the turn.
+   * `check` where some query's relation has rules: those by the rule evaluator, their steps counted.
+   * Its answers say nothing of when they change, so none is kept by the answer cache (no `until`).
+   * An agent's scope comes with a walk of the query itself, in the same statement as the checks of the turn.
    */
-  private async checkWithRules(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckAnswer[]> {
-    return Promise.all(
+  private async checkWithRules(tenantId: string, schema: CompiledSchema, queries: readonly Triple[]): Promise<CheckResponse> {
+    let ruledSteps = 0;
+    const answers = await Promise.all(
       queries.map(async (query) => {
         const ruled = schema.rules.of(query.object.ns, query.relation) !== undefined;
         const walk =
@@ -112,13 +113,15 @@ export class SqlChecker implements CheckResolver, ListingWalks, Candidates, Expl
         const [outcomes, decided] = await Promise.all([walk, ruled ? this.decide(tenantId, schema, query) : null]);
         const outcome = outcomes?.[0];
         if (!ruled) return this.answerOf(query, outcome!);
-        return outcome === undefined || masksAdmit(query.subject, query.object.ns, query.relation, () => outcome.scope) ? decided! : false;
+        ruledSteps += decided!.steps;
+        return outcome === undefined || masksAdmit(query.subject, query.object.ns, query.relation, () => outcome.scope) ? decided!.answer : false;
       }),
     );
+    return { answers, ruledSteps };
   }
 
   /** A ruled query's answer by the rule evaluator, its plain walks batched with the turn's checks (no agent mask). */
-  private decide(tenantId: string, schema: CompiledSchema, query: Triple): Promise<CheckAnswer> {
+  private decide(tenantId: string, schema: CompiledSchema, query: Triple): Promise<RuledAnswer> {
     const graph: RuleGraph = {
       plain: async (queries, maxDepth, _budget, decide) => ({
         answers: await this.plainCheck(tenantId, schema, queries, maxDepth, decide),

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { overBudget } from '../../src/engine/budget.ts';
 import type { CheckAnswer, Checker } from '../../src/engine/checker.ts';
 import { AuthorizationEngine } from '../../src/engine/engine.ts';
+import { nextAfter, type Page } from '../../src/engine/listing-pages.ts';
 import { formatRef, type Triple } from '../../src/engine/refs.ts';
 import { CompiledSchema, type NamespaceDefinition } from '../../src/engine/schema.ts';
 import { DomainError } from '../../src/errors.ts';
@@ -28,6 +29,8 @@ interface FakeOptions {
   subjects?: string[];
   pairsPerCheck?: number;
   walkScale?: number;
+  /** The steps the store counts for each check (as it does for a check of a relation with rules). */
+  stepsPerCheck?: number;
 }
 
 function fakeStore({
@@ -39,6 +42,7 @@ function fakeStore({
   subjects = [],
   pairsPerCheck = 1,
   walkScale = 1,
+  stepsPerCheck = 0,
 }: FakeOptions = {}) {
   const calls = {
     schema: [] as (number | undefined)[],
@@ -62,7 +66,7 @@ function fakeStore({
     checks: {
       check: async (_tenantId, _schema, queries) => {
         calls.evaluate.push(queries.map(key));
-        return { answers: queries.map((q) => answers[key(q)] ?? false) };
+        return { answers: queries.map((q) => answers[key(q)] ?? false), ruledSteps: queries.length * stepsPerCheck };
       },
     },
     walks: {
@@ -302,6 +306,46 @@ describe('a listing', () => {
       await listPage(engine, 10);
       return { budgets: calls.walks.map((w) => w.budget) };
     };
+  });
+});
+
+describe('a listing of a relation with rules (docs/checks-and-listings.md#what-a-page-costs)', () => {
+  const RULED: NamespaceDefinition = {
+    name: 'document',
+    relations: { viewer: {}, blocked: {}, open: { includes: ['viewer'], excludes: ['blocked'] } },
+  };
+  const listOpen = (engine: AuthorizationEngine, after: string | null) =>
+    engine.listObjects('t1', { subject: 'user:ann', namespace: 'document', relation: 'open', after, limit: 100 });
+  const objects = docIds(200);
+  const held = objects.filter((_, n) => n % 10 === 3);
+  const ruledStore = () =>
+    fakeStore({
+      loaded: [RULED, USER],
+      walk: () => ['d0001'],
+      objects,
+      answers: Object.fromEntries(held.map((id) => [`user:ann open document:${id}`, true])),
+      stepsPerCheck: 1_000,
+    });
+
+  it('checks its candidates 16 at a time and ends a page short, where it stopped, once their checks took more steps than a listing may walk', async () => {
+    const { store, calls } = ruledStore();
+    const engine = new AuthorizationEngine(store, { maxListingBudget: 40_000 });
+    // Three parts of 16 candidates take 48,000 steps, past 40,000: the page holds the ids of the 48, and the next starts after them.
+    expect(await listOpen(engine, null)).toEqual({ ids: ['d0003', 'd0013', 'd0023', 'd0033', 'd0043'], more: true, checkedTo: 'd0047' });
+    expect(calls.evaluate.map((part) => part.length)).toEqual([16, 16, 16]);
+    expect(calls.walks).toEqual([]);
+    calls.evaluate.length = 0;
+    // Candidates that end within the bound end the listing: the last page is whole.
+    expect(await listOpen(engine, 'd0191')).toEqual({ ids: ['d0193'], more: false });
+    expect(calls.evaluate.map((part) => part.length)).toEqual([8]);
+  });
+
+  it('lists every id it holds, once, page after page from where each ended', async () => {
+    const engine = new AuthorizationEngine(ruledStore().store, { maxListingBudget: 40_000 });
+    const pages: Page[] = [];
+    for (let after: string | null = null; pages.at(-1)?.more !== false; after = nextAfter(pages.at(-1)!)!) pages.push(await listOpen(engine, after));
+    expect(pages.flatMap((page) => page.ids)).toEqual(held);
+    expect(pages.map((page) => page.checkedTo)).toEqual(['d0047', 'd0095', 'd0143', 'd0191', undefined]);
   });
 });
 

@@ -32,7 +32,7 @@ function tenant(grants: string[], relations: RelationDefinitions = DOCUMENT, age
   const checker = new IndexChecker();
   const check = async (subject: string, relation: string, object: string) => {
     const query = { subject: parseRef(subject, 'subject'), relation, object: parseRef(object, 'object') };
-    const [answer] = await checker.check({ index, agents }, schema, [query]);
+    const [answer] = (await checker.check({ index, agents }, schema, [query])).answers;
     return answer;
   };
   return { index, schema, check };
@@ -169,11 +169,49 @@ describe('giving way between reads (docs/decisions.md#one-meter-for-all-work-in-
     expect(runs).toBeGreaterThan(7);
   });
 
+  it('stops between parts of one read of many objects, to the same answer', () => {
+    // `parent->blocked` is plain: one read walks every parent (100 of them), each up to its root.
+    const relations: RelationDefinitions = {
+      ...DOCUMENT,
+      blocked: { includes: ['parent->blocked'] },
+      open: { includes: ['owner'], excludes: ['parent->blocked'] },
+    };
+    const grants = Array.from({ length: 100 }, (_, i) => [`document:p${i} parent document:d1`, `document:root parent document:p${i}`]).flat();
+    for (const blockedAtRoot of [false, true]) {
+      const { index, schema } = tenant(
+        [...grants, 'user:ann owner document:d1', ...(blockedAtRoot ? ['user:ann blocked document:root'] : [])],
+        relations,
+      );
+      const query = { ...ann, relation: 'open' };
+      const whole = new RuleDecision(indexRuleGraph(index, schema), schema, query, 25_000).run();
+      const stepwise = new RuleDecision(indexRuleGraph(index, schema), schema, query, 25_000);
+      let runs = 1;
+      let answer = stepwise.run(() => true);
+      for (; answer === undefined; runs++) answer = stepwise.run(() => true);
+      expect(whole).toBe(!blockedAtRoot);
+      expect(answer).toBe(whole);
+      // Blocked at the root, the first parent's walk decides; else all 100 parents are walked, 16 at a time.
+      expect(runs).toBeGreaterThanOrEqual(blockedAtRoot ? 1 : 7);
+    }
+  });
+
   it('pauses a ruled check in memory between its reads when its slice is spent', async () => {
     const { index, schema } = tenant([...parents, 'user:ann owner document:d1'], MANY_PARENTS);
     const slice = new SpentSlice();
-    expect(await new IndexChecker().check({ index, agents: new Map() }, schema, [ann], slice)).toEqual([true]);
+    expect((await new IndexChecker().check({ index, agents: new Map() }, schema, [ann], slice)).answers).toEqual([true]);
     expect(slice.pauses).toBeGreaterThan(20);
+  });
+
+  it('counts the steps of its ruled checks, which a listing bounds its pages by', async () => {
+    const { index, schema } = tenant([...parents, 'user:ann owner document:d1'], MANY_PARENTS);
+    const alone = new RuleDecision(indexRuleGraph(index, schema), schema, ann, 25_000);
+    expect(alone.run()).toBe(true);
+    expect(alone.steps).toBeGreaterThan(20);
+    const plain = { ...ann, relation: 'owner' };
+    expect(await new IndexChecker().check({ index, agents: new Map() }, schema, [ann, plain, ann], new SpentSlice())).toEqual({
+      answers: [true, true, true],
+      ruledSteps: 2 * alone.steps,
+    });
   });
 
   it('starts again, and answers the new state, when the grants change while it gives way', async () => {
@@ -183,6 +221,6 @@ describe('giving way between reads (docs/decisions.md#one-meter-for-all-work-in-
       if (slice.pauses === 2)
         index.remove({ subject: parseRef('user:ann', 'subject'), relation: 'owner', object: parseRef('document:d1', 'object') });
     });
-    expect(await new IndexChecker().check({ index, agents: new Map() }, schema, [ann], slice)).toEqual([false]);
+    expect((await new IndexChecker().check({ index, agents: new Map() }, schema, [ann], slice)).answers).toEqual([false]);
   });
 });

@@ -1,4 +1,5 @@
 import { AuthorizationEngine } from '../../src/engine/engine.ts';
+import { nextAfter, type Page } from '../../src/engine/listing-pages.ts';
 import type { RelationDefinitions } from '../../src/engine/schema.ts';
 import type { AppDeps } from '../../src/http/context.ts';
 import { createAgent, deleteAgent } from '../../src/store/agents.ts';
@@ -73,14 +74,14 @@ export async function tenantGraph(services: AppDeps) {
   };
 }
 
-/** Every id of a listing, page after page, each page starting after the last id of the one before. */
-async function allIds(pageAfter: (after: string | null) => Promise<{ ids: string[]; more: boolean }>): Promise<string[]> {
+/** Every id of a listing, page after page, each page starting where the one before ended (nextAfter). */
+async function allIds(pageAfter: (after: string | null) => Promise<Page>): Promise<string[]> {
   const ids: string[] = [];
   let after: string | null = null;
   for (;;) {
     const page = await pageAfter(after);
     ids.push(...page.ids);
     if (!page.more) return ids;
-    after = page.ids.at(-1)!;
+    after = nextAfter(page)!;
   }
 }

@@ -1,5 +1,6 @@
 import { initServer } from '@ts-rest/express';
 import { contract } from '../../../contract/index.ts';
+import { nextAfter } from '../../engine/listing-pages.ts';
 import { inSpan } from '../../tracing.ts';
 import { principalOf, type AppDeps } from '../context.ts';
 import { decodeStringTuple, nextCursor } from '../cursor.ts';
@@ -15,13 +16,13 @@ export const objectRoutes = ({ engine }: AppDeps) =>
       const page = await inSpan('grantd.list_objects', { 'grantd.namespace': query.namespace, 'grantd.relation': query.relation }, () =>
         engine.listObjects(tenantId, { ...query, after }),
       );
-      const last = page.ids.at(-1);
+      const position = nextAfter(page);
       return {
         status: 200,
         body: {
           namespace: query.namespace,
           objects: page.ids,
-          next_cursor: nextCursor(cursorSecret, binding, page.more, last === undefined ? undefined : [last]),
+          next_cursor: nextCursor(cursorSecret, binding, page.more, position === undefined ? undefined : [position]),
         },
       };
     },

@@ -1,5 +1,6 @@
 import { initServer } from '@ts-rest/express';
 import { contract } from '../../../contract/index.ts';
+import { nextAfter } from '../../engine/listing-pages.ts';
 import { principalOf, type AppDeps } from '../context.ts';
 import { decodeStringTuple, nextCursor } from '../cursor.ts';
 
@@ -18,14 +19,14 @@ export const subjectRoutes = ({ engine }: AppDeps) =>
         after,
         limit: query.limit,
       });
-      const last = page.ids.at(-1);
+      const position = nextAfter(page);
       return {
         status: 200,
         body: {
           object: query.object,
           relation: query.relation,
           subjects: page.ids.map((id) => `${query.subject_namespace}:${id}`),
-          next_cursor: nextCursor(cursorSecret, binding, page.more, last === undefined ? undefined : [last]),
+          next_cursor: nextCursor(cursorSecret, binding, page.more, position === undefined ? undefined : [position]),
         },
       };
     },
