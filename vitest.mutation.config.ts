@@ -21,6 +21,7 @@ const MUTATION_TESTS = [
   'test/engine/grant-windows.test.ts',
   'test/engine/id-ranks.test.ts',
   'test/engine/marked-nodes.test.ts',
+  'test/engine/model-rules.test.ts',
   'test/engine/nearest.test.ts',
   'test/engine/rule-cases-memory.test.ts',
   'test/engine/rule-check.test.ts',
