@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { overBudget } from '../../src/engine/budget.ts';
 import { GrantIndex } from '../../src/engine/grant-index.ts';
+import { IndexChecker } from '../../src/engine/index-checker.ts';
 import { CompiledSchema } from '../../src/engine/schema.ts';
 import { grant } from './fixtures.ts';
 
@@ -56,5 +57,36 @@ describe('the steps of a check', () => {
     expect(await index().checkAll(schema, queries, 7)).toEqual([overBudget(7), true, overBudget(7), overBudget(7)]);
     expect(await index().checkAll(schema, queries, 17)).toEqual([false, true, overBudget(17), false]);
     expect(await index().checkAll(schema, queries, 18)).toEqual([false, true, false, false]);
+  });
+});
+
+describe('the steps of a check with rules', () => {
+  /** docs/model.md's worked example: editor excludes blocked; viewer includes editor and parent->viewer, requires org->member, excludes blocked. */
+  const schema = new CompiledSchema([
+    {
+      name: 'document',
+      relations: {
+        parent: {},
+        owner: {},
+        blocked: {},
+        org: {},
+        editor: { includes: ['owner'], excludes: ['blocked'] },
+        viewer: { includes: ['editor', 'parent->viewer'], requires: ['org->member'], excludes: ['blocked'] },
+      },
+    },
+    { name: 'org', relations: { member: {} } },
+    { name: 'user', relations: null },
+  ]);
+  const index = new GrantIndex();
+  for (const g of [grant('user:ann', 'owner', 'document:d1'), grant('org:acme', 'org', 'document:d1'), grant('user:ann', 'member', 'org:acme')])
+    index.add(g);
+  const check = async (budget: number) =>
+    (await new IndexChecker(budget).check({ index, agents: new Map() }, schema, [grant('user:ann', 'viewer', 'document:d1')]))[0];
+
+  it('charges each part evaluated once, its walks and the objects its arrows lead to, all against one budget', async () => {
+    // Each part 1, and each walk ann's one group and the pairs it expands: viewer 1 + (1 + 1); editor 1 + 1
+    // (held on the first level); blocked 1 + (1 + 1); org->member 1 object, and member on it 1; blocked again remembered.
+    expect(await check(10)).toBe(true);
+    expect(await check(9)).toEqual(overBudget(9));
   });
 });
