@@ -25,6 +25,7 @@ const MUTATION_TESTS = [
   'test/engine/nearest.test.ts',
   'test/engine/rule-cases-memory.test.ts',
   'test/engine/rule-check.test.ts',
+  'test/engine/rule-parts.test.ts',
   'test/engine/schema.test.ts',
   'test/engine/slot-table.test.ts',
   'test/engine/work-meter.test.ts',
