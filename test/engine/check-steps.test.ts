@@ -78,8 +78,14 @@ describe('the steps of a check with rules', () => {
     { name: 'user', relations: null },
   ]);
   const index = new GrantIndex();
-  for (const g of [grant('user:ann', 'owner', 'document:d1'), grant('org:acme', 'org', 'document:d1'), grant('user:ann', 'member', 'org:acme')])
-    index.add(g);
+  // d1's parent is not asked: editor, viewer's first include, holds.
+  const grants = [
+    grant('user:ann', 'owner', 'document:d1'),
+    grant('org:acme', 'org', 'document:d1'),
+    grant('user:ann', 'member', 'org:acme'),
+    grant('document:p', 'parent', 'document:d1'),
+  ];
+  for (const g of grants) index.add(g);
   const check = async (budget: number) =>
     (await new IndexChecker(budget).check({ index, agents: new Map() }, schema, [grant('user:ann', 'viewer', 'document:d1')]))[0];
 
