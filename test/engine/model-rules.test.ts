@@ -54,7 +54,8 @@ describe('ModelRules', () => {
       org,
       user,
     ]);
-    expect([plain[1], plain[2]]).toEqual([org, user]);
+    expect(plain[1]).toBe(org);
+    expect(plain[2]).toBe(user);
     // The tables are the plain model's, and the model's size counts the rules' references.
     const schema = new CompiledSchema([document, org, user]);
     expect(schema.arrows).toEqual([]);
@@ -67,18 +68,26 @@ describe('ModelRules', () => {
       // a includes b includes c, declared so that each pass over the model finds one more.
       {
         name: 'chain',
-        relations: { a: { includes: ['b'] }, b: { includes: ['c'] }, c: { includes: ['d'] }, d: { excludes: ['e'] }, e: {}, f: { includes: ['e'] } },
+        relations: {
+          a: { includes: ['b'] },
+          b: { includes: ['c'] },
+          c: { includes: ['d'] },
+          d: { excludes: ['e'] },
+          e: {},
+          f: { includes: ['e'] },
+          g: { includes: ['e', 'd'] },
+        },
       },
-      { name: 'folder', relations: { parent: {}, a: { includes: ['parent->a'] }, e: { includes: ['parent->e'] } } },
+      // d is plain here, though ruled in chain: a same-object reference to it is plain.
+      { name: 'folder', relations: { parent: {}, a: { includes: ['parent->a'] }, e: { includes: ['parent->e'] }, d: {}, h: { includes: ['d'] } } },
     ]);
-    expect(['a', 'b', 'c', 'd', 'e', 'f'].map((relation) => rules.of('chain', relation) !== undefined)).toEqual([
-      true,
-      true,
-      true,
-      true,
-      false,
-      false,
-    ]);
+    const ruled = (ns: string, relations: string[]) => relations.map((relation) => rules.of(ns, relation) !== undefined);
+    expect(ruled('chain', ['a', 'b', 'c', 'd', 'e', 'f', 'g'])).toEqual([true, true, true, true, false, false, true]);
+    expect(ruled('folder', ['d', 'h'])).toEqual([false, false]);
+    expect([
+      rules.isPlainReference('folder', { kind: 'same', relation: 'd' }),
+      rules.isPlainReference('folder', { kind: 'arrow', via: 'parent', relation: 'd' }),
+    ]).toEqual([true, false]);
     // `a` is ruled in chain, so an arrow to `a` from folder may reach a ruled relation; `e` is plain everywhere.
     expect([rules.of('folder', 'a') !== undefined, rules.of('folder', 'e')]).toEqual([true, undefined]);
     expect(rules.of('chain', 'a')!.includes).toEqual([{ kind: 'same', relation: 'b', text: 'b' }]);
