@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { overBudget } from '../../src/engine/budget.ts';
 import type { CheckAnswer } from '../../src/engine/checker.ts';
 import { GrantIndex } from '../../src/engine/grant-index.ts';
 import { IndexChecker } from '../../src/engine/index-checker.ts';
@@ -67,5 +68,64 @@ describe('a part asked under an include and under requires in one check', () => 
   it('denies, without asking the requirement, a subject whose includes past 16 arrows hold nothing', async () => {
     expect(await check(0, 'user:v')).toBe(false);
     expect(await check(1, 'user:v')).toBe(false);
+  });
+});
+
+describe('an arrow of a ruled check to several objects', () => {
+  const schema = new CompiledSchema([
+    {
+      name: 'document',
+      relations: {
+        parent: {},
+        owner: {},
+        org: {},
+        blocked: { includes: ['parent->blocked'] },
+        viewer: { includes: ['owner'], requires: ['org->member'], excludes: ['parent->blocked'] },
+      },
+    },
+    { name: 'org', relations: { member: {} } },
+    { name: 'user', relations: null },
+  ]);
+  const check = async (grants: [string, string, string][], object: string, budget?: number) => {
+    const index = new GrantIndex();
+    for (const [subject, relation, on] of grants) index.add(grant(subject, relation, on));
+    const [answer] = await new IndexChecker(budget).check({ index, agents: new Map() }, schema, [grant('user:ann', 'viewer', object)]);
+    return answer;
+  };
+  const owned = (object: string, ...orgs: string[]): [string, string, string][] => [
+    ['user:ann', 'owner', object],
+    ...orgs.map((org): [string, string, string] => [org, 'org', object]),
+  ];
+
+  it('holds a requirement one of its objects meets, in whichever order they come', async () => {
+    const grants: [string, string, string][] = [
+      ...owned('document:d1', 'org:acme', 'org:beta'),
+      ...owned('document:d2', 'org:beta', 'org:acme'),
+      ['user:ann', 'member', 'org:acme'],
+    ];
+    expect([await check(grants, 'document:d1'), await check(grants, 'document:d2')]).toEqual([true, true]);
+  });
+
+  it('refuses an exclusion that one object leaves undecided, whichever comes first', async () => {
+    // document:f16 is 16 parents from document:f0: blocked on it, 1 arrow from the checked object, is not decided.
+    const chain = Array.from({ length: 16 }, (_, k): [string, string, string] => [`document:f${k}`, 'parent', `document:f${k + 1}`]);
+    const grants: [string, string, string][] = [...chain, ['user:ann', 'member', 'org:acme']];
+    for (const [object, parents] of [
+      ['document:d1', ['document:f16', 'document:g']],
+      ['document:d2', ['document:g', 'document:f16']],
+    ] as const) {
+      grants.push(...owned(object, 'org:acme'), ...parents.map((parent): [string, string, string] => [parent, 'parent', object]));
+    }
+    expect([await check(grants, 'document:d1'), await check(grants, 'document:d2')]).toMatchObject([
+      { type: 'check-too-complex' },
+      { type: 'check-too-complex' },
+    ]);
+  });
+
+  it('refuses, within the budget, an arrow to more objects than the budget has left', async () => {
+    const parents = Array.from({ length: 30 }, (_, i): [string, string, string] => [`document:p${i}`, 'parent', 'document:d1']);
+    expect(await check([...owned('document:d1', 'org:acme'), ['user:ann', 'member', 'org:acme'], ...parents], 'document:d1', 20)).toEqual(
+      overBudget(20),
+    );
   });
 });
