@@ -17,6 +17,7 @@ const MUTATION_TESTS = [
   'test/engine/edge-lists.test.ts',
   'test/engine/engine.test.ts',
   'test/engine/explain.test.ts',
+  'test/engine/explain-rules.test.ts',
   'test/engine/grant-index.test.ts',
   'test/engine/grant-windows.test.ts',
   'test/engine/id-ranks.test.ts',
