@@ -44,6 +44,10 @@ describe('explaining a check with rules', () => {
     });
   });
 
+  it("gives the plain reasons when the base does not hold: bob's editor, which viewer includes, is excluded", async () => {
+    expect(await explain('user:bob', 'viewer')).toEqual({ allowed: false, path: [], reason: 'no-path' });
+  });
+
   it('names the first requirement not held, with no path', async () => {
     expect(await explain('user:carol', 'viewer')).toEqual({ allowed: false, path: [], reason: 'requirement-not-met', detail: 'org->member' });
   });
