@@ -4,18 +4,32 @@ import { defineConfig } from 'vitest/config';
 /**
  * The tests `npm run mutate` runs against each mutant of src/engine and src/http/cursor.ts: those
  * that need no database (no globalSetup): a mutant costs seconds, not a migration. Left out for
- * needing PostgreSQL: test/engine/check.test.ts, property.test.ts, subjects-explain.test.ts.
+ * needing PostgreSQL: test/engine/check.test.ts, property.test.ts, property-rules.test.ts,
+ * rule-cases.test.ts (rule-cases-memory.test.ts runs its cases in an index), rules.test.ts and
+ * subjects-explain.test.ts; reference.test.ts tests the tests' reference evaluator, not src/.
  */
 const MUTATION_TESTS = [
+  'test/engine/boundary-heap.test.ts',
   'test/engine/budget.test.ts',
+  'test/engine/check-steps.test.ts',
   'test/engine/check-time.test.ts',
+  'test/engine/definition-checks.test.ts',
   'test/engine/edge-lists.test.ts',
   'test/engine/engine.test.ts',
   'test/engine/explain.test.ts',
+  'test/engine/explain-rules.test.ts',
   'test/engine/grant-index.test.ts',
   'test/engine/grant-windows.test.ts',
   'test/engine/id-ranks.test.ts',
+  'test/engine/marked-nodes.test.ts',
+  'test/engine/model-rules.test.ts',
+  'test/engine/nearest.test.ts',
+  'test/engine/rule-cases-memory.test.ts',
+  'test/engine/rule-check.test.ts',
+  'test/engine/rule-parts.test.ts',
   'test/engine/schema.test.ts',
+  'test/engine/slot-table.test.ts',
+  'test/engine/work-meter.test.ts',
   'test/http/cursor.test.ts',
 ];
 

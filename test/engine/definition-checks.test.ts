@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertNoExclusionCycle, validateRelations } from '../../src/engine/definition-checks.ts';
+import { assertNoExclusionCycle, relationsByName, validateRelations } from '../../src/engine/definition-checks.ts';
 import type { NamespaceDefinition, RelationDefinitions } from '../../src/engine/schema.ts';
 import { DomainError } from '../../src/errors.ts';
 import { DOCUMENT_RELATIONS, FOLDER_RELATIONS } from './fixtures.ts';
@@ -129,5 +129,13 @@ describe('exclusion cycles of a tenant model', () => {
       (_, i) => [`ns${i}`, { parent: {}, r: { includes: ['parent->r'], excludes: ['parent->s'] }, s: {} }] as [string, RelationDefinitions],
     );
     expect(problemType(() => assertNoExclusionCycle(model(...chain)))).toBe('no error');
+  });
+});
+
+describe('relationsByName', () => {
+  it("orders a namespace's relations by name in byte order, upper case first", () => {
+    const relations = { viewer: {}, Owner: {}, editor: { includes: ['viewer'] }, b: {}, a: {} };
+    expect(relationsByName(relations).map(([name]) => name)).toEqual(['Owner', 'a', 'b', 'editor', 'viewer']);
+    expect(relationsByName(relations)[3]).toEqual(['editor', { includes: ['viewer'] }]);
   });
 });

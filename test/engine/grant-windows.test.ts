@@ -319,7 +319,7 @@ describe('GrantIndex windows under writes, removals, replays and a clock moved i
   });
 
   it('crosses each window boundary in O(log k) steps, forwards and back, and writes k windowed grants on one object in O(k log k)', () => {
-    const k = 20_000;
+    const k = scaled(20_000);
     const expiry = (n: number) => 1_000_000 + 5 * n;
     const hot = (n: number) => grant(`user:s${n}`, 'viewer', 'document:hot');
     const index = new GrantIndex();

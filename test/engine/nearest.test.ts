@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { editDistanceWithin, nearestName } from '../../src/engine/nearest.ts';
+import { scaled } from '../properties.ts';
 
 /** Levenshtein distance the textbook way, every cell computed: what the banded one must agree with. */
 function editDistance(a: string, b: string): number {
@@ -21,7 +22,7 @@ describe('editDistanceWithin', () => {
         const distance = editDistance(a, b);
         expect(editDistanceWithin(a, b, max)).toBe(distance <= max ? distance : undefined);
       }),
-      { numRuns: 2000 },
+      { numRuns: scaled(2000) },
     );
   });
 });
