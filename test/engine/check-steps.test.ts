@@ -87,7 +87,7 @@ describe('the steps of a check with rules', () => {
   ];
   for (const g of grants) index.add(g);
   const check = async (budget: number) =>
-    (await new IndexChecker(budget).check({ index, agents: new Map() }, schema, [grant('user:ann', 'viewer', 'document:d1')]))[0];
+    (await new IndexChecker(budget).check({ index, agents: new Map() }, schema, [grant('user:ann', 'viewer', 'document:d1')])).answers[0];
 
   it('charges each part evaluated once, its walks and the objects its arrows lead to, all against one budget', async () => {
     // Each part 1, and each walk ann's one group and the pairs it expands: viewer 1 + (1 + 1); editor 1 + 1

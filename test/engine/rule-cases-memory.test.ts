@@ -39,12 +39,12 @@ describe('the cases worked by hand, in an index', () => {
     const want = ruleCase.checks.map(([query, answer]) => [query.join(' '), answer]);
     const named = (answers: unknown[]) => ruleCase.checks.map(([query], i) => [query.join(' '), answers[i]]);
     // In a bulk, each alone, each alone with no promise, and in a bulk giving way at every checkpoint.
-    expect(named((await checker.check(tenant, schema, queries)).map(answerOf))).toEqual(want);
-    expect(named(await Promise.all(queries.map(async (q) => answerOf((await checker.check(tenant, schema, [q]))[0]))))).toEqual(want);
+    expect(named((await checker.check(tenant, schema, queries)).answers.map(answerOf))).toEqual(want);
+    expect(named(await Promise.all(queries.map(async (q) => answerOf((await checker.check(tenant, schema, [q])).answers[0]))))).toEqual(want);
     // checkOne leaves a ruled check that takes longer than a slice to `check` (undefined): on a busy machine, any.
     const atOnce = queries.map((q, i) => answerOf(checker.checkOne(tenant, schema, q)) ?? want[i]![1]);
     expect(named(atOnce)).toEqual(want);
-    expect(named((await checker.check(tenant, schema, queries, WorkMeter.unmetered(0))).map(answerOf))).toEqual(want);
+    expect(named((await checker.check(tenant, schema, queries, WorkMeter.unmetered(0))).answers.map(answerOf))).toEqual(want);
     // What the check refuses, the engine refuses before explaining (AuthorizationEngine.explain): explain's walks do not tell.
     const explained = await Promise.all(
       queries.map(async (q, i) =>
@@ -61,7 +61,9 @@ describe('the cases worked by hand, in an index', () => {
     const sync = indexRuleGraph(tenant.index, schema);
     const graph: RuleGraph = { plain: async (...read) => sync.plain(...read), related: async (...read) => sync.related(...read) };
     const admits = (q: Triple) => masksAdmit(q.subject, q.object.ns, q.relation, (id) => tenant.agents.get(id));
-    const decided = await Promise.all(queries.map(async (q) => answerOf(admits(q) && (await decideRules(graph, schema, q, DEFAULT_CHECK_BUDGET)))));
+    const decided = await Promise.all(
+      queries.map(async (q) => answerOf(admits(q) && (await decideRules(graph, schema, q, DEFAULT_CHECK_BUDGET)).answer)),
+    );
     expect(named(decided)).toEqual(want);
   });
 });

@@ -40,7 +40,7 @@ describe('a part asked under an include and under requires in one check', () => 
     index.add(grant('user:u', 'owner', 'folder:f17'));
     index.add(grant('user:w', 'owner', 'folder:f17'));
     index.add(grant('user:v', 'owner', 'folder:elsewhere'));
-    return new IndexChecker().check({ index, agents: new Map() }, schema, [grant(subject, 'a', 'folder:f17')]).then(([first]) => first);
+    return new IndexChecker().check({ index, agents: new Map() }, schema, [grant(subject, 'a', 'folder:f17')]).then(({ answers: [first] }) => first);
   }
   /** The answer, or the type of its problem. */
   const check = async (first: number, subject: string) => {
@@ -89,7 +89,9 @@ describe('an arrow of a ruled check to several objects', () => {
   const check = async (grants: [string, string, string][], object: string, budget?: number) => {
     const index = new GrantIndex();
     for (const [subject, relation, on] of grants) index.add(grant(subject, relation, on));
-    const [answer] = await new IndexChecker(budget).check({ index, agents: new Map() }, schema, [grant('user:ann', 'viewer', object)]);
+    const {
+      answers: [answer],
+    } = await new IndexChecker(budget).check({ index, agents: new Map() }, schema, [grant('user:ann', 'viewer', object)]);
     return answer;
   };
   const owned = (object: string, ...orgs: string[]): [string, string, string][] => [
