@@ -3,7 +3,7 @@ import { overBudget } from '../../src/engine/budget.ts';
 import { GrantIndex } from '../../src/engine/grant-index.ts';
 import { IndexChecker } from '../../src/engine/index-checker.ts';
 import { CompiledSchema } from '../../src/engine/schema.ts';
-import { grant } from './fixtures.ts';
+import { grant, RULED_DOCUMENT_RELATIONS } from './fixtures.ts';
 
 /**
  * The steps a check in memory takes, counted as grantd_check_walk counts them (docs/model.md#model-limits):
@@ -61,19 +61,9 @@ describe('the steps of a check', () => {
 });
 
 describe('the steps of a check with rules', () => {
-  /** docs/model.md's worked example: editor excludes blocked; viewer includes editor and parent->viewer, requires org->member, excludes blocked. */
+  /** docs/model.md's worked example. */
   const schema = new CompiledSchema([
-    {
-      name: 'document',
-      relations: {
-        parent: {},
-        owner: {},
-        blocked: {},
-        org: {},
-        editor: { includes: ['owner'], excludes: ['blocked'] },
-        viewer: { includes: ['editor', 'parent->viewer'], requires: ['org->member'], excludes: ['blocked'] },
-      },
-    },
+    { name: 'document', relations: RULED_DOCUMENT_RELATIONS },
     { name: 'org', relations: { member: {} } },
     { name: 'user', relations: null },
   ]);

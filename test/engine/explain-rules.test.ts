@@ -2,22 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { GrantIndex } from '../../src/engine/grant-index.ts';
 import { IndexChecker } from '../../src/engine/index-checker.ts';
 import { CompiledSchema } from '../../src/engine/schema.ts';
-import { grant } from './fixtures.ts';
+import { grant, RULED_DOCUMENT_RELATIONS } from './fixtures.ts';
 
 /** Explain of a relation with rules, on docs/model.md#explain's examples: excluded, requirement-not-met, allowed with its requirements. */
 describe('explaining a check with rules', () => {
   const schema = new CompiledSchema([
-    {
-      name: 'document',
-      relations: {
-        parent: {},
-        owner: {},
-        blocked: {},
-        org: {},
-        editor: { includes: ['owner'], excludes: ['blocked'] },
-        viewer: { includes: ['editor', 'parent->viewer'], requires: ['org->member'], excludes: ['blocked'] },
-      },
-    },
+    { name: 'document', relations: RULED_DOCUMENT_RELATIONS },
     { name: 'org', relations: { member: {} } },
     { name: 'user', relations: null },
   ]);

@@ -7,6 +7,16 @@ import type { RelationDefinitions } from '../../src/engine/schema.ts';
 
 export const DOCUMENT_RELATIONS: RelationDefinitions = DOCUMENT_NAMESPACE_EXAMPLE.relations;
 
+/** docs/model.md's worked example: editor excludes blocked; viewer includes editor and parent->viewer, requires org->member, excludes blocked. */
+export const RULED_DOCUMENT_RELATIONS: RelationDefinitions = {
+  parent: {},
+  owner: {},
+  blocked: {},
+  org: {},
+  editor: { includes: ['owner'], excludes: ['blocked'] },
+  viewer: { includes: ['editor', 'parent->viewer'], requires: ['org->member'], excludes: ['blocked'] },
+};
+
 export const FOLDER_RELATIONS: RelationDefinitions = {
   parent: {},
   viewer: { includes: ['parent->viewer'] },

@@ -1,21 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ModelRules } from '../../src/engine/model-rules.ts';
 import { CompiledSchema, type NamespaceDefinition } from '../../src/engine/schema.ts';
+import { RULED_DOCUMENT_RELATIONS } from './fixtures.ts';
 
 /** Which relations a walk answers alone, and the rules of the others (docs/model.md#requires-and-excludes). */
 describe('ModelRules', () => {
-  /** docs/model.md's worked example: editor excludes blocked; viewer includes editor and parent->viewer, requires org->member, excludes blocked. */
-  const document: NamespaceDefinition = {
-    name: 'document',
-    relations: {
-      parent: {},
-      owner: {},
-      blocked: {},
-      org: {},
-      editor: { includes: ['owner'], excludes: ['blocked'] },
-      viewer: { includes: ['editor', 'parent->viewer'], requires: ['org->member'], excludes: ['blocked'] },
-    },
-  };
+  /** docs/model.md's worked example. */
+  const document: NamespaceDefinition = { name: 'document', relations: RULED_DOCUMENT_RELATIONS };
   const org: NamespaceDefinition = { name: 'org', relations: { member: {} } };
   const user: NamespaceDefinition = { name: 'user', relations: null };
 

@@ -6,18 +6,15 @@ import { parseRef } from '../../src/engine/refs.ts';
 import { RuleDecision } from '../../src/engine/rule-check.ts';
 import { CompiledSchema, type RelationDefinitions } from '../../src/engine/schema.ts';
 import { Slice } from '../../src/engine/work-meter.ts';
+import { RULED_DOCUMENT_RELATIONS } from './fixtures.ts';
 
-/** The rule evaluator over an index (docs/model.md#requires-and-excludes), on the model of docs/model.md's worked example. */
-const DOCUMENT: RelationDefinitions = {
-  parent: {},
-  owner: {},
-  blocked: {},
-  org: {},
-  editor: { includes: ['owner'], excludes: ['blocked'] },
-  viewer: { includes: ['editor', 'parent->viewer'], requires: ['org->member'], excludes: ['blocked'] },
-};
-
-function tenant(grants: string[], relations: RelationDefinitions = DOCUMENT, agents = new Map<string, string[]>(), budget = DEFAULT_CHECK_BUDGET) {
+/** The rule evaluator over an index (docs/model.md#requires-and-excludes), on the model of docs/model.md's worked example (RULED_DOCUMENT_RELATIONS). */
+function tenant(
+  grants: string[],
+  relations: RelationDefinitions = RULED_DOCUMENT_RELATIONS,
+  agents = new Map<string, string[]>(),
+  budget = DEFAULT_CHECK_BUDGET,
+) {
   const index = new GrantIndex();
   for (const line of grants) {
     const [subject, relation, object] = line.split(' ') as [string, string, string];
@@ -103,7 +100,7 @@ describe('public grants', () => {
       ['a1', ['document:owner']],
       ['a2', ['document:viewer']],
     ]);
-    const { check } = tenant(['agent:* owner document:d1'], DOCUMENT, agents);
+    const { check } = tenant(['agent:* owner document:d1'], RULED_DOCUMENT_RELATIONS, agents);
     expect(await check('agent:a1', 'owner', 'document:d1')).toBe(true);
     expect(await check('agent:a2', 'owner', 'document:d1')).toBe(false);
     expect(await check('agent:a3', 'owner', 'document:d1')).toBe(false);
@@ -116,7 +113,7 @@ describe('the work budget', () => {
     const grants = Array.from({ length: 300 }, (_, i) => `document:p${i} parent document:d1`);
     const { check } = tenant(
       [...grants, 'user:ann owner document:d1', 'org:acme org document:d1', 'user:ann member org:acme'],
-      { ...DOCUMENT, blocked: { includes: ['parent->blocked'] } },
+      { ...RULED_DOCUMENT_RELATIONS, blocked: { includes: ['parent->blocked'] } },
       new Map(),
       250,
     );
@@ -128,7 +125,7 @@ describe('the work budget', () => {
     const grants = Array.from({ length: 80 }, (_, i) => [`document:p${i} parent document:d1`, `document:root parent document:p${i}`]).flat();
     const { index, schema, checker, check } = tenant(
       [...grants, 'user:ann owner document:d1'],
-      { ...DOCUMENT, blocked: { includes: ['parent->blocked'] }, editor: { includes: ['owner'], excludes: ['parent->blocked'] } },
+      { ...RULED_DOCUMENT_RELATIONS, blocked: { includes: ['parent->blocked'] }, editor: { includes: ['owner'], excludes: ['parent->blocked'] } },
       new Map(),
       250,
     );
@@ -144,7 +141,7 @@ describe('the work budget', () => {
 
 describe('giving way between reads (docs/decisions.md#one-meter-for-all-work-in-memory)', () => {
   /** viewer excludes editor on each of 20 parents, and editor has rules of its own: a read or more a parent. */
-  const MANY_PARENTS: RelationDefinitions = { ...DOCUMENT, viewer: { includes: ['owner'], excludes: ['parent->editor'] } };
+  const MANY_PARENTS: RelationDefinitions = { ...RULED_DOCUMENT_RELATIONS, viewer: { includes: ['owner'], excludes: ['parent->editor'] } };
   const parents = Array.from({ length: 20 }, (_, i) => `document:p${i} parent document:d1`);
   const ann = { subject: parseRef('user:ann', 'subject'), relation: 'viewer', object: parseRef('document:d1', 'object') };
 
@@ -177,7 +174,7 @@ describe('giving way between reads (docs/decisions.md#one-meter-for-all-work-in-
   it('stops between parts of one read of many objects, to the same answer', () => {
     // `parent->blocked` is plain: one read walks every parent (100 of them), each up to its root.
     const relations: RelationDefinitions = {
-      ...DOCUMENT,
+      ...RULED_DOCUMENT_RELATIONS,
       blocked: { includes: ['parent->blocked'] },
       open: { includes: ['owner'], excludes: ['parent->blocked'] },
     };
