@@ -14,8 +14,8 @@ import { drain, inSlices, type Slice, type UnitsOfWork } from './work-meter.ts';
 
 /**
  * One tenant's grants in memory (a held tenant's index, src/store/held-tenants.ts). `check` answers
- * exactly what SqlChecker's check statement answers (CHECK_SQL), and `reachable` what its listing
- * walk answers (REACHABLE_SQL), without a round trip. In parts, each in its file:
+ * exactly what SqlChecker's check statement answers (CHECK_SQL), and `reachable` what SqlListings'
+ * listing walk answers (REACHABLE_SQL), without a round trip. In parts, each in its file:
  * - NodeNames numbers every subject and object, relation and namespace, so that a check looks its
  *   two refs up once and then compares integers, which keeps it to a few microseconds on tenants of
  *   millions of grants; it keeps the schemas' tables (schema-tables.ts) in those numbers.

@@ -7,7 +7,7 @@ import type { CompiledSchema } from './schema.ts';
 import { conferredOn, MAX_ARROW_DEPTH } from './schema-tables.ts';
 
 /**
- * The listings of a GrantIndex, what SqlChecker's listing statements answer (REACHABLE_SQL and the
+ * The listings of a GrantIndex, what SqlListings' statements answer (REACHABLE_SQL and the
  * holders' walk) without a round trip: objects a subject reaches walking forwards, and subjects
  * that hold a relation on an object walking backwards as a check does. Each picks its page by the
  * ids' ranks (IdRanks). A walk runs start to end in one go, in the check's Walk (CheckWalk.walk).

@@ -3,17 +3,18 @@ import { WorkMeter } from '../engine/work-meter.ts';
 import type { Candidates, Checker, CheckResolver, Explainer, ListingWalks } from '../engine/checker.ts';
 import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
 import { CachedChecker } from './cached-checker.ts';
-import type { GraphStatementOptions } from './graph-statements.ts';
+import { GraphStatements, type GraphStatementOptions } from './graph-statements.ts';
 import type { HeldTenants } from './held-tenants.ts';
 import { MemoryChecker } from './memory-checker.ts';
 import type { SchemaCache } from './schema-cache.ts';
 import { SqlChecker } from './sql-checker.ts';
+import { SqlListings } from './sql-listings.ts';
 
 /**
  * The engine's Checker (docs/decisions.md#the-path-of-one-check), built as a chain: a check or a
  * listing walk of a tenant held in memory and current is answered there (MemoryChecker), which
  * hands the rest on: checks to the answers cached (CachedChecker) and then to PostgreSQL
- * (SqlChecker), listing walks and explanations to PostgreSQL. Listing candidates are always read
+ * (SqlChecker), listing walks and explanations to PostgreSQL (SqlListings). Listing candidates are always read
  * from PostgreSQL, where ids are in order. Each checker answers from one state of the tenant, and
  * an answer is never combined from two. The process's time on checks, in memory and in statements,
  * is one account (WorkMeter's CheckTimeShares).
@@ -38,6 +39,7 @@ export class CheckRouter implements Checker {
       clock,
       wallClock = SYSTEM_CLOCK,
       checkBudget,
+      walkMs,
       meter = new WorkMeter(),
       ...sql
     }: {
@@ -55,8 +57,15 @@ export class CheckRouter implements Checker {
       walkMs?: number;
     } & Omit<GraphStatementOptions, 'checkTime'> = {},
   ) {
-    const database = new SqlChecker(pool, { ...sql, checkBudget, checkTime: meter.shares, clock: wallClock });
-    this.cached = new CachedChecker(database, { maxAgeMs, maxEntries: maxCachedAnswers, clock, wallClock });
+    // One GraphStatements: a tenant's checks and listings share its part of the pool and of the time.
+    const statements = new GraphStatements(pool, { ...sql, checkTime: meter.shares });
+    const database = new SqlListings(statements, { checkBudget, clock: wallClock });
+    this.cached = new CachedChecker(new SqlChecker(statements, { checkBudget, walkMs, clock: wallClock }), {
+      maxAgeMs,
+      maxEntries: maxCachedAnswers,
+      clock,
+      wallClock,
+    });
     this.memory =
       heldTenants &&
       new MemoryChecker(heldTenants, meter, { checks: this.cached, walks: database, explainer: database }, { checkBudget, clock: wallClock });

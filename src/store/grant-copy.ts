@@ -8,7 +8,7 @@ import { WorkMeter, type Slice } from '../engine/work-meter.ts';
  * memory"). Rows are parsed from the bytes, field by field, with no object made per row.
  */
 
-/** The columns of grantsCopySql (src/store/graph-sql.ts), in order: a grant and its window's bounds in epoch ms (null: open). */
+/** The columns of grantsCopySql (src/store/load-sql.ts), in order: a grant and its window's bounds in epoch ms (null: open). */
 export type CopiedGrant = (
   subjectNs: string,
   subjectId: string,

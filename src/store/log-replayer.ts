@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { windowOf, type WallClock } from '../engine/grant-window.ts';
 import type { Slice, WorkMeter } from '../engine/work-meter.ts';
-import { GRANT_LOG_SQL, type LoggedGrant, type LogRow } from './graph-sql.ts';
+import { GRANT_LOG_SQL, type LoggedGrant, type LogRow } from './load-sql.ts';
 import type { HeldTenant } from './held-tenant.ts';
 
 /** More logged statements, or grants, than this (or than replayBound allows a large tenant) to replay in one catch-up: reload instead. */

@@ -4,7 +4,8 @@ import { GrantIndex, WINDOW_WEIGHT } from '../engine/grant-index.ts';
 import { windowOf } from '../engine/grant-window.ts';
 import { inSlices, type WorkMeter } from '../engine/work-meter.ts';
 import { readCopiedGrants, type CopiedGrant } from './grant-copy.ts';
-import { grantsCopySql, LOAD_AGENTS_SQL, LOAD_COUNT_SQL, LOAD_HORIZON_SQL, LOAD_SEEN_SQL, READ_ONLY_SNAPSHOT_SQL } from './graph-sql.ts';
+import { READ_ONLY_SNAPSHOT_SQL } from './graph-sql.ts';
+import { grantsCopySql, LOAD_AGENTS_SQL, LOAD_COUNT_SQL, LOAD_HORIZON_SQL, LOAD_SEEN_SQL } from './load-sql.ts';
 
 /** How a load's own connection shows in pg_stat_activity. */
 export const LOAD_APPLICATION_NAME = 'grantd grant load';

@@ -11,7 +11,9 @@ import { CheckRouter } from '../../src/store/check-router.ts';
 import { openGraphPool, type GraphStatementOptions } from '../../src/store/graph-statements.ts';
 import { CHECK_SQL, HELD_READ, HOLDERS_READ } from '../../src/store/graph-sql.ts';
 import { createGrant } from '../../src/store/grants.ts';
+import { GraphStatements } from '../../src/store/graph-statements.ts';
 import { SqlChecker } from '../../src/store/sql-checker.ts';
+import { SqlListings } from '../../src/store/sql-listings.ts';
 import { MAX_ARROW_DEPTH } from '../../src/engine/schema-tables.ts';
 import type { WallClock } from '../../src/engine/grant-window.ts';
 import { databaseUrl, useServices } from '../helpers.ts';
@@ -255,7 +257,8 @@ describe('checks PostgreSQL answers', () => {
 });
 
 /** PostgreSQL's answers alone, on the server's clock or `clock`. */
-const sqlChecker = (clock?: WallClock) => new SqlChecker(graphPool, clock ? { clock } : {});
+const sqlChecker = (clock?: WallClock) => new SqlChecker(new GraphStatements(graphPool), clock ? { clock } : {});
+const sqlListings = () => new SqlListings(new GraphStatements(graphPool));
 const triple = (subject: string, relation: string, object: string) => ({
   subject: parseRef(subject, 'subject'),
   relation,
@@ -329,7 +332,7 @@ describe('public grants in PostgreSQL', () => {
   it("list every object the wildcard reaches among a subject's objects, and the wildcard's own", async () => {
     const g = await publicTenant();
     const reachable = (subject: string, namespace = 'document') =>
-      sqlChecker().reachable(g.tenantId, g.schema, {
+      sqlListings().reachable(g.tenantId, g.schema, {
         subject: parseRef(subject, 'subject'),
         namespace,
         relation: 'viewer',
@@ -347,7 +350,7 @@ describe('public grants in PostgreSQL', () => {
   it("leave the subjects of an object to be checked one by one (null) when the namespace's wildcard holds, itself or as a member of a holder", async () => {
     const g = await publicTenant();
     const holders = (object: string, namespace = 'user') =>
-      sqlChecker().holders(g.tenantId, g.schema, {
+      sqlListings().holders(g.tenantId, g.schema, {
         object: parseRef(object, 'object'),
         relation: 'viewer',
         namespace,
