@@ -4,8 +4,10 @@ import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
 import { WorkMeter } from '../engine/work-meter.ts';
 import type { HeldTenant } from './held-tenant.ts';
 import { decayedUses, displaced, MIN_USES_TO_EVICT, USES_HALF_LIFE_MS } from './hold-policy.ts';
+import { LoadTurns } from './load-turns.ts';
 import { LogReplayer, type ReplayOptions } from './log-replayer.ts';
 import { TenantLoader } from './tenant-loader.ts';
+import { countUse, UnheldTenants } from './unheld-tenants.ts';
 
 export type { HeldTenant } from './held-tenant.ts';
 
@@ -16,8 +18,6 @@ const RETRY_TOO_LARGE_MS = 10 * 60_000;
 const RECONSIDER_MS = 1_000;
 /** Loads under way at once: each has a connection of its own and indexes in turns of the event loop. */
 const MAX_LOADS = 2;
-/** Uses below which a tenant neither held nor loading is forgotten (about 7 half-lives without a check). */
-const FORGOTTEN_USES = 0.01;
 /** Transactions above the horizon a node replays at most, beside an older one still open. */
 const MAX_REPLAYED_AHEAD = 10_000;
 
@@ -31,14 +31,6 @@ export interface HeldTenantsOptions extends ReplayOptions {
   clock?: WallClock;
   /** How long a use keeps half its weight in a tenant's uses (USES_HALF_LIFE_MS). */
   usesHalfLifeMs?: number;
-}
-
-/** A tenant checked on this node and not held: its uses, and what it weighed when a load last counted it (trusted for RETRY_TOO_LARGE_MS). */
-interface UnheldTenant {
-  lastUsed: number;
-  uses: number;
-  weight: number | null;
-  weighedAt: number;
 }
 
 /**
@@ -58,13 +50,10 @@ interface UnheldTenant {
  */
 export class HeldTenants {
   private readonly held = new Map<string, HeldTenant>();
-  private readonly unheld = new Map<string, UnheldTenant>();
+  private readonly unheld: UnheldTenants;
   private readonly loading = new Map<string, Promise<boolean>>();
-  /** Loads waiting for one of the MAX_LOADS turns, and how many run. */
-  private readonly waiting: { tenantId: string; start: () => void }[] = [];
-  private running = 0;
-  /** Tenants not to load again before the time given: too large, left out by the policy, or their load failed. */
-  private readonly refusedUntil = new Map<string, number>();
+  /** Loads run MAX_LOADS at a time, the most used of the tenants waiting first. */
+  private readonly turns = new LoadTurns(MAX_LOADS, (tenantId) => this.unheld.usesOf(tenantId));
   /** Bumped by this node's writes; a held tenant is current only once it has caught up with its tenant's generation. */
   private readonly generations = new Map<string, number>();
   private readonly clock: WallClock;
@@ -82,6 +71,7 @@ export class HeldTenants {
   ) {
     this.clock = options.clock ?? SYSTEM_CLOCK;
     this.halfLifeMs = options.usesHalfLifeMs ?? USES_HALF_LIFE_MS;
+    this.unheld = new UnheldTenants(this.clock, this.halfLifeMs);
     this.loader = new TenantLoader(pool, meter);
     this.replayer = new LogReplayer(
       pool,
@@ -112,7 +102,7 @@ export class HeldTenants {
     }
     const ready = this.currentNow(tenantId);
     if (ready) return ready;
-    this.use(tenant, this.clock.now());
+    countUse(tenant, this.clock.now(), this.halfLifeMs);
     if (tenant.replaying) return null;
     return (await this.replayer.catchUp(tenantId, tenant, this.generation(tenantId))) ? tenant : null;
   }
@@ -127,7 +117,7 @@ export class HeldTenants {
     const now = this.clock.now();
     const generation = this.generation(tenantId);
     if (tenant.generation !== generation || now - tenant.verifiedAt >= this.options.maxAgeMs) return undefined;
-    this.use(tenant, now);
+    countUse(tenant, now, this.halfLifeMs);
     if (now - tenant.verifiedAt >= this.options.maxAgeMs / 2) void this.replayer.catchUp(tenantId, tenant, generation);
     return tenant;
   }
@@ -150,11 +140,12 @@ export class HeldTenants {
     if (this.options.maxGrants === 0 || this.closed) return Promise.resolve(false);
     let loading = this.loading.get(tenantId);
     if (!loading) {
-      loading = this.inTurn(tenantId, () => this.loadNow(tenantId))
+      loading = this.turns
+        .run(tenantId, () => this.loadNow(tenantId))
         .then(
           () => this.held.has(tenantId),
           (error: Error) => {
-            this.refusedUntil.set(tenantId, this.clock.now() + RETRY_FAILED_MS);
+            this.unheld.refuse(tenantId, RETRY_FAILED_MS);
             if (!this.closed) this.fellBack(error, tenantId);
             return false;
           },
@@ -169,7 +160,7 @@ export class HeldTenants {
   async close(): Promise<void> {
     this.closed = true;
     this.held.clear();
-    for (const { start } of this.waiting.splice(0)) start();
+    this.turns.releaseAll();
     await this.loader.close();
   }
 
@@ -184,12 +175,7 @@ export class HeldTenants {
     return tenant.index.footprint + tenant.agents.size;
   }
 
-  private use(tenant: HeldTenant | UnheldTenant, now: number): void {
-    tenant.uses = this.usesNow(tenant, now) + 1;
-    tenant.lastUsed = now;
-  }
-
-  private usesNow(tenant: HeldTenant | UnheldTenant, now: number): number {
+  private usesNow(tenant: HeldTenant, now: number): number {
     return decayedUses(tenant.uses, tenant.lastUsed, now, this.halfLifeMs);
   }
 
@@ -207,77 +193,42 @@ export class HeldTenants {
    * from an earlier load; else it may take the room left, or displace others once used enough.
    */
   private usedWhileNotHeld(tenantId: string): void {
-    const now = this.clock.now();
-    let unheld = this.unheld.get(tenantId);
-    if (!unheld) this.unheld.set(tenantId, (unheld = { lastUsed: now, uses: 0, weight: null, weighedAt: now }));
-    this.use(unheld, now);
-    if (this.options.maxGrants === 0 || this.loading.has(tenantId) || (this.refusedUntil.get(tenantId) ?? 0) > now) return;
+    const unheld = this.unheld.use(tenantId);
+    if (this.options.maxGrants === 0 || this.loading.has(tenantId) || this.unheld.isRefused(tenantId)) return;
     // A tenant's grants change while it is not held: what a load counted is trusted for a while.
-    const weight = unheld.weighedAt > now - RETRY_TOO_LARGE_MS ? unheld.weight : null;
+    const weight = this.unheld.weightWithin(unheld, RETRY_TOO_LARGE_MS);
     // Too few uses to displace anyone: only the room left may take it (no tenant held sorted).
     const refused =
       unheld.uses < MIN_USES_TO_EVICT
         ? this.weight + (weight ?? 1) > this.options.maxGrants
         : weight !== null && this.displacedBy(tenantId, weight) === null;
-    if (refused) this.refusedUntil.set(tenantId, now + RECONSIDER_MS);
+    if (refused) this.unheld.refuse(tenantId, RECONSIDER_MS);
     else void this.load(tenantId);
   }
 
   /** The held tenants that holding `tenantId` at `weight` would displace, or null when the policy leaves it out (hold-policy.ts). */
   private displacedBy(tenantId: string, weight: number): string[] | null {
     const now = this.clock.now();
-    const unheld = this.unheld.get(tenantId);
-    const candidate = { tenantId, weight, uses: unheld ? this.usesNow(unheld, now) : 0 };
+    const candidate = { tenantId, weight, uses: this.unheld.usesOf(tenantId) };
     const others = [...this.held].map(([id, tenant]) => ({ tenantId: id, weight: this.weightOf(tenant), uses: this.usesNow(tenant, now) }));
     return displaced(candidate, others, this.options.maxGrants);
   }
 
   /** Whether a load of the tenant at `weight` goes on: what it weighs is kept for later decisions, a refusal logged. */
   private admits(tenantId: string, weight: number): boolean {
-    const now = this.clock.now();
-    let unheld = this.unheld.get(tenantId);
-    if (!unheld) this.unheld.set(tenantId, (unheld = { lastUsed: now, uses: 0, weight, weighedAt: now }));
-    unheld.weight = weight;
-    unheld.weighedAt = now;
-    const uses = Number(this.usesNow(unheld, now).toFixed(2));
+    this.unheld.weighed(tenantId, weight);
+    const uses = Number(this.unheld.usesOf(tenantId).toFixed(2));
     if (weight > this.options.maxGrants) {
-      this.refusedUntil.set(tenantId, now + RETRY_TOO_LARGE_MS);
+      this.unheld.refuse(tenantId, RETRY_TOO_LARGE_MS);
       this.logger.info({ tenantId, weight, uses, why: 'it weighs more than GRANTD_GRAPH_MEMORY' }, 'grants in memory: tenant not held');
       return false;
     }
     if (this.displacedBy(tenantId, weight) === null) {
-      this.refusedUntil.set(tenantId, now + RECONSIDER_MS);
+      this.unheld.refuse(tenantId, RECONSIDER_MS);
       this.logger.info({ tenantId, weight, uses, why: 'the tenants held are used more for what they weigh' }, 'grants in memory: tenant not held');
       return false;
     }
     return true;
-  }
-
-  /** Runs a load in one of the MAX_LOADS turns; the most used of the tenants waiting goes next. */
-  private async inTurn<T>(tenantId: string, load: () => Promise<T>): Promise<T> {
-    if (this.running < MAX_LOADS) this.running++;
-    else await new Promise<void>((start) => this.waiting.push({ tenantId, start }));
-    try {
-      return await load();
-    } finally {
-      this.nextLoad();
-    }
-  }
-
-  /** Hands the turn that ended to the most used tenant waiting, if any. */
-  private nextLoad(): void {
-    if (this.waiting.length === 0) {
-      this.running--;
-      return;
-    }
-    const now = this.clock.now();
-    const usesOf = (tenantId: string) => {
-      const unheld = this.unheld.get(tenantId);
-      return unheld ? this.usesNow(unheld, now) : 0;
-    };
-    let next = 0;
-    for (let i = 1; i < this.waiting.length; i++) if (usesOf(this.waiting[i]!.tenantId) > usesOf(this.waiting[next]!.tenantId)) next = i;
-    this.waiting.splice(next, 1)[0]!.start();
   }
 
   /** Reads the tenant if the policy would hold it (TenantLoader), and holds it if it still would, displacing whom the policy says. */
@@ -299,8 +250,8 @@ export class HeldTenants {
     if (!this.admits(tenantId, weight)) return;
     const now = this.clock.now();
     for (const victim of this.displacedBy(tenantId, weight)!) this.drop(victim, 'displaced', { by: tenantId });
-    const unheld = this.unheld.get(tenantId)!;
-    this.unheld.delete(tenantId);
+    const uses = this.unheld.usesOf(tenantId);
+    const unheld = this.unheld.take(tenantId)!;
     this.held.set(tenantId, {
       index,
       agents,
@@ -314,7 +265,7 @@ export class HeldTenants {
       replaying: false,
     });
     this.logger.info(
-      { tenantId, grants: index.size, agents: agents.size, weight, uses: Number(this.usesNow(unheld, now).toFixed(2)), ms: now - startedAt },
+      { tenantId, grants: index.size, agents: agents.size, weight, uses: Number(uses.toFixed(2)), ms: now - startedAt },
       'grants in memory: tenant loaded',
     );
   }
@@ -325,7 +276,7 @@ export class HeldTenants {
    */
   private reload(tenantId: string, why: string): void {
     this.drop(tenantId, 'reloading');
-    this.refusedUntil.delete(tenantId);
+    this.unheld.forgive(tenantId);
     this.logger.info({ tenantId, why }, 'grants in memory: reloading the tenant; the database answers meanwhile');
     if (this.options.maxGrants > 0) void this.load(tenantId);
   }
@@ -344,7 +295,7 @@ export class HeldTenants {
     const displacing = this.displacedBy(tenantId, this.weightOf(tenant));
     if (displacing === null) return false;
     for (const victim of displacing) this.drop(victim, 'displaced', { by: tenantId });
-    this.unheld.delete(tenantId);
+    this.unheld.take(tenantId);
     this.held.set(tenantId, tenant);
     this.logger.info({ tenantId, weight: this.weightOf(tenant) }, 'grants in memory: tenant loaded');
     return true;
@@ -355,7 +306,7 @@ export class HeldTenants {
    * that committed since: past a bound, the database answers until the horizon moves on.
    */
   private refuseWhileHeldBack(tenantId: string, transactions: number): void {
-    this.refusedUntil.set(tenantId, this.clock.now() + RETRY_FAILED_MS);
+    this.unheld.refuse(tenantId, RETRY_FAILED_MS);
     this.logger.warn({ tenantId, transactions }, 'grants in memory: an open transaction holds the grant log back; answering from the database');
   }
 
@@ -370,7 +321,7 @@ export class HeldTenants {
     this.held.delete(tenantId);
     const weight = this.weightOf(tenant);
     const uses = this.usesNow(tenant, this.clock.now());
-    this.unheld.set(tenantId, { lastUsed: tenant.lastUsed, uses: tenant.uses, weight, weighedAt: this.clock.now() });
+    this.unheld.dropped(tenantId, tenant, weight);
     this.logger.info({ tenantId, weight, uses: Number(uses.toFixed(2)), why, ...more }, 'grants in memory: tenant dropped');
     return false;
   }
@@ -385,9 +336,6 @@ export class HeldTenants {
     for (const [tenantId, tenant] of this.held) {
       if (tenant.lastUsed < now - IDLE_MS) this.drop(tenantId, 'idle');
     }
-    for (const [tenantId, unheld] of this.unheld) {
-      if (this.usesNow(unheld, now) < FORGOTTEN_USES && !this.loading.has(tenantId)) this.unheld.delete(tenantId);
-    }
-    for (const [tenantId, until] of this.refusedUntil) if (until <= now) this.refusedUntil.delete(tenantId);
+    this.unheld.forgetUnused((tenantId) => this.loading.has(tenantId));
   }
 }

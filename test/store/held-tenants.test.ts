@@ -13,6 +13,7 @@ import { CheckRouter } from '../../src/store/check-router.ts';
 import { databaseUrl, useServices } from '../helpers.ts';
 import { DOCUMENT_RELATIONS } from '../engine/fixtures.ts';
 import { tenantGraph } from '../engine/tenant-graph.ts';
+import type { UnheldTenants } from '../../src/store/unheld-tenants.ts';
 
 /**
  * Grants held in memory (src/store/held-tenants.ts) follow the grant log that triggers write.
@@ -538,7 +539,7 @@ describe('grants in memory with more to replay than a catch-up replays', () => {
       await g.grant(...docs(0, 2));
       expect(await heldTenants.load(g.tenantId)).toBe(true);
       // As if a load had failed a moment ago: that refusal no longer says anything of a tenant held since.
-      (heldTenants as unknown as { refusedUntil: Map<string, number> }).refusedUntil.set(g.tenantId, Date.now() + 60_000);
+      (heldTenants as unknown as { unheld: UnheldTenants }).unheld.refuse(g.tenantId, 60_000);
       await g.grant(...docs(2, 3));
       await writer.db.tenant.update({ where: { id: g.tenantId }, data: { logPrunedBelow: 2n ** 62n } });
       engine.invalidate(g.tenantId);
