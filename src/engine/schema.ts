@@ -99,7 +99,10 @@ function unknownRelationDetail(namespace: string, relation: string, declared: st
 
 /** The definitions the tables are made of: the plain model's (every walk answers what grants confer, the rule evaluator the rest); open namespaces have none. */
 function tabledDefinitions(namespaces: readonly NamespaceDefinition[], rules: ModelRules): { name: string; relations: RelationDefinitions }[] {
-  return (rules.any ? rules.plainDefinitions() : namespaces).filter((ns) => ns.relations !== null) as { name: string; relations: RelationDefinitions }[];
+  return (rules.any ? rules.plainDefinitions() : namespaces).filter((ns) => ns.relations !== null) as {
+    name: string;
+    relations: RelationDefinitions;
+  }[];
 }
 
 /** Each relation of a namespace with its same-object closure and the arrows it includes; every reference is parsed once. */
@@ -108,8 +111,14 @@ function* relationsOf(relations: RelationDefinitions): Generator<{ rel: string; 
   const arrows = new Map<string, { via: string; relation: string }[]>();
   for (const [rel, definition] of Object.entries(relations)) {
     const references = (definition.includes ?? []).map(parseReference);
-    same.set(rel, references.flatMap((ref) => (ref.kind === 'same' ? [ref.relation] : [])));
-    arrows.set(rel, references.flatMap((ref) => (ref.kind === 'arrow' ? [{ via: ref.via, relation: ref.relation }] : [])));
+    same.set(
+      rel,
+      references.flatMap((ref) => (ref.kind === 'same' ? [ref.relation] : [])),
+    );
+    arrows.set(
+      rel,
+      references.flatMap((ref) => (ref.kind === 'arrow' ? [{ via: ref.via, relation: ref.relation }] : [])),
+    );
   }
   for (const rel of same.keys()) yield { rel, closure: sameObjectClosure(same, rel), arrows: arrows.get(rel)! };
 }
