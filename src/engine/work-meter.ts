@@ -45,14 +45,14 @@ export class WorkMeter {
   }
 
   /**
-   * Runs one unit at once, charged to the tenant and in the turn's slice, unless the tenant must wait
-   * its turn: then undefined (and `run`). A unit may follow the turn's slice, so it runs even when
-   * the slice is spent: a quiet tenant's check waits for no one's pause.
+   * Runs one unit at once, charged to the tenant, unless the tenant must wait its turn: then
+   * undefined (and `run`). A unit may follow the turn's slice, so it runs even when the slice is
+   * spent, and it leaves the turn alone: a quiet tenant's check waits for no one's pause, and costs
+   * what it did before the slice was the turn's.
    */
   now<T>(tenantId: string, unit: () => T): T | undefined {
     if (this.shares.wait(tenantId) > 0) return undefined;
     const started = this.clock.now();
-    this.turn.begin(started);
     try {
       return unit();
     } finally {
@@ -68,7 +68,7 @@ export class WorkMeter {
 
 /**
  * The current turn of the event loop, as the work in memory sees it: it began when the first run
- * (or `now`) worked in it, and ends at the loop's next check phase, where the immediates run (where a
+ * worked in it, and ends at the loop's next check phase, where the immediates run (where a
  * paused run resumes). Its slice is every run's together: once the turn is a slice old, every run
  * gives way at its next checkpoint. Runs interleave within a turn (one awaits, another works), so
  * the turn's age, not the sum of what runs charged, is what held the loop.
