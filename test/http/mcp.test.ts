@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import Ajv from 'ajv';
+import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../../src/http/app.ts';
 import { client, DOCUMENT_NAMESPACE, listen, newTenant, useServices, type TestTenant } from '../helpers.ts';
