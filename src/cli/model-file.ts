@@ -155,7 +155,7 @@ function assertNamespaces({ model, where }: LoadedModel): void {
     }
   }
   if (problems.length === 0) {
-    const rows = new CompiledSchema(definitionsOf(model)).rows;
+    const rows = CompiledSchema.rowsOf(definitionsOf(model));
     if (rows > MODEL_LIMITS.compiledRowsPerTenant) {
       problems.push(
         `${where(['namespaces'])}: a tenant's model compiles to at most ${MODEL_LIMITS.compiledRowsPerTenant} rows, and this file's to ${rows}`,

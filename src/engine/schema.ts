@@ -36,15 +36,10 @@ export class CompiledSchema {
   constructor(namespaces: readonly NamespaceDefinition[]) {
     this.byName = new Map(namespaces.map((ns) => [ns.name, ns]));
     this.rules = new ModelRules(namespaces);
-    // The tables are the plain model's: every walk answers what grants confer, the rule evaluator the rest.
-    for (const ns of this.rules.any ? this.rules.plainDefinitions() : namespaces) {
-      if (!ns.relations) continue;
-      for (const rel of Object.keys(ns.relations)) {
-        for (const implied of sameObjectClosure(ns.relations, rel)) this.closure.push({ ns: ns.name, rel, implied });
-        for (const entry of ns.relations[rel]?.includes ?? []) {
-          const include = parseReference(entry);
-          if (include.kind === 'arrow') this.arrows.push({ ns: ns.name, rel, via: include.via, target: include.relation });
-        }
+    for (const ns of tabledDefinitions(namespaces, this.rules)) {
+      for (const { rel, closure, arrows } of relationsOf(ns.relations)) {
+        for (const implied of closure) this.closure.push({ ns: ns.name, rel, implied });
+        for (const { via, relation: target } of arrows) this.arrows.push({ ns: ns.name, rel, via, target });
       }
     }
     this.closureJson = JSON.stringify(this.closure);
@@ -54,6 +49,20 @@ export class CompiledSchema {
   /** How big the model is compiled: closure rows plus arrows, plus the references the rule evaluator follows. */
   get rows(): number {
     return this.closure.length + this.arrows.length + this.rules.references;
+  }
+
+  /**
+   * `new CompiledSchema(namespaces).rows` without compiling: no rows made, nor their JSON. What a
+   * change to a model is refused on (docs/model.md#model-limits), so that a model past the limit
+   * costs its count, not its compile (docs/decisions.md#a-tenants-model-is-limited).
+   */
+  static rowsOf(namespaces: readonly NamespaceDefinition[]): number {
+    const rules = new ModelRules(namespaces);
+    let rows = rules.references;
+    for (const ns of tabledDefinitions(namespaces, rules)) {
+      for (const { closure, arrows } of relationsOf(ns.relations)) rows += closure.length + arrows.length;
+    }
+    return rows;
   }
 
   namespace(name: string): NamespaceDefinition | undefined {
@@ -88,17 +97,41 @@ function unknownRelationDetail(namespace: string, relation: string, declared: st
   );
 }
 
-/** Every relation whose holders hold `relation` on the same object, `relation` included. */
-function sameObjectClosure(relations: RelationDefinitions, relation: string): string[] {
+/** The definitions the tables are made of: the plain model's (every walk answers what grants confer, the rule evaluator the rest); open namespaces have none. */
+function tabledDefinitions(namespaces: readonly NamespaceDefinition[], rules: ModelRules): { name: string; relations: RelationDefinitions }[] {
+  return (rules.any ? rules.plainDefinitions() : namespaces).filter((ns) => ns.relations !== null) as {
+    name: string;
+    relations: RelationDefinitions;
+  }[];
+}
+
+/** Each relation of a namespace with its same-object closure and the arrows it includes; every reference is parsed once. */
+function* relationsOf(relations: RelationDefinitions): Generator<{ rel: string; closure: string[]; arrows: { via: string; relation: string }[] }> {
+  const same = new Map<string, string[]>();
+  const arrows = new Map<string, { via: string; relation: string }[]>();
+  for (const [rel, definition] of Object.entries(relations)) {
+    const references = (definition.includes ?? []).map(parseReference);
+    same.set(
+      rel,
+      references.flatMap((ref) => (ref.kind === 'same' ? [ref.relation] : [])),
+    );
+    arrows.set(
+      rel,
+      references.flatMap((ref) => (ref.kind === 'arrow' ? [{ via: ref.via, relation: ref.relation }] : [])),
+    );
+  }
+  for (const rel of same.keys()) yield { rel, closure: sameObjectClosure(same, rel), arrows: arrows.get(rel)! };
+}
+
+/** Every relation whose holders hold `relation` on the same object, `relation` included, given each relation's same-object includes. */
+function sameObjectClosure(same: ReadonlyMap<string, readonly string[]>, relation: string): string[] {
   const seen = new Set<string>([relation]);
   const stack = [relation];
   while (stack.length > 0) {
-    const current = stack.pop()!;
-    for (const entry of relations[current]?.includes ?? []) {
-      const include = parseReference(entry);
-      if (include.kind === 'same' && !seen.has(include.relation)) {
-        seen.add(include.relation);
-        stack.push(include.relation);
+    for (const included of same.get(stack.pop()!) ?? []) {
+      if (!seen.has(included)) {
+        seen.add(included);
+        stack.push(included);
       }
     }
   }

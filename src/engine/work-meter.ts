@@ -1,12 +1,15 @@
+import { setImmediate } from 'node:timers';
 import { setImmediate as giveWay, setTimeout as sleep } from 'node:timers/promises';
 import { CheckTimeShares, type CheckTurns } from './check-time.ts';
 
 /**
  * The one way a tenant's work in memory runs (docs/decisions.md#one-meter-for-all-work-in-memory).
  *
- * The invariant it keeps: between two turns of the event loop, a tenant's work runs for at most one
- * slice (SLICE_MS) and then one unit, and every slice is charged to the tenant's share of the
- * process's time (CheckTimeShares), which makes a tenant over its share wait while others ask. A
+ * The invariant it keeps: between two turns of the event loop, the process's work in memory runs for
+ * at most one slice (SLICE_MS) and then one unit per run: the slice is the turn's (LoopTurn), every
+ * run's together, so that N requests at once hold the loop for a slice and N units, not N slices.
+ * Every slice is charged to the tenant's share of the process's time (CheckTimeShares), which makes
+ * a tenant over its share wait while others ask. A
  * unit is what a work budget bounds: one check, one listing walk, one level of an explanation, a
  * batch of window events or of replayed grants. So no tenant holds the event loop for longer than a
  * slice and a unit, nor takes the cores from the others for long, whatever it asks.
@@ -16,19 +19,24 @@ import { CheckTimeShares, type CheckTurns } from './check-time.ts';
  * route reads memory through them, so it cannot forget the meter.
  */
 export class WorkMeter {
+  /** Every run's work in this turn of the event loop. */
+  private readonly turn: LoopTurn;
+
   constructor(
     /** The process's time on checks, in memory and in statements: one account (CheckTimeShares). */
     readonly shares: CheckTimeShares = new CheckTimeShares(),
-    private readonly sliceMs = SLICE_MS,
+    sliceMs = SLICE_MS,
     private readonly clock: { now(): number } = performance,
-  ) {}
+  ) {
+    this.turn = new LoopTurn(sliceMs);
+  }
 
   /** Runs the tenant's work once its turn comes; `work` asks its slice for a checkpoint between units. */
   async run<T>(tenantId: string, work: (slice: Slice) => Promise<T> | T): Promise<T> {
     const turns = this.shares.of(tenantId);
     const wait = turns.wait();
     if (wait > 0) await sleep(wait);
-    const slice = new Slice(turns, this.sliceMs, this.clock);
+    const slice = new Slice(turns, this.turn, this.clock);
     try {
       return await work(slice);
     } finally {
@@ -36,7 +44,12 @@ export class WorkMeter {
     }
   }
 
-  /** Runs one unit at once, charged to the tenant, unless the tenant must wait its turn: then undefined (and `run`). */
+  /**
+   * Runs one unit at once, charged to the tenant, unless the tenant must wait its turn: then
+   * undefined (and `run`). A unit may follow the turn's slice, so it runs even when the slice is
+   * spent, and it leaves the turn alone: a quiet tenant's check waits for no one's pause, and costs
+   * what it did before the slice was the turn's.
+   */
   now<T>(tenantId: string, unit: () => T): T | undefined {
     if (this.shares.wait(tenantId) > 0) return undefined;
     const started = this.clock.now();
@@ -49,7 +62,33 @@ export class WorkMeter {
 
   /** A slice for work of its own, outside any tenant's account (a model file's checks in `grantd test`, tests). */
   static unmetered(sliceMs = SLICE_MS): Slice {
-    return new Slice({ wait: () => 0, spent: () => undefined }, sliceMs, performance);
+    return new Slice({ wait: () => 0, spent: () => undefined }, new LoopTurn(sliceMs), performance);
+  }
+}
+
+/**
+ * The current turn of the event loop, as the work in memory sees it: it began when the first run
+ * worked in it, and ends at the loop's next check phase, where the immediates run (where a
+ * paused run resumes). Its slice is every run's together: once the turn is a slice old, every run
+ * gives way at its next checkpoint. Runs interleave within a turn (one awaits, another works), so
+ * the turn's age, not the sum of what runs charged, is what held the loop.
+ */
+export class LoopTurn {
+  private beganAt: number | null = null;
+
+  constructor(private readonly sliceMs = SLICE_MS) {}
+
+  /** Work begins (or resumes) at `now`: the turn began then, unless it had already. */
+  begin(now: number): void {
+    if (this.beganAt !== null) return;
+    this.beganAt = now;
+    // Queued before any pause of this turn's runs: the runs that gave way resume in a new turn.
+    setImmediate(() => (this.beganAt = null));
+  }
+
+  /** Whether the turn's slice is spent at `now`. */
+  spentAt(now: number): boolean {
+    return this.beganAt !== null && now - this.beganAt >= this.sliceMs;
   }
 }
 
@@ -59,15 +98,15 @@ export class Slice {
 
   constructor(
     private readonly turns: CheckTurns,
-    private readonly sliceMs: number,
+    private readonly turn: LoopTurn,
     private readonly clock: { now(): number },
   ) {
-    this.startedAt = clock.now();
+    this.startedAt = this.begin();
   }
 
-  /** Whether the slice's time is spent: the work pauses at its next checkpoint. */
+  /** Whether the turn's slice is spent, by this run and the others in the same turn: the work pauses at its next checkpoint. */
   due(): boolean {
-    return this.clock.now() - this.startedAt >= this.sliceMs;
+    return this.turn.spentAt(this.clock.now());
   }
 
   /** Charges the slice, gives the event loop way and waits the tenant's turn; a new slice starts. */
@@ -75,7 +114,7 @@ export class Slice {
     this.charge();
     const wait = this.turns.wait();
     await (wait > 0 ? sleep(wait) : giveWay());
-    this.startedAt = this.clock.now();
+    this.startedAt = this.begin();
   }
 
   /** Pauses if the slice is spent; true when it did, so that what the work read may have changed meanwhile. */
@@ -91,7 +130,7 @@ export class Slice {
     try {
       return await io;
     } finally {
-      this.startedAt = this.clock.now();
+      this.startedAt = this.begin();
     }
   }
 
@@ -104,6 +143,13 @@ export class Slice {
     const now = this.clock.now();
     this.turns.spent(now - this.startedAt);
     this.startedAt = now;
+  }
+
+  /** The run works (again) from now, in the current turn. */
+  private begin(): number {
+    const now = this.clock.now();
+    this.turn.begin(now);
+    return now;
   }
 }
 

@@ -174,7 +174,7 @@ function assertRoomFor(held: NamespaceDefinition[], created: NamespaceDefinition
  */
 function assertModel(model: NamespaceDefinition[], change: string): void {
   assertNoExclusionCycle(model);
-  const rows = new CompiledSchema(model).rows;
+  const rows = CompiledSchema.rowsOf(model);
   if (rows > MODEL_LIMITS.compiledRowsPerTenant) {
     throw new DomainError(
       'invalid-request',

@@ -52,6 +52,7 @@ describe('ModelRules', () => {
     expect(schema.arrows).toEqual([]);
     expect(schema.closure.filter((row) => row.rel === 'editor').map((row) => row.implied)).toEqual(['editor', 'owner']);
     expect(schema.rows).toBe(7 + 1 + 5);
+    expect(CompiledSchema.rowsOf([document, org, user])).toBe(schema.rows);
   });
 
   it('makes ruled whatever includes a ruled relation, through any number of includes and through arrows to any namespace', () => {

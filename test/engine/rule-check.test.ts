@@ -5,7 +5,7 @@ import { IndexChecker, indexRuleGraph } from '../../src/engine/index-checker.ts'
 import { parseRef } from '../../src/engine/refs.ts';
 import { RuleDecision } from '../../src/engine/rule-check.ts';
 import { CompiledSchema, type RelationDefinitions } from '../../src/engine/schema.ts';
-import { Slice } from '../../src/engine/work-meter.ts';
+import { LoopTurn, Slice } from '../../src/engine/work-meter.ts';
 import { RULED_DOCUMENT_RELATIONS } from './fixtures.ts';
 
 /** The rule evaluator over an index (docs/model.md#requires-and-excludes), on the model of docs/model.md's worked example (RULED_DOCUMENT_RELATIONS). */
@@ -149,7 +149,7 @@ describe('giving way between reads (docs/decisions.md#one-meter-for-all-work-in-
   class SpentSlice extends Slice {
     pauses = 0;
     constructor(private readonly onPause: () => void = () => undefined) {
-      super({ wait: () => 0, spent: () => undefined }, 0, performance);
+      super({ wait: () => 0, spent: () => undefined }, new LoopTurn(0), performance);
     }
     override async pause(): Promise<void> {
       this.pauses++;

@@ -40,6 +40,17 @@ describe('compiled schema', () => {
     expect(schema.closure.some((r) => r.ns === 'user')).toBe(false);
   });
 
+  it('counts the rows a model compiles to without compiling it (what a model is refused on)', () => {
+    expect(CompiledSchema.rowsOf(schema.namespaces)).toBe(schema.rows);
+    // Includes through includes, cycles of includes and arrows: 64 relations each including the next 15 and one arrow.
+    const relations = Object.fromEntries(
+      Array.from({ length: 64 }, (_, i) => [`r${i}`, { includes: [...Array.from({ length: 15 }, (_, k) => `r${(i + 1 + k) % 64}`), `r0->r${i}`] }]),
+    );
+    const dense = [{ name: 'dense', relations }, ...schema.namespaces];
+    expect(CompiledSchema.rowsOf(dense)).toBe(new CompiledSchema(dense).rows);
+    expect(CompiledSchema.rowsOf(dense)).toBe(64 * 64 + 64 + schema.rows);
+  });
+
   it('knows which relations exist', () => {
     expect(problemType(() => schema.assertRelation('document', 'viewer'))).toBe('no error');
     expect(problemType(() => schema.assertRelation('document', 'member'))).toBe('unknown-relation');

@@ -54,4 +54,25 @@ describe('WorkMeter', () => {
     await run;
     expect(started).toBe(true);
   });
+
+  it('shares one slice per turn of the event loop between all runs: a run in a turn whose slice another spent gives way at its first checkpoint', async () => {
+    const { clock, meter } = meterOnClock();
+    const due = { a: [] as boolean[], b: [] as boolean[] };
+    await Promise.all([
+      meter.run('a', async (slice) => {
+        clock.t += 2; // a unit of a slice's length
+        due.a.push(slice.due());
+        await slice.pause();
+        due.a.push(slice.due());
+      }),
+      // In the same turn: alone, it would have a slice of its own.
+      meter.run('b', async (slice) => {
+        due.b.push(slice.due());
+        await slice.checkpoint();
+        due.b.push(slice.due());
+      }),
+    ]);
+    // Both gave way; in the next turn, a new slice.
+    expect(due).toEqual({ a: [true, false], b: [true, false] });
+  });
 });

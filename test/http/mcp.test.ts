@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ajv } from 'ajv';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../../src/http/app.ts';
 import { client, DOCUMENT_NAMESPACE, listen, newTenant, useServices, type TestTenant } from '../helpers.ts';
 
@@ -174,6 +175,20 @@ describe('POST /mcp', () => {
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.headers.get('mcp-session-id')).toBeNull();
     expect(await res.json()).toMatchObject({ jsonrpc: '2.0', id: 7, result: { structuredContent: { allowed: true } } });
+  });
+
+  it("makes no JSON Schema validator per request: each request's server shares the endpoint's (issue 40: a millisecond and more of the event loop each)", async () => {
+    // The SDK's server makes an Ajv instance of its own unless given one; an instance adds its meta-schema as it is made.
+    const made = vi.spyOn(Ajv.prototype as unknown as { _addDefaultMetaSchema(): void }, '_addDefaultMetaSchema');
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await post(tenantA.adminKey, { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'check', arguments: grant } });
+        expect(res.status).toBe(200);
+      }
+      expect(made).not.toHaveBeenCalled();
+    } finally {
+      made.mockRestore();
+    }
   });
 
   it('takes one message a request, not a batch', async () => {

@@ -3,6 +3,7 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { KeyScope, RouteMetadata } from '../../../contract/index.ts';
 import { hasScope } from '../../auth/scopes.ts';
 import { packageVersion } from '../../package-root.ts';
@@ -46,6 +47,10 @@ export function mcpEndpoint(deps: AppDeps, api: ApiHandlers, { middleware, refus
   const tools = mcpTools(api);
   const listed = { tools: [...tools.values()].map((tool) => tool.definition) };
   const version = packageVersion();
+  // One for every request's server: a Server makes an Ajv instance of its own unless given one, a
+  // millisecond or more of the event loop and its garbage per request (issue 40), for elicitation,
+  // which this server never asks.
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const calledTool = (message: unknown): McpTool | undefined => {
     const { method, params } = (message ?? {}) as { method?: unknown; params?: { name?: unknown } };
     return method === 'tools/call' && typeof params?.name === 'string' ? tools.get(params.name) : undefined;
@@ -58,7 +63,7 @@ export function mcpEndpoint(deps: AppDeps, api: ApiHandlers, { middleware, refus
     const scope = tool && (tool.route.metadata as RouteMetadata).scope;
     if (scope && !hasScope(principalOf(req).scopes, scope)) return refuseScope(req, res, scope);
 
-    const server = new Server({ name: 'grantd', version }, { capabilities: { tools: {} } });
+    const server = new Server({ name: 'grantd', version }, { capabilities: { tools: {} }, jsonSchemaValidator });
     server.setRequestHandler(ListToolsRequestSchema, () => listed);
     server.setRequestHandler(CallToolRequestSchema, (request) => {
       const called = tools.get(request.params.name);
