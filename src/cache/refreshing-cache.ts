@@ -77,13 +77,13 @@ export class RefreshingCache<K extends NonNullable<unknown>, V> {
    * Whether an entry may still be used: its load began less than `maxAgeMs` ago and its value has not
    * expired. A load that began "later" than now (the wall clock was set back since) has no age one
    * can trust: it is not fresh, or a key revoked after the clock went back would be served as verified.
-   * Past that age, a value known unchanged is still fresh (never when the caller asks for a load
-   * that begins now, `maxAgeMs` 0).
+   * Past that age, a value known unchanged is still fresh, unless the caller asked for a load newer
+   * than the cache's own bound (a load that begins now, or a schema rechecked for a namespace it lacks).
    */
   private fresh(key: K, entry: Entry<V>, now: number, maxAgeMs: number): boolean {
     const age = now - entry.loadedAt;
     if (age < 0 || now >= entry.expiresAt!) return false;
-    return age < Math.min(maxAgeMs, this.maxAgeMs) || (maxAgeMs > 0 && this.knownUnchanged(key, entry));
+    return age < Math.min(maxAgeMs, this.maxAgeMs) || (maxAgeMs >= this.maxAgeMs && this.knownUnchanged(key, entry));
   }
 
   private knownUnchanged(key: K, entry: Entry<V>): boolean {
