@@ -92,7 +92,14 @@ export class KeyVerifier {
 
   constructor(
     readonly lookups: CredentialLookups,
-    { maxAgeMs = FRESHNESS_MS, touchEveryMs = 60_000, absentPrefixes = 10_000, forgottenTenants = 10_000, lately = 100_000, watch }: KeyVerifierOptions = {},
+    {
+      maxAgeMs = FRESHNESS_MS,
+      touchEveryMs = 60_000,
+      absentPrefixes = 10_000,
+      forgottenTenants = 10_000,
+      lately = 100_000,
+      watch,
+    }: KeyVerifierOptions = {},
   ) {
     this.lately = new LRUCache({ max: lately, ttl: LATELY_MS, ttlResolution: 0, perf: { now: () => Date.now() } });
     this.touchEveryMs = touchEveryMs;
@@ -104,7 +111,7 @@ export class KeyVerifier {
       maxAgeMs,
       undefined,
       ({ principal }) => (principal.kind === 'api_key' ? undefined : principal.expiresAt),
-      (_credential, { principal }, loadedAt) => principal.kind === 'api_key' && watch !== undefined && watch.covers(principal.tenantId, loadedAt),
+      (_credential, { principal }, loadedAt) => principal.kind === 'api_key' && watch?.covers(principal.tenantId, loadedAt) === true,
     );
     this.forgottenAt = new LRUCache({
       max: forgottenTenants,

@@ -103,4 +103,3 @@ export class ChangeWatch implements TenantWatch {
     if (!previous) this.since = appliedAt;
   }
 }
-

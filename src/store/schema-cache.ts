@@ -39,7 +39,7 @@ export class SchemaCache {
       maxAgeMs,
       maxTenants,
       undefined,
-      (tenantId, _schema, loadedAt) => watch !== undefined && watch.covers(tenantId, loadedAt),
+      (tenantId, _schema, loadedAt) => watch?.covers(tenantId, loadedAt) === true,
     );
   }
 

@@ -29,8 +29,7 @@ function node() {
   return { watch, keys, schemas, verify, findKeys, schemaLoads };
 }
 
-const keyIdOf = async (tenant: TestTenant) =>
-  (await findKey(own.pool, secretPrefix(tenant.adminKey), hashSecret(tenant.adminKey))).principal!.keyId;
+const keyIdOf = async (tenant: TestTenant) => (await findKey(own.pool, secretPrefix(tenant.adminKey), hashSecret(tenant.adminKey))).principal!.keyId;
 
 /** Moves Date's clock (alone: the pools' timers keep real time). */
 const later = (ms: number) => vi.advanceTimersByTime(ms);
@@ -89,9 +88,9 @@ describe('the change watch', () => {
     later(1);
     expect(await here.verify(a.adminKey)).toBe(a.id);
 
-    vi.spyOn(own.pool, 'query').mockRejectedValue(new Error('connection lost'));
+    const failing = vi.spyOn(own.pool, 'query').mockRejectedValue(new Error('connection lost'));
     await expect(here.watch.poll()).rejects.toThrow('connection lost');
-    vi.mocked(own.pool.query).mockRestore();
+    failing.mockRestore();
     expect(await revokeKey(services.db, a.id, await keyIdOf(a))).toBe(true);
     later(FRESHNESS_MS);
     expect(await here.verify(a.adminKey)).toBeNull();
