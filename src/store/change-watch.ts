@@ -39,8 +39,13 @@ export interface ChangeWatchOptions {
 export class ChangeWatch implements TenantWatch {
   /** When the last poll whose answer was applied was sent: every change committed before it is in `changedAt`. */
   private readAt = -Infinity;
-  /** When the first poll's answer was applied: entries loaded before it may miss changes no poll read. */
+  /**
+   * Entries loaded up to this instant are not vouched for: before the first poll's answer was
+   * applied they may miss changes no poll read; before a reset, `changedAt` no longer says.
+   */
   private since = Infinity;
+  /** The latest instant a poll was applied at (a later poll applied before it saw the clock set back), and when by the monotonic clock. */
+  private latest = { at: -Infinity, monotonic: 0 };
   /** For each tenant seen changed, when the poll that saw it was applied. */
   private readonly changedAt = new Map<string, number>();
   private last: Snapshot | null = null;
@@ -58,7 +63,8 @@ export class ChangeWatch implements TenantWatch {
    * whatever its age: nothing of the tenant committed since then, as of a read less than `maxAgeMs` ago.
    */
   covers(tenantId: string, loadedAt: number): boolean {
-    return loadedAt > this.since && Date.now() - this.readAt < this.options.maxAgeMs && !((this.changedAt.get(tenantId) ?? -Infinity) >= loadedAt);
+    const sinceRead = Date.now() - this.readAt;
+    return loadedAt > this.since && sinceRead >= 0 && sinceRead < this.options.maxAgeMs && !((this.changedAt.get(tenantId) ?? -Infinity) >= loadedAt);
   }
 
   /** Polls every `intervalMs` until `stop`; a failed poll is logged and the next one reads from where the last good one left off. */
@@ -93,10 +99,15 @@ export class ChangeWatch implements TenantWatch {
     });
     const [snapshot, changed, deleted] = rows[0]!;
     const appliedAt = Date.now();
-    if (this.changedAt.size + changed.length + deleted.length > MAX_CHANGED_TENANTS) {
+    // Too many to remember, or the clock set back (instants no longer order loads and changes):
+    // vouch only for what is loaded past every instant the clock may have given before (it runs no
+    // faster than the monotonic clock between two polls).
+    const monotonic = performance.now();
+    if (this.changedAt.size + changed.length + deleted.length > MAX_CHANGED_TENANTS || appliedAt < this.latest.at) {
       this.changedAt.clear();
-      this.since = appliedAt;
+      this.since = Math.max(appliedAt, this.latest.at + (monotonic - this.latest.monotonic));
     }
+    if (appliedAt >= this.latest.at) this.latest = { at: appliedAt, monotonic };
     for (const tenantId of [...changed, ...deleted]) this.changedAt.set(tenantId, appliedAt);
     this.last = parseSnapshot(snapshot);
     this.readAt = sentAt;

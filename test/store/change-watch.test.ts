@@ -135,6 +135,21 @@ describe('the change watch', () => {
     expect(await here.verify(a.adminKey)).toBeNull();
   });
 
+  it('vouches for nothing loaded before the clock was set back, whose instants no longer order loads and changes', async () => {
+    const a = await newTenant(services);
+    const here = node();
+    await here.watch.poll();
+    const loadedAt = Date.now();
+    vi.setSystemTime(loadedAt - 900);
+    await here.watch.poll();
+    expect(here.watch.covers(a.id, loadedAt)).toBe(false);
+    expect(here.watch.covers(a.id, Date.now())).toBe(false);
+    vi.setSystemTime(loadedAt + 1000);
+    await here.watch.poll();
+    later(1);
+    expect(here.watch.covers(a.id, Date.now())).toBe(true);
+  });
+
   it('vouches for nothing loaded before its first poll, nor once its last poll is FRESHNESS_MS old', async () => {
     const a = await newTenant(services);
     const here = node();
