@@ -7,6 +7,10 @@ import { connect } from '../../src/store/db.ts';
 import { createNamespace } from '../../src/store/namespaces.ts';
 import { findKey, revokeKey } from '../../src/store/keys.ts';
 import { SchemaCache } from '../../src/store/schema-cache.ts';
+import { HeldTenants } from '../../src/store/held-tenants.ts';
+import pino from 'pino';
+import { DOCUMENT_RELATIONS } from '../engine/fixtures.ts';
+import { tenantGraph } from '../engine/tenant-graph.ts';
 import { hashSecret, secretPrefix } from '../../src/auth/secrets.ts';
 import { databaseUrl, newTenant, useServices, type TestTenant } from '../helpers.ts';
 
@@ -79,6 +83,35 @@ describe('the change watch', () => {
     await here.watch.poll();
     expect((await here.schemas.get(a.id)).namespace('document')).toBeDefined();
     expect(here.schemaLoads).toHaveBeenCalledTimes(2);
+  });
+
+  it("keeps a held tenant's grants answering with no catch-up while unchanged, and catches up once written elsewhere", async () => {
+    const g = await tenantGraph(services);
+    await g.namespace('document', DOCUMENT_RELATIONS);
+    await g.grant(['user:ann', 'owner', 'document:d0']);
+    const here = node();
+    const held = new HeldTenants(own.pool, { maxGrants: 1_000, maxAgeMs: FRESHNESS_MS, watch: here.watch }, pino({ level: 'silent' }));
+    const catchUps = vi.spyOn((held as unknown as { replayer: { catchUp: () => Promise<boolean> } }).replayer, 'catchUp');
+    try {
+      await here.watch.poll();
+      later(1);
+      expect(await held.load(g.tenantId)).toBe(true);
+      for (let i = 0; i < 5; i++) {
+        later(FRESHNESS_MS);
+        await here.watch.poll();
+        expect(held.currentNow(g.tenantId)?.index.size).toBe(1);
+      }
+      expect(catchUps).not.toHaveBeenCalled();
+
+      await g.grant(['user:ann', 'owner', 'document:d1']); // another node's write
+      later(1);
+      await here.watch.poll();
+      expect(held.currentNow(g.tenantId)).toBeUndefined(); // long past the age rule, and changed
+      expect((await held.current(g.tenantId))?.index.size).toBe(2);
+      expect(catchUps).toHaveBeenCalledTimes(1);
+    } finally {
+      await held.close();
+    }
   });
 
   it('falls back to the age rule when its polls fail: a revocation is then seen within FRESHNESS_MS', async () => {
