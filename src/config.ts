@@ -10,6 +10,14 @@ import { DEFAULT_CHECK_BUDGET } from './engine/budget.ts';
  */
 export const FRESHNESS_MS = 500;
 
+/**
+ * How often each process polls the changes of every tenant (src/store/change-watch.ts): what it
+ * holds of a tenant unchanged since is used past FRESHNESS_MS. Well under it, so that a poll late by
+ * a few hundred ms leaves the caches on the watch's word; a poll that is later still puts them back
+ * on FRESHNESS_MS.
+ */
+export const CHANGE_WATCH_MS = 200;
+
 const optionalPositiveInt = (name: string) =>
   z
     .string()

@@ -2,7 +2,7 @@ import pino, { type Logger } from 'pino';
 import { databaseLookups, KeyVerifier } from './auth/verifier.ts';
 import { forgetBefore, forgetTenant, type Change } from './cluster/changes.ts';
 import type { PrimaryLink } from './cluster/worker.ts';
-import { FRESHNESS_MS, type Config } from './config.ts';
+import { CHANGE_WATCH_MS, FRESHNESS_MS, type Config } from './config.ts';
 import { AuthorizationEngine } from './engine/engine.ts';
 import { WorkMeter } from './engine/work-meter.ts';
 import type { AppDeps } from './http/context.ts';
@@ -11,6 +11,7 @@ import { Metrics } from './http/metrics.ts';
 import { startEmbedded } from './store/embedded.ts';
 import { CheckRouter } from './store/check-router.ts';
 import { SchemaCache } from './store/schema-cache.ts';
+import { ChangeWatch } from './store/change-watch.ts';
 import { HeldTenants } from './store/held-tenants.ts';
 import { startExpiredGrantSweep } from './store/expired-grants.ts';
 import { Freshness } from './store/freshness.ts';
@@ -63,13 +64,16 @@ export function createServices(url: string, config: Config, logger: Logger, prim
     },
     logger,
   );
-  const schemas = new SchemaCache(db, pool);
+  // One statement every CHANGE_WATCH_MS keeps unchanged tenants' keys, schemas and grants held (docs/decisions.md#a-change-watch-keeps-unchanged-tenants-cached).
+  const watch = new ChangeWatch(pool, { maxAgeMs: FRESHNESS_MS, intervalMs: CHANGE_WATCH_MS }, logger);
+  watch.start();
+  const schemas = new SchemaCache(db, pool, { watch });
   // One meter for all work in memory: checks, listings, explanations and replays (docs/decisions.md#one-meter-for-all-work-in-memory).
   const meter = new WorkMeter();
   // Each worker holds tenants of its own: its lines about them say which process it is.
   const heldTenants = new HeldTenants(
     pool,
-    { maxGrants: config.GRANTD_GRAPH_MEMORY, maxAgeMs: FRESHNESS_MS },
+    { maxGrants: config.GRANTD_GRAPH_MEMORY, maxAgeMs: FRESHNESS_MS, watch },
     logger.child({ pid: process.pid }),
     meter,
   );
@@ -78,7 +82,7 @@ export function createServices(url: string, config: Config, logger: Logger, prim
     checkBudget: config.GRANTD_CHECK_BUDGET,
     tenantPoolShare: config.GRANTD_TENANT_POOL_SHARE,
   });
-  const caches = { schemas, engine: new AuthorizationEngine(checker), keys: new KeyVerifier(databaseLookups(db, pool)) };
+  const caches = { schemas, engine: new AuthorizationEngine(checker), keys: new KeyVerifier(databaseLookups(db, pool), { watch }) };
   const stopSweep = startExpiredGrantSweep(db, { retentionMs: 1000 * config.GRANTD_EXPIRED_RETENTION }, logger);
   const stopChangesSweep = startChangesSweep(db, { retentionMs: 1000 * config.GRANTD_CHANGES_RETENTION }, logger);
   const stopUnboundClientSweep = startUnboundClientSweep(db, {}, logger);
@@ -89,6 +93,7 @@ export function createServices(url: string, config: Config, logger: Logger, prim
       stopSweep();
       stopChangesSweep();
       stopUnboundClientSweep();
+      await watch.stop();
       await heldTenants.close();
       await limits.close();
       await close();

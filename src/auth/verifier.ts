@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { FRESHNESS_MS } from '../config.ts';
 import { RefreshingCache } from '../cache/refreshing-cache.ts';
 import type pg from 'pg';
+import type { TenantWatch } from '../store/change-watch.ts';
 import type { Db } from '../store/db.ts';
 import { findKey, touchKey, type KeyLookup } from '../store/keys.ts';
 import { accessTokenDigest, findAccessToken } from '../store/oauth-tokens.ts';
@@ -27,6 +28,8 @@ export interface KeyVerifierOptions {
   forgottenTenants?: number;
   /** Credentials remembered as verified lately (LATELY_MS), at most (least recently used go first). */
   lately?: number;
+  /** Vouches that an API key's tenant has not changed since its lookup: the key is then used past `maxAgeMs` (never a token, which the feed does not log). */
+  watch?: TenantWatch;
 }
 
 /**
@@ -89,7 +92,14 @@ export class KeyVerifier {
 
   constructor(
     readonly lookups: CredentialLookups,
-    { maxAgeMs = FRESHNESS_MS, touchEveryMs = 60_000, absentPrefixes = 10_000, forgottenTenants = 10_000, lately = 100_000 }: KeyVerifierOptions = {},
+    {
+      maxAgeMs = FRESHNESS_MS,
+      touchEveryMs = 60_000,
+      absentPrefixes = 10_000,
+      forgottenTenants = 10_000,
+      lately = 100_000,
+      watch,
+    }: KeyVerifierOptions = {},
   ) {
     this.lately = new LRUCache({ max: lately, ttl: LATELY_MS, ttlResolution: 0, perf: { now: () => Date.now() } });
     this.touchEveryMs = touchEveryMs;
@@ -101,6 +111,7 @@ export class KeyVerifier {
       maxAgeMs,
       undefined,
       ({ principal }) => (principal.kind === 'api_key' ? undefined : principal.expiresAt),
+      (_credential, { principal }, loadedAt) => principal.kind === 'api_key' && watch?.covers(principal.tenantId, loadedAt) === true,
     );
     this.forgottenAt = new LRUCache({
       max: forgottenTenants,

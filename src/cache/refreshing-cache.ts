@@ -28,6 +28,11 @@ export class RefreshingCache<K extends NonNullable<unknown>, V> {
     private readonly maxAgeMs: number,
     maxEntries = 100_000,
     private readonly expiryOf: (value: V) => number | undefined = () => undefined,
+    /**
+     * Whether a loaded value is known unchanged since its load began (the change watch's word,
+     * src/store/change-watch.ts): then it is used past `maxAgeMs`, and not reloaded ahead.
+     */
+    private readonly unchanged: (key: K, value: V, loadedAt: number) => boolean = () => false,
   ) {
     this.entries = new LRUCache({ max: maxEntries });
   }
@@ -36,7 +41,7 @@ export class RefreshingCache<K extends NonNullable<unknown>, V> {
   get(key: K, { maxAgeMs = this.maxAgeMs } = {}): Promise<V | null> {
     const now = Date.now();
     const entry = this.entries.get(key);
-    if (entry && this.fresh(entry, now, maxAgeMs)) {
+    if (entry && this.fresh(key, entry, now, maxAgeMs)) {
       this.refreshIfHalfAged(key, entry, now);
       return entry.value;
     }
@@ -57,7 +62,7 @@ export class RefreshingCache<K extends NonNullable<unknown>, V> {
   loadedNow(key: K): V | undefined {
     const now = Date.now();
     const entry = this.entries.get(key);
-    if (entry?.loaded === undefined || !this.fresh(entry, now, this.maxAgeMs)) return undefined;
+    if (entry?.loaded === undefined || !this.fresh(key, entry, now, this.maxAgeMs)) return undefined;
     this.refreshIfHalfAged(key, entry, now);
     return entry.loaded;
   }
@@ -65,21 +70,28 @@ export class RefreshingCache<K extends NonNullable<unknown>, V> {
   /** True when `get` would answer without a load of its own (a fresh value, or a load under way). */
   has(key: K): boolean {
     const entry = this.entries.peek(key);
-    return entry !== undefined && this.fresh(entry, Date.now(), this.maxAgeMs);
+    return entry !== undefined && this.fresh(key, entry, Date.now(), this.maxAgeMs);
   }
 
   /**
    * Whether an entry may still be used: its load began less than `maxAgeMs` ago and its value has not
    * expired. A load that began "later" than now (the wall clock was set back since) has no age one
    * can trust: it is not fresh, or a key revoked after the clock went back would be served as verified.
+   * Past that age, a value known unchanged is still fresh, unless the caller asked for a load newer
+   * than the cache's own bound (a load that begins now, or a schema rechecked for a namespace it lacks).
    */
-  private fresh(entry: Entry<V>, now: number, maxAgeMs: number): boolean {
+  private fresh(key: K, entry: Entry<V>, now: number, maxAgeMs: number): boolean {
     const age = now - entry.loadedAt;
-    return age >= 0 && age < Math.min(maxAgeMs, this.maxAgeMs) && !(now >= entry.expiresAt!);
+    if (age < 0 || now >= entry.expiresAt!) return false;
+    return age < Math.min(maxAgeMs, this.maxAgeMs) || (maxAgeMs >= this.maxAgeMs && this.knownUnchanged(key, entry));
+  }
+
+  private knownUnchanged(key: K, entry: Entry<V>): boolean {
+    return entry.loaded !== undefined && this.unchanged(key, entry.loaded, entry.loadedAt);
   }
 
   private refreshIfHalfAged(key: K, entry: Entry<V>, now: number): void {
-    if (!entry.refreshing && now - entry.loadedAt >= this.maxAgeMs / 2) this.refresh(key, entry);
+    if (!entry.refreshing && now - entry.loadedAt >= this.maxAgeMs / 2 && !this.knownUnchanged(key, entry)) this.refresh(key, entry);
   }
 
   private settle(entry: Entry<V>, value: V): void {

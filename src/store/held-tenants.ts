@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import type { TenantWatch } from './change-watch.ts';
 import { SYSTEM_CLOCK, type WallClock } from '../engine/grant-window.ts';
 import { WorkMeter } from '../engine/work-meter.ts';
 import type { HeldTenant } from './held-tenant.ts';
@@ -26,6 +27,8 @@ export interface HeldTenantsOptions extends ReplayOptions {
   maxGrants: number;
   /** How long after its last catch-up began a held tenant may answer. */
   maxAgeMs: number;
+  /** Vouches that a tenant's grants and agents have not changed since its last catch-up began: it then answers past `maxAgeMs` (its clock must be Date's). */
+  watch?: TenantWatch;
   maxReplayedAhead?: number;
   /** The clock of loads, catch-ups, refusals and idleness: epoch ms (Date's by default; tests move one). */
   clock?: WallClock;
@@ -42,8 +45,9 @@ export interface HeldTenantsOptions extends ReplayOptions {
  * tenants used most for what they weigh displace those used least.
  *
  * Freshness is the answer cache's: a held tenant answers for at most `maxAgeMs` after its last
- * catch-up began (refreshed ahead, off the request path, under steady traffic), so a write on
- * another node shows within that; after this node's own write (`invalidate`), the next check
+ * catch-up began (refreshed ahead, off the request path, under steady traffic), or for as long
+ * as the change watch vouches that nothing of it changed since, so a write on another node shows
+ * within that; after this node's own write (`invalidate`), the next check
  * waits for a catch-up that begins after it, so read-after-write holds. A tenant with more grants
  * than the node may still hold (`maxGrants` over all tenants, an agent counting as a grant) stays
  * in the database.
@@ -116,9 +120,12 @@ export class HeldTenants {
     if (!tenant || tenant.replaying) return undefined;
     const now = this.clock.now();
     const generation = this.generation(tenantId);
-    if (tenant.generation !== generation || now - tenant.verifiedAt >= this.options.maxAgeMs) return undefined;
+    if (tenant.generation !== generation) return undefined;
+    const age = now - tenant.verifiedAt;
+    const unchanged = age >= this.options.maxAgeMs / 2 && this.options.watch?.covers(tenantId, tenant.verifiedAt) === true;
+    if (age >= this.options.maxAgeMs && !unchanged) return undefined;
     countUse(tenant, now, this.halfLifeMs);
-    if (now - tenant.verifiedAt >= this.options.maxAgeMs / 2) void this.replayer.catchUp(tenantId, tenant, generation);
+    if (age >= this.options.maxAgeMs / 2 && !unchanged) void this.replayer.catchUp(tenantId, tenant, generation);
     return tenant;
   }
 

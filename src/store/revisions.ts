@@ -75,7 +75,12 @@ export function finishedIn(xid: bigint, snapshot: Snapshot): boolean {
 /** The database's snapshot now. */
 export async function currentSnapshot(db: Db): Promise<Snapshot> {
   const [row] = await db.$queryRaw<{ snapshot: string }[]>`SELECT pg_current_snapshot()::text AS snapshot`;
-  const [xmin, xmax, running] = row!.snapshot.split(':') as [string, string, string];
+  return parseSnapshot(row!.snapshot);
+}
+
+/** A snapshot from its text (`xmin:xmax:running,...`). */
+export function parseSnapshot(text: string): Snapshot {
+  const [xmin, xmax, running] = text.split(':') as [string, string, string];
   return { xmin: BigInt(xmin), xmax: BigInt(xmax), running: new Set(running ? running.split(',').map(BigInt) : []) };
 }
 

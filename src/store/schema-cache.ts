@@ -2,6 +2,7 @@ import { FRESHNESS_MS } from '../config.ts';
 import { RefreshingCache } from '../cache/refreshing-cache.ts';
 import { CompiledSchema } from '../engine/schema.ts';
 import type pg from 'pg';
+import type { TenantWatch } from './change-watch.ts';
 import type { Db } from './db.ts';
 import { namespaceDefinitions } from './namespaces.ts';
 
@@ -9,7 +10,7 @@ const NAMESPACES_VERSION_SQL = 'SELECT namespaces_version::text FROM tenants WHE
 
 /**
  * Compiled namespaces per tenant, used for at most `maxAgeMs` (reloaded ahead, off the request
- * path, under steady traffic) and forgotten on this node's own writes; at most `maxTenants` are
+ * path, under steady traffic), or while the change watch vouches nothing of the tenant changed, and forgotten on this node's own writes; at most `maxTenants` are
  * held, the least recently used going first. A reload first reads the tenant's definitions version
  * (bumped by every statement that changes its namespaces) and keeps the schema it holds when that
  * has not moved: a definition is compiled, and indexed by the grants held in memory, once per
@@ -22,9 +23,24 @@ export class SchemaCache {
     private readonly db: Db,
     /** The pool under Prisma: the version every reload reads is a named statement on it (as findKey's, src/store/keys.ts). */
     private readonly pool: pg.Pool,
-    { maxAgeMs = FRESHNESS_MS, maxTenants = 10_000 }: { maxAgeMs?: number; maxTenants?: number } = {},
+    {
+      maxAgeMs = FRESHNESS_MS,
+      maxTenants = 10_000,
+      watch,
+    }: {
+      maxAgeMs?: number;
+      maxTenants?: number;
+      /** Vouches that a tenant's namespaces have not changed since its load: the schema is then used past `maxAgeMs`. */
+      watch?: TenantWatch;
+    } = {},
   ) {
-    this.cache = new RefreshingCache((tenantId, held) => this.load(tenantId, held), maxAgeMs, maxTenants);
+    this.cache = new RefreshingCache(
+      (tenantId, held) => this.load(tenantId, held),
+      maxAgeMs,
+      maxTenants,
+      undefined,
+      (tenantId, _schema, loadedAt) => watch?.covers(tenantId, loadedAt) === true,
+    );
   }
 
   /** The tenant's schema, loaded less than `maxAgeMs` ago (default: the cache's). */
