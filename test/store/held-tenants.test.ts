@@ -13,7 +13,7 @@ import { CheckRouter } from '../../src/store/check-router.ts';
 import { databaseUrl, useServices } from '../helpers.ts';
 import { DOCUMENT_RELATIONS } from '../engine/fixtures.ts';
 import { tenantGraph } from '../engine/tenant-graph.ts';
-import type { UnheldTenants } from '../../src/store/unheld-tenants.ts';
+import type { TenantRegistry } from '../../src/store/tenant-registry.ts';
 
 /**
  * Grants held in memory (src/store/held-tenants.ts) follow the grant log that triggers write.
@@ -347,7 +347,7 @@ describe('a load past the room', () => {
   it('is held whole when tenants dropped while it loaded made the room it lacked', async () => {
     const { pool, close } = connect(databaseUrl(), 2);
     const heldTenants = new HeldTenants(pool, { maxGrants: 40, maxAgeMs: 500 }, pino({ level: 'silent' }));
-    const { held, loader } = heldTenants as unknown as { held: Map<string, unknown>; loader: TenantLoader };
+    const { held, loader } = heldTenants as unknown as { held: TenantRegistry; loader: TenantLoader };
     try {
       const [small, large] = [await documentsTenant(writer), await documentsTenant(writer)];
       await small.grant(['user:ann', 'owner', 'document:d0']); // 1 grant and 4 names: 17
@@ -356,7 +356,7 @@ describe('a load past the room', () => {
       const read = loader.read.bind(loader);
       vi.spyOn(loader, 'read').mockImplementation(async (...args) => {
         const outcome = await read(...args); // admitted: 20 counted in the 23 left; the copy reads up to 40
-        held.delete(small.tenantId); // as if dropped while the large one loaded
+        held.drop(small.tenantId, 'dropped'); // as if dropped while the large one loaded
         return outcome;
       });
       expect(await heldTenants.load(large.tenantId)).toBe(true);
@@ -539,7 +539,7 @@ describe('grants in memory with more to replay than a catch-up replays', () => {
       await g.grant(...docs(0, 2));
       expect(await heldTenants.load(g.tenantId)).toBe(true);
       // As if a load had failed a moment ago: that refusal no longer says anything of a tenant held since.
-      (heldTenants as unknown as { unheld: UnheldTenants }).unheld.refuse(g.tenantId, 60_000);
+      (heldTenants as unknown as { held: TenantRegistry }).held.unheld.refuse(g.tenantId, 60_000);
       await g.grant(...docs(2, 3));
       await writer.db.tenant.update({ where: { id: g.tenantId }, data: { logPrunedBelow: 2n ** 62n } });
       engine.invalidate(g.tenantId);
