@@ -117,7 +117,7 @@ export class CheckWalk {
     const ns = names.namespaceOf(subject.ns);
     // No node is in a namespace that has no number: neither the subject nor its `*`.
     if (ns === undefined) return null;
-    let self = names.nodesByNs[ns]!.get(subject.id);
+    let self = names.nodeIn(ns, subject.id);
     const every = names.wildcardIn(ns);
     const selfHolds = self !== undefined && this.edges.isSubject(self);
     const everyHolds = every !== undefined && every !== self && this.edges.isSubject(every);

@@ -1,5 +1,11 @@
 import { drain, type UnitsOfWork } from './work-meter.ts';
 
+/** A namespace's nodes as a ranking reads them (NodeNames's IdTable). */
+export interface NamespaceNodes {
+  readonly size: number;
+  values(): Iterable<number>;
+}
+
 /**
  * The byte order of a GrantIndex's ids, as integers (docs/decisions.md, "Listings pick a page by rank").
  * Per namespace, `order` holds its nodes ascending by id as of its last ranking, and `rank` each
@@ -42,12 +48,12 @@ export class IdRanks {
   }
 
   /** Whether the namespace has changed enough since its last ranking to be ranked again (`ranking`). */
-  due(ns: number, nodes: ReadonlyMap<string, number>): boolean {
+  due(ns: number, nodes: NamespaceNodes): boolean {
     return this.changes[ns]! > Math.max(RERANK_SLACK, nodes.size >> 3);
   }
 
   /** Ranks the namespace again at once if it is due: `ranking`'s work in one go. */
-  refresh(ns: number, nodes: ReadonlyMap<string, number>, ids: readonly (string | undefined)[], namespaces: Int32Array): void {
+  refresh(ns: number, nodes: NamespaceNodes, ids: readonly (string | undefined)[], namespaces: Int32Array): void {
     if (this.due(ns, nodes)) drain(this.ranking(ns, nodes, ids, namespaces));
   }
 
@@ -58,7 +64,7 @@ export class IdRanks {
    * ids (half a second of sorting) are ranked in slices; the ranks change only at its end, so a
    * ranking stopped on the way leaves them as they were. Nothing may rename the nodes meanwhile.
    */
-  *ranking(ns: number, nodes: ReadonlyMap<string, number>, ids: readonly (string | undefined)[], namespaces: Int32Array): UnitsOfWork {
+  *ranking(ns: number, nodes: NamespaceNodes, ids: readonly (string | undefined)[], namespaces: Int32Array): UnitsOfWork {
     const old = this.order[ns]!;
     const unranked: number[] = [];
     let read = 0;

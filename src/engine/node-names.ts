@@ -1,4 +1,5 @@
 import { IdRanks } from './id-ranks.ts';
+import { IdTable } from './id-table.ts';
 import { EVERY_SUBJECT_ID, MEMBER_RELATION, type Ref } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 import { schemaTables, type SchemaTables, type TableKeys } from './schema-tables.ts';
@@ -15,7 +16,7 @@ import type { UnitsOfWork } from './work-meter.ts';
  */
 export class NodeNames {
   /** Nodes by namespace number, then id (undefined: a number freed for reuse). */
-  readonly nodesByNs: (Map<string, number> | undefined)[] = [];
+  readonly nodesByNs: (IdTable | undefined)[] = [];
   private readonly namespaceNumbers = new Map<string, number>();
   /** Per namespace number: its name. */
   private readonly namespaceNames: string[] = [];
@@ -53,13 +54,18 @@ export class NodeNames {
 
   nodeOf(ref: Ref): number | undefined {
     const ns = this.namespaceNumbers.get(ref.ns);
-    return ns === undefined ? undefined : this.nodesByNs[ns]!.get(ref.id);
+    return ns === undefined ? undefined : this.nodeIn(ns, ref.id);
+  }
+
+  /** nodeOf by the namespace's number (namespaceOf): a check's subject, whose namespace's `*` is asked too. */
+  nodeIn(ns: number, id: string): number | undefined {
+    return this.nodesByNs[ns]!.get(id, this.nodeId);
   }
 
   /** The node of `<ns>:*`, every subject of the namespace (docs/model.md#public-grants), if some grant names it. */
   wildcardOf(ns: string): number | undefined {
     const number = this.namespaceNumbers.get(ns);
-    return number === undefined ? undefined : this.wildcardNodes[number];
+    return number === undefined ? undefined : this.wildcardIn(number);
   }
 
   /** wildcardOf by the namespace's number (namespaceOf): what a check asks of every subject, with no second lookup of its name. */
@@ -73,7 +79,7 @@ export class NodeNames {
     if (existing !== undefined) return existing;
     const ns = this.namespaceNumber(ref.ns);
     const node = this.freeNodes.pop() ?? this.newNode();
-    this.nodesByNs[ns]!.set(ref.id, node);
+    this.nodesByNs[ns]!.add(ref.id, node);
     this.emptiedNamespaces.delete(ns);
     this.nodeNs[node] = ns;
     this.nodeId[node] = ref.id;
@@ -173,7 +179,7 @@ export class NodeNames {
   private release(node: number): void {
     if (--this.references[node]! > 0) return;
     const nodes = this.nodesByNs[this.nodeNs[node]!]!;
-    nodes.delete(this.nodeId[node]!);
+    nodes.delete(this.nodeId[node]!, this.nodeId);
     if (nodes.size === 0) this.emptiedNamespaces.add(this.nodeNs[node]!);
     this.ranks.changed(node, this.nodeNs[node]!);
     if (this.nodeId[node] === EVERY_SUBJECT_ID) this.wildcardNodes[this.nodeNs[node]!] = undefined;
@@ -188,7 +194,7 @@ export class NodeNames {
       ns = this.freeNamespaces.pop() ?? this.nodesByNs.length;
       this.namespaceNumbers.set(name, ns);
       this.namespaceNames[ns] = name;
-      this.nodesByNs[ns] = new Map();
+      this.nodesByNs[ns] = new IdTable();
       this.ranks.renumbered(ns);
     }
     return ns;

@@ -156,7 +156,8 @@ const PLAIN_PART = 16;
 
 /** One check's evaluation: generators that yield their reads, so that one evaluator serves both kinds of graph. */
 class RuleEvaluation {
-  private charged = 0;
+  /** The steps charged so far (the budget's count); only `charge` adds to it. */
+  steps = 0;
   /** Values by depth, whether decided, relation and object: the same part asked again within one check is evaluated once. */
   private readonly known = new Map<string, Decided>();
 
@@ -214,7 +215,7 @@ class RuleEvaluation {
   private *reference(reference: RuleReference, object: Ref, depth: number, decide: boolean): Evaluation {
     if (reference.kind === 'same') return yield* this.allowed(reference.relation, object, depth, decide);
     if (depth === MAX_ARROW_DEPTH && !decide) return false;
-    const related = (yield { kind: 'related', object, via: reference.via, limit: this.budget - this.charged }) as Ref[] | null;
+    const related = (yield { kind: 'related', object, via: reference.via, limit: this.budget - this.steps }) as Ref[] | null;
     if (related === null) throw overBudget(this.budget);
     this.charge(related.length);
     if (related.length === 0) return false;
@@ -239,7 +240,7 @@ class RuleEvaluation {
       kind: 'plain',
       queries,
       maxDepth: MAX_ARROW_DEPTH - depth,
-      budget: this.budget - this.charged,
+      budget: this.budget - this.steps,
       decide,
     }) as PlainAnswers;
     this.charge(steps);
@@ -250,14 +251,9 @@ class RuleEvaluation {
     });
   }
 
-  /** The steps charged so far (the budget's count). */
-  get steps(): number {
-    return this.charged;
-  }
-
   private charge(steps: number): void {
-    this.charged += steps;
-    if (this.charged > this.budget) throw overBudget(this.budget);
+    this.steps += steps;
+    if (this.steps > this.budget) throw overBudget(this.budget);
   }
 }
 

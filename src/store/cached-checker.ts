@@ -58,26 +58,19 @@ export class CachedChecker implements CheckResolver {
       if (cached === undefined || now < cached.asked || cached.until <= now) missing.push(i);
       else answers[i] = cached.allowed;
     });
-    let ruledSteps: number | undefined;
-    if (missing.length > 0) {
-      const {
-        answers: asked,
-        until,
-        ruledSteps: stepsAsked,
-      } = await this.delegate.check(
-        tenantId,
-        schema,
-        missing.map((i) => queries[i]!),
-      );
-      missing.forEach((queryIndex, i) => {
-        const answer = asked[i]!;
-        answers[queryIndex] = answer;
-        if (typeof answer === 'boolean' && until !== undefined)
-          this.answers.set(tenantId, answerKey(queries[queryIndex]!), { allowed: answer, asked: now, until }, generation);
-      });
-      ruledSteps = stepsAsked;
-    }
-    return { answers, ruledSteps };
+    if (missing.length === 0) return { answers };
+    const asked = await this.delegate.check(
+      tenantId,
+      schema,
+      missing.map((i) => queries[i]!),
+    );
+    missing.forEach((queryIndex, i) => {
+      const answer = asked.answers[i]!;
+      answers[queryIndex] = answer;
+      if (typeof answer === 'boolean' && asked.until !== undefined)
+        this.answers.set(tenantId, answerKey(queries[queryIndex]!), { allowed: answer, asked: now, until: asked.until }, generation);
+    });
+    return { answers, ruledSteps: asked.ruledSteps };
   }
 }
 
