@@ -22,6 +22,7 @@ const MUTATION_TESTS = [
   'test/engine/grant-windows.test.ts',
   'test/engine/id-ranks.test.ts',
   'test/engine/index-checker.test.ts',
+  'test/engine/listing-walks.test.ts',
   'test/engine/marked-nodes.test.ts',
   'test/engine/model-rules.test.ts',
   'test/engine/nearest.test.ts',
