@@ -11,6 +11,7 @@ import { defineConfig } from 'vitest/config';
 const MUTATION_TESTS = [
   'test/engine/boundary-heap.test.ts',
   'test/engine/budget.test.ts',
+  'test/engine/bulk-checks.test.ts',
   'test/engine/check-steps.test.ts',
   'test/engine/check-time.test.ts',
   'test/engine/definition-checks.test.ts',
