@@ -19,6 +19,7 @@ const MUTATION_TESTS = [
   'test/engine/engine.test.ts',
   'test/engine/explain.test.ts',
   'test/engine/explain-rules.test.ts',
+  'test/engine/explain-walk.test.ts',
   'test/engine/grant-index.test.ts',
   'test/engine/grant-windows.test.ts',
   'test/engine/id-ranks.test.ts',
