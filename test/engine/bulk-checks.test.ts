@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { CheckWalk } from '../../src/engine/check-walk.ts';
 import type { CheckAnswer } from '../../src/engine/checker.ts';
 import { GrantIndex } from '../../src/engine/grant-index.ts';
 import type { Triple } from '../../src/engine/refs.ts';
@@ -73,6 +74,27 @@ describe('a bulk of checks on an index', () => {
       }),
       { numRuns: scaled(300) },
     );
+  });
+
+  it('walks an object and relation once for the checks of many subjects on it', async () => {
+    // d0's parents f0..f9, none viewed by anyone; 20 users, each a member of g0, who owns d1.
+    const grants = [grant('group:g0', 'owner', 'document:d1'), ...Array.from({ length: 10 }, (_, i) => grant(`folder:f${i}`, 'parent', 'document:d0'))];
+    for (let u = 0; u < 20; u++) grants.push(grant(`user:u${u}`, 'member', 'group:g0'));
+    const index = indexOf(grants);
+    const queries = Array.from({ length: 20 }, (_, u) => grant(`user:u${u}`, 'viewer', 'document:d0'));
+    const walks = vi.spyOn(CheckWalk.prototype, 'walkBackwards');
+    try {
+      expect(await index.checkAll(schema, queries)).toEqual(queries.map(() => false));
+      expect(walks).toHaveBeenCalledTimes(1);
+      walks.mockClear();
+      // Past a budget of 5 (each user's group, d0's 3 pairs, then its 10 parents read), each user's check
+      // walks again: the level cut short has no cost to charge the next subject (CheckWalk.heldOnAny).
+      const alone = queries.map((q) => checkedAlone(index, q, 5));
+      expect(alone.every((answer) => typeof answer !== 'boolean')).toBe(true);
+      expect((await index.checkAll(schema, queries, 5)).map(named)).toEqual(alone);
+    } finally {
+      walks.mockRestore();
+    }
   });
 
   it('forgets the walks it remembered when the grants change while it gives way', async () => {
