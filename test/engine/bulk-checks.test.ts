@@ -30,8 +30,12 @@ const HELD = [
   ...['g0', 'g1'].map((id) => ['member', `group:${id}`]),
 ];
 
-const tripleArb = fc.tuple(fc.constantFrom(...SUBJECTS, 'user:*'), fc.constantFrom(...HELD)).map(([subject, [relation, object]]) => grant(subject, relation!, object!));
-const queryArb = fc.tuple(fc.constantFrom(...SUBJECTS, 'user:u3'), fc.constantFrom(...HELD)).map(([subject, [relation, object]]) => grant(subject, relation!, object!));
+const tripleArb = fc
+  .tuple(fc.constantFrom(...SUBJECTS, 'user:*'), fc.constantFrom(...HELD))
+  .map(([subject, [relation, object]]) => grant(subject, relation!, object!));
+const queryArb = fc
+  .tuple(fc.constantFrom(...SUBJECTS, 'user:u3'), fc.constantFrom(...HELD))
+  .map(([subject, [relation, object]]) => grant(subject, relation!, object!));
 /** Budgets that cut some walks short (and so some bulks' remembered walks), and one that cuts none. */
 const budgetArb = fc.oneof(fc.integer({ min: 1, max: 24 }), fc.constant(25_000));
 
@@ -67,18 +71,26 @@ class ChangingSlice extends Slice {
 describe('a bulk of checks on an index', () => {
   it('answers each query as its check alone does, whatever walks it remembers', async () => {
     await assertProperty(
-      fc.asyncProperty(fc.array(tripleArb, { maxLength: 14 }), fc.array(queryArb, { minLength: 2, maxLength: 14 }), budgetArb, async (grants, queries, budget) => {
-        const index = indexOf(grants);
-        const alone = queries.map((q) => checkedAlone(index, q, budget));
-        expect((await index.checkAll(schema, queries, budget)).map(named)).toEqual(alone);
-      }),
+      fc.asyncProperty(
+        fc.array(tripleArb, { maxLength: 14 }),
+        fc.array(queryArb, { minLength: 2, maxLength: 14 }),
+        budgetArb,
+        async (grants, queries, budget) => {
+          const index = indexOf(grants);
+          const alone = queries.map((q) => checkedAlone(index, q, budget));
+          expect((await index.checkAll(schema, queries, budget)).map(named)).toEqual(alone);
+        },
+      ),
       { numRuns: scaled(300) },
     );
   });
 
   it('walks an object and relation once for the checks of many subjects on it', async () => {
     // d0's parents f0..f9, none viewed by anyone; 20 users, each a member of g0, who owns d1.
-    const grants = [grant('group:g0', 'owner', 'document:d1'), ...Array.from({ length: 10 }, (_, i) => grant(`folder:f${i}`, 'parent', 'document:d0'))];
+    const grants = [
+      grant('group:g0', 'owner', 'document:d1'),
+      ...Array.from({ length: 10 }, (_, i) => grant(`folder:f${i}`, 'parent', 'document:d0')),
+    ];
     for (let u = 0; u < 20; u++) grants.push(grant(`user:u${u}`, 'member', 'group:g0'));
     const index = indexOf(grants);
     const queries = Array.from({ length: 20 }, (_, u) => grant(`user:u${u}`, 'viewer', 'document:d0'));
@@ -100,7 +112,11 @@ describe('a bulk of checks on an index', () => {
   it('forgets the walks it remembered when the grants change while it gives way', async () => {
     // u0's check walks d0 (viewer, editor, owner: no parent yet) and keeps it for u1's; before u1's,
     // f0 becomes d0's parent, and u1 views f0. (A subject or object no grant names is denied with no walk.)
-    const index = indexOf([grant('user:u1', 'viewer', 'folder:f0'), grant('user:u0', 'member', 'group:g0'), grant('user:u2', 'owner', 'document:d0')]);
+    const index = indexOf([
+      grant('user:u1', 'viewer', 'folder:f0'),
+      grant('user:u0', 'member', 'group:g0'),
+      grant('user:u2', 'owner', 'document:d0'),
+    ]);
     const slice = new ChangingSlice((k) => k === 1 && index.add(grant('folder:f0', 'parent', 'document:d0')));
     const queries = [grant('user:u0', 'viewer', 'document:d0'), grant('user:u1', 'viewer', 'document:d0')];
     expect(await index.checkAll(schema, queries, 25_000, { slice })).toEqual([false, true]);
@@ -117,7 +133,12 @@ describe('a bulk of checks on an index', () => {
           const index = indexOf(grants);
           const flip = (at: GrantIndex, k: number) => steps[k]![1] !== undefined && at.flip(steps[k]![1]);
           const slice = new ChangingSlice((k) => flip(index, k));
-          const answers = await index.checkAll(schema, steps.map(([q]) => q), budget, { slice });
+          const answers = await index.checkAll(
+            schema,
+            steps.map(([q]) => q),
+            budget,
+            { slice },
+          );
           const replayed = indexOf(grants);
           const alone = steps.map(([q], k) => (flip(replayed, k), checkedAlone(replayed, q, budget)));
           expect(answers.map(named)).toEqual(alone);

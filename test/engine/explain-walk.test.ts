@@ -30,8 +30,12 @@ const HELD = [
   ...['f0', 'f1', 'f2'].flatMap((id) => ['parent', 'viewer'].map((relation) => [relation, `folder:${id}`])),
   ...['g0', 'g1'].map((id) => ['member', `group:${id}`]),
 ];
-const tripleArb = fc.tuple(fc.constantFrom(...SUBJECTS, 'user:*'), fc.constantFrom(...HELD)).map(([subject, [relation, object]]) => grant(subject, relation!, object!));
-const queryArb = fc.tuple(fc.constantFrom(...SUBJECTS, 'user:u2'), fc.constantFrom(...HELD)).map(([subject, [relation, object]]) => grant(subject, relation!, object!));
+const tripleArb = fc
+  .tuple(fc.constantFrom(...SUBJECTS, 'user:*'), fc.constantFrom(...HELD))
+  .map(([subject, [relation, object]]) => grant(subject, relation!, object!));
+const queryArb = fc
+  .tuple(fc.constantFrom(...SUBJECTS, 'user:u2'), fc.constantFrom(...HELD))
+  .map(([subject, [relation, object]]) => grant(subject, relation!, object!));
 
 function indexOf(grants: readonly Triple[]): GrantIndex {
   const index = new GrantIndex();
@@ -49,18 +53,35 @@ describe("explain's walk over an index", () => {
       fc.asyncProperty(fc.array(tripleArb, { maxLength: 14 }), queryArb, async (grants, query) => {
         const schema = schemaOf();
         const index = indexOf(grants);
-        const explained = await explainCheck(indexGraph(index, () => undefined), schema, query, 25_000, NOW);
+        const explained = await explainCheck(
+          indexGraph(index, () => undefined),
+          schema,
+          query,
+          25_000,
+          NOW,
+        );
         expect(explained.allowed).toBe(index.check(schema, query, 25_000));
       }),
       { numRuns: scaled(300) },
     );
   });
 
-  const explainIn = (grants: Triple[], query: Triple, schema = schemaOf()) => explainCheck(indexGraph(indexOf(grants), () => undefined), schema, query, 1000, NOW);
+  const explainIn = (grants: Triple[], query: Triple, schema = schemaOf()) =>
+    explainCheck(
+      indexGraph(indexOf(grants), () => undefined),
+      schema,
+      query,
+      1000,
+      NOW,
+    );
 
   it("names a group's grant with the membership to it, whatever the group's namespace or id", async () => {
     // A subject in the namespace of its group, and one whose id is its group's.
-    const grants = [grant('group:team', 'member', 'group:all'), grant('group:all', 'viewer', 'document:d0'), grant('user:all', 'member', 'group:all')];
+    const grants = [
+      grant('group:team', 'member', 'group:all'),
+      grant('group:all', 'viewer', 'document:d0'),
+      grant('user:all', 'member', 'group:all'),
+    ];
     for (const subject of ['group:team', 'user:all']) {
       expect((await explainIn(grants, grant(subject, 'viewer', 'document:d0'))).path).toEqual([
         { subject, relation: 'member', object: 'group:all', via: 'member' },
@@ -76,7 +97,12 @@ describe("explain's walk over an index", () => {
       { name: 'user', relations: null },
     ]);
     // d0's parents d1 and d2 (the second pair of its level reached through d2); d2's team t1, of which ann is a member.
-    const grants = [grant('document:d1', 'parent', 'document:d0'), grant('document:d2', 'parent', 'document:d0'), grant('team:t1', 'team', 'document:d2'), grant('user:ann', 'member', 'team:t1')];
+    const grants = [
+      grant('document:d1', 'parent', 'document:d0'),
+      grant('document:d2', 'parent', 'document:d0'),
+      grant('team:t1', 'team', 'document:d2'),
+      grant('user:ann', 'member', 'team:t1'),
+    ];
     expect(await explainIn(grants, grant('user:ann', 'viewer', 'document:d0'), schema)).toEqual({
       allowed: true,
       reason: null,

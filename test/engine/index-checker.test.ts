@@ -203,9 +203,16 @@ describe('the listing walks of IndexChecker', () => {
     limit: 100,
     budget: 100_000,
   });
-  const holdersQuery = (namespace: string) => ({ object: parseRef('document:d1', 'object'), relation: 'owner', namespace, after: null, limit: 100, budget: 100_000 });
+  const holdersQuery = (namespace: string) => ({
+    object: parseRef('document:d1', 'object'),
+    relation: 'owner',
+    namespace,
+    after: null,
+    limit: 100,
+    budget: 100_000,
+  });
 
-  it("lists what an agent holds only as far as its scope covers, and nothing for one that is not registered", async () => {
+  it('lists what an agent holds only as far as its scope covers, and nothing for one that is not registered', async () => {
     const checker = new IndexChecker();
     expect(await checker.reachable(tenantOf(), schema, reachableQuery('agent:a1'))).toEqual({ ids: ['d1'] });
     expect(await checker.reachable(tenantOf(), schema, reachableQuery('agent:a1', 'blocked'))).toEqual({ ids: [] });

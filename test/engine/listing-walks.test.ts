@@ -80,7 +80,10 @@ describe('the walk backwards (holders)', () => {
 
   it('gives up when its walk passes its budget, the grants its arrows read counted', () => {
     // 3 pairs on d, 5 parent grants read, 5 pairs viewer on a folder: 13 steps; then 8 pairs and ann read.
-    const held = indexOf(['user:ann', 'viewer', 'document:d'], ...[1, 2, 3, 4, 5].map((i): [string, string, string] => [`folder:f${i}`, 'parent', 'document:d']));
+    const held = indexOf(
+      ['user:ann', 'viewer', 'document:d'],
+      ...[1, 2, 3, 4, 5].map((i): [string, string, string] => [`folder:f${i}`, 'parent', 'document:d']),
+    );
     expect(holders(held, 'document:d', 'viewer', 'user', { budget: 13 })).toEqual(['ann']);
     expect(holders(held, 'document:d', 'viewer', 'user', { budget: 12 })).toBeNull();
   });
