@@ -302,6 +302,19 @@ describe('a listing', () => {
       expect(calls.walks).toHaveLength(1);
     });
 
+    it('weighs the checks still to come by the share of candidates allowed', async () => {
+      // Two of the first 11 candidates allowed: 9 more would take 49.5 checks, at 2 pairs each: a walk of 99.
+      const { store, calls } = fakeStore({
+        walk: (budget) => (budget > 10 ? ['d0003', 'd0007', 'd0900'] : null),
+        objects: docIds(1000),
+        answers: viewing(['d0003', 'd0007', 'd0900']),
+        pairsPerCheck: 2,
+      });
+      const engine = new AuthorizationEngine(store, { listingBudget: 10, maxListingBudget: 1000 });
+      expect(await listPage(engine, 10)).toEqual({ ids: ['d0003', 'd0007', 'd0900'], more: false });
+      expect(calls.walks.map((w) => w.budget)).toEqual([10, 99]);
+    });
+
     const run = async ({ engine, calls }: ReturnType<typeof sparse>) => {
       await listPage(engine, 10);
       return { budgets: calls.walks.map((w) => w.budget) };
@@ -340,12 +353,44 @@ describe('a listing of a relation with rules (docs/checks-and-listings.md#what-a
     expect(calls.evaluate.map((part) => part.length)).toEqual([8]);
   });
 
+  const listRuled = (engine: AuthorizationEngine, limit: number) =>
+    engine.listObjects('t1', { subject: 'user:ann', namespace: 'document', relation: 'open', after: null, limit });
+  const ruledAnswers = (ids: readonly string[]) => Object.fromEntries(ids.map((id) => [`user:ann open document:${id}`, true]));
+
+  it('ends a page short at the last part of a whole batch, and not when the namespace has no more candidates', async () => {
+    // A page of 2 reads 3 candidates at first: one part, past the bound at once.
+    const { store } = fakeStore({ loaded: [RULED, USER], objects: docIds(10), answers: ruledAnswers(['d0001', 'd0005']), stepsPerCheck: 100_000 });
+    const engine = new AuthorizationEngine(store, { maxListingBudget: 40_000 });
+    expect(await listRuled(engine, 2)).toEqual({ ids: ['d0001'], more: true, checkedTo: 'd0002' });
+    const few = fakeStore({ loaded: [RULED, USER], objects: docIds(2), answers: ruledAnswers(['d0001']), stepsPerCheck: 100_000 });
+    expect(await listRuled(new AuthorizationEngine(few.store, { maxListingBudget: 40_000 }), 2)).toEqual({ ids: ['d0001'], more: false });
+  });
+
+  it('ends a page once it is full, neither cut short nor checking the candidates after it', async () => {
+    const full = fakeStore({ loaded: [RULED, USER], objects: docIds(10), answers: ruledAnswers(docIds(10)), stepsPerCheck: 100_000 });
+    expect(await listRuled(new AuthorizationEngine(full.store, { maxListingBudget: 40_000 }), 2)).toEqual({ ids: ['d0000', 'd0001'], more: true });
+    // Batches of 3, 6, 12 and 24 candidates: the fourth's first part fills the page; its second part holds a candidate past its budget.
+    const { store, calls } = fakeStore({
+      loaded: [RULED, USER],
+      objects: docIds(60),
+      answers: { ...ruledAnswers(['d0021', 'd0022', 'd0023']), 'user:ann open document:d0040': overBudget(5) },
+    });
+    expect(await listRuled(new AuthorizationEngine(store), 2)).toEqual({ ids: ['d0021', 'd0022'], more: true });
+    expect(calls.evaluate.map((part) => part.length)).toEqual([3, 6, 12, 16]);
+  });
+
   it('lists every id it holds, once, page after page from where each ended', async () => {
     const engine = new AuthorizationEngine(ruledStore().store, { maxListingBudget: 40_000 });
     const pages: Page[] = [];
     for (let after: string | null = null; pages.at(-1)?.more !== false; after = nextAfter(pages.at(-1)!)!) pages.push(await listOpen(engine, after));
     expect(pages.flatMap((page) => page.ids)).toEqual(held);
     expect(pages.map((page) => page.checkedTo)).toEqual(['d0047', 'd0095', 'd0143', 'd0191', undefined]);
+  });
+
+  it("starts the next page after the page's last id, or after the last candidate a page cut short checked", () => {
+    expect(nextAfter({ ids: ['d0001', 'd0002', 'd0003'], more: true })).toBe('d0003');
+    expect(nextAfter({ ids: ['d0001', 'd0002', 'd0003'], more: true, checkedTo: 'd0009' })).toBe('d0009');
+    expect(nextAfter({ ids: [], more: false })).toBeUndefined();
   });
 });
 
