@@ -5,7 +5,7 @@ import type { CheckAnswer } from '../../src/engine/checker.ts';
 import { GrantIndex } from '../../src/engine/grant-index.ts';
 import type { Triple } from '../../src/engine/refs.ts';
 import { CompiledSchema } from '../../src/engine/schema.ts';
-import { Slice } from '../../src/engine/work-meter.ts';
+import { LoopTurn, Slice } from '../../src/engine/work-meter.ts';
 import { assertProperty, scaled } from '../properties.ts';
 import { DOCUMENT_RELATIONS, FOLDER_RELATIONS, grant } from './fixtures.ts';
 
@@ -60,7 +60,7 @@ function checkedAlone(index: GrantIndex, query: Triple, budget: number) {
 class ChangingSlice extends Slice {
   private pauses = 0;
   constructor(private readonly onPause: (k: number) => void) {
-    super({ wait: () => 0, spent: () => undefined }, 0, performance);
+    super({ wait: () => 0, spent: () => undefined }, new LoopTurn(0), performance);
   }
   override async pause(): Promise<void> {
     this.onPause(this.pauses++);

@@ -5,7 +5,7 @@ import { IndexChecker, indexRuleGraph, type IndexedTenant } from '../../src/engi
 import { parseRef, type Triple } from '../../src/engine/refs.ts';
 import { RuleDecision } from '../../src/engine/rule-check.ts';
 import { CompiledSchema } from '../../src/engine/schema.ts';
-import { Slice } from '../../src/engine/work-meter.ts';
+import { LoopTurn, Slice } from '../../src/engine/work-meter.ts';
 import { grant, RULED_DOCUMENT_RELATIONS } from './fixtures.ts';
 
 /**
@@ -47,7 +47,7 @@ const query = (subject: string, relation: string, object = 'document:d1') => gra
 class CountingSlice extends Slice {
   pauses = 0;
   constructor(private readonly onPause: () => void = () => undefined) {
-    super({ wait: () => 0, spent: () => undefined }, 0, performance);
+    super({ wait: () => 0, spent: () => undefined }, new LoopTurn(0), performance);
   }
   override async pause(): Promise<void> {
     this.pauses++;
