@@ -10,8 +10,9 @@ const NAMESPACES_VERSION_SQL = 'SELECT namespaces_version::text FROM tenants WHE
 
 /**
  * Compiled namespaces per tenant, used for at most `maxAgeMs` (reloaded ahead, off the request
- * path, under steady traffic), or while the change watch vouches nothing of the tenant changed, and forgotten on this node's own writes; at most `maxTenants` are
- * held, the least recently used going first. A reload first reads the tenant's definitions version
+ * path, under steady traffic) or while the change watch vouches that nothing of the tenant changed,
+ * and forgotten on this node's own writes; at most `maxTenants` are held, the least recently used
+ * going first. A reload first reads the tenant's definitions version
  * (bumped by every statement that changes its namespaces) and keeps the schema it holds when that
  * has not moved: a definition is compiled, and indexed by the grants held in memory, once per
  * version, not at every reload.
