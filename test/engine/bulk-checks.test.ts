@@ -5,9 +5,8 @@ import type { CheckAnswer } from '../../src/engine/checker.ts';
 import { GrantIndex } from '../../src/engine/grant-index.ts';
 import type { Triple } from '../../src/engine/refs.ts';
 import { CompiledSchema } from '../../src/engine/schema.ts';
-import { LoopTurn, Slice } from '../../src/engine/work-meter.ts';
 import { assertProperty, scaled } from '../properties.ts';
-import { DOCUMENT_RELATIONS, FOLDER_RELATIONS, grant } from './fixtures.ts';
+import { DOCUMENT_RELATIONS, FOLDER_RELATIONS, grant, SpentSlice } from './fixtures.ts';
 
 /**
  * A bulk of checks on an index (bulk-checks.ts) answers each query as its single check does, though
@@ -53,18 +52,6 @@ function checkedAlone(index: GrantIndex, query: Triple, budget: number) {
     return named(index.check(schema, query, budget));
   } catch (error) {
     return named(error as CheckAnswer);
-  }
-}
-
-/** A slice always spent (0 ms): the bulk gives way before every check, and `onPause(k)` runs at its k-th pause. */
-class ChangingSlice extends Slice {
-  private pauses = 0;
-  constructor(private readonly onPause: (k: number) => void) {
-    super({ wait: () => 0, spent: () => undefined }, new LoopTurn(0), performance);
-  }
-  override async pause(): Promise<void> {
-    this.onPause(this.pauses++);
-    await super.pause();
   }
 }
 
@@ -117,7 +104,7 @@ describe('a bulk of checks on an index', () => {
       grant('user:u0', 'member', 'group:g0'),
       grant('user:u2', 'owner', 'document:d0'),
     ]);
-    const slice = new ChangingSlice((k) => k === 1 && index.add(grant('folder:f0', 'parent', 'document:d0')));
+    const slice = new SpentSlice((k) => k === 1 && index.add(grant('folder:f0', 'parent', 'document:d0')));
     const queries = [grant('user:u0', 'viewer', 'document:d0'), grant('user:u1', 'viewer', 'document:d0')];
     expect(await index.checkAll(schema, queries, 25_000, { slice })).toEqual([false, true]);
   });
@@ -132,7 +119,7 @@ describe('a bulk of checks on an index', () => {
           // Before the k-th check, the k-th change (if any) flips a grant.
           const index = indexOf(grants);
           const flip = (at: GrantIndex, k: number) => steps[k]![1] !== undefined && at.flip(steps[k]![1]);
-          const slice = new ChangingSlice((k) => flip(index, k));
+          const slice = new SpentSlice((k) => flip(index, k));
           const answers = await index.checkAll(
             schema,
             steps.map(([q]) => q),

@@ -1,6 +1,7 @@
 import { DOCUMENT_NAMESPACE_EXAMPLE } from '../../contract/examples.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import type { RelationDefinitions } from '../../src/engine/schema.ts';
+import { LoopTurn, Slice } from '../../src/engine/work-meter.ts';
 
 // Database-free, so that the engine's own tests (and `npm run mutate`) need not load the app to use
 // them; a tenant's graph over a database is tenant-graph.ts's.
@@ -28,3 +29,18 @@ export const grant = (subject: string, relation: string, object: string) => ({
   relation,
   object: parseRef(object, 'object'),
 });
+
+/**
+ * A slice always spent (a turn of 0 ms): the work gives way at every checkpoint. It counts its
+ * pauses and runs `onPause` at each, given the pause's number (0 first), before giving way.
+ */
+export class SpentSlice extends Slice {
+  pauses = 0;
+  constructor(private readonly onPause: (pause: number) => void = () => undefined) {
+    super({ wait: () => 0, spent: () => undefined }, new LoopTurn(0), performance);
+  }
+  override async pause(): Promise<void> {
+    this.onPause(this.pauses++);
+    await super.pause();
+  }
+}

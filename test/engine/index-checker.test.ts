@@ -5,8 +5,7 @@ import { IndexChecker, indexRuleGraph, type IndexedTenant } from '../../src/engi
 import { parseRef, type Triple } from '../../src/engine/refs.ts';
 import { RuleDecision } from '../../src/engine/rule-check.ts';
 import { CompiledSchema } from '../../src/engine/schema.ts';
-import { LoopTurn, Slice } from '../../src/engine/work-meter.ts';
-import { grant, RULED_DOCUMENT_RELATIONS } from './fixtures.ts';
+import { grant, RULED_DOCUMENT_RELATIONS, SpentSlice } from './fixtures.ts';
 
 /**
  * IndexChecker on its own, with no database (docs/decisions.md#mutation-testing): where a bulk sends
@@ -42,19 +41,6 @@ function tenantOf(agents: Record<string, string[]> = { a1: ['document:owner'] })
 }
 
 const query = (subject: string, relation: string, object = 'document:d1') => grant(subject, relation, object);
-
-/** A slice always spent (0 ms), counting its pauses, each of which runs `onPause` first. */
-class CountingSlice extends Slice {
-  pauses = 0;
-  constructor(private readonly onPause: () => void = () => undefined) {
-    super({ wait: () => 0, spent: () => undefined }, new LoopTurn(0), performance);
-  }
-  override async pause(): Promise<void> {
-    this.pauses++;
-    this.onPause();
-    await super.pause();
-  }
-}
 
 /** The steps a ruled check takes decided in one unit, or up to its first read when `firstReadOnly`. */
 function ruledSteps(tenant: IndexedTenant, q: Triple, firstReadOnly = false): number {
@@ -94,7 +80,7 @@ describe('IndexChecker.check', () => {
 
   it('gives way before each ruled query and between the reads of one, going on from where it stopped', async () => {
     const tenant = tenantOf();
-    const slice = new CountingSlice();
+    const slice = new SpentSlice();
     const viewer = query('user:ann', 'viewer');
     const response = await new IndexChecker().check(tenant, schema, [viewer], slice);
     expect(response).toEqual({ answers: [true], ruledSteps: ruledSteps(tenant, viewer) });
@@ -106,7 +92,7 @@ describe('IndexChecker.check', () => {
     const tenant = tenantOf();
     const blocked = grant('user:ann', 'blocked', 'document:d1');
     // Every pause blocks ann or unblocks her: the first (before the check) blocks her, the first two tries each stop at their first read.
-    const slice = new CountingSlice(() => tenant.index.flip(blocked));
+    const slice = new SpentSlice(() => tenant.index.flip(blocked));
     const viewer = query('user:ann', 'viewer');
     const { answers, ruledSteps: steps } = await new IndexChecker().check(tenant, schema, [viewer], slice);
     expect(slice.pauses).toBe(3);
@@ -245,9 +231,9 @@ describe('the listing walks of IndexChecker', () => {
     const fewHolders = { ...holdersQuery('user'), limit: 2 };
     expect(await checker.reachable(manyNamed('document'), schema, few)).toEqual({ ids: ['d1', 'n0'] });
     expect(await checker.holders(manyNamed('user'), schema, fewHolders)).toEqual({ ids: ['ann', 'bob'] });
-    expect(await checker.reachable(manyNamed('document'), schema, few, new CountingSlice())).toEqual({ ids: ['d1', 'n0'] });
-    expect(await checker.holders(manyNamed('user'), schema, fewHolders, new CountingSlice())).toEqual({ ids: ['ann', 'bob'] });
-    const changing = (tenant: IndexedTenant) => new CountingSlice(() => tenant.index.add(grant('user:ann', 'owner', 'document:late')));
+    expect(await checker.reachable(manyNamed('document'), schema, few, new SpentSlice())).toEqual({ ids: ['d1', 'n0'] });
+    expect(await checker.holders(manyNamed('user'), schema, fewHolders, new SpentSlice())).toEqual({ ids: ['ann', 'bob'] });
+    const changing = (tenant: IndexedTenant) => new SpentSlice(() => tenant.index.add(grant('user:ann', 'owner', 'document:late')));
     const documents = manyNamed('document');
     expect(await checker.reachable(documents, schema, few, changing(documents))).toBeNull();
     const users = manyNamed('user');

@@ -5,8 +5,7 @@ import { IndexChecker, indexRuleGraph } from '../../src/engine/index-checker.ts'
 import { parseRef } from '../../src/engine/refs.ts';
 import { RuleDecision } from '../../src/engine/rule-check.ts';
 import { CompiledSchema, type RelationDefinitions } from '../../src/engine/schema.ts';
-import { LoopTurn, Slice } from '../../src/engine/work-meter.ts';
-import { RULED_DOCUMENT_RELATIONS } from './fixtures.ts';
+import { RULED_DOCUMENT_RELATIONS, SpentSlice } from './fixtures.ts';
 
 /** The rule evaluator over an index (docs/model.md#requires-and-excludes), on the model of docs/model.md's worked example (RULED_DOCUMENT_RELATIONS). */
 function tenant(
@@ -144,19 +143,6 @@ describe('giving way between reads (docs/decisions.md#one-meter-for-all-work-in-
   const MANY_PARENTS: RelationDefinitions = { ...RULED_DOCUMENT_RELATIONS, viewer: { includes: ['owner'], excludes: ['parent->editor'] } };
   const parents = Array.from({ length: 20 }, (_, i) => `document:p${i} parent document:d1`);
   const ann = { subject: parseRef('user:ann', 'subject'), relation: 'viewer', object: parseRef('document:d1', 'object') };
-
-  /** A slice that is always spent, counting its pauses, running `onPause` at each. */
-  class SpentSlice extends Slice {
-    pauses = 0;
-    constructor(private readonly onPause: () => void = () => undefined) {
-      super({ wait: () => 0, spent: () => undefined }, new LoopTurn(0), performance);
-    }
-    override async pause(): Promise<void> {
-      this.pauses++;
-      this.onPause();
-      await super.pause();
-    }
-  }
 
   it('goes on from where it stopped, to the answer a run to the end gives', () => {
     const { index, schema } = tenant([...parents, 'user:ann owner document:d1', 'user:ann owner document:p7'], MANY_PARENTS);
