@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { Agent as HttpAgent, createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -134,6 +134,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   vi.useRealTimers();
+  connections.destroy();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
 });
@@ -264,27 +265,42 @@ interface Request {
   headers?: Record<string, string>;
 }
 
+/**
+ * The test's client: node:http on keep-alive connections, not fetch. The client runs in the server's
+ * process, so its garbage is collected in the pauses this test measures; fetch's web streams and
+ * per-request objects made the scavenges of a phase several times longer than the server's own
+ * allocations do (docs/measurements.md, "session 28: the stall test's own client").
+ */
+const connections = new HttpAgent({ keepAlive: true });
+
 /** One request with the key (none: null); status 0 when no answer came within REQUEST_TIMEOUT_MS. */
-async function call(key: string | null, request: Request): Promise<{ status: number; text: string; headers: Headers }> {
+function call(key: string | null, request: Request): Promise<{ status: number; text: string; headers: Headers }> {
   const headers: Record<string, string> = { ...request.headers };
   if (key !== null) headers.authorization = `Bearer ${key}`;
   let body: string | undefined;
   if (request.json !== undefined) [headers['content-type'], body] = ['application/json', JSON.stringify(request.json)];
   if (request.form !== undefined)
     [headers['content-type'], body] = ['application/x-www-form-urlencoded', new URLSearchParams(request.form).toString()];
-  try {
-    const res = await fetch(`${baseUrl}${request.path}`, {
-      method: request.method,
-      headers,
-      body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest(`${baseUrl}${request.path}`, { method: request.method, headers, agent: connections }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        const answered = new Headers();
+        for (let i = 0; i < res.rawHeaders.length; i += 2) answered.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+        resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString('utf8'), headers: answered });
+      });
     });
-    return { status: res.status, text: await res.text(), headers: res.headers };
-  } catch (error) {
-    if ((error as Error).name === 'TimeoutError') return { status: 0, text: '', headers: new Headers() };
-    throw error;
-  }
+    sent.setTimeout(REQUEST_TIMEOUT_MS, () => {
+      sent.destroy();
+      resolve({ status: 0, text: '', headers: new Headers() });
+    });
+    // After the timeout's destroy this rejects a promise already settled: a no-op.
+    sent.on('error', reject);
+    sent.end(body);
+  });
 }
 
 const check = (subject: string, relation: string, object: string): Request => ({
