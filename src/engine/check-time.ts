@@ -40,6 +40,13 @@ export class CheckTimeShares {
     this.decayed(tenantId, this.clock.now()).spent += ms;
   }
 
+  /** The tenant's recent check time (the decayed sum, ms), 0 for one not seen lately: who is served first among runs that wait. */
+  recent(tenantId: string): number {
+    const tenant = this.tenants.get(tenantId);
+    if (tenant === undefined) return 0;
+    return tenant.spent * 2 ** (-(this.clock.now() - tenant.at) / this.halfLifeMs);
+  }
+
   private decayed(tenantId: string, now: number): { spent: number; at: number; askedAt: number } {
     let tenant = this.tenants.get(tenantId);
     if (tenant === undefined) this.tenants.set(tenantId, (tenant = { spent: 0, at: now, askedAt: now }));

@@ -1,16 +1,18 @@
 import { setImmediate } from 'node:timers';
-import { setImmediate as giveWay, setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CheckTimeShares, type CheckTurns } from './check-time.ts';
 
 /**
  * The one way a tenant's work in memory runs (docs/decisions.md#one-meter-for-all-work-in-memory).
  *
  * The invariant it keeps: between two turns of the event loop, the process's work in memory runs for
- * at most one slice (SLICE_MS) and then one unit per run: the slice is the turn's (LoopTurn), every
- * run's together, so that N requests at once hold the loop for a slice and N units, not N slices.
- * Every slice is charged to the tenant's share of the process's time (CheckTimeShares), which makes
- * a tenant over its share wait while others ask. A
- * unit is what a work budget bounds: one check, one listing walk, one level of an explanation, a
+ * at most one slice (SLICE_MS) and then one unit: the slice is the turn's (LoopTurn), every run's
+ * together, and a run that finds it spent, starting, resuming or between units, waits for a later
+ * turn. So N requests at once hold the loop for a slice and a unit, not N units. The runs waiting
+ * resume tenant by tenant in turn, each tenant's oldest first, so a tenant with many runs waiting
+ * delays another's by one unit, not by all of its own. Every slice is charged to the tenant's share
+ * of the process's time (CheckTimeShares), which makes a tenant over its share wait while others ask.
+ * A unit is what a work budget bounds: one check, one listing walk, one level of an explanation, a
  * batch of window events or of replayed grants. So no tenant holds the event loop for longer than a
  * slice and a unit, nor takes the cores from the others for long, whatever it asks.
  *
@@ -28,7 +30,7 @@ export class WorkMeter {
     sliceMs = SLICE_MS,
     private readonly clock: { now(): number } = performance,
   ) {
-    this.turn = new LoopTurn(sliceMs);
+    this.turn = new LoopTurn(sliceMs, clock, (tenantId) => shares.recent(tenantId));
   }
 
   /** Runs the tenant's work once its turn comes; `work` asks its slice for a checkpoint between units. */
@@ -36,8 +38,9 @@ export class WorkMeter {
     const turns = this.shares.of(tenantId);
     const wait = turns.wait();
     if (wait > 0) await sleep(wait);
-    const slice = new Slice(turns, this.turn, this.clock);
+    const slice = new Slice(tenantId, turns, this.turn, this.clock);
     try {
+      await slice.checkpoint();
       return await work(slice);
     } finally {
       slice.end();
@@ -45,14 +48,15 @@ export class WorkMeter {
   }
 
   /**
-   * Runs one unit at once, charged to the tenant, unless the tenant must wait its turn: then
-   * undefined (and `run`). A unit may follow the turn's slice, so it runs even when the slice is
-   * spent, and it leaves the turn alone: a quiet tenant's check waits for no one's pause, and costs
-   * what it did before the slice was the turn's.
+   * Runs one unit at once, charged to the tenant and to the turn, unless the turn's slice is spent or
+   * the tenant must wait its turn: then undefined (and `run`, which waits). A quiet tenant's check
+   * runs at once in a turn that has time left, and otherwise waits for at most one unit of each
+   * tenant waiting before it.
    */
   now<T>(tenantId: string, unit: () => T): T | undefined {
-    if (this.shares.wait(tenantId) > 0) return undefined;
     const started = this.clock.now();
+    if (this.turn.spentAt(started) || this.shares.wait(tenantId) > 0) return undefined;
+    this.turn.begin(started);
     try {
       return unit();
     } finally {
@@ -62,7 +66,7 @@ export class WorkMeter {
 
   /** A slice for work of its own, outside any tenant's account (a model file's checks in `grantd test`, tests). */
   static unmetered(sliceMs = SLICE_MS): Slice {
-    return new Slice({ wait: () => 0, spent: () => undefined }, new LoopTurn(sliceMs), performance);
+    return new Slice(UNMETERED, { wait: () => 0, spent: () => undefined }, new LoopTurn(sliceMs), performance);
   }
 }
 
@@ -75,8 +79,15 @@ export class WorkMeter {
  */
 export class LoopTurn {
   private beganAt: number | null = null;
+  /** The runs that gave way, by tenant (in the order they first waited), each one's runs oldest first. */
+  private readonly waiting = new Map<string, (() => void)[]>();
 
-  constructor(private readonly sliceMs = SLICE_MS) {}
+  constructor(
+    private readonly sliceMs = SLICE_MS,
+    private readonly clock: { now(): number } = performance,
+    /** A tenant's recent time on checks: of the tenants waiting, the one with the least resumes first. */
+    private readonly recent: (tenant: string) => number = () => 0,
+  ) {}
 
   /** Work begins (or resumes) at `now`: the turn began then, unless it had already. */
   begin(now: number): void {
@@ -90,13 +101,50 @@ export class LoopTurn {
   spentAt(now: number): boolean {
     return this.beganAt !== null && now - this.beganAt >= this.sliceMs;
   }
+
+  /**
+   * Resolves in a later turn with time left. Each run that gives way queues one immediate; each
+   * immediate, once its turn has time left, resumes the oldest run of the waiting tenant that took
+   * the least time lately (the first to wait, among equals), and otherwise waits for the next turn:
+   * a quiet tenant's run goes before a busy tenant's, however many of those wait, and once the
+   * slice is spent the waiting runs resume one unit a turn.
+   */
+  giveWay(tenant: string): Promise<void> {
+    return new Promise((resume) => {
+      const runs = this.waiting.get(tenant);
+      if (runs === undefined) this.waiting.set(tenant, [resume]);
+      else runs.push(resume);
+      setImmediate(() => this.resumeNext());
+    });
+  }
+
+  private resumeNext(): void {
+    if (this.spentAt(this.clock.now())) {
+      setImmediate(() => this.resumeNext());
+      return;
+    }
+    let next: string | undefined;
+    let least = Infinity;
+    for (const tenant of this.waiting.keys()) {
+      const recent = this.recent(tenant);
+      if (recent < least) [next, least] = [tenant, recent];
+    }
+    const runs = this.waiting.get(next!)!;
+    const resume = runs.shift()!;
+    if (runs.length === 0) this.waiting.delete(next!);
+    resume();
+  }
 }
+
+/** The tenant key of the slices outside any tenant's account. */
+const UNMETERED = '';
 
 /** A run's time, from its start or its last pause. */
 export class Slice {
   private startedAt: number;
 
   constructor(
+    private readonly tenant: string,
     private readonly turns: CheckTurns,
     private readonly turn: LoopTurn,
     private readonly clock: { now(): number },
@@ -109,11 +157,16 @@ export class Slice {
     return this.turn.spentAt(this.clock.now());
   }
 
-  /** Charges the slice, gives the event loop way and waits the tenant's turn; a new slice starts. */
+  /**
+   * Charges the slice, gives the event loop way and waits the tenant's turn, until a turn with its
+   * slice not spent; a new slice starts.
+   */
   async pause(): Promise<void> {
     this.charge();
-    const wait = this.turns.wait();
-    await (wait > 0 ? sleep(wait) : giveWay());
+    do {
+      const wait = this.turns.wait();
+      await (wait > 0 ? sleep(wait) : this.turn.giveWay(this.tenant));
+    } while (this.due());
     this.startedAt = this.begin();
   }
 

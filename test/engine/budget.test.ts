@@ -249,7 +249,7 @@ describe("checkAll's remembered walks and turns", () => {
     // the object up before, when nothing named it, and must look it up again.
     const wait = () => (waited ? 0 : ((waited = true), small.add(grant('user:late', 'r1', 'node:new')), 1));
     const queries = [grant('user:late', 'r1', 'node:new'), grant('user:owner', 'r1', 'node:n3')];
-    const slice = new Slice({ wait, spent: () => undefined }, new LoopTurn(0), performance);
+    const slice = new Slice('a tenant', { wait, spent: () => undefined }, new LoopTurn(0), performance);
     expect(await small.checkAll(schema, queries, 25_000, { slice })).toEqual([true, true]);
   });
 
@@ -257,7 +257,7 @@ describe("checkAll's remembered walks and turns", () => {
     const queries = ['owner', 'stranger', 'owner'].map((who) => grant(`user:${who}`, 'r1', 'node:n3'));
     const turns = { wait: vi.fn(() => 0), spent: vi.fn() };
     // A slice of 0 ms: the bulk gives way before every check.
-    expect(await fanOut(8).checkAll(schema, queries, 25_000, { slice: new Slice(turns, new LoopTurn(0), performance) })).toEqual([true, false, true]);
+    expect(await fanOut(8).checkAll(schema, queries, 25_000, { slice: new Slice('a tenant', turns, new LoopTurn(0), performance) })).toEqual([true, false, true]);
     expect(turns.wait).toHaveBeenCalledTimes(queries.length);
     expect(turns.spent).toHaveBeenCalledTimes(queries.length);
     for (const [ms] of turns.spent.mock.calls) expect(ms).toBeGreaterThanOrEqual(0);

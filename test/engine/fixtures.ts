@@ -37,7 +37,7 @@ export const grant = (subject: string, relation: string, object: string) => ({
 export class SpentSlice extends Slice {
   pauses = 0;
   constructor(private readonly onPause: (pause: number) => void = () => undefined) {
-    super({ wait: () => 0, spent: () => undefined }, new LoopTurn(0), performance);
+    super('a tenant', { wait: () => 0, spent: () => undefined }, new LoopTurn(0), performance);
   }
   override async pause(): Promise<void> {
     this.onPause(this.pauses++);

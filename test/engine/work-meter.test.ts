@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CheckTimeShares } from '../../src/engine/check-time.ts';
-import { WorkMeter } from '../../src/engine/work-meter.ts';
+import { WorkMeter, type Slice } from '../../src/engine/work-meter.ts';
 
 /** A meter of 2 ms slices on a clock the test moves, its shares (25 %, halving every 500 ms) on the same clock. */
 function meterOnClock() {
@@ -8,6 +8,9 @@ function meterOnClock() {
   const shares = new CheckTimeShares(0.25, 500, clock);
   return { clock, shares, meter: new WorkMeter(shares, 2, clock) };
 }
+
+/** Resolves once the event loop has reached its check phase: a new turn. */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 /** What the tenant is charged for a run: its wait once it has taken `ms` of a contended second. */
 const charged = (shares: CheckTimeShares, tenantId: string) => {
@@ -45,6 +48,7 @@ describe('WorkMeter', () => {
     await meter.run('greedy', () => {
       clock.t += 2_000;
     });
+    await nextTurn(); // that run spent its turn's slice
     shares.wait('quiet');
     expect(meter.now('greedy', () => 'ran')).toBeUndefined();
     expect(meter.now('quiet', () => 'ran')).toBe('ran');
@@ -74,5 +78,43 @@ describe('WorkMeter', () => {
     ]);
     // Both gave way; in the next turn, a new slice.
     expect(due).toEqual({ a: [true, false], b: [true, false] });
+  });
+
+  it('runs a unit at once only in a turn whose slice is not spent: then a check waits for a later turn', async () => {
+    const { clock, meter } = meterOnClock();
+    expect(meter.now('a', () => (clock.t += 2))).toBe(10_002); // a unit as long as the slice: it runs, and spends the turn
+    expect(meter.now('b', () => 'ran')).toBeUndefined();
+    await nextTurn();
+    expect(meter.now('b', () => 'ran')).toBe('ran');
+  });
+
+  it('runs one unit per turn once the slice is spent, however many runs wait: each resumed run finding the turn spent waits again', async () => {
+    const { clock, meter } = meterOnClock();
+    let turn = 0;
+    const countTurns = () => void setImmediate(() => ((turn += 1), turn < 20 && countTurns()));
+    countTurns();
+    const secondUnitTurns: number[] = [];
+    const twoUnits = async (slice: Slice) => {
+      clock.t += 2; // each unit spends a whole slice
+      await slice.checkpoint();
+      clock.t += 2;
+      secondUnitTurns.push(turn);
+    };
+    await Promise.all([1, 2, 3, 4].map(() => meter.run('a', twoUnits)));
+    // The four second units each in a turn of its own: not all four in the turn after the first units.
+    expect(new Set(secondUnitTurns).size).toBe(4);
+  });
+
+  it('resumes first the run of the waiting tenant that took the least time lately, not the runs in the order they paused', async () => {
+    const { clock, meter } = meterOnClock();
+    const order: string[] = [];
+    const unit = (name: string) => async (slice: Slice) => {
+      clock.t += 2; // spends the turn's slice: every run after it gives way
+      await slice.checkpoint();
+      order.push(name);
+    };
+    // Tenant a's three runs (6 ms between them) paused before b's one (2 ms): b's resumes first.
+    await Promise.all([meter.run('a', unit('a1')), meter.run('a', unit('a2')), meter.run('a', unit('a3')), meter.run('b', unit('b1'))]);
+    expect(order).toEqual(['b1', 'a1', 'a2', 'a3']);
   });
 });
