@@ -257,7 +257,11 @@ describe("checkAll's remembered walks and turns", () => {
     const queries = ['owner', 'stranger', 'owner'].map((who) => grant(`user:${who}`, 'r1', 'node:n3'));
     const turns = { wait: vi.fn(() => 0), spent: vi.fn() };
     // A slice of 0 ms: the bulk gives way before every check.
-    expect(await fanOut(8).checkAll(schema, queries, 25_000, { slice: new Slice('a tenant', turns, new LoopTurn(0), performance) })).toEqual([true, false, true]);
+    expect(await fanOut(8).checkAll(schema, queries, 25_000, { slice: new Slice('a tenant', turns, new LoopTurn(0), performance) })).toEqual([
+      true,
+      false,
+      true,
+    ]);
     expect(turns.wait).toHaveBeenCalledTimes(queries.length);
     expect(turns.spent).toHaveBeenCalledTimes(queries.length);
     for (const [ms] of turns.spent.mock.calls) expect(ms).toBeGreaterThanOrEqual(0);
