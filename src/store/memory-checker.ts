@@ -52,8 +52,10 @@ export class MemoryChecker implements CheckResolver, ListingWalks, Explainer {
 
   /**
    * One query's answer at once, with no promise made or awaited, when the tenant is held and current,
-   * its checks need not wait their turn, no window event is due and it fits in a slice (a relation
-   * with rules may not: IndexChecker.checkOne); undefined otherwise (then `check`). The same answer as `check` gives for [query]: the mask asked right before the walk, in the same state.
+   * the event loop's turn has time left, its checks need not wait their turn, no window event is due
+   * and it fits in a slice (a relation with rules may not: IndexChecker.checkOne); undefined
+   * otherwise (then `check`). The same answer as `check` gives for [query]: the mask asked right
+   * before the walk, in the same state.
    */
   checkNow(tenantId: string, schema: CompiledSchema, query: Triple): CheckAnswer | undefined {
     const held = this.tenants.currentNow(tenantId);

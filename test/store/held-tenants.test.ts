@@ -94,13 +94,20 @@ describe('a lone check of grants in memory', () => {
         relation: 'viewer',
         object: parseRef(`document:${id}`, 'object'),
       });
-      expect(['d1', 'd2', 'd3'].map((id) => checks.checkNow!(g.tenantId, schema, annViews(id)))).toEqual([true, true, false]);
+      // Each at the start of a turn of the event loop: a check is answered at once only in a turn with
+      // time left (docs/decisions.md#one-meter-for-all-work-in-memory), and the load's or catch-up's
+      // slices may have spent this one.
+      const atOnce = async (id: string) => {
+        await new Promise((resolve) => setImmediate(resolve));
+        return checks.checkNow!(g.tenantId, schema, annViews(id));
+      };
+      expect([await atOnce('d1'), await atOnce('d2'), await atOnce('d3')]).toEqual([true, true, false]);
 
       await createGrant(holder.db, g.tenantId, annViews('d3'));
       holder.engine.invalidate(g.tenantId);
-      expect(checks.checkNow!(g.tenantId, schema, annViews('d3'))).toBeUndefined();
+      expect(await atOnce('d3')).toBeUndefined();
       expect(await holder.engine.check(g.tenantId, { subject: 'user:ann', relation: 'viewer', object: 'document:d3' })).toBe(true);
-      expect(checks.checkNow!(g.tenantId, schema, annViews('d3'))).toBe(true);
+      expect(await atOnce('d3')).toBe(true);
     } finally {
       vi.useRealTimers();
     }
