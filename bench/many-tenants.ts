@@ -238,7 +238,7 @@ export async function manyTenants(ctx: Context): Promise<ManyTenantsOutcome> {
       // The load comes from one address standing for 2,000 tenants' applications: keys not yet verified count against it until found.
       GRANTD_AUTH_FAILURE_LIMIT: String(AUTH_FAILURE_LIMIT),
     },
-    (process.env.BENCH_GRANTD_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    undefined, // BENCH_GRANTD_NODE_ARGS
     (line) => {
       if (line.includes('grants in memory: tenant')) lines.push(JSON.parse(line) as HeldLine);
     },

@@ -3,7 +3,7 @@
  * the build; and the peers installed on demand into bench-scratch/ (never project dependencies).
  */
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -262,16 +262,18 @@ export interface Server {
  * (an info line), so PORT=0 would leave the port unknown: we pick a free port and pass it, and
  * still read the port from that line when a log level lets it through. `settings`: more of grantd's
  * environment (GRANTD_GRAPH_MEMORY, LOG_LEVEL over the bench's warn, ...); `nodeArgs`: Node's own flags
- * (--cpu-prof, V8 flags); `onLine`: each line grantd prints.
+ * (--cpu-prof, V8 flags; by default BENCH_GRANTD_NODE_ARGS'); `onLine`: each line grantd prints, also
+ * appended with the wall-clock time to the file BENCH_GRANTD_OUTPUT names (e.g. --trace-gc-nvp's lines).
  */
 export async function startGrantd(
   root: string,
   databaseUrl: string,
   workers: number,
   settings: NodeJS.ProcessEnv = {},
-  nodeArgs: string[] = [],
+  nodeArgs: string[] = (process.env.BENCH_GRANTD_NODE_ARGS ?? '').split(' ').filter(Boolean),
   onLine: (line: string) => void = () => undefined,
 ): Promise<Server & { adminKey: string | null }> {
+  const outputFile = process.env.BENCH_GRANTD_OUTPUT;
   let adminKey: string | null = null;
   let port = await freePort();
   const env: NodeJS.ProcessEnv = {
@@ -295,6 +297,7 @@ export async function startGrantd(
   });
   const proc = new Proc('grantd', child, (line) => {
     onLine(line);
+    if (outputFile) appendFileSync(outputFile, `${new Date().toISOString()} ${line}\n`);
     const key = /^\s+(svc_live_[A-Za-z0-9]+)\s*$/.exec(line);
     if (key) adminKey = key[1]!;
     if (line.includes('"grantd listening"')) {

@@ -19,7 +19,8 @@ const STOP_TIMEOUT_MS = 9_000;
  * whatever the load: a long pause in every worker at once after they load a tenant together
  * (docs/decisions.md#no-memory-reducer). A young generation of up to 64 MB a semi-space lets the
  * objects of the requests under way die young instead of filling the old generation
- * (docs/decisions.md#a-young-generation-of-64-mb).
+ * (docs/decisions.md#a-young-generation-of-64-mb). The primary's own node flags come after these in a
+ * worker's, so that an operator's (`node --max-semi-space-size=16 bin/grantd.js serve`) win: V8 takes a flag's last value.
  */
 export const GRANTD_V8_FLAGS = ['--no-memory-reducer', '--max-semi-space-size=64'];
 
@@ -47,7 +48,7 @@ export class Primary {
 
   /** Forks the workers; resolves with the port once every one listens, rejects if one dies first. */
   start(): Promise<number> {
-    cluster.setupPrimary({ execArgv: [...process.execArgv, ...GRANTD_V8_FLAGS] });
+    cluster.setupPrimary({ execArgv: [...GRANTD_V8_FLAGS, ...process.execArgv] });
     cluster.on('message', (worker, message: unknown) => {
       if (isGrantdMessage(message)) this.received(worker, message as WorkerMessage);
     });

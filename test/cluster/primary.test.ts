@@ -72,6 +72,11 @@ describe("a node's primary", () => {
   });
   afterEach(() => vi.useRealTimers());
 
+  it("gives its workers grantd's V8 flags, then its own node flags, whose values V8 takes over grantd's", () => {
+    void new Primary({ workers: 1, env: {} }, pino({ level: 'silent' })).start();
+    expect(fakeCluster.setupPrimary).toHaveBeenCalledWith({ execArgv: [...GRANTD_V8_FLAGS, ...process.execArgv] });
+  });
+
   it('resolves with the port once every worker listens', async () => {
     const primary = new Primary({ workers: 2, env: { DATABASE_URL: 'postgres://db' } }, pino({ level: 'silent' }));
     let port: number | undefined;
