@@ -8,10 +8,11 @@ import { CheckTimeShares, type CheckTurns } from './check-time.ts';
  * The invariant it keeps: between two turns of the event loop, the process's work in memory runs for
  * at most one slice (SLICE_MS) and then one unit: the slice is the turn's (LoopTurn), every run's
  * together, and a run that finds it spent, starting, resuming or between units, waits for a later
- * turn. So N requests at once hold the loop for a slice and a unit, not N units. The runs waiting
- * resume tenant by tenant in turn, each tenant's oldest first, so a tenant with many runs waiting
- * delays another's by one unit, not by all of its own. Every slice is charged to the tenant's share
- * of the process's time (CheckTimeShares), which makes a tenant over its share wait while others ask.
+ * turn. So N requests at once hold the loop for a slice and a unit, not N units. Of the runs waiting,
+ * the oldest of the tenant with the least recent check time resumes first, so a tenant with many
+ * runs waiting delays a quieter one's by one unit, not by all of its own. Every slice is charged to
+ * the tenant's share of the process's time (CheckTimeShares), which makes a tenant over its share
+ * wait while others ask.
  * A unit is what a work budget bounds: one check, one listing walk, one level of an explanation, a
  * batch of window events or of replayed grants. So no tenant holds the event loop for longer than a
  * slice and a unit, nor takes the cores from the others for long, whatever it asks.
