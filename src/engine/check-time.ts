@@ -43,14 +43,18 @@ export class CheckTimeShares {
   /** The tenant's recent check time (the decayed sum, ms), 0 for one not seen lately: who is served first among runs that wait. */
   recent(tenantId: string): number {
     const tenant = this.tenants.get(tenantId);
-    if (tenant === undefined) return 0;
-    return tenant.spent * 2 ** (-(this.clock.now() - tenant.at) / this.halfLifeMs);
+    return tenant === undefined ? 0 : this.decay(tenant, this.clock.now());
+  }
+
+  /** The tenant's sum as it has halved since it was last brought to date. */
+  private decay(tenant: { spent: number; at: number }, now: number): number {
+    return tenant.spent * 2 ** (-(now - tenant.at) / this.halfLifeMs);
   }
 
   private decayed(tenantId: string, now: number): { spent: number; at: number; askedAt: number } {
     let tenant = this.tenants.get(tenantId);
     if (tenant === undefined) this.tenants.set(tenantId, (tenant = { spent: 0, at: now, askedAt: now }));
-    tenant.spent *= 2 ** (-(now - tenant.at) / this.halfLifeMs);
+    tenant.spent = this.decay(tenant, now);
     tenant.at = now;
     return tenant;
   }
