@@ -58,9 +58,15 @@ export function createApp(deps: AppDeps, options: HttpOptions = DEFAULT_HTTP_OPT
     next();
   });
 
-  // ts-rest serves the API but the OAuth protocol routes, which oauthRouter below answers; a bulk's
-  // body is checked by its schema compiled first (zod's parse of 100 checks costs what about 30 of the checks do).
-  const served = { ...contract, checkBulk: withCompiledBody(contract.checkBulk), oauth: { clients: contract.oauth.clients } };
+  // ts-rest serves the API but the OAuth protocol routes, which oauthRouter below answers; a check's and
+  // a bulk's bodies are checked by their schemas compiled first (zod's parse of 100 checks costs what
+  // about 30 of the checks do; of one check, 1.4 KB of the 21 KB a check allocates).
+  const served = {
+    ...contract,
+    check: withCompiledBody(contract.check),
+    checkBulk: withCompiledBody(contract.checkBulk),
+    oauth: { clients: contract.oauth.clients },
+  };
   // The API first: a check, the hottest request, then matches without walking past the operator routes.
   const router = withWriteObligations(
     served,

@@ -8,7 +8,7 @@ import { zodToJsonSchema } from 'zod-to-json-schema';
  * zod-to-json-schema derives it and the MCP tools publish it) whether it accepts the body: a body it
  * accepts is taken as it is; any other goes to zod, which decides and names the problems. zod's parse
  * of a bulk of 100 checks took 130-220 us of CPU, the compiled schema 16-31 (bench/bulk-engine.ts;
- * docs/decisions.md#a-bulks-body-is-checked-by-its-schema-compiled). The rules are the contract's
+ * docs/decisions.md#a-checks-and-a-bulks-bodies-are-checked-by-their-schemas-compiled). The rules are the contract's
  * alone: there is no second definition, and test/http/compiled-bodies.test.ts checks that both accept
  * and refuse the same bodies with the same data. Only for a body schema of plain objects, arrays and
  * patterned strings, whose output is its input (no defaults, transforms or coercion): that is all the

@@ -6,6 +6,9 @@ import { withCompiledBody } from '../../src/http/compiled-bodies.ts';
 /** The bulk's body schema as the contract gives it (zod alone), and as the server checks it (compiled first). */
 const zodOnly = contract.checkBulk.body;
 const served = withCompiledBody(contract.checkBulk).body;
+/** Likewise the single check's. */
+const zodOnlyCheck = contract.check.body;
+const servedCheck = withCompiledBody(contract.check).body;
 
 /** Values near what the patterns accept and refuse: case, colons, lengths, refused characters, `*`. */
 const refLike = fc.oneof(
@@ -50,7 +53,8 @@ const body = fc.oneof(
 );
 
 /** What safeParse says: the data it gives, or the issues it names. */
-const outcome = (result: ReturnType<typeof zodOnly.safeParse>) => (result.success ? { data: result.data } : { issues: result.error.issues });
+const outcome = (result: { success: true; data: unknown } | { success: false; error: { issues: unknown[] } }) =>
+  result.success ? { data: result.data } : { issues: result.error.issues };
 
 describe('a body schema compiled first (withCompiledBody), on the bulk check', () => {
   it('accepts and refuses exactly what zod does, with the same data and the same issues', () => {
@@ -83,5 +87,34 @@ describe('a body schema compiled first (withCompiledBody), on the bulk check', (
     const { body: _served, ...route } = withCompiledBody(contract.checkBulk);
     const { body: _contract, ...contractRoute } = contract.checkBulk;
     expect(route).toEqual(contractRoute);
+  });
+});
+
+describe('a body schema compiled first (withCompiledBody), on the single check', () => {
+  it('accepts and refuses exactly what zod does, with the same data and the same issues', () => {
+    fc.assert(
+      fc.property(item, (value) => {
+        const parsed: unknown = JSON.parse(JSON.stringify(value));
+        expect(outcome(servedCheck.safeParse(parsed))).toEqual(outcome(zodOnlyCheck.safeParse(parsed)));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('counts every key as zod does, and takes a valid check as it is', () => {
+    const valid = { subject: 'user:a', relation: 'viewer', object: 'document:d' };
+    const bodies: unknown[] = [
+      valid,
+      JSON.parse('{"subject":"user:a","relation":"viewer","object":"document:d","__proto__":{"x":1}}'),
+      { ...valid, subject: 'user:*' },
+      { ...valid, object: 'document:*' },
+      { checks: [valid] },
+      [valid],
+      {},
+    ];
+    for (const value of bodies) expect(outcome(servedCheck.safeParse(value))).toEqual(outcome(zodOnlyCheck.safeParse(value)));
+    const accepted = servedCheck.safeParse(valid);
+    expect(accepted.success && accepted.data).toBe(valid);
+    expect(servedCheck.safeParse(bodies[1]).success).toBe(false);
   });
 });
