@@ -89,6 +89,7 @@ export function createServices(url: string, config: Config, logger: Logger, prim
   const freshness = new Freshness(db, (tenantId) => forgetTenant(caches, tenantId));
   return {
     db,
+    pool,
     close: async () => {
       stopSweep();
       stopChangesSweep();

@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Principal } from '../auth/principal.ts';
 import type { KeyVerifier } from '../auth/verifier.ts';
@@ -13,6 +14,8 @@ import type { Limits } from '../rate-limits.ts';
 /** What the HTTP layer is built from. */
 export interface AppDeps {
   db: Db;
+  /** The pool under Prisma, for the statements sent past it (docs/development.md#the-sql). */
+  pool: pg.Pool;
   /** Ends the loads of grants into memory under way and closes the database pools. */
   close: () => Promise<void>;
   metrics: Metrics;

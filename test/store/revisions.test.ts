@@ -20,11 +20,11 @@ const grant = (object: string) => ({ subject: { ns: 'user', id: 'a' }, relation:
 
 /** The tenant's changes after `after`, once `count` are served (a transaction open elsewhere holds the feed back). */
 async function changesOf(tenantId: string, after: Position | null, count: number) {
-  let read = await readChanges(services.db, tenantId, after, 1000);
+  let read = await readChanges(services.pool, tenantId, after, 1000);
   await expect
     .poll(
       async () => {
-        read = await readChanges(services.db, tenantId, after, 1000);
+        read = await readChanges(services.pool, tenantId, after, 1000);
         return read!.changes.length;
       },
       { timeout: 10_000, interval: 50 },
@@ -87,7 +87,7 @@ describe('the changes feed', () => {
       // Committed after the open transaction began writing: its id is larger.
       // (Agents, not namespaces: a namespace write locks the tenant's row, which the open one holds.)
       await services.db.agent.create({ data: { tenantId: id, externalId: 'late', scope: [] } });
-      const held = await readChanges(services.db, id, next, 1000);
+      const held = await readChanges(services.pool, id, next, 1000);
       expect(held!.changes).toEqual([]);
       // The position read up to stays below the open transaction.
       expect(held!.next.xid).toBeLessThan(openXid);
@@ -128,10 +128,10 @@ describe('the changes feed', () => {
     const { changes } = await changesOf(id, null, 3);
     await services.db.$executeRaw`UPDATE changes SET at = at - interval '8 days' WHERE tenant_id = ${id}::uuid AND seq = ${changes[0]!.position.seq}`;
     await sweepChanges(services.db, 7 * 86_400_000, new Date());
-    await expect(readChanges(services.db, id, changes[0]!.position, 10)).resolves.toMatchObject({
+    await expect(readChanges(services.pool, id, changes[0]!.position, 10)).resolves.toMatchObject({
       changes: changes.slice(1).map(() => expect.anything()),
     });
-    await expect(readChanges(services.db, id, { xid: changes[0]!.position.xid, seq: 0n }, 10)).rejects.toBeInstanceOf(ChangesExpired);
+    await expect(readChanges(services.pool, id, { xid: changes[0]!.position.xid, seq: 0n }, 10)).rejects.toBeInstanceOf(ChangesExpired);
     const tenant = await services.db.tenant.findUniqueOrThrow({ where: { id } });
     expect([tenant.changesPrunedXid, tenant.changesPrunedSeq]).toEqual([changes[0]!.position.xid, changes[0]!.position.seq]);
   });
@@ -147,7 +147,7 @@ describe('the changes feed', () => {
     await changesOf(id, next, 1000);
     const all: ChangeRow[] = [];
     for (let after = next; all.length < count + 1;) {
-      const page = (await readChanges(services.db, id, after, 1000))!;
+      const page = (await readChanges(services.pool, id, after, 1000))!;
       all.push(...page.changes);
       after = page.next;
     }
@@ -160,7 +160,7 @@ describe('the changes feed', () => {
       [1024, 1],
       [1500, 999],
     ] as const) {
-      const page = await readChanges(services.db, id, all[from]!.position, limit);
+      const page = await readChanges(services.pool, id, all[from]!.position, limit);
       expect(page!.changes.map((change) => change.data.object)).toEqual(all.slice(from + 1, from + 1 + limit).map((change) => change.data.object));
     }
   });

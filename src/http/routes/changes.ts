@@ -23,13 +23,13 @@ const LISTED_BY: readonly [Change['kind'], RouteMetadata][] = [
 const hiddenFrom = (principal: Principal): Change['kind'][] =>
   LISTED_BY.filter(([, { scope }]) => !hasScope(principal.scopes, scope)).map(([kind]) => kind);
 
-export const changeRoutes = ({ db }: AppDeps) =>
+export const changeRoutes = ({ pool }: AppDeps) =>
   s.router(contract.changes, {
     list: async ({ query, req }) => {
       const principal = principalOf(req);
       const { tenantId, cursorSecret } = principal;
       const after = query.after === undefined ? null : decodeRevisionAt('query.after', cursorSecret, query.after);
-      const page = await readChanges(db, tenantId, after, query.limit, hiddenFrom(principal)).catch((error: unknown) => {
+      const page = await readChanges(pool, tenantId, after, query.limit, hiddenFrom(principal)).catch((error: unknown) => {
         if (error instanceof ChangesExpired) {
           throw new DomainError('changes-expired', 'the changes after this revision are no longer kept; read the feed again from its start');
         }
