@@ -55,7 +55,7 @@ function windowsOf(inputs: readonly WindowInput[], prefixOf: (index: number) => 
   return windows;
 }
 
-export const grantRoutes = ({ db, engine }: AppDeps) =>
+export const grantRoutes = ({ db, pool, engine }: AppDeps) =>
   s.router(contract.grants, {
     create: async ({ body, req }) => {
       const { tenantId } = principalOf(req);
@@ -86,7 +86,7 @@ export const grantRoutes = ({ db, engine }: AppDeps) =>
       // A cursor of the active listing is bound to it too; the others' stay as they were issued before.
       if (query.active) binding.push('active');
       const after = decodeStringTuple(cursorSecret, binding, query.cursor, 5) as GrantKey | null;
-      const rows = await inSpan('grantd.list_grants', {}, () => listGrants(db, tenantId, filter, after, query.limit + 1, new Date()));
+      const rows = await inSpan('grantd.list_grants', {}, () => listGrants(pool, tenantId, filter, after, query.limit + 1, new Date()));
       const page = keysetPage(cursorSecret, binding, rows, query.limit, grantKey);
       return { status: 200, body: { grants: page.rows.map(grantBody), next_cursor: page.next_cursor } };
     },
