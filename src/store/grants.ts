@@ -175,8 +175,8 @@ export interface GrantFilter {
 /**
  * Grants matching every given filter, in (object, relation, subject) order, after `after`; never
  * one expired at `now` (the sweep deletes it later), nor with `active` one not yet in force.
- * A statement on the pool under Prisma, rows as arrays: through Prisma's raw query a page of 1,000
- * cost about twice the CPU (docs/decisions.md#the-feed-is-read-past-prisma). Its text is built for
+ * A statement on the pool under Prisma, rows as arrays, as the feed's page is: Prisma's raw query
+ * decodes every row twice (docs/decisions.md#the-feed-is-read-past-prisma). Its text is built for
  * the filters given, so that PostgreSQL plans each with the indexes that serve it.
  */
 export async function listGrants(
