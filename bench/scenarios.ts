@@ -150,6 +150,17 @@ export const median = (xs: (number | null)[]): number | null => {
   return v.length % 2 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
 };
 
+/**
+ * The ratios of two alternating loads' rates run by run (measureAlternating's round i: A then B, or
+ * B then A, minutes apart at most), and their median. A machine that slows between two runs moves
+ * the medians of the two sides apart (A B B A A B: a slowdown after the third run takes two of A's
+ * runs and one of B's), but moves only one ratio of the pairs.
+ */
+export function pairedRatios(a: readonly RunStats[], b: readonly RunStats[]): { ratios: number[]; median: number | null } {
+  const ratios = a.flatMap((run, i) => (run.rps > 0 && (b[i]?.rps ?? 0) > 0 ? [run.rps / b[i]!.rps] : []));
+  return { ratios, median: median(ratios) };
+}
+
 /** Each figure the median over the runs; errors the sum over the runs (warm-up excluded). */
 export function medianOf<T extends RunStats>(runs: T[]): RunStats {
   return {

@@ -2,7 +2,7 @@
 import type { RunContext } from '../context.ts';
 import { Api } from '../load.ts';
 import type { WindowsScenario } from '../options.ts';
-import { fmt, measureAlternating } from '../scenarios.ts';
+import { fmt, measureAlternating, pairedRatios } from '../scenarios.ts';
 import { NO_WINDOWS_TENANT, windowedGrants } from '../time-bound.ts';
 import { CLOSED_LOOP, bulkSpec, checkSpec, headersFor, ratio, saturating, withGrantd, type DatasetContext } from './shared.ts';
 
@@ -39,6 +39,7 @@ export async function runWindows(ctx: RunContext, name: WindowsScenario, { datab
     { alsoHeld: [peer.key] },
   );
   results.noWindowsPeers[name] = plain!.median;
+  const paired = pairedRatios(windowed!.runs, plain!.runs);
   const load = name === 'check_windows' ? `the check's mix and load` : `check_bulk_100's bulks and load (rps = bulk requests/s)`;
   results.peers[`${name === 'check_windows' ? 'check' : 'check_bulk'}_without_windows`] = {
     ...plain!.median,
@@ -49,6 +50,7 @@ export async function runWindows(ctx: RunContext, name: WindowsScenario, { datab
     windowed!.median,
     `${load} (${CLOSED_LOOP}) on the dataset's tenant (${windowedGrants(ctx.ds)} grants with a far-future window); its runs alternate with the same load on tenant ` +
       `${NO_WINDOWS_TENANT}, the same grants without windows, on the same grantd: rps / without windows ${fmt(ratio(windowed!.median.rps, plain!.median.rps), 3)}` +
+      ` (run by run, each pair adjacent in time: ${paired.ratios.map((r) => fmt(r, 3)).join(', ')}; median ${fmt(paired.median, 3)})` +
       `${peer.differing > 0 ? `; ${peer.differing} answers of the mix differ between the tenants` : ''}`,
   );
 }
