@@ -4,7 +4,7 @@ import { RefreshingCache } from '../cache/refreshing-cache.ts';
 import type pg from 'pg';
 import type { TenantWatch } from '../store/change-watch.ts';
 import type { Db } from '../store/db.ts';
-import { findKey, touchKey, type KeyLookup } from '../store/keys.ts';
+import { findKey, touchKeys, type KeyLookup, type KeyUse } from '../store/keys.ts';
 import { accessTokenDigest, findAccessToken } from '../store/oauth-tokens.ts';
 import { ACCESS_TOKEN_PREFIX, looksLikeAccessToken } from './oauth/token-format.ts';
 import type { Principal } from './principal.ts';
@@ -44,8 +44,8 @@ const LATELY_MS = 10 * 60_000;
 export interface CredentialLookups {
   /** The live key with this prefix and digest, and whether any live key has the prefix. */
   findKey(prefix: string, digest: Uint8Array): Promise<KeyLookup>;
-  /** Records a key's last use. */
-  touchKey(tenantId: string, keyId: string, at: Date): Promise<void>;
+  /** Records keys' last uses, in one statement. */
+  touchKeys(uses: readonly KeyUse[]): Promise<void>;
   /** The live access token stored under this digest. */
   findAccessToken(digest: string): Promise<Principal | null>;
 }
@@ -53,7 +53,7 @@ export interface CredentialLookups {
 /** The lookups in the database: keys on the pool under Prisma (src/store/keys.ts says why), tokens through Prisma. */
 export const databaseLookups = (db: Db, pool: pg.Pool): CredentialLookups => ({
   findKey: (prefix, digest) => findKey(pool, prefix, digest),
-  touchKey: (tenantId, keyId, at) => touchKey(pool, tenantId, keyId, at),
+  touchKeys: (uses) => touchKeys(pool, uses),
   findAccessToken: (digest) => findAccessToken(db, digest),
 });
 
@@ -81,6 +81,9 @@ export class KeyVerifier {
   private readonly cache: RefreshingCache<Credential, Verified>;
   private readonly absent: LRUCache<string, true>;
   private readonly touchedAt = new Map<string, number>();
+  /** Last uses found while a touch statement was under way: the next one writes them together. */
+  private untouched: KeyUse[] = [];
+  private touching = false;
   private readonly touchEveryMs: number;
   /** Lookups begun so far, and forgettings: one clock. */
   private clock = 0;
@@ -188,10 +191,29 @@ export class KeyVerifier {
     return found.principal;
   }
 
-  /** Records last use, at most once per `touchEveryMs` per key, off the request path. */
+  /**
+   * Records last use, at most once per `touchEveryMs` per key, off the request path, one statement
+   * under way at a time: the uses found meanwhile wait for it and go together in the next. A node
+   * that starts with thousands of tenants' keys to look up writes them in a few commits rather than
+   * one each, which held the connections of the lookups behind them (docs/decisions.md#key-uses-are-written-together).
+   */
   private touch({ tenantId, keyId }: Principal, now: number): void {
     if (now - (this.touchedAt.get(keyId) ?? 0) < this.touchEveryMs) return;
     this.touchedAt.set(keyId, now);
-    this.lookups.touchKey(tenantId, keyId, new Date(now)).catch(() => this.touchedAt.delete(keyId));
+    this.untouched.push({ tenantId, keyId, at: new Date(now) });
+    if (!this.touching) void this.writeUses();
+  }
+
+  /** Writes the uses waiting, then those found meanwhile, until none wait; a failed write's keys are written again at their next lookup. */
+  private async writeUses(): Promise<void> {
+    this.touching = true;
+    while (this.untouched.length > 0) {
+      const uses = this.untouched;
+      this.untouched = [];
+      await this.lookups.touchKeys(uses).catch(() => {
+        for (const { keyId } of uses) this.touchedAt.delete(keyId);
+      });
+    }
+    this.touching = false;
   }
 }

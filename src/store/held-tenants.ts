@@ -98,7 +98,7 @@ export class HeldTenants {
   async current(tenantId: string): Promise<HeldTenant | null> {
     const tenant = this.held.get(tenantId);
     if (!tenant) {
-      if (this.held.usedWhileNotHeld(tenantId, this.loading.has(tenantId))) void this.load(tenantId);
+      this.heldElseUsed(tenantId);
       return null;
     }
     const ready = this.currentNow(tenantId);
@@ -124,6 +124,16 @@ export class HeldTenants {
     countUse(tenant, now, this.halfLifeMs);
     if (age >= this.options.maxAgeMs / 2 && !unchanged) void this.replayer.catchUp(tenantId, tenant, generation);
     return tenant;
+  }
+
+  /**
+   * Whether the tenant's grants are held; when not, its use is counted as `current` counts it
+   * (which may start its load), and the database answers.
+   */
+  heldElseUsed(tenantId: string): boolean {
+    if (this.held.has(tenantId)) return true;
+    if (this.held.usedWhileNotHeld(tenantId, this.loading.has(tenantId))) void this.load(tenantId);
+    return false;
   }
 
   /** Whether the tenant's grants are held (current or about to be caught up). */

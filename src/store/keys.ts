@@ -120,11 +120,23 @@ export async function findKey(pool: pg.Pool, prefix: string, digest: Uint8Array)
   return { principal, prefixInUse: rows.length > 0 };
 }
 
-/** Records the key's last use (a key's own row: its tenant is in the WHERE as in every query). */
-export async function touchKey(pool: pg.Pool, tenantId: string, keyId: string, at: Date): Promise<void> {
+/** A key's last use, as KeyVerifier records it. */
+export interface KeyUse {
+  tenantId: string;
+  keyId: string;
+  at: Date;
+}
+
+/**
+ * Records the keys' last uses in one statement, one commit (each key's own row: its tenant is in the
+ * join as in every query).
+ */
+export async function touchKeys(pool: pg.Pool, uses: readonly KeyUse[]): Promise<void> {
   await pool.query({
-    name: 'grantd_touch_key',
-    text: 'UPDATE api_keys SET last_used_at = $3 WHERE tenant_id = $1::uuid AND id = $2',
-    values: [tenantId, keyId, at],
+    name: 'grantd_touch_keys',
+    text: `UPDATE api_keys k SET last_used_at = u.at
+FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS u(tenant_id, id, at)
+WHERE k.tenant_id = u.tenant_id AND k.id = u.id`,
+    values: [uses.map((u) => u.tenantId), uses.map((u) => u.keyId), uses.map((u) => u.at)],
   });
 }

@@ -11,19 +11,22 @@ import type { Db } from '../../src/store/db.ts';
 function databaseWith(...secrets: string[]) {
   const rows = secrets.map((secret, i) => [`key_${i}`, `tenant_${i}`, ['admin'], hashSecret(secret), Buffer.alloc(32)] as const);
   const findKey = vi.fn(async (prefix: string) => ({ rows: rows.filter((_, i) => secretPrefix(secrets[i]!) === prefix) }));
-  const touchKey = vi.fn(async (_tenantId: string, _keyId: string, _at: Date) => ({ rows: [] }));
+  /** Each touch statement's keys, with the instants written. */
+  const touchKeys = vi.fn(async (_tenantIds: string[], _keyIds: string[], _at: Date[]) => ({ rows: [] }));
   const query = async ({ name, values }: { name: string; values: unknown[] }) => {
     if (name === 'grantd_find_key') return findKey(values[0] as string);
-    if (name === 'grantd_touch_key') return touchKey(...(values as [string, string, Date]));
+    if (name === 'grantd_touch_keys') return touchKeys(...(values as [string[], string[], Date[]]));
     throw new Error(`unexpected statement ${name}`);
   };
   const store = databaseLookups({} as Db, { query } as unknown as pg.Pool);
   return {
     store,
     lookups: () => findKey.mock.calls.length,
-    touches: () => touchKey.mock.calls.map(([, keyId, at]) => [keyId, at.getTime()]),
+    touches: () => touchKeys.mock.calls.flatMap(([, keyIds, at]) => keyIds.map((keyId, i) => [keyId, at[i]!.getTime()])),
+    /** The keys of each touch statement. */
+    statements: () => touchKeys.mock.calls.map(([, keyIds]) => keyIds),
     findKey,
-    touchKey,
+    touchKeys,
   };
 }
 
@@ -148,13 +151,26 @@ describe('KeyVerifier', () => {
     ]);
   });
 
+  it('writes the last uses found while a touch statement runs together, in the next one (docs/decisions.md#key-uses-are-written-together)', async () => {
+    const secrets = [newSecret(), newSecret(), newSecret(), newSecret()];
+    const { store, statements, touchKeys } = databaseWith(...secrets);
+    let endFirst: () => void = () => undefined;
+    touchKeys.mockImplementationOnce(() => new Promise((resolve) => (endFirst = () => resolve({ rows: [] }))));
+    const keys = new KeyVerifier(store);
+    await keys.verify(credential(keys, secrets[0]!));
+    await Promise.all(secrets.slice(1).map((secret) => keys.verify(credential(keys, secret))));
+    expect(statements()).toEqual([['key_0']]);
+    endFirst();
+    await vi.waitFor(() => expect(statements()).toEqual([['key_0'], ['key_1', 'key_2', 'key_3']]));
+  });
+
   it('writes a last use that failed again at the next lookup, and never fails the request for it', async () => {
     const secret = newSecret();
-    const { store, touches, touchKey } = databaseWith(secret);
-    touchKey.mockRejectedValueOnce(new Error('the database is gone'));
+    const { store, touches, touchKeys } = databaseWith(secret);
+    touchKeys.mockRejectedValueOnce(new Error('the database is gone'));
     const keys = new KeyVerifier(store);
     expect((await keys.verify(credential(keys, secret)))?.keyId).toBe('key_0');
-    await vi.waitFor(() => expect(touchKey).toHaveBeenCalledTimes(1));
+    await vi.waitFor(() => expect(touchKeys).toHaveBeenCalledTimes(1));
     await Promise.resolve(); // the failure's handler runs
     vi.setSystemTime(T0 + 1);
     keys.forgetAll();

@@ -560,6 +560,34 @@ describe('grants in memory with more to replay than a catch-up replays', () => {
   });
 });
 
+describe('a check of a tenant not held', () => {
+  it('is answered by the database without waiting for a turn of the work meter, and starts its load', async () => {
+    const { pool, close } = connect(databaseUrl(), 2);
+    const meter = new WorkMeter();
+    const heldTenants = new HeldTenants(pool, { maxGrants: 1_000, maxAgeMs: 500 }, pino({ level: 'silent' }), meter);
+    const engine = new AuthorizationEngine(new CheckRouter(pool, writer.schemas, heldTenants, { meter }));
+    const loads = vi.spyOn(heldTenants as unknown as { loadNow: (tenantId: string) => Promise<void> }, 'loadNow');
+    // Until the tenant's load starts, the meter's turns never come (as when loads' units and many
+    // runs fill them): only what waits for none answers.
+    const run = meter.run.bind(meter);
+    vi.spyOn(meter, 'run').mockImplementation((tenantId, work) =>
+      loads.mock.calls.length === 0 ? new Promise(() => undefined) : run(tenantId, work),
+    );
+    try {
+      const g = await documentsTenant(writer);
+      await g.grant(['user:ann', 'owner', 'document:d0']);
+      const check = engine.check(g.tenantId, { subject: 'user:ann', relation: 'owner', object: 'document:d0' });
+      const waited = new Promise((resolve) => setTimeout(() => resolve('waited for the meter'), 2_000));
+      expect(await Promise.race([check, waited])).toBe(true);
+      expect(loads).toHaveBeenCalledWith(g.tenantId);
+      await expect.poll(() => heldTenants.holds(g.tenantId), { timeout: 5_000, interval: 20 }).toBe(true);
+    } finally {
+      await heldTenants.close();
+      await close();
+    }
+  });
+});
+
 describe('grants in memory with a backlog longer than a slice', () => {
   it('replay it a slice a turn of the event loop, answering nothing meanwhile, then equal the database', async () => {
     const { pool, close } = connect(databaseUrl(), 2);

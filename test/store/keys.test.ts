@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { hashSecret, secretPrefix } from '../../src/auth/secrets.ts';
 import { connect } from '../../src/store/db.ts';
-import { findKey, revokeKey, touchKey } from '../../src/store/keys.ts';
+import { findKey, revokeKey, touchKeys } from '../../src/store/keys.ts';
 import { databaseUrl, newTenant, useServices } from '../helpers.ts';
 
 const services = useServices();
@@ -33,13 +33,21 @@ describe('the lookups of keys on the pool', () => {
     expect(await findKey(own.pool, prefix, hashSecret(tenant.adminKey))).toEqual({ principal: null, prefixInUse: false });
   });
 
-  it("records a key's last use only through its own tenant", async () => {
+  it("records keys' last uses together, each only through its own tenant", async () => {
     const [a, b] = await Promise.all([newTenant(services), newTenant(services)]);
-    const { principal } = await findKey(own.pool, secretPrefix(a.adminKey), hashSecret(a.adminKey));
-    const lastUsed = async () => (await services.db.apiKey.findUniqueOrThrow({ where: { id: principal!.keyId } })).lastUsedAt;
-    await touchKey(own.pool, b.id, principal!.keyId, new Date(1_000));
-    expect(await lastUsed()).toBeNull();
-    await touchKey(own.pool, a.id, principal!.keyId, new Date(2_000));
-    expect(await lastUsed()).toEqual(new Date(2_000));
+    const keyOf = async (tenant: { adminKey: string }) =>
+      (await findKey(own.pool, secretPrefix(tenant.adminKey), hashSecret(tenant.adminKey))).principal!.keyId;
+    const [keyA, keyB] = await Promise.all([keyOf(a), keyOf(b)]);
+    const lastUsed = async (keyId: string) => (await services.db.apiKey.findUniqueOrThrow({ where: { id: keyId } })).lastUsedAt;
+    await touchKeys(own.pool, [
+      { tenantId: b.id, keyId: keyA, at: new Date(1_000) },
+      { tenantId: b.id, keyId: keyB, at: new Date(1_500) },
+    ]);
+    expect([await lastUsed(keyA), await lastUsed(keyB)]).toEqual([null, new Date(1_500)]);
+    await touchKeys(own.pool, [
+      { tenantId: a.id, keyId: keyA, at: new Date(2_000) },
+      { tenantId: b.id, keyId: keyB, at: new Date(3_000) },
+    ]);
+    expect([await lastUsed(keyA), await lastUsed(keyB)]).toEqual([new Date(2_000), new Date(3_000)]);
   });
 });
