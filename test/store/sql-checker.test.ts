@@ -413,6 +413,20 @@ describe("a rule's parts in PostgreSQL", () => {
     expect(await related(1500, 2)).toEqual(refs('folder:f0', 'folder:f1'));
     expect(await sqlChecker().related(g.tenantId, parseRef('document:d3', 'object'), 'owner', 10)).toEqual([]);
   });
+
+  it('the check statement is planned once a connection: one call of a function whose statements PostgreSQL runs with generic plans', async () => {
+    // docs/decisions.md#the-check-statement-is-planned-once-a-connection: planned for each check, it cost as much as the walk.
+    // Whether PostgreSQL plans a prepared query again depends on the database's statistics; a function's setting does not.
+    expect(CHECK_SQL.trim()).toMatch(/^SELECT i, outcome, scope, until\s+FROM grantd_check\(/);
+    const client = new pg.Client({ connectionString: databaseUrl() });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ config: string[] | null }>("SELECT proconfig AS config FROM pg_proc WHERE proname = 'grantd_check'");
+      expect(rows.map((r) => r.config)).toEqual([expect.arrayContaining(['plan_cache_mode=force_generic_plan', 'jit=off'])]);
+    } finally {
+      await client.end();
+    }
+  });
 });
 
 /**
@@ -486,7 +500,7 @@ describe('statements that answer checks and listings', () => {
       );
       await until(async () => (await waiting()).length === 2);
       const check = engine.check(b.tenantId, { subject: 'user:bob', relation: 'viewer', object: 'document:d1' });
-      await until(async () => (await waiting()).some((query) => query.includes('grantd_check_walk')));
+      await until(async () => (await waiting()).some((query) => query.includes('grantd_check(')));
       const statements = await waiting();
       expect(statements.filter((query) => query.includes('object_id'))).toHaveLength(2);
       // Those past the share are refused while the first two still wait.
