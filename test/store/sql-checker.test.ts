@@ -1,6 +1,6 @@
 import pg from 'pg';
 import pino from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import { DEFAULT_CONFIG } from '../../src/config.ts';
@@ -510,6 +510,34 @@ describe('statements that answer checks and listings', () => {
     });
     expect(await results.check).toBe(true);
     expect(await Promise.all(results.listings)).toEqual([[], []]);
+  });
+});
+
+describe("checks asked while their tenant's share of the pool is busy", () => {
+  it('go to the database together in one statement once a connection of the share is free', async () => {
+    const g = await tenantGraph(services);
+    await g.namespace('document', DOCUMENT_RELATIONS);
+    await g.grant(['user:ann', 'owner', 'document:d1'], ['user:bob', 'viewer', 'document:d2']);
+    const engine = engineWith({ tenantPoolShare: 25 }); // 1 of the pool's 4
+    const statements = vi.spyOn(GraphStatements.prototype, 'query');
+    try {
+      const answers = await withGrantsLocked(async (waiting) => {
+        const first = engine.check(g.tenantId, { subject: 'user:ann', relation: 'viewer', object: 'document:d1' });
+        await until(async () => (await waiting()).length === 1);
+        // Asked in turns of their own while the share's one statement waits for the lock.
+        const later: Promise<boolean>[] = [];
+        for (const [subject, object] of [['user:bob', 'document:d2'], ['user:ann', 'document:d2'], ['user:bob', 'document:d1']]) {
+          later.push(engine.check(g.tenantId, { subject: subject!, relation: 'viewer', object: object! }));
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        return { first, later };
+      });
+      expect(await answers.first).toBe(true);
+      expect(await Promise.all(answers.later)).toEqual([true, false, false]);
+      expect(statements.mock.calls.filter(([, config]) => config.name === 'grantd_check')).toHaveLength(2);
+    } finally {
+      statements.mockRestore();
+    }
   });
 });
 
