@@ -526,7 +526,11 @@ describe("checks asked while their tenant's share of the pool is busy", () => {
         await until(async () => (await waiting()).length === 1);
         // Asked in turns of their own while the share's one statement waits for the lock.
         const later: Promise<boolean>[] = [];
-        for (const [subject, object] of [['user:bob', 'document:d2'], ['user:ann', 'document:d2'], ['user:bob', 'document:d1']]) {
+        for (const [subject, object] of [
+          ['user:bob', 'document:d2'],
+          ['user:ann', 'document:d2'],
+          ['user:bob', 'document:d1'],
+        ]) {
           later.push(engine.check(g.tenantId, { subject: subject!, relation: 'viewer', object: object! }));
           await new Promise((resolve) => setImmediate(resolve));
         }
