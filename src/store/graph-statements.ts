@@ -103,7 +103,7 @@ export class GraphStatements {
    * (its statement then waits its turn as any). A batch of checks waits here still open
    * (TenantBatches), so that the checks asked while the tenant's share of the pool is busy go to the
    * database in one statement once a connection of its share is free, not each turn's in a statement
-   * of its own: what one check costs the database falls with the batch (docs/decisions.md).
+   * of its own: what one check costs the database falls with the batch (docs/decisions.md#a-batch-of-checks-waits-open-for-its-tenants-share-of-the-pool).
    */
   whenFree(tenantId: string): Promise<void> {
     if ((this.running.get(tenantId) ?? 0) < this.perTenant) return Promise.resolve();
