@@ -21,7 +21,7 @@ export const HOLDERS_READ = 64;
 /**
  * Which of a batch of checks ($2: [{i, sns, sid, ons, oid, rel}]) hold in tenant $1 ($3, $4: the
  * schema tables): one row (i, outcome) per check allowed ('allowed') or stopped by its budget of
- * steps ('too-many-steps', past $5) or of time ('too-slow', still walking after $6 ms); no row for
+ * steps ('too-many-steps', past $5) or of time ('too-slow', still walking after $6 ms); null for
  * a check denied. The walk is the function grantd_check_walk (prisma/functions/grantd_check_walk.sql):
  * backwards from the checked object, breadth-first, each (object, relation) pair once, at most $8
  * arrows deep (MAX_ARROW_DEPTH for a check; less for a rule's part, which with $9 true is reported
@@ -33,23 +33,13 @@ export const HOLDERS_READ = 64;
  * Only grants in force at $7 (the server's clock) confer; every row also carries `until`, the
  * tenant's next window boundary after $7 in epoch ms (null: none), past which no answer may be
  * kept (two probes of partial indexes that hold windowed grants only).
+ * The statement is the function grantd_check (prisma/functions/grantd_check.sql), whose plans are
+ * made once a connection: written here as a query, it was planned again for every check
+ * (docs/decisions.md#the-check-statement-is-planned-once-a-connection).
  */
 export const CHECK_SQL = `
-WITH walk AS (
-  SELECT check_index, outcome
-  FROM grantd_check_walk($1::uuid, $2::jsonb, $3::jsonb, $4::jsonb, $8::int, $5::int, $6::int, ${HELD_READ}, ${HOLDERS_READ}, $7::timestamptz, $9::boolean)
-),
-boundary AS (
-  SELECT (extract(epoch FROM LEAST(
-    (SELECT min(g.not_before) FROM grants g WHERE g.tenant_id = $1::uuid AND g.not_before > $7::timestamptz),
-    (SELECT min(g.expires_at) FROM grants g WHERE g.tenant_id = $1::uuid AND g.expires_at > $7::timestamptz)
-  )) * 1000)::float8 AS until
-)
-SELECT c.i, w.outcome, a.scope, b.until
-FROM jsonb_to_recordset($2::jsonb) AS c(i int, sns text, sid text)
-CROSS JOIN boundary b
-LEFT JOIN walk w ON w.check_index = c.i
-LEFT JOIN agents a ON c.sns = '${AGENT_NAMESPACE}' AND a.tenant_id = $1::uuid AND a.external_id = c.sid`;
+SELECT i, outcome, scope, until
+FROM grantd_check($1::uuid, $2::jsonb, $3::jsonb, $4::jsonb, $8::int, $5::int, $6::int, ${HELD_READ}, ${HOLDERS_READ}, $7::timestamptz, $9::boolean)`;
 
 /** What CHECK_SQL says of a check it returns a row for. */
 export type CheckOutcome = 'allowed' | 'too-many-steps' | 'too-slow' | 'too-deep';

@@ -56,6 +56,8 @@ export class GraphStatements {
   private readonly queueMs: number;
   private readonly running = new Map<string, number>();
   private readonly waiting = new Map<string, (() => void)[]>();
+  /** Per tenant, those waiting for it to have a statement free without taking it (whenFree). */
+  private readonly freeWaiters = new Map<string, (() => void)[]>();
   private readonly checkTime: CheckTimeShares | undefined;
 
   constructor(
@@ -93,6 +95,30 @@ export class GraphStatements {
         client.release(error as Error);
         throw error;
       }
+    });
+  }
+
+  /**
+   * Resolves once the tenant could start one more statement, without taking it, or after `queueMs`
+   * (its statement then waits its turn as any). A batch of checks waits here still open
+   * (TenantBatches), so that the checks asked while the tenant's share of the pool is busy go to the
+   * database in one statement once a connection of its share is free, not each turn's in a statement
+   * of its own: what one check costs the database falls with the batch (docs/decisions.md#a-batch-of-checks-waits-open-for-its-tenants-share-of-the-pool).
+   */
+  whenFree(tenantId: string): Promise<void> {
+    if ((this.running.get(tenantId) ?? 0) < this.perTenant) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiters = this.freeWaiters.get(tenantId) ?? [];
+      this.freeWaiters.set(tenantId, waiters);
+      const free = () => {
+        clearTimeout(timer);
+        const at = waiters.indexOf(free);
+        if (at >= 0) waiters.splice(at, 1);
+        if (waiters.length === 0 && this.freeWaiters.get(tenantId) === waiters) this.freeWaiters.delete(tenantId);
+        resolve();
+      };
+      const timer = setTimeout(free, this.queueMs);
+      waiters.push(free);
     });
   }
 
@@ -164,5 +190,6 @@ export class GraphStatements {
     const running = this.running.get(tenantId)! - 1;
     if (running === 0) this.running.delete(tenantId);
     else this.running.set(tenantId, running);
+    for (const free of [...(this.freeWaiters.get(tenantId) ?? [])]) free();
   }
 }

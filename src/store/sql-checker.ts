@@ -30,7 +30,11 @@ import { TenantBatches } from './tenant-batches.ts';
  */
 export class SqlChecker implements CheckResolver {
   // Outcomes, not answers: DataLoader would take an Error value (a check refused for its budget) for a failed load.
-  private readonly batches = new TenantBatches<BatchedCheck, SqlOutcome>((tenantId, items) => this.checkBatch(tenantId, items));
+  // A batch waits open while the tenant's share of the pool is busy: the checks asked meanwhile join it.
+  private readonly batches = new TenantBatches<BatchedCheck, SqlOutcome>(
+    (tenantId, items) => this.checkBatch(tenantId, items),
+    (tenantId) => this.statements.whenFree(tenantId),
+  );
   /** The most steps one check may take (GRANTD_CHECK_BUDGET), and how long it may walk in the database. */
   private readonly checkBudget: number;
   private readonly walkMs: number;

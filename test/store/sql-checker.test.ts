@@ -1,6 +1,6 @@
 import pg from 'pg';
 import pino from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { AuthorizationEngine } from '../../src/engine/engine.ts';
 import { parseRef } from '../../src/engine/refs.ts';
 import { DEFAULT_CONFIG } from '../../src/config.ts';
@@ -413,6 +413,20 @@ describe("a rule's parts in PostgreSQL", () => {
     expect(await related(1500, 2)).toEqual(refs('folder:f0', 'folder:f1'));
     expect(await sqlChecker().related(g.tenantId, parseRef('document:d3', 'object'), 'owner', 10)).toEqual([]);
   });
+
+  it('the check statement is planned once a connection: one call of a function whose statements PostgreSQL runs with generic plans', async () => {
+    // docs/decisions.md#the-check-statement-is-planned-once-a-connection: planned for each check, it cost as much as the walk.
+    // Whether PostgreSQL plans a prepared query again depends on the database's statistics; a function's setting does not.
+    expect(CHECK_SQL.trim()).toMatch(/^SELECT i, outcome, scope, until\s+FROM grantd_check\(/);
+    const client = new pg.Client({ connectionString: databaseUrl() });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ config: string[] | null }>("SELECT proconfig AS config FROM pg_proc WHERE proname = 'grantd_check'");
+      expect(rows.map((r) => r.config)).toEqual([expect.arrayContaining(['plan_cache_mode=force_generic_plan', 'jit=off'])]);
+    } finally {
+      await client.end();
+    }
+  });
 });
 
 /**
@@ -486,7 +500,7 @@ describe('statements that answer checks and listings', () => {
       );
       await until(async () => (await waiting()).length === 2);
       const check = engine.check(b.tenantId, { subject: 'user:bob', relation: 'viewer', object: 'document:d1' });
-      await until(async () => (await waiting()).some((query) => query.includes('grantd_check_walk')));
+      await until(async () => (await waiting()).some((query) => query.includes('grantd_check(')));
       const statements = await waiting();
       expect(statements.filter((query) => query.includes('object_id'))).toHaveLength(2);
       // Those past the share are refused while the first two still wait.
@@ -496,6 +510,38 @@ describe('statements that answer checks and listings', () => {
     });
     expect(await results.check).toBe(true);
     expect(await Promise.all(results.listings)).toEqual([[], []]);
+  });
+});
+
+describe("checks asked while their tenant's share of the pool is busy", () => {
+  it('go to the database together in one statement once a connection of the share is free', async () => {
+    const g = await tenantGraph(services);
+    await g.namespace('document', DOCUMENT_RELATIONS);
+    await g.grant(['user:ann', 'owner', 'document:d1'], ['user:bob', 'viewer', 'document:d2']);
+    const engine = engineWith({ tenantPoolShare: 25 }); // 1 of the pool's 4
+    const statements = vi.spyOn(GraphStatements.prototype, 'query');
+    try {
+      const answers = await withGrantsLocked(async (waiting) => {
+        const first = engine.check(g.tenantId, { subject: 'user:ann', relation: 'viewer', object: 'document:d1' });
+        await until(async () => (await waiting()).length === 1);
+        // Asked in turns of their own while the share's one statement waits for the lock.
+        const later: Promise<boolean>[] = [];
+        for (const [subject, object] of [
+          ['user:bob', 'document:d2'],
+          ['user:ann', 'document:d2'],
+          ['user:bob', 'document:d1'],
+        ]) {
+          later.push(engine.check(g.tenantId, { subject: subject!, relation: 'viewer', object: object! }));
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        return { first, later };
+      });
+      expect(await answers.first).toBe(true);
+      expect(await Promise.all(answers.later)).toEqual([true, false, false]);
+      expect(statements.mock.calls.filter(([, config]) => config.name === 'grantd_check')).toHaveLength(2);
+    } finally {
+      statements.mockRestore();
+    }
   });
 });
 
