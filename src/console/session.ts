@@ -107,6 +107,11 @@ export class Session {
   /** Null once the session ended. */
   private tokens: TokenSet | null;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /**
+   * Set as the session ends, sign-out first of all: a renewal still under way then is dropped when it
+   * returns (sign-out's revocation ends its grant, so its tokens would only be refused: 401s).
+   */
+  private ended = false;
   private readonly watchers = new Set<(api: GrantdClient | null) => void>();
 
   constructor(
@@ -133,11 +138,14 @@ export class Session {
     const refreshToken = this.tokens?.refresh_token;
     if (!refreshToken) return;
     try {
-      this.tokens = await this.oauth.refresh(refreshToken);
-      this.api = this.clientOf(this.tokens);
+      const tokens = await this.oauth.refresh(refreshToken);
+      if (this.ended) return;
+      this.tokens = tokens;
+      this.api = this.clientOf(tokens);
       this.schedule();
       this.tell(this.api);
     } catch {
+      if (this.ended) return;
       this.end('Your session could not be renewed (its key or client may have been revoked). Sign in again.');
     }
   }
@@ -158,6 +166,7 @@ export class Session {
 
   /** Forgets the tokens and stops renewing them. */
   end(reason: string): void {
+    this.ended = true;
     clearTimeout(this.timer);
     this.tell(null);
     this.tokens = null;
@@ -167,6 +176,7 @@ export class Session {
   /** Revokes the refresh token, which ends its whole grant (the access token too), then forgets both. */
   async signOut(): Promise<void> {
     const refreshToken = this.tokens?.refresh_token;
+    this.ended = true;
     clearTimeout(this.timer);
     this.tell(null);
     try {
