@@ -15,7 +15,7 @@ export type { HeldTenant } from './held-tenant.ts';
 
 const IDLE_MS = 10 * 60_000;
 const RETRY_FAILED_MS = 10_000;
-/** Loads under way at once: each has a connection of its own and indexes in turns of the event loop. */
+/** Loads under way at once: each has a connection of the loads' own and indexes in turns of the event loop. */
 const MAX_LOADS = 2;
 /** Transactions above the horizon a node replays at most, beside an older one still open. */
 const MAX_REPLAYED_AHEAD = 10_000;
@@ -73,7 +73,7 @@ export class HeldTenants {
     this.clock = options.clock ?? SYSTEM_CLOCK;
     this.halfLifeMs = options.usesHalfLifeMs ?? USES_HALF_LIFE_MS;
     this.held = new TenantRegistry(options.maxGrants, this.clock, this.halfLifeMs, logger);
-    this.loader = new TenantLoader(pool, meter);
+    this.loader = new TenantLoader(pool, meter, MAX_LOADS);
     this.replayer = new LogReplayer(
       pool,
       {

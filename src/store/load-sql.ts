@@ -1,24 +1,30 @@
 /**
  * The statements that hold a tenant's grants in memory (src/store/held-tenants.ts). A load reads in
- * one snapshot (READ_ONLY_SNAPSHOT_SQL, in graph-sql.ts), on a connection of its own: the horizon
- * (LOAD_HORIZON_SQL), the transactions above it that the snapshot sees (LOAD_SEEN_SQL), the agents
- * (LOAD_AGENTS_SQL), how many grants there are (LOAD_COUNT_SQL), and the grants by COPY
- * (grantsCopySql). A catch-up reads the grant log from its horizon on (GRANT_LOG_SQL), on the pool.
- * The log is written by triggers: prisma/functions/grantd_log_change.sql.
+ * one snapshot (READ_ONLY_SNAPSHOT_SQL, in graph-sql.ts), on a connection of the loads' own: what it
+ * needs before the grants (LOAD_HEAD_SQL), then the grants by COPY (grantsCopySql). A catch-up reads
+ * the grant log from its horizon on (GRANT_LOG_SQL), on the pool. The log is written by triggers:
+ * prisma/functions/grantd_log_change.sql.
  */
 
-/** The horizon of the load's snapshot in tenant $1 (no row: the tenant is gone). */
-export const LOAD_HORIZON_SQL = 'SELECT grantd_xid_horizon()::text FROM tenants WHERE id = $1::uuid';
+/**
+ * What a load reads of tenant $1 before its grants, in one round trip of its snapshot (no row: the
+ * tenant is gone): the horizon; the transactions at or above it whose changes to the tenant the
+ * snapshot sees; the registered agents and their scopes (JSON pairs); how many grants there are, and
+ * how many of them have a window (from the primary key's index alone), which is what the load weighs
+ * before it reads a grant. The horizon is computed once (MATERIALIZED) and the rest read against it.
+ */
+export const LOAD_HEAD_SQL = `
+WITH h AS MATERIALIZED (SELECT grantd_xid_horizon() AS horizon FROM tenants WHERE id = $1::uuid)
+SELECT h.horizon::text,
+  ARRAY(SELECT DISTINCT c.xid::text FROM grant_changes c WHERE c.tenant_id = $1::uuid AND c.xid >= h.horizon),
+  (SELECT coalesce(json_agg(json_build_array(a.external_id, a.scope)), '[]') FROM agents a WHERE a.tenant_id = $1::uuid AND a.scope IS NOT NULL),
+  n.grants, n.windowed
+FROM h CROSS JOIN LATERAL (
+  SELECT count(*)::int AS grants, (count(*) FILTER (WHERE g.not_before IS NOT NULL OR g.expires_at IS NOT NULL))::int AS windowed
+  FROM grants g WHERE g.tenant_id = $1::uuid) n`;
 
-/** The transactions at or above horizon $2 whose changes to tenant $1 the load's snapshot sees. */
-export const LOAD_SEEN_SQL = 'SELECT DISTINCT xid::text FROM grant_changes WHERE tenant_id = $1::uuid AND xid >= $2::bigint';
-
-/** The grants of tenant $1, and those of them with a window: what a load weighs before it reads a grant (from the primary key's index alone). */
-export const LOAD_COUNT_SQL =
-  'SELECT count(*)::int, (count(*) FILTER (WHERE not_before IS NOT NULL OR expires_at IS NOT NULL))::int FROM grants WHERE tenant_id = $1::uuid';
-
-/** The registered agents of tenant $1 and their scopes. */
-export const LOAD_AGENTS_SQL = 'SELECT external_id, scope FROM agents WHERE tenant_id = $1::uuid AND scope IS NOT NULL';
+/** A row of LOAD_HEAD_SQL. */
+export type LoadHead = [horizon: string, seen: string[], agents: [string, string[]][], grants: number, windowed: number];
 
 /**
  * The statement copying out the grants of `tenantLiteral` (a quoted literal: COPY takes no

@@ -1,5 +1,5 @@
 /**
- * Loads of held tenants run a few at a time (each has a connection of its own and indexes in turns
+ * Loads of held tenants run a few at a time (each on a connection of the loads' own, indexing in turns
  * of the event loop); the others wait, and when a turn ends the waiting tenant with the highest
  * priority (its uses, for HeldTenants) goes next.
  */

@@ -80,6 +80,8 @@ export class TenantRegistry {
 
   /** The held tenants that holding `tenantId` at `weight` would displace, or null when the policy leaves it out (hold-policy.ts). */
   displacedBy(tenantId: string, weight: number): string[] | null {
+    // Fitting in the room left displaces nobody: the held tenants' uses are weighed only when it does not.
+    if (weight <= this.maxGrants - this.weight) return [];
     const candidate = { tenantId, weight, uses: this.unheld.usesOf(tenantId) };
     const others = [...this.held].map(([id, tenant]) => ({ tenantId: id, weight: this.weightOf(tenant), uses: this.usesNow(tenant) }));
     return displaced(candidate, others, this.maxGrants);

@@ -394,6 +394,36 @@ describe('a load longer than the pool allows a statement', () => {
   });
 });
 
+describe('loads one after another', () => {
+  it('read on one connection, kept between them (a new one a load would cost a small tenant more than its grants)', async () => {
+    const { pool, close } = connect(databaseUrl(), 2);
+    const heldTenants = new HeldTenants(pool, { maxGrants: 1_000, maxAgeMs: 500 }, pino({ level: 'silent' }));
+    const loadBackends = async () =>
+      (
+        await pool.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`, [
+          LOAD_APPLICATION_NAME,
+        ])
+      ).rows.map(({ pid }) => pid);
+    try {
+      const tenants = [await documentsTenant(writer), await documentsTenant(writer), await documentsTenant(writer)];
+      await tenants[0]!.grant(['user:ann', 'owner', 'document:d1']);
+      await tenants[1]!.grant(['user:bob', 'owner', 'document:d2']);
+      await insertViewers(pool, tenants[2]!.tenantId, 2_000);
+      expect(await heldTenants.load(tenants[0]!.tenantId)).toBe(true);
+      const kept = await loadBackends();
+      expect(kept).toHaveLength(1);
+      expect(await heldTenants.load(tenants[1]!.tenantId)).toBe(true);
+      // Counted at 2,000, the third is refused before a grant is read: its transaction ended, the connection is kept too.
+      expect(await heldTenants.load(tenants[2]!.tenantId)).toBe(false);
+      expect(await loadBackends()).toEqual(kept);
+      expect(heldTenants.size).toBe(2);
+    } finally {
+      await heldTenants.close();
+      await close();
+    }
+  });
+});
+
 describe('a load whose connection is terminated', () => {
   const holder = useServices();
 
