@@ -67,7 +67,7 @@ export function createServices(url: string, config: Config, logger: Logger, prim
   // One statement every CHANGE_WATCH_MS keeps unchanged tenants' keys, schemas and grants held (docs/decisions.md#a-change-watch-keeps-unchanged-tenants-cached).
   const watch = new ChangeWatch(pool, { maxAgeMs: FRESHNESS_MS, intervalMs: CHANGE_WATCH_MS }, logger);
   watch.start();
-  const schemas = new SchemaCache(db, pool, { watch });
+  const schemas = new SchemaCache(pool, { watch });
   // One meter for all work in memory: checks, listings, explanations and replays (docs/decisions.md#one-meter-for-all-work-in-memory).
   const meter = new WorkMeter();
   // Each worker holds tenants of its own: its lines about them say which process it is.

@@ -1,12 +1,15 @@
 import { FRESHNESS_MS } from '../config.ts';
 import { RefreshingCache } from '../cache/refreshing-cache.ts';
-import { CompiledSchema } from '../engine/schema.ts';
+import { CompiledSchema, type RelationDefinitions } from '../engine/schema.ts';
 import type pg from 'pg';
 import type { TenantWatch } from './change-watch.ts';
-import type { Db } from './db.ts';
-import { namespaceDefinitions } from './namespaces.ts';
 
 const NAMESPACES_VERSION_SQL = 'SELECT namespaces_version::text FROM tenants WHERE id = $1::uuid';
+/** The version and the definitions it names, in one snapshot: [name, relations] pairs. */
+const NAMESPACES_SQL = `
+SELECT t.namespaces_version::text,
+  coalesce((SELECT json_agg(json_build_array(n.name, n.relations)) FROM namespaces n WHERE n.tenant_id = t.id), '[]')
+FROM tenants t WHERE t.id = $1::uuid`;
 
 /**
  * Compiled namespaces per tenant, used for at most `maxAgeMs` (reloaded ahead, off the request
@@ -21,7 +24,6 @@ export class SchemaCache {
   private readonly cache: RefreshingCache<string, { version: bigint; schema: CompiledSchema }>;
 
   constructor(
-    private readonly db: Db,
     /** The pool under Prisma: the version every reload reads is a named statement on it (as findKey's, src/store/keys.ts). */
     private readonly pool: pg.Pool,
     {
@@ -58,17 +60,28 @@ export class SchemaCache {
     this.cache.delete(tenantId);
   }
 
+  /**
+   * A reload first reads the version alone and keeps the schema held when it has not moved; a
+   * first load, or one that finds it moved, reads the version with the definitions (one statement,
+   * no Prisma: a tenant's first check waits for it).
+   */
   private async load(tenantId: string, held: { version: bigint; schema: CompiledSchema } | undefined) {
-    // The version before the definitions: definitions read after it are at least as new, so a
-    // pair that is off is one the next reload corrects, never one that sticks.
-    const { rows } = await this.pool.query<[string]>({
-      name: 'grantd_namespaces_version',
-      text: NAMESPACES_VERSION_SQL,
+    if (held !== undefined) {
+      const { rows } = await this.pool.query<[string]>({
+        name: 'grantd_namespaces_version',
+        text: NAMESPACES_VERSION_SQL,
+        values: [tenantId],
+        rowMode: 'array',
+      });
+      if (rows[0] !== undefined && held.version === BigInt(rows[0][0])) return held;
+    }
+    const { rows } = await this.pool.query<[string, [string, RelationDefinitions | null][]]>({
+      name: 'grantd_namespaces',
+      text: NAMESPACES_SQL,
       values: [tenantId],
       rowMode: 'array',
     });
-    const version = rows[0] ? BigInt(rows[0][0]) : -1n;
-    if (held?.version === version) return held;
-    return { version, schema: new CompiledSchema(await namespaceDefinitions(this.db, tenantId)) };
+    const [version, definitions] = rows[0] ?? ['-1', []];
+    return { version: BigInt(version), schema: new CompiledSchema(definitions.map(([name, relations]) => ({ name, relations }))) };
   }
 }

@@ -27,7 +27,7 @@ function node() {
   const lookups = databaseLookups(own.db, own.pool);
   const findKeys = vi.spyOn(lookups, 'findKey');
   const keys = new KeyVerifier(lookups, { watch });
-  const schemas = new SchemaCache(own.db, own.pool, { watch });
+  const schemas = new SchemaCache(own.pool, { watch });
   const schemaLoads = vi.spyOn(schemas as unknown as { load: (tenantId: string) => Promise<unknown> }, 'load');
   const verify = async (secret: string) => (await keys.verify(keys.credentialOf(secret)!))?.tenantId ?? null;
   return { watch, keys, schemas, verify, findKeys, schemaLoads };

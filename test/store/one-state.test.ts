@@ -20,7 +20,7 @@ afterAll(() => second.close());
 const T = 10_000;
 let now = T;
 const clock = { now: () => now };
-const secondEngine = new AuthorizationEngine(new CheckRouter(second.pool, new SchemaCache(second.db, second.pool), null, { clock }));
+const secondEngine = new AuthorizationEngine(new CheckRouter(second.pool, new SchemaCache(second.pool), null, { clock }));
 
 it('never allows a check that no state of the database allowed, across a kill and a re-registration elsewhere', async () => {
   const { id: tenantId } = await newTenant(writer);
@@ -69,7 +69,7 @@ it('holds no agent beside grants of another state of the database, however a kil
   });
   const heldTenants = new HeldTenants(pool, { maxGrants: 1_000, maxAgeMs: 500 }, pino({ level: 'silent' }));
   afterAll(() => heldTenants.close());
-  const engine = new AuthorizationEngine(new CheckRouter(second.pool, new SchemaCache(second.db, second.pool), heldTenants));
+  const engine = new AuthorizationEngine(new CheckRouter(second.pool, new SchemaCache(second.pool), heldTenants));
   expect(await heldTenants.load(tenantId)).toBe(true);
   const check = () => engine.check(tenantId, { subject: 'agent:bot', relation: 'editor', object: 'document:d1' });
   expect(await check()).toBe(false);

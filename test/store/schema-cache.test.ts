@@ -32,8 +32,25 @@ describe("a tenant's compiled schema", () => {
     expect(await services.schemas.get(id, { maxAgeMs: 0 })).toBe(after);
   });
 
+  it("is read in one statement the first time (a tenant's first check waits for it), and its version alone on a reload", async () => {
+    const schemas = new SchemaCache(own.pool);
+    const { id } = await newTenant(services);
+    await createNamespace(services.db, id, 'document', { viewer: {} });
+    const statements = vi.spyOn(own.pool, 'query');
+    const first = await schemas.get(id);
+    expect(first.namespace('document')).toEqual({ name: 'document', relations: { viewer: {} } });
+    const named = () => statements.mock.calls.map(([query]) => (query as unknown as { name: string }).name);
+    expect(named()).toEqual(['grantd_namespaces']);
+    expect(await schemas.get(id, { maxAgeMs: 0 })).toBe(first);
+    expect(named()).toEqual(['grantd_namespaces', 'grantd_namespaces_version']);
+    // Changed: the version read, then the version with the definitions.
+    await createNamespace(services.db, id, 'folder', null);
+    expect((await schemas.get(id, { maxAgeMs: 0 })).namespace('folder')).toEqual({ name: 'folder', relations: null });
+    expect(named().slice(2)).toEqual(['grantd_namespaces_version', 'grantd_namespaces']);
+  });
+
   it('is held for the most recently used tenants only, up to maxTenants: one evicted is compiled again', async () => {
-    const schemas = new SchemaCache(own.db, own.pool, { maxTenants: 2 });
+    const schemas = new SchemaCache(own.pool, { maxTenants: 2 });
     const [a, b, c] = await Promise.all([newTenant(services), newTenant(services), newTenant(services)]);
     const first = await schemas.get(a.id);
     const bFirst = await schemas.get(b.id);
