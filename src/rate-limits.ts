@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { Redis } from 'ioredis';
@@ -27,8 +28,19 @@ interface Shared {
  * `points` a window per key, counted by a rate-limiter-flexible limiter (fixed windows): in Redis
  * while it answers, else by the node's own counters. A limiter that fails lets the request go on: a
  * limit never fails a request.
+ *
+ * What a turn of the event loop takes and gives back for a key is counted together at the turn's
+ * end: one message to the primary or to Redis for a key, not one a request (a node starting under
+ * load looks up hundreds of new keys a second, and each message wakes the primary). The points
+ * taken together are granted in the order they were asked, as many as the limit had left.
  */
 export class Limit {
+  /** Takes asked for in this turn, per key, in order. */
+  private asked = new Map<string, ((wait: number) => void)[]>();
+  /** Points given back in this turn, per key. */
+  private given = new Map<string, number>();
+  private flushing = false;
+
   constructor(
     readonly points: number,
     readonly windowSeconds: number,
@@ -38,28 +50,64 @@ export class Limit {
   ) {}
 
   /** Takes a point for the key: 0 when it may go on, else the whole seconds until it may (at least 1). */
-  async take(key: string): Promise<number> {
-    const limiter = this.limiter();
-    try {
-      await limiter.consume(key);
-      return 0;
-    } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) return retryAfterSeconds(rejection.msBeforeNext);
-      // Redis did not answer in time: the node counts this request, and the next ones until Redis answers again.
-      if (limiter !== this.perNode) {
-        this.shared!.link.missed(rejection);
-        return this.take(key);
-      }
-      this.onError(rejection);
-      return 0;
-    }
+  take(key: string): Promise<number> {
+    return new Promise((granted) => {
+      const waiting = this.asked.get(key);
+      if (waiting) waiting.push(granted);
+      else this.asked.set(key, [granted]);
+      this.flushAtTurnEnd();
+    });
   }
 
   /** Gives back a point taken for the key (a failure that did not happen); a limiter that fails keeps it. */
   give(key: string): void {
-    this.limiter()
-      .reward(key)
-      .catch(() => undefined);
+    this.given.set(key, (this.given.get(key) ?? 0) + 1);
+    this.flushAtTurnEnd();
+  }
+
+  private flushAtTurnEnd(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Points given back first (they may be what a take now finds), then each key's takes as one consume. */
+  private flush(): void {
+    const [asked, given] = [this.asked, this.given];
+    this.asked = new Map<string, ((wait: number) => void)[]>();
+    this.given = new Map<string, number>();
+    this.flushing = false;
+    for (const [key, points] of given) {
+      this.limiter()
+        .reward(key, points)
+        .catch(() => undefined);
+    }
+    for (const [key, waiting] of asked) {
+      void this.consume(key, waiting.length).then((grant) => waiting.forEach((granted, i) => granted(grant(i))));
+    }
+  }
+
+  /** Consumes `points` for the key; what the i-th of them waits (0: it may go on). */
+  private async consume(key: string, points: number): Promise<(i: number) => number> {
+    const limiter = this.limiter();
+    try {
+      await limiter.consume(key, points);
+      return () => 0;
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) {
+        // All were counted; those within what the window had left before them go on.
+        const left = Math.max(0, this.points - (rejection.consumedPoints - points));
+        const wait = retryAfterSeconds(rejection.msBeforeNext);
+        return (i) => (i < left ? 0 : wait);
+      }
+      // Redis did not answer in time: the node counts these requests, and the next ones until Redis answers again.
+      if (limiter !== this.perNode) {
+        this.shared!.link.missed(rejection);
+        return this.consume(key, points);
+      }
+      this.onError(rejection);
+      return () => 0;
+    }
   }
 
   private limiter(): RateLimiterAbstract {
