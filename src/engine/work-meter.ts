@@ -7,8 +7,8 @@ import { CheckTimeShares, type CheckTurns } from './check-time.ts';
  *
  * The invariant it keeps: between two turns of the event loop, the process's work in memory runs for
  * at most one slice (SLICE_MS) and then one unit: the slice is the turn's (LoopTurn), every run's
- * together, and a run that finds it spent, starting, resuming or between units, waits for a later
- * turn. So N requests at once hold the loop for a slice and a unit, not N units. Of the runs waiting,
+ * work in memory together (not the requests' own work around it), and a run that finds it spent,
+ * starting, resuming or between units, waits for a later turn. So N requests at once hold the loop for a slice and a unit, not N units. Of the runs waiting,
  * the oldest of the tenant with the least recent check time resumes first, so a tenant with many
  * runs waiting delays a quieter one's by one unit, not by all of its own. Every slice is charged to
  * the tenant's share of the process's time (CheckTimeShares), which makes a tenant over its share
@@ -57,11 +57,13 @@ export class WorkMeter {
   now<T>(tenantId: string, unit: () => T): T | undefined {
     const started = this.clock.now();
     if (this.turn.spentAt(started) || this.shares.wait(tenantId) > 0) return undefined;
-    this.turn.begin(started);
+    this.turn.opened(started);
     try {
       return unit();
     } finally {
-      this.shares.spent(tenantId, this.clock.now() - started);
+      const ended = this.clock.now();
+      this.turn.closed(started, ended);
+      this.shares.spent(tenantId, ended - started);
     }
   }
 
@@ -74,12 +76,21 @@ export class WorkMeter {
 /**
  * The current turn of the event loop, as the work in memory sees it: it began when the first run
  * worked in it, and ends at the loop's next check phase, where the immediates run (where a
- * paused run resumes). Its slice is every run's together: once the turn is a slice old, every run
- * gives way at its next checkpoint. Runs interleave within a turn (one awaits, another works), so
- * the turn's age, not the sum of what runs charged, is what held the loop.
+ * paused run resumes). Its slice is every run's work in memory together: what runs charged in the
+ * turn, and the time since each run now working began (runs interleave within a turn, one awaiting
+ * while another works, so a run's open time may hold another's: counted twice, never not at all).
+ * The requests' own work between (reading, parsing, answering) is not the slice's: counting it
+ * sent most checks of a busy process through the meter's queue for nothing (docs/decisions.md#one-meter-for-all-work-in-memory).
  */
 export class LoopTurn {
-  private beganAt: number | null = null;
+  private inTurn = false;
+  /** Work in memory charged in this turn, ms. */
+  private worked = 0;
+  /** The runs working now (opened, not yet closed): how many, and the sum of when each began in this turn. */
+  private open = 0;
+  private openSince = 0;
+  /** When this turn's count began: a run open since before (awaiting across turns) counts from then. */
+  private countedFrom = -Infinity;
   /** The runs that gave way, by tenant (in the order they first waited), each one's runs oldest first. */
   private readonly waiting = new Map<string, (() => void)[]>();
 
@@ -90,17 +101,32 @@ export class LoopTurn {
     private readonly recent: (tenant: string) => number = () => 0,
   ) {}
 
-  /** Work begins (or resumes) at `now`: the turn began then, unless it had already. */
-  begin(now: number): void {
-    if (this.beganAt !== null) return;
-    this.beganAt = now;
+  /** A run works (again) from `now`, in this turn (which begins if it had not). */
+  opened(now: number): void {
+    this.open += 1;
+    this.openSince += now;
+    if (this.inTurn) return;
+    this.inTurn = true;
     // Queued before any pause of this turn's runs: the runs that gave way resume in a new turn.
-    setImmediate(() => (this.beganAt = null));
+    setImmediate(() => {
+      this.inTurn = false;
+      this.worked = 0;
+      this.countedFrom = this.clock.now();
+      this.openSince = this.open * this.countedFrom;
+    });
+  }
+
+  /** The run that worked from `since` stops at `now` (pauses, awaits outside, ends): its time is the turn's. */
+  closed(since: number, now: number): void {
+    const from = Math.max(since, this.countedFrom);
+    this.open -= 1;
+    this.openSince -= from;
+    this.worked += now - from;
   }
 
   /** Whether the turn's slice is spent at `now`. */
   spentAt(now: number): boolean {
-    return this.beganAt !== null && now - this.beganAt >= this.sliceMs;
+    return this.inTurn && this.worked + this.open * now - this.openSince >= this.sliceMs;
   }
 
   /**
@@ -195,6 +221,7 @@ export class Slice {
 
   private charge(): void {
     const now = this.clock.now();
+    this.turn.closed(this.startedAt, now);
     this.turns.spent(now - this.startedAt);
     this.startedAt = now;
   }
@@ -202,7 +229,7 @@ export class Slice {
   /** The run works (again) from now, in the current turn. */
   private begin(): number {
     const now = this.clock.now();
-    this.turn.begin(now);
+    this.turn.opened(now);
     return now;
   }
 }

@@ -88,6 +88,35 @@ describe('WorkMeter', () => {
     expect(meter.now('b', () => 'ran')).toBe('ran');
   });
 
+  it("spends the turn's slice on work in memory only: the requests' own work between units (reading, parsing, answering) does not", async () => {
+    const { clock, meter } = meterOnClock();
+    expect(meter.now('a', () => (clock.t += 1))).toBe(10_001);
+    clock.t += 5; // other requests read and answered in the same turn
+    expect(meter.now('b', () => (clock.t += 1))).toBe(10_007); // the turn holds 1 ms of work in memory: it runs
+    expect(meter.now('c', () => 'ran')).toBeUndefined(); // 2 ms of it: spent
+    await nextTurn();
+    expect(meter.now('c', () => 'ran')).toBe('ran');
+  });
+
+  it('counts a run that awaits across turns without giving way from the turn it is in, not from when it began', async () => {
+    const { clock, meter } = meterOnClock();
+    let release = (): void => undefined;
+    let worked = (): void => undefined;
+    const working = new Promise<void>((resolve) => (worked = resolve));
+    const run = meter.run('a', async () => {
+      clock.t += 5; // works past the slice, then awaits something of its own (not `outside`)
+      worked();
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    await working; // still this turn
+    expect(meter.now('b', () => 'ran')).toBeUndefined(); // its slice is spent
+    await nextTurn();
+    // Still open, but none of its time is this turn's.
+    expect(meter.now('b', () => 'ran')).toBe('ran');
+    release();
+    await run;
+  });
+
   it('runs one unit per turn once the slice is spent, however many runs wait: each resumed run finding the turn spent waits again', async () => {
     const { clock, meter } = meterOnClock();
     let turn = 0;
