@@ -1,8 +1,8 @@
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerJsonAsIs } from '../../src/http/json-answers.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { answerJsonAsIs, answeredAsIs } from '../../src/http/json-answers.ts';
 import { createHttpServer } from '../../src/http/server.ts';
 
 /** An app answering as grantd's routes do: res.json with a body, after a Content-Type, with no body, with 204. */
@@ -15,8 +15,12 @@ function appWith(install: (app: Express) => void): Express {
   app.all('/typed', (_req, res) => void res.type('application/problem+json').json({ status: 400 }));
   app.all('/nothing', (_req, res) => void res.json(undefined));
   app.all('/empty', (_req, res) => void res.status(204).json({ gone: true }));
+  app.all('/made', (_req, res) => void res.json(MADE));
   return app;
 }
+
+/** A body whose JSON is made once. */
+const MADE = answeredAsIs({ allowed: true, name: 'é ✓', at: null });
 
 /** The raw answer to one request, its Date header left out. */
 async function rawAnswer(port: number, request: string): Promise<string> {
@@ -47,11 +51,25 @@ describe('answerJsonAsIs', () => {
     ['POST', '/typed'],
     ['GET', '/nothing'],
     ['GET', '/empty'],
+    ['GET', '/made'],
+    ['HEAD', '/made'],
   ])("answers %s %s byte for byte as Express's res.json does", async (method, path) => {
     const request = `${method} ${path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n`;
     const [express, asIs] = await Promise.all(ports.map((port) => rawAnswer(port, request)));
     expect(asIs).toBe(express);
     expect(asIs).toMatch(/^HTTP\/1\.1 /);
+  });
+
+  afterEach(() => vi.restoreAllMocks());
+
+  it('sends the bytes made once for a body answered as it is, without making them again', async () => {
+    const body = Buffer.from('{"allowed":true,"name":"é ✓","at":null}').toString('latin1');
+    const stringify = vi.spyOn(JSON, 'stringify');
+    const request = 'GET /made HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n';
+    const answers = [await rawAnswer(ports[1]!, request), await rawAnswer(ports[1]!, request)];
+    expect(stringify).not.toHaveBeenCalled();
+    for (const answer of answers) expect(answer.endsWith(`\r\n\r\n${body}`)).toBe(true);
+    expect(Object.isFrozen(MADE)).toBe(true);
   });
 
   it('leaves the answers to Express when the app uses its JSON settings', async () => {

@@ -2,12 +2,13 @@ import { initServer } from '@ts-rest/express';
 import { contract } from '../../../contract/index.ts';
 import { inSpan, tracingOn } from '../../tracing.ts';
 import { principalOf, type AppDeps } from '../context.ts';
+import { answeredAsIs } from '../json-answers.ts';
 
 const s = initServer();
 
-/** The two answers of a check, made once rather than per request. */
-const ALLOWED = Object.freeze({ status: 200, body: Object.freeze({ allowed: true }) } as const);
-const DENIED = Object.freeze({ status: 200, body: Object.freeze({ allowed: false }) } as const);
+/** The two answers of a check, made once rather than per request, their JSON too. */
+const ALLOWED = Object.freeze({ status: 200, body: answeredAsIs({ allowed: true } as const) } as const);
+const DENIED = Object.freeze({ status: 200, body: answeredAsIs({ allowed: false } as const) } as const);
 
 export const checkRoutes = ({ engine, metrics }: AppDeps) => ({
   check: s.route(contract.check, async ({ body, req }) => {
