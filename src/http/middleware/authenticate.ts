@@ -23,6 +23,14 @@ export interface ScopedByHandler {
 
 export const BEARER = /^Bearer +([^\s]+) *$/i;
 
+/**
+ * The credential a request was admitted with, which `reauthenticate` asks about again: on the request
+ * under a key of this module's own, rather than in a WeakMap (an entry a request, which the collector
+ * then clears).
+ */
+const CREDENTIAL = Symbol('credential');
+type Admitted = Request & { [CREDENTIAL]?: Credential };
+
 /** The RFC 9728 parameter naming the metadata of the resource a request is for. */
 const resourceMetadataParam = (issuer: string, req: Request): string =>
   `resource_metadata="${protectedResourceOf(issuer, req.baseUrl + req.path).metadata}"`;
@@ -70,7 +78,6 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
     res.setHeader('WWW-Authenticate', error ? `${challenge}, error="invalid_token"` : challenge);
     sendProblem(res, 'unauthenticated', detail);
   };
-  const credentials = new WeakMap<Request, Credential>();
   /** The 403 of a request whose key or token lacks `scope`: a route's, or a tool's on POST /mcp (src/http/mcp/endpoint.ts). */
   const refuseScope = (req: Request, res: Response, scope: KeyScope): void => {
     // RFC 6750 3.1: the client learns which scope to ask for, and where the resource's metadata is.
@@ -91,7 +98,7 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
     if (scope !== null && !hasScope(principal.scopes, scope)) return refuseScope(req, res, scope);
     const consistency = revisions === 'reads' ? req.get(CONSISTENCY_HEADER) : undefined;
     if (consistency !== undefined) return admitAt(consistency, req, res, next, credential, principal);
-    credentials.set(req, credential);
+    (req as Admitted)[CREDENTIAL] = credential;
     req.principal = principal;
     next();
   };
@@ -110,7 +117,7 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
       const current = await keys.verify(credential);
       if (current?.keyId !== principal.keyId) return refuse(req, res, 'the API key or access token is unknown, expired or revoked');
     }
-    credentials.set(req, credential);
+    (req as Admitted)[CREDENTIAL] = credential;
     req.principal = principal;
     next();
   };
@@ -158,7 +165,7 @@ export function authentication(keys: KeyVerifier, freshness: Freshness, failures
     next();
   };
   const reauthenticate = (req: Request & { tsRestRoute: AppRoute }, res: Response, next: NextFunction): void | Promise<void> => {
-    const credential = credentials.get(req);
+    const credential = (req as Admitted)[CREDENTIAL];
     const known = credential ? keys.verifiedNow(credential) : undefined;
     if (known || !credential) return reverify(req, res, next, known);
     return keys.verify(credential).then((principal) => reverify(req, res, next, principal));
