@@ -30,8 +30,8 @@ export function answerJsonAsIs(app: Express): void {
 /**
  * A body of plain values (no nested object) answered by many requests, frozen, with its JSON made
  * once: the app's `res.json` (answerJsonAsIs) sends these bytes for it instead of making them again
- * (a check's two answers: JSON.stringify and a Buffer each, about 1.5 us of the check's CPU,
- * docs/measurements.md, session 30). Every answer shares the one buffer, which nothing writes to.
+ * (a check's two answers: docs/decisions.md#a-request-pays-for-what-it-needs-and-no-more). Every
+ * answer shares the one buffer, which nothing writes to.
  */
 export function answeredAsIs<T extends Record<string, string | number | boolean | null>>(body: T): Readonly<T> {
   made.set(body, Buffer.from(JSON.stringify(body)));

@@ -26,7 +26,7 @@ export const BEARER = /^Bearer +([^\s]+) *$/i;
 /**
  * The credential a request was admitted with, which `reauthenticate` asks about again: on the request
  * under a key of this module's own, rather than in a WeakMap (an entry a request, which the collector
- * then clears).
+ * then clears: docs/decisions.md#a-request-pays-for-what-it-needs-and-no-more).
  */
 const CREDENTIAL = Symbol('credential');
 type Admitted = Request & { [CREDENTIAL]?: Credential };
