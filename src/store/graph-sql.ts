@@ -14,8 +14,10 @@ const inForceAt = (alias: string, param: string) =>
 /**
  * Grants of one subject read in full; past this many, the check reads the holders of the pairs it
  * reaches instead: up to HOLDERS_READ a pair, past which it probes the pair for its own subjects.
+ * Low, since a check reaches few pairs: at 256, reading and matching every grant of a check's
+ * groups was most of what a batch of checks cost the database (docs/measurements.md, session 30).
  */
-export const HELD_READ = 256;
+export const HELD_READ = 16;
 export const HOLDERS_READ = 64;
 
 /**
