@@ -14,8 +14,9 @@ const inForceAt = (alias: string, param: string) =>
 /**
  * Grants of one subject read in full; past this many, the check reads the holders of the pairs it
  * reaches instead: up to HOLDERS_READ a pair, past which it probes the pair for its own subjects.
- * Low, since a check reaches few pairs: at 256, reading and matching every grant of a check's
- * groups was most of what a batch of checks cost the database (docs/measurements.md, session 30).
+ * Low, since a check reaches few pairs: at 256, reading every grant of a check's groups and
+ * matching each level against them cost the database about 40% more a check
+ * (docs/measurements.md#2026-11-29-session-30-check_sqls-cpu-on-both-sides-and-the-grants-a-check-reads-in-full-issue-45).
  */
 export const HELD_READ = 16;
 export const HOLDERS_READ = 64;
