@@ -8,7 +8,8 @@ import { CheckTimeShares, type CheckTurns } from './check-time.ts';
  * The invariant it keeps: between two turns of the event loop, the process's work in memory runs for
  * at most one slice (SLICE_MS) and then one unit: the slice is the turn's (LoopTurn), every run's
  * work in memory together (not the requests' own work around it), and a run that finds it spent,
- * starting, resuming or between units, waits for a later turn. So N requests at once hold the loop for a slice and a unit, not N units. Of the runs waiting,
+ * starting, resuming or between units, waits for a later turn. So N requests at once hold the loop
+ * for a slice and a unit, not N units. Of the runs waiting,
  * the oldest of the tenant with the least recent check time resumes first, so a tenant with many
  * runs waiting delays a quieter one's by one unit, not by all of its own. Every slice is charged to
  * the tenant's share of the process's time (CheckTimeShares), which makes a tenant over its share
@@ -80,7 +81,8 @@ export class WorkMeter {
  * turn, and the time since each run now working began (runs interleave within a turn, one awaiting
  * while another works, so a run's open time may hold another's: counted twice, never not at all).
  * The requests' own work between (reading, parsing, answering) is not the slice's: counting it
- * sent most checks of a busy process through the meter's queue for nothing (docs/decisions.md#one-meter-for-all-work-in-memory).
+ * sent most checks of a busy process through the meter's queue for nothing
+ * (docs/decisions.md#one-meter-for-all-work-in-memory).
  */
 export class LoopTurn {
   private inTurn = false;
