@@ -107,11 +107,16 @@ export class Session {
   /** Null once the session ended. */
   private tokens: TokenSet | null;
   private timer: ReturnType<typeof setTimeout> | undefined;
-  /**
-   * Set as the session ends, sign-out first of all: a renewal still under way then is dropped when it
-   * returns (sign-out's revocation ends its grant, so its tokens would only be refused: 401s).
-   */
+  /** Set as the session ends: a renewal still under way then is dropped when it returns. */
   private ended = false;
+  /**
+   * Set as sign-out begins: a renewal under way then is waited for, and its tokens are kept only to be
+   * revoked (sign-out revokes the newest refresh token: revoking the one the renewal spends, while
+   * the renewal is under way, would make the renewal a refused request, and leave nothing pages may use).
+   */
+  private signingOut = false;
+  /** The renewal under way, if any. */
+  private renewing: Promise<void> | null = null;
   private readonly watchers = new Set<(api: GrantdClient | null) => void>();
 
   constructor(
@@ -131,7 +136,9 @@ export class Session {
 
   private schedule(): void {
     if (!this.tokens?.refresh_token) return;
-    this.timer = setTimeout(() => void this.refresh(), renewInMs(this.tokens.expires_in));
+    this.timer = setTimeout(() => {
+      this.renewing = this.refresh().finally(() => (this.renewing = null));
+    }, renewInMs(this.tokens.expires_in));
   }
 
   private async refresh(): Promise<void> {
@@ -141,11 +148,12 @@ export class Session {
       const tokens = await this.oauth.refresh(refreshToken);
       if (this.ended) return;
       this.tokens = tokens;
+      if (this.signingOut) return;
       this.api = this.clientOf(tokens);
       this.schedule();
       this.tell(this.api);
     } catch {
-      if (this.ended) return;
+      if (this.ended || this.signingOut) return;
       this.end('Your session could not be renewed (its key or client may have been revoked). Sign in again.');
     }
   }
@@ -173,12 +181,17 @@ export class Session {
     this.onEnd(reason);
   }
 
-  /** Revokes the refresh token, which ends its whole grant (the access token too), then forgets both. */
+  /**
+   * Revokes the refresh token, which ends its whole grant (the access token too), then forgets both.
+   * What holds on to `api` stops first; a renewal under way is waited for, and its refresh token revoked.
+   */
   async signOut(): Promise<void> {
-    const refreshToken = this.tokens?.refresh_token;
-    this.ended = true;
+    this.signingOut = true;
     clearTimeout(this.timer);
     this.tell(null);
+    await this.renewing;
+    const refreshToken = this.tokens?.refresh_token;
+    this.ended = true;
     try {
       if (refreshToken) await this.oauth.revoke(refreshToken, 'refresh_token');
     } finally {

@@ -16,7 +16,7 @@ const tokens = (n: number) =>
   ({ access_token: `access-${n}`, refresh_token: `refresh-${n}`, token_type: 'Bearer', expires_in: 120, scope: 'admin' }) as unknown as TokenSet;
 
 describe('the console session (docs/console.md)', () => {
-  it('drops a renewal still under way when the user signs out: nothing is handed the renewed tokens, nothing renews again', async () => {
+  it('waits for a renewal under way when the user signs out, and revokes its refresh token: nothing is handed the renewed tokens, nothing renews again', async () => {
     let renewed!: (value: TokenSet) => void;
     const refresh = vi.fn(() => new Promise<TokenSet>((resolve) => (renewed = resolve)));
     const revoke = vi.fn(() => Promise.resolve());
@@ -30,15 +30,37 @@ describe('the console session (docs/console.md)', () => {
     await vi.advanceTimersByTimeAsync(60_000);
     expect(refresh).toHaveBeenCalledWith('refresh-1');
     const signedOut = session.signOut();
+    await vi.advanceTimersByTimeAsync(0);
+    // Nothing is revoked while the renewal spends its refresh token (the renewal would be refused).
+    expect(revoke).not.toHaveBeenCalled();
     renewed(tokens(2));
     await signedOut;
     await vi.advanceTimersByTimeAsync(10 * 60_000);
 
-    // The revocation names the grant's refresh token; the renewed tokens reach no page (the changes tail would
-    // have polled with them, refused) and no renewal follows.
-    expect(revoke).toHaveBeenCalledWith('refresh-1', 'refresh_token');
+    // The revocation names the renewed refresh token, the grant's newest; the renewed tokens reach no page
+    // (the changes tail would have polled with them, refused) and no renewal follows.
+    expect(revoke).toHaveBeenCalledTimes(1);
+    expect(revoke).toHaveBeenCalledWith('refresh-2', 'refresh_token');
     expect(handed).toEqual([null, null]);
     expect(refresh).toHaveBeenCalledTimes(1);
+    expect(ended).toEqual(['You are signed out.']);
+  });
+
+  it('signs out, without saying the session could not be renewed, when a renewal under way at sign-out is refused', async () => {
+    let refused!: (error: Error) => void;
+    const revoke = vi.fn(() => Promise.resolve());
+    const oauth: PublicOAuthClient = {
+      exchangeCode: vi.fn(),
+      refresh: vi.fn(() => new Promise<TokenSet>((_, reject) => (refused = reject))),
+      revoke,
+    };
+    const ended: string[] = [];
+    const session = new Session(oauth, tokens(1), (reason) => ended.push(reason));
+    await vi.advanceTimersByTimeAsync(60_000);
+    const signedOut = session.signOut();
+    refused(new Error('invalid_grant'));
+    await signedOut;
+    expect(revoke).toHaveBeenCalledWith('refresh-1', 'refresh_token');
     expect(ended).toEqual(['You are signed out.']);
   });
 
