@@ -7,8 +7,13 @@
 
 /** How long a use keeps half its weight in a tenant's uses. */
 export const USES_HALF_LIFE_MS = 60_000;
-/** Decayed uses a tenant needs before it may make others leave: one check alone says little of a tenant's rate. */
-export const MIN_USES_TO_EVICT = 2;
+/**
+ * Decayed uses a tenant needs before a check starts its load, and before it may make others leave:
+ * two checks within a half-life (a second check a half-life after the first makes 1.5). One check
+ * alone says little of a tenant's rate, and a load costs the node and PostgreSQL far more than the
+ * one check it would answer.
+ */
+export const MIN_USES_TO_HOLD = 1.5;
 /** What a tenant displaces must be used this many times less than it, so that two alike do not push each other out in turn. */
 export const EVICTION_ADVANTAGE = 2;
 
@@ -26,9 +31,10 @@ export interface TenantUse {
 
 /**
  * What holding `candidate` takes: the held tenants it displaces (none when it fits in the room
- * left), or null when it is not to be held. The room left goes to whichever tenant asks first.
+ * left), or null when it is not to be held. The room left goes to whichever tenant asks first
+ * (a check asks once the tenant has MIN_USES_TO_HOLD uses: TenantRegistry.usedWhileNotHeld).
  * Past it, the held tenants used least for what they weigh (uses / weight) make room, in that
- * order, and only for a candidate used at least MIN_USES_TO_EVICT times and EVICTION_ADVANTAGE
+ * order, and only for a candidate used at least MIN_USES_TO_HOLD times and EVICTION_ADVANTAGE
  * times more than all they displace together: a tenant held answers its checks from memory, so what
  * the node gains and loses is checks answered there. So a big tenant seldom checked never displaces
  * many small ones checked often, nor a small one seldom checked a big one checked more.
@@ -37,7 +43,7 @@ export function displaced(candidate: TenantUse, held: readonly TenantUse[], capa
   if (candidate.weight > capacity) return null;
   const free = capacity - held.reduce((sum, tenant) => sum + tenant.weight, 0);
   if (candidate.weight <= free) return [];
-  if (candidate.uses < MIN_USES_TO_EVICT) return null;
+  if (candidate.uses < MIN_USES_TO_HOLD) return null;
   const byDensity = [...held].sort((a, b) => a.uses / a.weight - b.uses / b.weight);
   const victims: string[] = [];
   let room = free;

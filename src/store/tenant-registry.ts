@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { WallClock } from '../engine/grant-window.ts';
 import type { HeldTenant } from './held-tenant.ts';
-import { decayedUses, displaced, MIN_USES_TO_EVICT } from './hold-policy.ts';
+import { decayedUses, displaced, MIN_USES_TO_HOLD } from './hold-policy.ts';
 import { UnheldTenants } from './unheld-tenants.ts';
 
 /** How long what a load found a tenant to weigh is trusted, and a tenant too large is not loaded again. */
@@ -11,8 +11,9 @@ const RECONSIDER_MS = 1_000;
 
 /**
  * The tenants a process holds, and those it was asked for and does not hold (UnheldTenants), with
- * the policy of src/store/hold-policy.ts applied to them: the room left goes to the first, then the
- * tenants used most for what they weigh displace those used least. Every decision is logged.
+ * the policy of src/store/hold-policy.ts applied to them: a tenant's second check starts its load,
+ * the room left goes to the first, then the tenants used most for what they weigh displace those
+ * used least. Every decision is logged.
  * HeldTenants loads, catches up and answers; this says who is held.
  */
 export class TenantRegistry {
@@ -62,18 +63,17 @@ export class TenantRegistry {
   }
 
   /**
-   * Counts a use of a tenant not held; whether to load it: not while `loading` it already, nor when
-   * refused lately or the policy would not hold it now (what it weighs is known from an earlier
-   * load; else it may take the room left, or displace others once used enough).
+   * Counts a use of a tenant not held; whether to load it: not while `loading` it already, nor before
+   * its uses reach MIN_USES_TO_HOLD, nor when refused lately or the policy would not hold it now
+   * (what it weighs is known from an earlier load; else the load counts its grants first).
    */
   usedWhileNotHeld(tenantId: string, loading: boolean): boolean {
     const unheld = this.unheld.use(tenantId);
-    if (this.maxGrants === 0 || loading || this.unheld.isRefused(tenantId)) return false;
+    // A tenant's first check in a while is answered by PostgreSQL; the next starts its load (hold-policy.ts).
+    if (this.maxGrants === 0 || loading || unheld.uses < MIN_USES_TO_HOLD || this.unheld.isRefused(tenantId)) return false;
     // A tenant's grants change while it is not held: what a load counted is trusted for a while.
     const weight = this.unheld.weightWithin(unheld, RETRY_TOO_LARGE_MS);
-    // Too few uses to displace anyone: only the room left may take it (no tenant held sorted).
-    const refused =
-      unheld.uses < MIN_USES_TO_EVICT ? this.weight + (weight ?? 1) > this.maxGrants : weight !== null && this.displacedBy(tenantId, weight) === null;
+    const refused = weight !== null && this.displacedBy(tenantId, weight) === null;
     if (refused) this.unheld.refuse(tenantId, RECONSIDER_MS);
     return !refused;
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decayedUses, displaced, EVICTION_ADVANTAGE, MIN_USES_TO_EVICT, USES_HALF_LIFE_MS } from '../../src/store/hold-policy.ts';
+import { decayedUses, displaced, EVICTION_ADVANTAGE, MIN_USES_TO_HOLD, USES_HALF_LIFE_MS } from '../../src/store/hold-policy.ts';
 
 /** Which tenants a node holds when they do not all fit (src/store/hold-policy.ts): pure decisions, no clock read. */
 const tenant = (tenantId: string, weight: number, uses: number) => ({ tenantId, weight, uses });
@@ -32,10 +32,10 @@ describe('the tenants a candidate displaces', () => {
     expect(displaced(tenant('new', 80, 30), held, 100)).toEqual(['idle', 'sparse', 'middling']);
   });
 
-  it(`need a candidate used ${MIN_USES_TO_EVICT} times at least: one check says little of a tenant`, () => {
+  it(`need a candidate used ${MIN_USES_TO_HOLD} times at least: one check says little of a tenant`, () => {
     const held = [tenant('idle', 100, 0)];
-    expect(displaced(tenant('new', 10, MIN_USES_TO_EVICT - 0.01), held, 100)).toBeNull();
-    expect(displaced(tenant('new', 10, MIN_USES_TO_EVICT), held, 100)).toEqual(['idle']);
+    expect(displaced(tenant('new', 10, MIN_USES_TO_HOLD - 0.01), held, 100)).toBeNull();
+    expect(displaced(tenant('new', 10, MIN_USES_TO_HOLD), held, 100)).toEqual(['idle']);
   });
 
   it(`need a candidate used ${EVICTION_ADVANTAGE} times more than all they are together, so that two alike do not take turns`, () => {
