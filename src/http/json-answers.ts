@@ -5,6 +5,17 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /** The bytes of each body `answeredAsIs` made, by body. */
 const made = new WeakMap<object, Buffer>();
+/** The JSON text of each body `answeredAsIs` made, for lists of them (answeredAsList). */
+const madeText = new WeakMap<object, string>();
+/**
+ * What a body `answeredAsList` made holds under this key: its one key's JSON and its items. On the
+ * body rather than in a WeakMap (an entry a request, which the collector then clears:
+ * docs/decisions.md#a-request-pays-for-what-it-needs-and-no-more); JSON.stringify skips it.
+ */
+const LIST = Symbol('list');
+interface Listed {
+  [LIST]?: { key: string; items: readonly object[] };
+}
 
 /**
  * Makes the app's `res.json` answer as Express's does, with less work each time: Express looks the
@@ -20,7 +31,7 @@ export function answerJsonAsIs(app: Express): void {
   app.response.json = function json(this: Response, body?: unknown) {
     if (this.hasHeader('Content-Type')) return expressJson.call(this, body);
     this.setHeader('Content-Type', JSON_CONTENT_TYPE);
-    const bytes = typeof body === 'object' && body !== null ? made.get(body) : undefined;
+    const bytes = typeof body === 'object' && body !== null ? (made.get(body) ?? listBytes(body)) : undefined;
     if (bytes) return this.send(bytes);
     const text = JSON.stringify(body) as string | undefined;
     return this.send(text === undefined ? text : Buffer.from(text));
@@ -34,6 +45,33 @@ export function answerJsonAsIs(app: Express): void {
  * answer shares the one buffer, which nothing writes to.
  */
 export function answeredAsIs<T extends Record<string, string | number | boolean | null>>(body: T): Readonly<T> {
-  made.set(body, Buffer.from(JSON.stringify(body)));
+  const text = JSON.stringify(body);
+  made.set(body, Buffer.from(text));
+  madeText.set(body, text);
   return Object.freeze(body);
+}
+
+/**
+ * A body of one key, a list (a bulk's results), frozen, whose JSON the app's `res.json` makes by
+ * joining its items' made once by `answeredAsIs` (most of a bulk's results are one of two), and
+ * JSON.stringify of the others only: what JSON.stringify of the body would make, at less than half
+ * its cost (docs/decisions.md#a-request-pays-for-what-it-needs-and-no-more). The list is the
+ * caller's, which does not change it afterwards.
+ */
+export function answeredAsList<K extends string, T extends object>(key: K, items: T[]): Readonly<Record<K, T[]>> {
+  const body: Listed = { [key]: items, [LIST]: { key: JSON.stringify(key), items } };
+  return Object.freeze(body as Record<K, T[]>);
+}
+
+/** The JSON of a body answeredAsList made, as bytes; undefined for any other body. */
+function listBytes(body: object): Buffer | undefined {
+  const list = (body as Listed)[LIST];
+  if (list === undefined) return undefined;
+  const { key, items } = list;
+  let text = `{${key}:[`;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    text += (i === 0 ? '' : ',') + (madeText.get(item) ?? JSON.stringify(item));
+  }
+  return Buffer.from(`${text}]}`);
 }

@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { answerJsonAsIs, answeredAsIs } from '../../src/http/json-answers.ts';
+import { answerJsonAsIs, answeredAsIs, answeredAsList } from '../../src/http/json-answers.ts';
 import { createHttpServer } from '../../src/http/server.ts';
 
 /** An app answering as grantd's routes do: res.json with a body, after a Content-Type, with no body, with 204. */
@@ -16,6 +16,8 @@ function appWith(install: (app: Express) => void): Express {
   app.all('/nothing', (_req, res) => void res.json(undefined));
   app.all('/empty', (_req, res) => void res.status(204).json({ gone: true }));
   app.all('/made', (_req, res) => void res.json(MADE));
+  app.all('/list', (_req, res) => void res.json(answeredAsList('results', [MADE, { allowed: false, error: { detail: 'é "x"' } }, MADE])));
+  app.all('/empty-list', (_req, res) => void res.json(answeredAsList('results', [])));
   return app;
 }
 
@@ -53,6 +55,9 @@ describe('answerJsonAsIs', () => {
     ['GET', '/empty'],
     ['GET', '/made'],
     ['HEAD', '/made'],
+    ['GET', '/list'],
+    ['HEAD', '/list'],
+    ['GET', '/empty-list'],
   ])("answers %s %s byte for byte as Express's res.json does", async (method, path) => {
     const request = `${method} ${path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n`;
     const [express, asIs] = await Promise.all(ports.map((port) => rawAnswer(port, request)));
@@ -70,6 +75,15 @@ describe('answerJsonAsIs', () => {
     expect(stringify).not.toHaveBeenCalled();
     for (const answer of answers) expect(answer.endsWith(`\r\n\r\n${body}`)).toBe(true);
     expect(Object.isFrozen(MADE)).toBe(true);
+  });
+
+  it("makes a list's JSON from its items made once, stringifying only the others", async () => {
+    const stringify = vi.spyOn(JSON, 'stringify');
+    const answer = await rawAnswer(ports[1]!, 'GET /list HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n');
+    const objects = stringify.mock.calls.map(([value]) => value as unknown).filter((value) => typeof value === 'object');
+    expect(objects).toEqual([{ allowed: false, error: { detail: 'é "x"' } }]);
+    const body = Buffer.from(answer.slice(answer.indexOf('\r\n\r\n') + 4), 'latin1').toString('utf8');
+    expect(JSON.parse(body)).toEqual({ results: [MADE, { allowed: false, error: { detail: 'é "x"' } }, MADE] });
   });
 
   it('leaves the answers to Express when the app uses its JSON settings', async () => {
