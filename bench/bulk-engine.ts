@@ -42,7 +42,12 @@ for (const t of ds.triples()) {
 index.compact();
 const held = { index, agents: new Map(Array.from({ length: ds.sizes.agents }, (_, a) => [`a${a}`, ds.agentScope(a)])) } as unknown as HeldTenant;
 /** The one tenant, held and current. */
-const tenants = { current: () => Promise.resolve(held), currentNow: () => held, holds: () => true, heldElseUsed: () => true } as unknown as HeldTenants;
+const tenants = {
+  current: () => Promise.resolve(held),
+  currentNow: () => held,
+  holds: () => true,
+  heldElseUsed: () => true,
+} as unknown as HeldTenants;
 const schema = new CompiledSchema(NAMESPACES.map((ns) => ({ name: ns.name, relations: ns.relations })));
 // The tenant is always held and current: nothing falls back, and a bulk only checks.
 const memory = new MemoryChecker(tenants, new WorkMeter(), {} as MemoryFallback);
