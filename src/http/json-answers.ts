@@ -8,14 +8,11 @@ const made = new WeakMap<object, Buffer>();
 /** The JSON text of each body `answeredAsIs` made, for lists of them (answeredAsList). */
 const madeText = new WeakMap<object, string>();
 /**
- * What a body `answeredAsList` made holds under this key: its one key's JSON and its items. On the
- * body rather than in a WeakMap (an entry a request, which the collector then clears:
- * docs/decisions.md#a-request-pays-for-what-it-needs-and-no-more); JSON.stringify skips it.
+ * Each body `answeredAsList` made: its one key's JSON and its items. In a WeakMap, not on the body
+ * (under a symbol, say): a body is also structured content for MCP clients, whose schema of a
+ * record refuses any key but a string.
  */
-const LIST = Symbol('list');
-interface Listed {
-  [LIST]?: { key: string; items: readonly object[] };
-}
+const lists = new WeakMap<object, { key: string; items: readonly object[] }>();
 
 /**
  * Makes the app's `res.json` answer as Express's does, with less work each time: Express looks the
@@ -59,13 +56,14 @@ export function answeredAsIs<T extends Record<string, string | number | boolean 
  * caller's, which does not change it afterwards.
  */
 export function answeredAsList<K extends string, T extends object>(key: K, items: T[]): Readonly<Record<K, T[]>> {
-  const body: Listed = { [key]: items, [LIST]: { key: JSON.stringify(key), items } };
-  return Object.freeze(body as Record<K, T[]>);
+  const body = { [key]: items } as Record<K, T[]>;
+  lists.set(body, { key: JSON.stringify(key), items });
+  return Object.freeze(body);
 }
 
 /** The JSON of a body answeredAsList made, as bytes; undefined for any other body. */
 function listBytes(body: object): Buffer | undefined {
-  const list = (body as Listed)[LIST];
+  const list = lists.get(body);
   if (list === undefined) return undefined;
   const { key, items } = list;
   let text = `{${key}:[`;
