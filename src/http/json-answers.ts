@@ -3,10 +3,8 @@ import type { Express, Response } from 'express';
 /** The Content-Type Express's res.json gives an answer that has none: `application/json` with its charset added. */
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-/** The bytes of each body `answeredAsIs` made, by body. */
-const made = new WeakMap<object, Buffer>();
-/** The JSON text of each body `answeredAsIs` made, for lists of them (answeredAsList). */
-const madeText = new WeakMap<object, string>();
+/** The JSON of each body `answeredAsIs` made, by body: its text (for lists of them: answeredAsList) and its bytes. */
+const made = new WeakMap<object, { text: string; bytes: Buffer }>();
 /**
  * Each body `answeredAsList` made: its one key's JSON and its items. In a WeakMap, not on the body
  * (under a symbol, say): a body is also structured content for MCP clients, whose schema of a
@@ -28,7 +26,7 @@ export function answerJsonAsIs(app: Express): void {
   app.response.json = function json(this: Response, body?: unknown) {
     if (this.hasHeader('Content-Type')) return expressJson.call(this, body);
     this.setHeader('Content-Type', JSON_CONTENT_TYPE);
-    const bytes = typeof body === 'object' && body !== null ? (made.get(body) ?? listBytes(body)) : undefined;
+    const bytes = typeof body === 'object' && body !== null ? (made.get(body)?.bytes ?? listBytes(body)) : undefined;
     if (bytes) return this.send(bytes);
     const text = JSON.stringify(body) as string | undefined;
     return this.send(text === undefined ? text : Buffer.from(text));
@@ -43,8 +41,7 @@ export function answerJsonAsIs(app: Express): void {
  */
 export function answeredAsIs<T extends Record<string, string | number | boolean | null>>(body: T): Readonly<T> {
   const text = JSON.stringify(body);
-  made.set(body, Buffer.from(text));
-  madeText.set(body, text);
+  made.set(body, { text, bytes: Buffer.from(text) });
   return Object.freeze(body);
 }
 
@@ -69,7 +66,7 @@ function listBytes(body: object): Buffer | undefined {
   let text = `{${key}:[`;
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
-    text += (i === 0 ? '' : ',') + (madeText.get(item) ?? JSON.stringify(item));
+    text += (i === 0 ? '' : ',') + (made.get(item)?.text ?? JSON.stringify(item));
   }
   return Buffer.from(`${text}]}`);
 }
