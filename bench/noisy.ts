@@ -230,6 +230,8 @@ export interface NoisyOutcome {
   underA: RunStats;
   /** A's answers per workload, over the warm-up and the runs (statuses and errors summed). */
   a: Record<Workload, RunStats>;
+  /** With `each`: B under each of A's workloads running by itself (medians over the runs). */
+  underEach: Partial<Record<Workload, RunStats>>;
   namespaces: LargeNamespaces;
   graphMemory: number;
   bHeld: number;
@@ -244,6 +246,8 @@ interface Context {
   plan: { warmupS: number; durationS: number; runs: number };
   workDir: string;
   seed: number;
+  /** Also measure B under each of A's workloads by itself. */
+  each: boolean;
   log: (line: string) => void;
 }
 
@@ -348,21 +352,24 @@ export async function noisyNeighbour(ctx: Context): Promise<NoisyOutcome> {
 
     const alone = (await measure('noisy_neighbour B alone', ctx.log, ctx.plan, (durationS) => openLoopInChild({ ...bLoad, durationS }))).median;
     const aRuns = Object.fromEntries(Object.keys(A_RATES).map((w) => [w, [] as RunStats[]])) as Record<Workload, RunStats[]>;
-    const underA = (
-      await measure('noisy_neighbour B under A', ctx.log, ctx.plan, async (durationS) => {
-        const workloads = Object.keys(aLoads) as Workload[];
-        // Each run sends the bodies from the first: the expiries must lie ahead of this run.
-        bodies('a-windows', windowedBatches(A_RATES.windows * 60));
-        const aRunning = workloads.map((w) => openLoopInChild({ ...aLoads[w], rate: A_RATES[w], durationS: durationS + A_LEAD_S }));
-        for (const running of aRunning) running.catch(() => undefined); // seen by Promise.all below, not unhandled meanwhile
-        await sleep(A_LEAD_S * 1000);
-        const [bStats, ...aStats] = await Promise.all([openLoopInChild({ ...bLoad, durationS }), ...aRunning]);
-        workloads.forEach((w, i) => aRuns[w].push(aStats[i]!));
-        return bStats;
-      })
-    ).median;
+    /** B's run with `workloads` of A running alongside, from A_LEAD_S before it to its end. */
+    const bUnder = async (workloads: Workload[], durationS: number) => {
+      // Each run sends the bodies from the first: the expiries must lie ahead of this run.
+      bodies('a-windows', windowedBatches(A_RATES.windows * 60));
+      const aRunning = workloads.map((w) => openLoopInChild({ ...aLoads[w], rate: A_RATES[w], durationS: durationS + A_LEAD_S }));
+      for (const running of aRunning) running.catch(() => undefined); // seen by Promise.all below, not unhandled meanwhile
+      await sleep(A_LEAD_S * 1000);
+      const [bStats, ...aStats] = await Promise.all([openLoopInChild({ ...bLoad, durationS }), ...aRunning]);
+      workloads.forEach((w, i) => aRuns[w].push(aStats[i]!));
+      return bStats;
+    };
+    const workloads = Object.keys(aLoads) as Workload[];
+    const underA = (await measure('noisy_neighbour B under A', ctx.log, ctx.plan, (durationS) => bUnder(workloads, durationS))).median;
+    const underEach: Partial<Record<Workload, RunStats>> = {};
+    for (const w of ctx.each ? workloads : [])
+      underEach[w] = (await measure(`noisy_neighbour B under A-${w} alone`, ctx.log, ctx.plan, (durationS) => bUnder([w], durationS))).median;
     const a = Object.fromEntries(Object.entries(aRuns).map(([w, runs]) => [w, medianOf(runs)])) as Record<Workload, RunStats>;
-    return { alone, underA, a, namespaces, graphMemory: nodeMemory, bHeld, aRates: A_RATES, bRate: B_RATE };
+    return { alone, underA, a, underEach, namespaces, graphMemory: nodeMemory, bHeld, aRates: A_RATES, bRate: B_RATE };
   } finally {
     await server.proc.stop();
   }

@@ -48,6 +48,7 @@ export function parseOptions() {
       workers: { type: 'string', default: 'auto' },
       only: { type: 'string' },
       'compare-root': { type: 'string' },
+      'noisy-each': { type: 'boolean', default: false },
     },
   });
   // --quick is dataset S's short runs: a larger dataset asked with it would silently be S.
@@ -80,5 +81,7 @@ export function parseOptions() {
     needsRules: selected.has('check_rules'),
     /** Another checkout's grantd (built there), measured beside this one in COMPARED_SCENARIOS; null without --compare-root. */
     compareRoot: args['compare-root'] ? resolve(args['compare-root']) : null,
+    /** noisy_neighbour also measures B under each of A's workloads by itself (which of them costs B its p99). */
+    noisyEach: args['noisy-each'],
   };
 }

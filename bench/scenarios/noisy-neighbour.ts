@@ -16,6 +16,7 @@ export async function runNoisyNeighbour(ctx: RunContext, databaseUrl: string): P
     plan,
     workDir: ctx.resources.workDir,
     seed,
+    each: ctx.options.noisyEach,
     log,
   }).catch(scenarioFailed(ctx, 'noisy_neighbour', log));
   if (ctx.results.noisy) recordNoisy(ctx, ctx.results.noisy);
@@ -35,7 +36,8 @@ function recordNoisy(ctx: RunContext, n: NoisyOutcome): void {
     n.underA,
     `tenant B (${n.bHeld} grants and agents, in memory): single checks at ${n.bRate}/s open loop; B alone p50 ${fmt(n.alone.p50_ms)} p99 ${fmt(n.alone.p99_ms)} ms ` +
       `(errors ${n.alone.errors}), under A (this row) p50 ${fmt(n.underA.p50_ms)} p99 ${fmt(n.underA.p99_ms)} ms (errors ${n.underA.errors}); ` +
-      `A's answers, open loop, over the warm-up and runs: ${a}; A-schema: ${shape}; GRANTD_GRAPH_MEMORY=${n.graphMemory}`,
+      `A's answers, open loop, over the warm-up and runs: ${a}; A-schema: ${shape}; GRANTD_GRAPH_MEMORY=${n.graphMemory}` +
+      eachWorkload(n),
   );
 }
 
@@ -45,6 +47,12 @@ function recordNoisy(ctx: RunContext, n: NoisyOutcome): void {
  * one of those: Infinity.
  */
 export const p99UnderA = ({ underA }: NoisyOutcome) => (underA.errors > 0.01 * underA.requests ? Infinity : underA.p99_ms);
+
+/** With --noisy-each: B's p50 and p99 under each of A's workloads by itself. */
+const eachWorkload = ({ underEach }: NoisyOutcome) => {
+  const each = Object.entries(underEach).map(([w, r]) => `${w} p50 ${fmt(r.p50_ms)} p99 ${fmt(r.p99_ms)} ms (errors ${r.errors})`);
+  return each.length > 0 ? `; B under each of A's workloads by itself: ${each.join(', ')}` : '';
+};
 
 /** Requests that got no answer at all: socket errors and timeouts. */
 const unanswered = (stats: RunStats) =>
