@@ -6,7 +6,7 @@ import type { NodeNames } from './node-names.ts';
 import type { Ref, Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 import { impliedOn, MAX_ARROW_DEPTH, NO_ARROWS, type SchemaTables } from './schema-tables.ts';
-import { Walk } from './walk-pairs.ts';
+import { THE_WALK, type Walk } from './walk-pairs.ts';
 
 /** Groups a check matches pair by pair; past this many it matches through a set, reading the smaller side. */
 export const FEW_GROUPS = 8;
@@ -48,7 +48,8 @@ export interface WalkMemory {
  * (or a listing's walk, ListingWalks) runs start to end in one go.
  */
 export class CheckWalk {
-  readonly walk = new Walk();
+  /** The process's one walk: each check or listing walk uses it start to end, in one synchronous call. */
+  readonly walk = THE_WALK;
   /** The steps the last walk took (walkBackwards), when it ended within its budget: what a rule evaluator charges for it. */
   steps = 0;
   /** Whether the last walk, asked to expand its last level, denied with pairs left past it (walkBackwards). */
