@@ -159,11 +159,13 @@ export class GrantIndex {
    * lists were last advanced to, each with one of its windows: what explain names as `expired` or
    * `not-yet-valid` (the lists hold only grants in force). In proportion to what it finds.
    */
-  outOfForceOn(object: Ref, relation: string): { subject: Ref; window: GrantWindow }[] {
+  outOfForceOn(object: Ref, relation: string): readonly { subject: Ref; window: GrantWindow }[] {
     const node = this.names.nodeOf(object);
     const number = this.names.relationOf(relation);
-    if (node === undefined || number === undefined) return [];
-    return this.edges.windowed.outOfForceOn(node, number).map(({ subject, window }) => ({ subject: this.names.refOf(subject), window }));
+    if (node === undefined || number === undefined) return NO_REFS_OUT_OF_FORCE;
+    const found = this.edges.windowed.outOfForceOn(node, number);
+    // Explain asks of every pair it walks, most of which have none: no list is made for them.
+    return found.length === 0 ? NO_REFS_OUT_OF_FORCE : found.map(({ subject, window }) => ({ subject: this.names.refOf(subject), window }));
   }
 
   /** The subject's `member` grants out of force likewise, each with one of its windows. */
@@ -291,3 +293,5 @@ export interface HolderNodes {
 export const WINDOW_WEIGHT = 3;
 /** A name interned costs about this many grants' memory (its map entries and its namespace's node map). */
 const NAME_WEIGHT = 4;
+/** No grants out of force: one list for all, never written. */
+const NO_REFS_OUT_OF_FORCE: readonly { subject: Ref; window: GrantWindow }[] = Object.freeze([]);

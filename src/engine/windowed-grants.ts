@@ -149,10 +149,11 @@ export class WindowedGrants {
   }
 
   /** The grants on (object, relation) out of force at `at`, each with its first window. */
-  outOfForceOn(object: number, relation: number): { subject: number; window: GrantWindow }[] {
-    const found: { subject: number; window: GrantWindow }[] = [];
+  outOfForceOn(object: number, relation: number): readonly { subject: number; window: GrantWindow }[] {
     const head = this.outOnHeads.find(object, relation);
-    if (head === NO_SLOT) return found;
+    // Explain asks of every pair it walks, most of which have none.
+    if (head === NO_SLOT) return NONE_OUT_OF_FORCE;
+    const found: { subject: number; window: GrantWindow }[] = [];
     let slot = head;
     do {
       found.push({ subject: this.subjects[slot]!, window: this.firstWindow(slot) });
@@ -291,6 +292,8 @@ const SLOT_COLUMNS = [
   'byPrevious',
 ] as const;
 const MIN_SLOTS = 16;
+/** A pair's grants out of force when it has none: one list for all, never written. */
+const NONE_OUT_OF_FORCE: readonly { subject: number; window: GrantWindow }[] = Object.freeze([]);
 /** Stale boundaries tolerated in the heaps beyond the live ones before they are dropped. */
 const MIN_STALE = 64;
 

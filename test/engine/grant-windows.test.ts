@@ -142,7 +142,7 @@ describe('GrantIndex with windows', () => {
     index.add(grant('user:ann', 'viewer', 'document:d2'), window(null, 2500));
     const named = (now: number) => {
       index.advance(now);
-      const byId = <T extends { window: GrantWindow }>(found: T[], ref: (t: T) => { id: string }) =>
+      const byId = <T extends { window: GrantWindow }>(found: readonly T[], ref: (t: T) => { id: string }) =>
         found.map((t) => [ref(t).id, t.window.notBefore, t.window.expiresAt]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
       return {
         viewers: byId(index.outOfForceOn(parseRef('document:d1', 'object'), 'viewer'), (t) => t.subject),
