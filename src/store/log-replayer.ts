@@ -12,9 +12,11 @@ const MAX_LOG_ROWS_EVER = 100_000;
 /**
  * Grant flips a catch-up replays in one turn of the event loop (one unit of work); a longer backlog
  * is replayed in units of it under the work meter. Measured on 500,000 grants: 5,000 new grants
- * flipped in 8-13 ms, 20,000 in 20-50 (2026-11-24); windowed ones cost more, so a unit is 1,000.
+ * flipped in 8-13 ms, 20,000 in 20-50 (2026-11-24); windowed ones cost more: 1,000 windowed grants
+ * on one object in 3-4 ms on a quiet machine (docs/measurements.md, session 32), so a unit is 250,
+ * about the millisecond a check's budget allows.
  */
-const REPLAY_SLICE = 1_000;
+const REPLAY_SLICE = 250;
 
 export interface ReplayOptions {
   /** Logged statements a catch-up replays at least before it reloads instead (MAX_LOG_ROWS). */
