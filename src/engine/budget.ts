@@ -11,13 +11,23 @@ import { DomainError } from '../errors.ts';
  */
 export const DEFAULT_CHECK_BUDGET = 25_000;
 
-/** The problem of a check whose walk would take more than its budget of steps. */
+/**
+ * The problem of a check whose walk would take more than its budget of steps. Made without a stack
+ * trace: a bulk on a fan-out graph makes one an item, and capturing the stack was 1.4% of a worker's
+ * time under noisy_neighbour's load (docs/measurements.md, session 32); a problem's stack is never shown.
+ */
 class OverBudget extends DomainError {
   constructor(budget: number) {
-    super(
-      'check-too-complex',
-      `the check would take more than ${budget} steps ((object, relation) pairs expanded and grants followed), the work budget of one check; narrow it or simplify the namespace's arrows`,
-    );
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      super(
+        'check-too-complex',
+        `the check would take more than ${budget} steps ((object, relation) pairs expanded and grants followed), the work budget of one check; narrow it or simplify the namespace's arrows`,
+      );
+    } finally {
+      Error.stackTraceLimit = stackTraceLimit;
+    }
   }
 }
 
