@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { checkMix, Dataset, type NamespaceDef, type Sizes, type Triple } from './dataset.ts';
 import { Api, holdInMemory, loadGrantd, writeGrants } from './load.ts';
-import { openLoopInChild } from './open-loop.ts';
+import { openLoopInChild, prepareOpenLoop } from './open-loop.ts';
 import { measure, medianOf, type RunStats } from './scenarios.ts';
 import { createTenant, startGrantd, vacuumDatabase } from './servers.ts';
 
@@ -356,10 +356,15 @@ export async function noisyNeighbour(ctx: Context): Promise<NoisyOutcome> {
     const bUnder = async (workloads: Workload[], durationS: number) => {
       // Each run sends the bodies from the first: the expiries must lie ahead of this run.
       bodies('a-windows', windowedBatches(A_RATES.windows * 60));
-      const aRunning = workloads.map((w) => openLoopInChild({ ...aLoads[w], rate: A_RATES[w], durationS: durationS + A_LEAD_S }));
+      // Every child started and ready first: their start-up is not A's load (prepareOpenLoop).
+      const [bReady, ...aReady] = await Promise.all([
+        prepareOpenLoop({ ...bLoad, durationS }),
+        ...workloads.map((w) => prepareOpenLoop({ ...aLoads[w], rate: A_RATES[w], durationS: durationS + A_LEAD_S })),
+      ]);
+      const aRunning = aReady.map((load) => load.go());
       for (const running of aRunning) running.catch(() => undefined); // seen by Promise.all below, not unhandled meanwhile
       await sleep(A_LEAD_S * 1000);
-      const [bStats, ...aStats] = await Promise.all([openLoopInChild({ ...bLoad, durationS }), ...aRunning]);
+      const [bStats, ...aStats] = await Promise.all([bReady.go(), ...aRunning]);
       workloads.forEach((w, i) => aRuns[w].push(aStats[i]!));
       return bStats;
     };

@@ -239,22 +239,58 @@ function openLoop(job: Job, bodies: string[], authorizations: string[] | null): 
   });
 }
 
-/** Runs one open-loop load in a child process; `bodiesFile` holds the request bodies as a JSON array. */
-export function openLoopInChild(job: Job): Promise<OpenLoopStats> {
+/** A load's child process, started and ready (its modules loaded, its bodies read): `go` runs the load. */
+export interface ReadyLoad {
+  go(): Promise<OpenLoopStats>;
+}
+
+/**
+ * Starts a load's child process and resolves once it is ready to send. Starting a child costs
+ * about a second of CPU (tsx compiles this file): a load that starts beside a measured one must
+ * do that before the measured one runs, or the measured one's first second shares the cores with
+ * the children's start rather than with their load (bench/README.md#noisy_neighbour-benchnoisyts).
+ */
+export function prepareOpenLoop(job: Job): Promise<ReadyLoad> {
   const jobFile = `${job.bodiesFile}.job.json`;
   writeFileSync(jobFile, JSON.stringify(job));
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), jobFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), jobFile], { stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as OpenLoopStats) : reject(new Error(`open-loop load exited with ${code}`))));
+  let ready: () => void = () => undefined;
+  const isReady = new Promise<void>((resolve) => (ready = resolve));
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    if (out.startsWith(READY)) ready();
   });
+  const exited = new Promise<OpenLoopStats>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out.slice(READY.length)) as OpenLoopStats) : reject(new Error(`open-loop load exited with ${code}`)),
+    );
+  });
+  return Promise.race([isReady, exited.then(() => Promise.reject(new Error('open-loop load exited before it was ready')))]).then(() => ({
+    go: () => {
+      child.stdin.end(GO);
+      return exited;
+    },
+  }));
 }
+
+/** Runs one open-loop load in a child process; `bodiesFile` holds the request bodies as a JSON array. */
+export async function openLoopInChild(job: Job): Promise<OpenLoopStats> {
+  return (await prepareOpenLoop(job)).go();
+}
+
+/** The child's line once ready, and the parent's word to begin. */
+const READY = 'ready\n';
+const GO = 'go\n';
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
   const job = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as Job;
   const read = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as string[];
-  const stats = await openLoop(job, read(job.bodiesFile), job.authorizationsFile ? read(job.authorizationsFile) : null);
+  const bodies = read(job.bodiesFile);
+  const authorizations = job.authorizationsFile ? read(job.authorizationsFile) : null;
+  process.stdout.write(READY);
+  await new Promise((resolve) => process.stdin.once('data', resolve));
+  const stats = await openLoop(job, bodies, authorizations);
   process.stdout.write(JSON.stringify(stats));
 }
