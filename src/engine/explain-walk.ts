@@ -109,11 +109,15 @@ export async function shortestPath(
   const holders = [query.subject, ...groups.map((g) => g.object), ...(every === null ? [] : [every, ...everyGroups.map((g) => g.object)])];
   let steps = groups.length + everyGroups.length;
   let sinceCheckpoint = 0;
-  /** Counts a unit of the walk's own work; every CHECKPOINT_EVERY of them the graph may give way. */
-  const worked = async () => {
-    if (++sinceCheckpoint < CHECKPOINT_EVERY) return;
+  /**
+   * Counts a unit of the walk's own work: true every CHECKPOINT_EVERY of them, when the graph may
+   * give way. Not an async function awaited on every unit: that is a promise and a turn of the
+   * microtasks for each of tens of thousands of units.
+   */
+  const checkpointDue = () => {
+    if (++sinceCheckpoint < CHECKPOINT_EVERY) return false;
     sinceCheckpoint = 0;
-    await graph.checkpoint();
+    return true;
   };
   for (let depth = 0, from = 0; from < visits.length; depth++) {
     const to = visits.length;
@@ -136,7 +140,7 @@ export async function shortestPath(
     if (steps > budget) throw overBudget(budget);
     const items: { i: number; object: Ref; via: string }[] = [];
     for (const [i, v] of level.entries()) {
-      await worked();
+      if (checkpointDue()) await graph.checkpoint();
       for (const { via } of arrowsOn(tables, v.object.ns, v.relation)) items.push({ i, object: v.object, via });
     }
     const related = items.length > 0 ? await graph.related(items, budget - steps + 1) : [];
@@ -144,7 +148,7 @@ export async function shortestPath(
     if (steps > budget) throw overBudget(budget);
     const byItem = new Map<string, WindowedGrant[]>();
     for (const grant of keep(related)) {
-      await worked();
+      if (checkpointDue()) await graph.checkpoint();
       const key = `${formatRef(grant.object)}#${grant.relation}`;
       const list = byItem.get(key);
       if (list) list.push(grant);
@@ -152,7 +156,7 @@ export async function shortestPath(
     }
     for (const { i, object, via } of items) {
       for (const grant of byItem.get(`${formatRef(object)}#${via}`) ?? []) {
-        await worked();
+        if (checkpointDue()) await graph.checkpoint();
         for (const target of arrowsOn(tables, object.ns, level[i]!.relation).find((a) => a.via === via)!.targets) {
           for (const implied of impliedOn(tables, grant.subject.ns, target)) visit(grant.subject, implied, target, from + i, { grant, via, target });
         }
