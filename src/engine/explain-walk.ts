@@ -99,13 +99,14 @@ export async function shortestPath(
   const everyGroups = every === null ? [] : keep(await graph.groupsOf(every));
   const visits: Visit[] = [];
   const seen = new Set<string>();
-  const visit = (object: Ref, relation: string, needed: string, parent: number, arrow: Visit['arrow']) => {
-    const key = `${formatRef(object)}#${relation}`;
+  /** Visits the pair (object, relation), needed as `needed`, reached from the pair `parent` through `grant`'s arrow `via` (the start's pairs: none). */
+  const visit = (object: Ref, relation: string, needed: string, parent: number, grant: WindowedGrant | null, via: string) => {
+    const key = pairKey(object, relation);
     if (seen.has(key)) return;
     seen.add(key);
-    visits.push({ object, relation, needed, parent, arrow });
+    visits.push({ object, relation, needed, parent, arrow: grant === null ? null : { grant, via, target: needed } });
   };
-  for (const implied of impliedOn(tables, query.object.ns, query.relation)) visit(query.object, implied, query.relation, -1, null);
+  for (const implied of impliedOn(tables, query.object.ns, query.relation)) visit(query.object, implied, query.relation, -1, null, '');
   const holders = [query.subject, ...groups.map((g) => g.object), ...(every === null ? [] : [every, ...everyGroups.map((g) => g.object)])];
   let steps = groups.length + everyGroups.length;
   let sinceCheckpoint = 0;
@@ -119,6 +120,7 @@ export async function shortestPath(
     sinceCheckpoint = 0;
     return true;
   };
+  const giveWay = () => graph.checkpoint();
   for (let depth = 0, from = 0; from < visits.length; depth++) {
     const to = visits.length;
     const level = visits.slice(from, to);
@@ -138,33 +140,68 @@ export async function shortestPath(
     if (depth === maxDepth) break;
     steps += to - from;
     if (steps > budget) throw overBudget(budget);
-    const items: { i: number; object: Ref; via: string }[] = [];
-    for (const [i, v] of level.entries()) {
-      if (checkpointDue()) await graph.checkpoint();
-      for (const { via } of arrowsOn(tables, v.object.ns, v.relation)) items.push({ i, object: v.object, via });
-    }
-    const related = items.length > 0 ? await graph.related(items, budget - steps + 1) : [];
+    const items: Item[] = [];
+    await eachGivingWay(level, checkpointDue, giveWay, ({ object, relation }, i) => {
+      for (const { via, targets } of arrowsOn(tables, object.ns, relation)) items.push({ i, object, via, targets });
+    });
+    const related = items.length > 0 ? keep(await graph.related(items, budget - steps + 1)) : [];
     steps += related.length;
     if (steps > budget) throw overBudget(budget);
     const byItem = new Map<string, WindowedGrant[]>();
-    for (const grant of keep(related)) {
-      if (checkpointDue()) await graph.checkpoint();
-      const key = `${formatRef(grant.object)}#${grant.relation}`;
+    await eachGivingWay(related, checkpointDue, giveWay, (grant) => {
+      const key = pairKey(grant.object, grant.relation);
       const list = byItem.get(key);
       if (list) list.push(grant);
       else byItem.set(key, [grant]);
-    }
-    for (const { i, object, via } of items) {
-      for (const grant of byItem.get(`${formatRef(object)}#${via}`) ?? []) {
-        if (checkpointDue()) await graph.checkpoint();
-        for (const target of arrowsOn(tables, object.ns, level[i]!.relation).find((a) => a.via === via)!.targets) {
-          for (const implied of impliedOn(tables, grant.subject.ns, target)) visit(grant.subject, implied, target, from + i, { grant, via, target });
-        }
+    });
+    const arrows = itemMajor(items, byItem);
+    await eachGivingWay(arrows.grants, checkpointDue, giveWay, (grant, n) => {
+      const { i, via, targets } = items[arrows.items[n]!]!;
+      for (const target of targets) {
+        for (const implied of impliedOn(tables, grant.subject.ns, target)) visit(grant.subject, implied, target, from + i, grant, via);
       }
-    }
+    });
     from = to;
   }
   return { path: null, skipped, steps };
+}
+
+/** A pair of a level and one relation its arrows go through (the pair's `i` in the level). */
+interface Item {
+  i: number;
+  object: Ref;
+  via: string;
+  targets: readonly string[];
+}
+
+/** Each item's grants in turn, with the item of each (an index into `items`): the order the walk visits them in. */
+function itemMajor(items: readonly Item[], byItem: ReadonlyMap<string, WindowedGrant[]>): { grants: WindowedGrant[]; items: number[] } {
+  const ordered = { grants: [] as WindowedGrant[], items: [] as number[] };
+  items.forEach(({ object, via }, k) => {
+    for (const grant of byItem.get(pairKey(object, via)) ?? []) {
+      ordered.grants.push(grant);
+      ordered.items.push(k);
+    }
+  });
+  return ordered;
+}
+
+/**
+ * Runs `unit` on each of `list` in turn, awaiting `giveWay` first whenever `due` says so; stops
+ * early when `unit` returns true. The loop is indexed, and each unit a function of its own, because
+ * a for-of in an async function allocates its iterator and a result for every step (a third of a
+ * wide explanation's garbage), while the loops inside a unit are plain synchronous code.
+ */
+export async function eachGivingWay<T>(
+  list: readonly T[],
+  due: () => boolean,
+  giveWay: () => Promise<void>,
+  unit: (element: T, index: number) => boolean | void,
+): Promise<void> {
+  for (let i = 0; i < list.length; i++) {
+    if (due()) await giveWay();
+    if (unit(list[i]!, i) === true) return;
+  }
 }
 
 /** The steps from the subject to the checked object: its membership, the grant held, then each arrow's grant back to the start. */
@@ -176,6 +213,9 @@ function pathTo(visits: readonly Visit[], at: number, held: WindowedGrant, membe
   for (let v = pair; v.arrow !== null; v = visits[v.parent]!) path.push({ grant: v.arrow.grant, via: `arrow:${v.arrow.via}->${v.arrow.target}` });
   return path;
 }
+
+/** The key of an (object, relation) pair among the walk's. */
+const pairKey = (object: Ref, relation: string) => `${formatRef(object)}#${relation}`;
 
 export const refsOf = (grant: Triple) => ({ subject: formatRef(grant.subject), relation: grant.relation, object: formatRef(grant.object) });
 export const sameRef = (a: Ref, b: Ref) => a.ns === b.ns && a.id === b.id;

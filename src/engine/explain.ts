@@ -1,6 +1,6 @@
 import type { Explanation } from './explanation.ts';
 import { explainRules } from './explain-rules.ts';
-import { everyOf, grantWindow, shortestPath, stepsOf, type ExplainGraph, type WindowedGrant } from './explain-walk.ts';
+import { eachGivingWay, everyOf, grantWindow, shortestPath, stepsOf, type ExplainGraph, type WindowedGrant } from './explain-walk.ts';
 import type { GrantIndex } from './grant-index.ts';
 import type { GrantWindow } from './grant-window.ts';
 import { AGENT_NAMESPACE, formatRef, MEMBER_RELATION, type Ref, type Triple } from './refs.ts';
@@ -70,6 +70,8 @@ export function indexGraph(
   slice: Slice = WorkMeter.unmetered(),
 ): ExplainGraph {
   const version = index.version;
+  // Checked before each pair, awaited only when due: an await on every pair is a promise and a turn of the microtasks each.
+  const due = () => slice.due();
   const checkpoint = async () => {
     if ((await slice.checkpoint()) && index.version !== version) throw new IndexChanged();
   };
@@ -101,26 +103,24 @@ export function indexGraph(
       const { nodes, holding } = matching;
       const grants: WindowedGrant[] = [];
       let steps = 0;
-      for (const { object, relation } of pairs) {
-        // Awaited only when due: an await on every pair is a promise and a turn of the microtasks each.
-        if (slice.due()) await checkpoint();
+      await eachGivingWay(pairs, due, checkpoint, ({ object, relation }) => {
         const matched = index.heldAmong(object, relation, nodes);
         steps += matched.steps;
-        if (steps > stepsLeft) break;
+        if (steps > stepsLeft) return true;
         for (const subject of matched.held) grants.push(unbounded(subject, relation, object));
         for (const grant of onPair(object, relation)) if (holding.has(formatRef(grant.subject))) grants.push(grant);
-      }
+      });
       return { grants, steps };
     },
     related: async (items, limit) => {
       const grants: WindowedGrant[] = [];
-      for (const { object, via } of items) {
-        if (slice.due()) await checkpoint();
-        // Past the limit the caller is past its budget: the grants beyond it are not read.
+      // Past the limit the caller is past its budget: the grants beyond it are not read.
+      await eachGivingWay(items, due, checkpoint, ({ object, via }) => {
         for (const subject of index.subjectsOf(object, via, limit - grants.length)) grants.push(unbounded(subject, via, object));
         grants.push(...onPair(object, via));
-        if (grants.length >= limit) return grants.slice(0, limit);
-      }
+        return grants.length >= limit;
+      });
+      if (grants.length > limit) grants.length = limit;
       return grants;
     },
     checkpoint,
