@@ -7,6 +7,7 @@ import { AGENT_NAMESPACE, formatRef, MEMBER_RELATION, type Ref, type Triple } fr
 import type { CompiledSchema } from './schema.ts';
 import { scopeCovers } from './scope.ts';
 import { WorkMeter, type Slice } from './work-meter.ts';
+import { NONE } from './none.ts';
 
 export type { Explanation };
 export { grantWindow, type ExplainGraph, type Pair, type WindowedGrant } from './explain-walk.ts';
@@ -87,7 +88,7 @@ export function indexGraph(
   });
   const onPair = (object: Ref, relation: string): readonly WindowedGrant[] => {
     const out = index.outOfForceOn(object, relation);
-    return out.length === 0 ? NO_GRANTS : out.map(({ subject, window }) => windowed(subject, relation, object, window));
+    return out.length === 0 ? NONE : out.map(({ subject, window }) => windowed(subject, relation, object, window));
   };
   return {
     agentScope: async (id) => scopeOf(id) ?? null,
@@ -126,9 +127,6 @@ export function indexGraph(
     checkpoint,
   };
 }
-
-/** No grants: one list for all, never written. */
-const NO_GRANTS: readonly WindowedGrant[] = Object.freeze([]);
 
 /** The grants an explanation was reading changed while it gave way: it is explained again. */
 export class IndexChanged extends Error {

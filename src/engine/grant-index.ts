@@ -11,6 +11,7 @@ import { NodeNames } from './node-names.ts';
 import type { Ref, Triple } from './refs.ts';
 import type { CompiledSchema } from './schema.ts';
 import { drain, inSlices, type Slice, type UnitsOfWork } from './work-meter.ts';
+import { NONE } from './none.ts';
 
 /**
  * One tenant's grants in memory (a held tenant's index, src/store/held-tenants.ts). `check` answers
@@ -162,10 +163,10 @@ export class GrantIndex {
   outOfForceOn(object: Ref, relation: string): readonly { subject: Ref; window: GrantWindow }[] {
     const node = this.names.nodeOf(object);
     const number = this.names.relationOf(relation);
-    if (node === undefined || number === undefined) return NO_REFS_OUT_OF_FORCE;
+    if (node === undefined || number === undefined) return NONE;
     const found = this.edges.windowed.outOfForceOn(node, number);
     // Explain asks of every pair it walks, most of which have none: no list is made for them.
-    return found.length === 0 ? NO_REFS_OUT_OF_FORCE : found.map(({ subject, window }) => ({ subject: this.names.refOf(subject), window }));
+    return found.length === 0 ? NONE : found.map(({ subject, window }) => ({ subject: this.names.refOf(subject), window }));
   }
 
   /** The subject's `member` grants out of force likewise, each with one of its windows. */
@@ -299,5 +300,3 @@ export interface HolderNodes {
 export const WINDOW_WEIGHT = 3;
 /** A name interned costs about this many grants' memory (its map entries and its namespace's node map). */
 const NAME_WEIGHT = 4;
-/** No grants out of force: one list for all, never written. */
-const NO_REFS_OUT_OF_FORCE: readonly { subject: Ref; window: GrantWindow }[] = Object.freeze([]);

@@ -2,6 +2,7 @@ import { BoundaryHeap } from './boundary-heap.ts';
 import { inForce, windowOf, type GrantWindow } from './grant-window.ts';
 import { NO_SLOT, SlotTable } from './slot-table.ts';
 import { resized } from './typed-arrays.ts';
+import { NONE } from './none.ts';
 
 /**
  * The grants of a GrantIndex that have a window (docs/model.md#time-bound-grants), found by
@@ -152,7 +153,7 @@ export class WindowedGrants {
   outOfForceOn(object: number, relation: number): readonly { subject: number; window: GrantWindow }[] {
     const head = this.outOnHeads.find(object, relation);
     // Explain asks of every pair it walks, most of which have none.
-    if (head === NO_SLOT) return NONE_OUT_OF_FORCE;
+    if (head === NO_SLOT) return NONE;
     const found: { subject: number; window: GrantWindow }[] = [];
     let slot = head;
     do {
@@ -292,8 +293,6 @@ const SLOT_COLUMNS = [
   'byPrevious',
 ] as const;
 const MIN_SLOTS = 16;
-/** A pair's grants out of force when it has none: one list for all, never written. */
-const NONE_OUT_OF_FORCE: readonly { subject: number; window: GrantWindow }[] = Object.freeze([]);
 /** Stale boundaries tolerated in the heaps beyond the live ones before they are dropped. */
 const MIN_STALE = 64;
 
