@@ -352,8 +352,8 @@ export async function noisyNeighbour(ctx: Context): Promise<NoisyOutcome> {
 
     const alone = (await measure('noisy_neighbour B alone', ctx.log, ctx.plan, (durationS) => openLoopInChild({ ...bLoad, durationS }))).median;
     const aRuns = Object.fromEntries(Object.keys(A_RATES).map((w) => [w, [] as RunStats[]])) as Record<Workload, RunStats[]>;
-    /** B's run with `workloads` of A running alongside, from A_LEAD_S before it to its end. */
-    const bUnder = async (workloads: Workload[], durationS: number) => {
+    /** B's run with `workloads` of A running alongside, from A_LEAD_S before it to its end; A's answers counted when `countA` (all of A, the reported row). */
+    const bUnder = async (workloads: Workload[], durationS: number, countA: boolean) => {
       // Each run sends the bodies from the first: the expiries must lie ahead of this run.
       bodies('a-windows', windowedBatches(A_RATES.windows * 60));
       // Every child started and ready first: their start-up is not A's load (prepareOpenLoop).
@@ -365,14 +365,14 @@ export async function noisyNeighbour(ctx: Context): Promise<NoisyOutcome> {
       for (const running of aRunning) running.catch(() => undefined); // seen by Promise.all below, not unhandled meanwhile
       await sleep(A_LEAD_S * 1000);
       const [bStats, ...aStats] = await Promise.all([bReady.go(), ...aRunning]);
-      workloads.forEach((w, i) => aRuns[w].push(aStats[i]!));
+      if (countA) workloads.forEach((w, i) => aRuns[w].push(aStats[i]!));
       return bStats;
     };
     const workloads = Object.keys(aLoads) as Workload[];
-    const underA = (await measure('noisy_neighbour B under A', ctx.log, ctx.plan, (durationS) => bUnder(workloads, durationS))).median;
+    const underA = (await measure('noisy_neighbour B under A', ctx.log, ctx.plan, (durationS) => bUnder(workloads, durationS, true))).median;
     const underEach: Partial<Record<Workload, RunStats>> = {};
     for (const w of ctx.each ? workloads : [])
-      underEach[w] = (await measure(`noisy_neighbour B under A-${w} alone`, ctx.log, ctx.plan, (durationS) => bUnder([w], durationS))).median;
+      underEach[w] = (await measure(`noisy_neighbour B under A-${w} alone`, ctx.log, ctx.plan, (durationS) => bUnder([w], durationS, false))).median;
     const a = Object.fromEntries(Object.entries(aRuns).map(([w, runs]) => [w, medianOf(runs)])) as Record<Workload, RunStats>;
     return { alone, underA, a, underEach, namespaces, graphMemory: nodeMemory, bHeld, aRates: A_RATES, bRate: B_RATE };
   } finally {
