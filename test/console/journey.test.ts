@@ -12,8 +12,10 @@ import { useConsoleServer } from './support.ts';
 const ARTIFACTS = join(packageRoot(), 'test-artifacts', 'console');
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-// Access tokens live 8 s, so that the console renews its token (at 4 s) many times along the journey.
-const server = useConsoleServer({ accessTokenTtlSeconds: 8 });
+// Access tokens live 20 s, so that the console renews its token (at 10 s) along the journey, which
+// takes 30 s or more. With 8 s, renewing at 4 s, a renewal on a machine busy with other test files
+// came after the token's end, and the pages' requests meanwhile were 401.
+const server = useConsoleServer({ accessTokenTtlSeconds: 20 });
 /** expect.poll's options: a condition is waited for as long as a busy machine needs (two cores for several test runs). */
 const POLL = { timeout: 15_000 };
 let context: BrowserContext;
