@@ -1,4 +1,4 @@
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { databaseLookups, KeyVerifier } from './auth/verifier.ts';
 import { forgetBefore, forgetTenant, type Change } from './cluster/changes.ts';
 import type { PrimaryLink } from './cluster/worker.ts';
@@ -8,7 +8,6 @@ import { WorkMeter } from './engine/work-meter.ts';
 import type { AppDeps } from './http/context.ts';
 import { connect } from './store/db.ts';
 import { Metrics } from './http/metrics.ts';
-import { startEmbedded } from './store/embedded.ts';
 import { CheckRouter } from './store/check-router.ts';
 import { SchemaCache } from './store/schema-cache.ts';
 import { ChangeWatch } from './store/change-watch.ts';
@@ -19,27 +18,6 @@ import { startChangesSweep } from './store/revisions.ts';
 import { startUnboundClientSweep } from './store/oauth-clients.ts';
 import { createLimits } from './rate-limits.ts';
 import { openGraphPool } from './store/graph-statements.ts';
-
-/** The log, on standard output; a command of the command line logs on standard error, as its output is on standard output. */
-export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, destination: 'stdout' | 'stderr' = 'stdout'): Logger {
-  const options = { level: config.LOG_LEVEL, base: { service: 'grantd' }, redact: ['req.headers.authorization'] };
-  return destination === 'stdout' ? pino(options) : pino(options, pino.destination({ dest: 2, sync: true }));
-}
-
-export interface OpenDatabase {
-  url: string;
-  embedded: boolean;
-  stop: () => Promise<void>;
-  /** Restarts the embedded PostgreSQL when it exits unasked, and calls `gaveUp` when it keeps exiting; nothing for DATABASE_URL's. */
-  watch: (gaveUp: (reason: string) => void) => void;
-}
-
-/** The configured database: DATABASE_URL, or the embedded PostgreSQL under GRANTD_DATA_DIR. */
-export async function openDatabase(config: Config, logger: Logger): Promise<OpenDatabase> {
-  if (config.DATABASE_URL) return { url: config.DATABASE_URL, embedded: false, stop: async () => undefined, watch: () => undefined };
-  const embedded = await startEmbedded(config.GRANTD_DATA_DIR, { info: (line) => logger.info(line), warn: (line) => logger.warn(line) });
-  return { ...embedded, embedded: true };
-}
 
 /**
  * Everything the HTTP app needs, over the database at `url`, set up as `config` says. A cluster

@@ -1,5 +1,7 @@
+import { setFlagsFromString } from 'node:v8';
 import type { Config } from '../config.ts';
-import { createLogger, openDatabase } from '../runtime.ts';
+import { createLogger } from '../logger.ts';
+import { openDatabase } from '../store/open-database.ts';
 import { connect, type Db } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { CliError } from './errors.ts';
@@ -64,6 +66,10 @@ export async function explainingDatabaseErrors<T>(url: string, work: () => Promi
  * the commands that need the database rather than the API do (`tenant`, `key create`).
  */
 export async function withDatabase<T>(config: Config, work: (db: Db) => Promise<T>): Promise<T> {
+  // Prisma's query compiler is WebAssembly, compiled at the first statement. A command runs a few,
+  // so V8's baseline compiler alone: its optimising tier cost about 0.7 s of CPU a command, and the
+  // process waited for it before exiting (docs/measurements.md#2026-11-29-session-34-the-suites-time).
+  setFlagsFromString('--liftoff-only');
   const database = await openDatabase(config, createLogger(config, 'stderr'));
   try {
     await explainingDatabaseErrors(database.url, () => migrate(database.url));

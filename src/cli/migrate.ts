@@ -8,8 +8,9 @@ export function registerMigrate(program: Command): void {
     .description('apply pending database migrations (DATABASE_URL, or the embedded database)')
     .action(async () => {
       // Loaded here, not at start: the API commands need none of the database's modules.
-      const [{ createLogger, openDatabase }, { migrate }, { explainingDatabaseErrors }] = await Promise.all([
-        import('../runtime.ts'),
+      const [{ createLogger }, { openDatabase }, { migrate }, { explainingDatabaseErrors }] = await Promise.all([
+        import('../logger.ts'),
+        import('../store/open-database.ts'),
         import('../store/migrate.ts'),
         import('./database.ts'),
       ]);
