@@ -7,8 +7,8 @@ import { readCopiedGrants, type CopiedGrant } from './grant-copy.ts';
 import { READ_ONLY_SNAPSHOT_SQL } from './graph-sql.ts';
 import { grantsCopySql, LOAD_HEAD_SQL, type LoadHead } from './load-sql.ts';
 
-/** How a load's own connection shows in pg_stat_activity. */
-export const LOAD_APPLICATION_NAME = 'grantd grant load';
+/** How a load's own connection shows in pg_stat_activity: the process's id tells the nodes (and the workers of one) apart. */
+export const LOAD_APPLICATION_NAME = `grantd grant load (pid ${process.pid})`;
 /** How long a load's statements may take, the copy of all the tenant's grants among them. */
 const LOAD_TIME_LIMIT_MS = 5 * 60_000;
 /** A load's connection left idle this long is ended: loads come in bursts (a node starting, tenants newly checked). */
