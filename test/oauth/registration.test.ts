@@ -330,8 +330,12 @@ describe('the sweep of clients never bound', () => {
 
   it('runs in the background, on the clock it is given', async () => {
     const clientId = await registered();
-    const dayLater = { now: () => Date.now() + UNBOUND_CLIENT_TTL_MS + 1000 };
-    const stop = startUnboundClientSweep(server.services.db, { intervalMs: 20, clock: dayLater }, pino({ level: 'silent' }));
+    // An hour old, and a clock 23 hours ahead: only the given clock makes it due, and the sweep, which
+    // spans tenants, reaches no client younger than an hour (another file's, run beside this one).
+    const hour = 3_600_000;
+    await backdate(clientId, hour);
+    const ahead = { now: () => Date.now() + UNBOUND_CLIENT_TTL_MS - hour + 1000 };
+    const stop = startUnboundClientSweep(server.services.db, { intervalMs: 20, clock: ahead }, pino({ level: 'silent' }));
     try {
       await expect.poll(() => exists(clientId), { timeout: 5_000 }).toBe(false);
     } finally {
